@@ -1,0 +1,71 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+// Every numbered SQL file in Migrations/ is bundled as a resource of the ReplicaMigrations target.
+// Listing them here (instead of by hand) means a new migration is picked up by just adding its file.
+let migrationFiles = ((try? FileManager.default.contentsOfDirectory(
+    atPath: Context.packageDirectory + "/Migrations")) ?? [])
+    .filter { $0.hasSuffix(".sql") }
+    .sorted()
+
+let package = Package(
+    name: "pnreplicate",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "ReplicaModel", targets: ["ReplicaModel"]),
+        .library(name: "ReplicaStore", targets: ["ReplicaStore"]),
+        .executable(name: "pnreplicate", targets: ["pnreplicate"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Value types only: no I/O, Foundation alone.
+        .target(name: "ReplicaModel"),
+        // The SQL migration files, bundled as resources.
+        .target(
+            name: "ReplicaMigrations",
+            path: "Migrations",
+            resources: migrationFiles.map { .copy($0) }
+        ),
+        // The SQLite store on GRDB: opening, migrations, writes, queries, observation.
+        .target(
+            name: "ReplicaStore",
+            dependencies: [
+                "ReplicaModel",
+                "ReplicaMigrations",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command-line tool.
+        .executableTarget(
+            name: "pnreplicate",
+            dependencies: [
+                "ReplicaStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Run by hand in release mode; never part of `swift test`.
+        .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                "ReplicaStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel"]),
+        .testTarget(
+            name: "ReplicaStoreTests",
+            dependencies: ["ReplicaStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(name: "CLITests", dependencies: ["pnreplicate"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,90 @@
+import Foundation
+
+/// A chat channel: PubNub App Context channel metadata, in the seed's unified channel payload.
+///
+/// JSON: `{id, name, description, type, status, custom, eTag, updated}`. PubNub channels have no
+/// `profileUrl` field; the avatar lives in `custom.profileUrl` (see ``avatarURL``).
+/// ``memberCount`` is local only and never encoded.
+public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable, VersionedObject {
+    /// The channel id.
+    public var id: String
+    /// Display name.
+    public var name: String?
+    /// Channel type; PubNub's default is `"default"`.
+    public var type: String
+    /// Free-form status.
+    public var status: String?
+    /// The channel description (`description` on the wire).
+    public var details: String?
+    /// The app's custom data.
+    public var custom: Custom?
+    /// When the server last changed the object.
+    public var updated: ISOTimestamp?
+    /// The server's version tag of the object.
+    public var eTag: String?
+    /// How many members the local store holds for this channel (filled in by store queries).
+    public var memberCount: Int?
+
+    /// A channel; `id` is checked with ``Validation/validateIdentifier(_:field:)``.
+    public init(
+        id: String, name: String? = nil, type: String = "default", status: String? = nil, details: String? = nil,
+        custom: Custom? = nil, updated: ISOTimestamp? = nil, eTag: String? = nil, memberCount: Int? = nil
+    ) throws(ModelValidationError) {
+        try Validation.validateIdentifier(id, field: "channel.id")
+        self.id = id
+        self.name = name
+        self.type = type
+        self.status = status
+        self.details = details
+        self.custom = custom
+        self.updated = updated
+        self.eTag = eTag
+        self.memberCount = memberCount
+    }
+
+    /// The avatar URL text kept in `custom.profileUrl`, when the custom type carries one.
+    public var avatarURLString: String? {
+        get { custom?.profileUrl }
+        set {
+            if custom == nil, newValue == nil { return }
+            if var existing = custom {
+                existing.profileUrl = newValue
+                custom = existing
+            }
+        }
+    }
+
+    /// ``avatarURLString`` as a URL.
+    public var avatarURL: URL? { avatarURLString.flatMap(URL.init(string:)) }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, description, type, status, custom, eTag, updated
+    }
+
+    /// Decodes the unified channel payload; the id is validated.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            id: c.decode(String.self, forKey: .id),
+            name: c.decodeIfPresent(String.self, forKey: .name),
+            type: c.decodeIfPresent(String.self, forKey: .type) ?? "default",
+            status: c.decodeIfPresent(String.self, forKey: .status),
+            details: c.decodeIfPresent(String.self, forKey: .description),
+            custom: c.decodeIfPresent(Custom.self, forKey: .custom),
+            updated: c.decodeIfPresent(ISOTimestamp.self, forKey: .updated),
+            eTag: c.decodeIfPresent(String.self, forKey: .eTag))
+    }
+
+    /// Encodes the unified channel payload, leaving out nil fields and a `"default"` type.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encodeIfPresent(details, forKey: .description)
+        if type != "default" { try c.encode(type, forKey: .type) }
+        try c.encodeIfPresent(status, forKey: .status)
+        try c.encodeIfPresent(custom, forKey: .custom)
+        try c.encodeIfPresent(eTag, forKey: .eTag)
+        try c.encodeIfPresent(updated, forKey: .updated)
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// Where a message is on its way to PubNub.
+public enum DeliveryState: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Written locally, not yet acknowledged by PubNub (no timetoken yet).
+    case pending
+    /// PubNub assigned a timetoken.
+    case sent
+    /// Sending failed for good (a dead letter); the app decides what to do.
+    case failed
+}
+
+/// The JSON a chat message publishes: the seed's unified message payload
+/// `{id, text, contentType, content, custom, createdAt}`.
+public struct MessagePayload<Custom: CustomData>: Codable, Hashable, Sendable {
+    /// Client-generated UUID v4 string; identifies the message across retries and devices.
+    public var id: String
+    /// The message text.
+    public var text: String
+    /// Kind of rich content ("none", "link", ...).
+    public var contentType: String?
+    /// Rich content, any JSON.
+    public var content: JSONValue?
+    /// The app's custom data.
+    public var custom: Custom?
+    /// When the author created the message.
+    public var createdAt: ISOTimestamp
+
+    /// A payload; `id` must be non-empty and `text` at most 32 KiB once encoded.
+    public init(
+        id: String, text: String, contentType: String? = nil, content: JSONValue? = nil, custom: Custom? = nil,
+        createdAt: ISOTimestamp
+    ) throws(ModelValidationError) {
+        if id.isEmpty { throw .emptyIdentifier(field: "message.id") }
+        try Validation.validateMessageText(text, field: "message.text")
+        self.id = id
+        self.text = text
+        self.contentType = contentType
+        self.content = content
+        self.custom = custom
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, text, contentType, content, custom, createdAt
+    }
+
+    /// Decodes and validates a payload.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            id: c.decode(String.self, forKey: .id),
+            text: c.decode(String.self, forKey: .text),
+            contentType: c.decodeIfPresent(String.self, forKey: .contentType),
+            content: c.decodeIfPresent(JSONValue.self, forKey: .content),
+            custom: c.decodeIfPresent(Custom.self, forKey: .custom),
+            createdAt: c.decode(ISOTimestamp.self, forKey: .createdAt))
+    }
+
+    /// Encodes the payload, leaving out nil fields.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(text, forKey: .text)
+        try c.encodeIfPresent(contentType, forKey: .contentType)
+        try c.encodeIfPresent(content, forKey: .content)
+        try c.encodeIfPresent(custom, forKey: .custom)
+        try c.encode(createdAt, forKey: .createdAt)
+    }
+}
+
+/// A chat message: its payload plus where and when it was (or will be) published.
+public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable {
+    /// Client-generated UUID v4 string.
+    public var id: String
+    /// The message text.
+    public var text: String
+    /// Kind of rich content.
+    public var contentType: String?
+    /// Rich content, any JSON.
+    public var content: JSONValue?
+    /// The app's custom data.
+    public var custom: Custom?
+    /// When the author created the message.
+    public var createdAt: ISOTimestamp
+    /// The server's publish timetoken; nil until PubNub assigns one.
+    public var timetoken: Timetoken?
+    /// The publisher's user id.
+    public var userId: String
+    /// The channel the message belongs to.
+    public var channelId: String
+    /// Where the message is on its way to PubNub.
+    public var delivery: DeliveryState
+    /// Actions (reactions, ...) that came with the message, e.g. from history-with-actions.
+    public var messageActions: [ChatMessageAction] = []
+
+    /// A message. Ids are validated; `delivery` defaults to `.sent` when a timetoken is given and
+    /// `.pending` otherwise.
+    public init(
+        id: String = UUID().uuidString.lowercased(), text: String, contentType: String? = nil,
+        content: JSONValue? = nil, custom: Custom? = nil, createdAt: ISOTimestamp, timetoken: Timetoken? = nil,
+        userId: String, channelId: String, delivery: DeliveryState? = nil
+    ) throws(ModelValidationError) {
+        let payload = try MessagePayload(
+            id: id, text: text, contentType: contentType, content: content, custom: custom, createdAt: createdAt)
+        try self.init(payload: payload, channelId: channelId, userId: userId, timetoken: timetoken, delivery: delivery)
+    }
+
+    /// A message from its published payload and envelope.
+    public init(
+        payload: MessagePayload<Custom>, channelId: String, userId: String, timetoken: Timetoken?,
+        delivery: DeliveryState? = nil
+    ) throws(ModelValidationError) {
+        try Validation.validateIdentifier(channelId, field: "message.channelId")
+        try Validation.validateIdentifier(userId, field: "message.userId")
+        self.id = payload.id
+        self.text = payload.text
+        self.contentType = payload.contentType
+        self.content = payload.content
+        self.custom = payload.custom
+        self.createdAt = payload.createdAt
+        self.timetoken = timetoken
+        self.userId = userId
+        self.channelId = channelId
+        self.delivery = delivery ?? (timetoken == nil ? .pending : .sent)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, text, contentType, content, custom, createdAt, timetoken, userId, channelId, delivery, messageActions
+    }
+
+    /// Decodes a message (payload fields plus envelope); missing `messageActions` means none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let payload = try MessagePayload<Custom>(
+            id: c.decode(String.self, forKey: .id),
+            text: c.decode(String.self, forKey: .text),
+            contentType: c.decodeIfPresent(String.self, forKey: .contentType),
+            content: c.decodeIfPresent(JSONValue.self, forKey: .content),
+            custom: c.decodeIfPresent(Custom.self, forKey: .custom),
+            createdAt: c.decode(ISOTimestamp.self, forKey: .createdAt))
+        try self.init(
+            payload: payload,
+            channelId: c.decode(String.self, forKey: .channelId),
+            userId: c.decode(String.self, forKey: .userId),
+            timetoken: c.decodeIfPresent(Timetoken.self, forKey: .timetoken),
+            delivery: c.decodeIfPresent(DeliveryState.self, forKey: .delivery))
+        messageActions = try c.decodeIfPresent([ChatMessageAction].self, forKey: .messageActions) ?? []
+    }
+
+    /// Encodes the message, leaving out nil fields and an empty action list.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(text, forKey: .text)
+        try c.encodeIfPresent(contentType, forKey: .contentType)
+        try c.encodeIfPresent(content, forKey: .content)
+        try c.encodeIfPresent(custom, forKey: .custom)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encodeIfPresent(timetoken, forKey: .timetoken)
+        try c.encode(userId, forKey: .userId)
+        try c.encode(channelId, forKey: .channelId)
+        try c.encode(delivery, forKey: .delivery)
+        if !messageActions.isEmpty { try c.encode(messageActions, forKey: .messageActions) }
+    }
+
+    /// The JSON payload this message publishes.
+    public var payload: MessagePayload<Custom> {
+        // The stored fields were validated when the message was made.
+        MessagePayload(unchecked: id, text, contentType, content, custom, createdAt)
+    }
+}
+
+extension MessagePayload {
+    init(
+        unchecked id: String, _ text: String, _ contentType: String?, _ content: JSONValue?, _ custom: Custom?,
+        _ createdAt: ISOTimestamp
+    ) {
+        self.id = id
+        self.text = text
+        self.contentType = contentType
+        self.content = content
+        self.custom = custom
+        self.createdAt = createdAt
+    }
+}

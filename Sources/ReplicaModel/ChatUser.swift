@@ -1,0 +1,85 @@
+import Foundation
+
+/// A chat user: PubNub App Context "uuid" metadata, in the seed's unified user payload.
+///
+/// JSON: `{id, name, email, externalId, profileUrl, type, status, custom, eTag, updated}`.
+/// `type` defaults to `"default"` and is left out of the JSON when it has that value.
+public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable, VersionedObject {
+    /// The user id (PubNub `uuid`).
+    public var id: String
+    /// Display name.
+    public var name: String?
+    /// User type; PubNub's default is `"default"`.
+    public var type: String
+    /// Free-form status ("active", ...).
+    public var status: String?
+    /// An id in another system.
+    public var externalId: String?
+    /// The avatar URL, `profileUrl` on the wire.
+    public var profileUrl: String?
+    /// Email address.
+    public var email: String?
+    /// The app's custom data.
+    public var custom: Custom?
+    /// When the server last changed the object.
+    public var updated: ISOTimestamp?
+    /// The server's version tag of the object.
+    public var eTag: String?
+
+    /// A user; `id` is checked with ``Validation/validateIdentifier(_:field:)``.
+    public init(
+        id: String, name: String? = nil, type: String = "default", status: String? = nil,
+        externalId: String? = nil, profileUrl: String? = nil, email: String? = nil, custom: Custom? = nil,
+        updated: ISOTimestamp? = nil, eTag: String? = nil
+    ) throws(ModelValidationError) {
+        try Validation.validateIdentifier(id, field: "user.id")
+        self.id = id
+        self.name = name
+        self.type = type
+        self.status = status
+        self.externalId = externalId
+        self.profileUrl = profileUrl
+        self.email = email
+        self.custom = custom
+        self.updated = updated
+        self.eTag = eTag
+    }
+
+    /// ``profileUrl`` as a URL.
+    public var avatarURL: URL? { profileUrl.flatMap(URL.init(string:)) }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, email, externalId, profileUrl, type, status, custom, eTag, updated
+    }
+
+    /// Decodes the unified user payload; the id is validated.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            id: c.decode(String.self, forKey: .id),
+            name: c.decodeIfPresent(String.self, forKey: .name),
+            type: c.decodeIfPresent(String.self, forKey: .type) ?? "default",
+            status: c.decodeIfPresent(String.self, forKey: .status),
+            externalId: c.decodeIfPresent(String.self, forKey: .externalId),
+            profileUrl: c.decodeIfPresent(String.self, forKey: .profileUrl),
+            email: c.decodeIfPresent(String.self, forKey: .email),
+            custom: c.decodeIfPresent(Custom.self, forKey: .custom),
+            updated: c.decodeIfPresent(ISOTimestamp.self, forKey: .updated),
+            eTag: c.decodeIfPresent(String.self, forKey: .eTag))
+    }
+
+    /// Encodes the unified user payload, leaving out nil fields and a `"default"` type.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encodeIfPresent(email, forKey: .email)
+        try c.encodeIfPresent(externalId, forKey: .externalId)
+        try c.encodeIfPresent(profileUrl, forKey: .profileUrl)
+        if type != "default" { try c.encode(type, forKey: .type) }
+        try c.encodeIfPresent(status, forKey: .status)
+        try c.encodeIfPresent(custom, forKey: .custom)
+        try c.encodeIfPresent(eTag, forKey: .eTag)
+        try c.encodeIfPresent(updated, forKey: .updated)
+    }
+}

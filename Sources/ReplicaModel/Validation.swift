@@ -1,0 +1,94 @@
+import Foundation
+
+/// A value that breaks one of PubNub's limits. Every case names the offending field.
+public enum ModelValidationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// An id is empty.
+    case emptyIdentifier(field: String)
+    /// An id is longer than ``Validation/maxIdentifierBytes`` UTF-8 bytes.
+    case identifierTooLong(field: String, bytes: Int, limit: Int)
+    /// An id contains a character PubNub forbids (`, / \ * :` or a control character).
+    case forbiddenCharacter(field: String, character: String)
+    /// A message's text is larger than ``Validation/maxMessageTextBytes`` once JSON-encoded.
+    case messageTooLarge(field: String, bytes: Int, limit: Int)
+    /// `custom` holds an object or array; PubNub allows only flat scalars.
+    case nestedCustomValue(field: String, key: String)
+    /// A value is required but missing or empty.
+    case missingValue(field: String)
+
+    /// The field the error is about.
+    public var field: String {
+        switch self {
+        case .emptyIdentifier(let field), .identifierTooLong(let field, _, _), .forbiddenCharacter(let field, _),
+            .messageTooLarge(let field, _, _), .nestedCustomValue(let field, _), .missingValue(let field):
+            field
+        }
+    }
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .emptyIdentifier(let field):
+            "\(field): an id must not be empty"
+        case .identifierTooLong(let field, let bytes, let limit):
+            "\(field): id is \(bytes) UTF-8 bytes, the limit is \(limit)"
+        case .forbiddenCharacter(let field, let character):
+            "\(field): id contains the forbidden character \(character)"
+        case .messageTooLarge(let field, let bytes, let limit):
+            "\(field): message is \(bytes) bytes encoded, the limit is \(limit)"
+        case .nestedCustomValue(let field, let key):
+            "\(field): key \"\(key)\" holds an object or array; custom data must be flat scalars"
+        case .missingValue(let field):
+            "\(field): a value is required"
+        }
+    }
+}
+
+/// PubNub's limits on ids and messages.
+public enum Validation {
+    /// Longest id, in UTF-8 bytes.
+    public static let maxIdentifierBytes = 92
+    /// Largest message text, in bytes once JSON-encoded (32 KiB).
+    public static let maxMessageTextBytes = 32 * 1024
+
+    /// Checks a user, channel or other object id: non-empty, at most 92 UTF-8 bytes, no
+    /// `, / \ * :` and no control characters.
+    public static func validateIdentifier(_ id: String, field: String) throws(ModelValidationError) {
+        if id.isEmpty { throw .emptyIdentifier(field: field) }
+        let bytes = id.utf8.count
+        if bytes > maxIdentifierBytes {
+            throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
+        }
+        for scalar in id.unicodeScalars {
+            switch scalar {
+            case ",", "/", "\\", "*", ":":
+                throw .forbiddenCharacter(field: field, character: "'\(scalar)'")
+            default:
+                if scalar.properties.generalCategory == .control {
+                    throw .forbiddenCharacter(
+                        field: field, character: "U+" + String(scalar.value, radix: 16, uppercase: true))
+                }
+            }
+        }
+    }
+
+    /// Checks that a message text is at most 32 KiB once encoded as a JSON string.
+    public static func validateMessageText(_ text: String, field: String = "text") throws(ModelValidationError) {
+        let bytes = jsonEncodedByteCount(text)
+        if bytes > maxMessageTextBytes {
+            throw .messageTooLarge(field: field, bytes: bytes, limit: maxMessageTextBytes)
+        }
+    }
+
+    /// The size of `text` written as a JSON string literal, quotes and escapes included.
+    static func jsonEncodedByteCount(_ text: String) -> Int {
+        var count = 2
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x0C, 0x0A, 0x0D, 0x09: count += 2
+            case 0..<0x20: count += 6
+            default: count += 1
+            }
+        }
+        return count
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import GRDB
+import Logging
+import ReplicaModel
+
+/// The local SQLite store: the app's source of truth for users, channels, memberships, messages
+/// and reactions, plus the outbox, checkpoints, conflict log and drafts.
+///
+/// Open one store per file and share it; every method is safe to call from any task.
+///
+/// ```swift
+/// let store = try ChatStore<DefaultChatCustom>.open(at: "chat.sqlite")
+/// try await store.load(users: users)
+/// for try await messages in store.observe(store.queries.messages(inChannel: "general")) { ... }
+/// ```
+///
+/// ## Topics
+/// - Opening: ``open(at:options:)``, ``inMemory(options:)``, ``migrationPlan(forStoreAt:)``
+/// - Migrating: ``migrate(dryRun:backupTo:)``
+/// - Writing: `load(users:)`, `load(channels:)`, `load(members:)`, `load(messages:)`,
+///   `load(messageActions:)`, `patch(...)`, `remove...`
+/// - Reading: ``queries``, ``fetch(_:)``, ``observe(_:)``, ``status()``
+public final class ChatStore<Custom: ChatCustomData>: Sendable {
+    /// A user with this store's custom type.
+    public typealias User = ChatUser<Custom.User>
+    /// A channel with this store's custom type.
+    public typealias Channel = ChatChannel<Custom.Channel>
+    /// A membership with this store's custom types.
+    public typealias Member = ChatMember<Custom>
+    /// A message with this store's custom type.
+    public typealias Message = ChatMessage<Custom.Message>
+
+    /// The GRDB connection (a `DatabasePool` on disk, a `DatabaseQueue` in memory).
+    public let writer: any DatabaseWriter
+    /// The file path, or nil for an in-memory store.
+    public let path: String?
+    /// The queries a chat UI needs; pass them to ``fetch(_:)`` or ``observe(_:)``.
+    public let queries = ChatQueries<Custom>()
+
+    let logger: Logger
+    let runner: MigrationRunner
+
+    private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
+        self.writer = writer
+        self.path = path
+        self.logger = options.logger
+        self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
+    }
+
+    /// Opens (creating if needed) the store at `path`, a WAL-mode `DatabasePool`.
+    ///
+    /// With ``StoreOptions/MigrationMode/automatic`` pending migrations are applied (after a backup
+    /// when ``StoreOptions/backupBeforeMigrating`` is set). A changed, unknown or skipped migration
+    /// throws a ``StoreError`` before anything is written.
+    public static func open(at path: String, options: StoreOptions = StoreOptions()) throws -> ChatStore {
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: options.configuration())
+        } catch let error as DatabaseError {
+            throw StoreError.database(message: "cannot open \(path): \(error.message ?? "\(error)")")
+        }
+        let store = try ChatStore(writer: pool, path: path, options: options)
+        try store.prepare(options: options)
+        return store
+    }
+
+    /// A store that lives in memory only (a `DatabaseQueue`), for tests and previews.
+    public static func inMemory(options: StoreOptions = StoreOptions()) throws -> ChatStore {
+        let queue = try DatabaseQueue(configuration: options.configuration())
+        let store = try ChatStore(writer: queue, path: nil, options: options)
+        try store.prepare(options: options)
+        return store
+    }
+
+    /// What `migrate` would do to the store at `path`, read without changing anything (the file
+    /// is opened read-only; a missing file is reported as needing every migration).
+    public static func migrationPlan(forStoreAt path: String, options: StoreOptions = StoreOptions()) throws
+        -> MigrationReport
+    {
+        let runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
+        guard FileManager.default.fileExists(atPath: path) else {
+            return MigrationReport(
+                applied: [], pending: runner.migrations.map(\.name), performed: [], dryRun: true, backupPath: nil)
+        }
+        var configuration = options.configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        let (applied, pending) = try queue.read { try runner.inspect($0) }
+        return MigrationReport(
+            applied: applied, pending: pending.map(\.name), performed: [], dryRun: true, backupPath: nil)
+    }
+
+    private func prepare(options: StoreOptions) throws {
+        if options.durability == .full {
+            // GRDB sets synchronous=NORMAL when it enables WAL, after prepareDatabase runs; set FULL afterwards.
+            try writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+        }
+        let (_, pending) = try writer.read { try runner.inspect($0) }
+        switch options.migration {
+        case .automatic:
+            if !pending.isEmpty {
+                _ = try migrate(dryRun: false, backupTo: options.backupBeforeMigrating ? defaultBackupPath() : nil)
+            }
+        case .manual:
+            break
+        case .requireCurrent:
+            if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
+        }
+    }
+
+    /// Applies pending migrations, or with `dryRun` only reports them and changes nothing.
+    ///
+    /// - Parameter backupTo: when pending migrations exist and this is set, the store is first
+    ///   copied there with `VACUUM INTO`; a failed backup stops the migration.
+    @discardableResult
+    public func migrate(dryRun: Bool = false, backupTo backupPath: String? = nil) throws -> MigrationReport {
+        let (applied, pending) = try writer.read { try runner.inspect($0) }
+        var report = MigrationReport(
+            applied: applied, pending: pending.map(\.name), performed: [], dryRun: dryRun, backupPath: nil)
+        guard !dryRun, !pending.isEmpty else { return report }
+        if let backupPath {
+            try backup(to: backupPath)
+            report.backupPath = backupPath
+        }
+        report.performed = try runner.apply(pending, to: writer, logger: logger)
+        return report
+    }
+
+    /// Copies the whole store to `path` with `VACUUM INTO` (a consistent snapshot).
+    public func backup(to path: String) throws {
+        if FileManager.default.fileExists(atPath: path) {
+            throw StoreError.backupFailed(path: path, message: "a file already exists there")
+        }
+        do {
+            try writer.writeWithoutTransaction { try $0.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+        } catch let error as DatabaseError {
+            throw StoreError.backupFailed(path: path, message: error.message ?? "\(error)")
+        }
+        logger.info("backed up store", metadata: ["path": "\(path)"])
+    }
+
+    /// `<store path>.backup-<UTC time>`, the backup path used when none is given.
+    public func defaultBackupPath() -> String? {
+        guard let path else { return nil }
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        return "\(path).backup-\(stamp)"
+    }
+
+    /// Runs a query once.
+    public func fetch<Value: Sendable>(_ query: StoreQuery<Value>) async throws -> Value {
+        try await writer.read { try query.fetch($0) }
+    }
+
+    /// Runs a query once, synchronously (for command-line tools and tests).
+    public func fetchNow<Value: Sendable>(_ query: StoreQuery<Value>) throws -> Value {
+        try writer.read { try query.fetch($0) }
+    }
+
+    /// The query's current value, then a new value after each committed change that alters it.
+    public func observe<Value: Sendable & Equatable>(_ query: StoreQuery<Value>) -> StoreObservation<Value> {
+        StoreObservation(query: query, writer: writer)
+    }
+}
+
+/// How a store is opened.
+public struct StoreOptions: Sendable {
+    /// When migrations run.
+    public enum MigrationMode: Sendable {
+        /// Apply pending migrations while opening.
+        case automatic
+        /// Only validate; the caller runs ``ChatStore/migrate(dryRun:backupTo:)``.
+        case manual
+        /// Refuse to open a store with pending migrations.
+        case requireCurrent
+    }
+
+    /// How hard commits are pushed to disk.
+    public enum Durability: Sendable {
+        /// WAL with `synchronous=NORMAL`: survives an app crash; the last commits may be lost on power loss.
+        case normal
+        /// `synchronous=FULL`: every commit is on disk before it returns (about 3x slower per commit).
+        case full
+    }
+
+    /// When migrations run; default ``MigrationMode/automatic``.
+    public var migration: MigrationMode = .automatic
+    /// Back the store up (`VACUUM INTO`) before applying migrations; default false.
+    public var backupBeforeMigrating = false
+    /// Commit durability; default ``Durability/normal``.
+    public var durability: Durability = .normal
+    /// Where the store logs (never message text or keys above debug level).
+    public var logger = Logger(label: "pnreplicate.store")
+    /// The migrations to use instead of the bundled ones (tests).
+    public var migrations: [Migration]?
+
+    /// Default options.
+    public init() {}
+
+    func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        configuration.label = "pnreplicate"
+        return configuration
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// A group of memberships that share a channel type.
+public struct MembershipSection<Custom: ChatCustomData>: Hashable, Sendable {
+    /// The channel type of this section.
+    public var type: String
+    /// The memberships, sorted by channel name.
+    public var members: [ChatMember<Custom>]
+}
+
+/// The queries a chat UI needs, mirroring the seed's fetch requests. Each returns a
+/// ``StoreQuery`` to run once with ``ChatStore/fetch(_:)`` or live with ``ChatStore/observe(_:)``.
+public struct ChatQueries<Custom: ChatCustomData>: Sendable {
+    /// A user with this store's custom type.
+    public typealias User = ChatUser<Custom.User>
+    /// A channel with this store's custom type.
+    public typealias Channel = ChatChannel<Custom.Channel>
+    /// A membership with this store's custom types.
+    public typealias Member = ChatMember<Custom>
+    /// A message with this store's custom type.
+    public typealias Message = ChatMessage<Custom.Message>
+
+    /// The channel with `id` (with its local member count), or nil.
+    public func channel(id: String) -> StoreQuery<Channel?> {
+        StoreQuery { db in try Self.channel(id: id, db: db, coding: StoreCoding()) }
+    }
+
+    /// The user with `id`, or nil.
+    public func user(id: String) -> StoreQuery<User?> {
+        StoreQuery { db in try Self.user(id: id, db: db, coding: StoreCoding()) }
+    }
+
+    /// Every user, sorted by name then id.
+    public func users() -> StoreQuery<[User]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(db, sql: "SELECT \(Columns.user("u")) FROM users u ORDER BY u.name, u.id")
+                .map { try coding.user($0, at: 0) }
+        }
+    }
+
+    /// Every channel, sorted by type descending then name, with local member counts.
+    public func channels() -> StoreQuery<[Channel]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.channel("c")), (SELECT count(*) FROM members WHERE channel_id = c.id)
+                    FROM channels c ORDER BY c.type DESC, c.name, c.id
+                    """
+            ).map { row in
+                var channel: Channel = try coding.channel(row, at: 0)
+                channel.memberCount = row[Columns.channelCount]
+                return channel
+            }
+        }
+    }
+
+    /// The memberships of a user, sorted by channel type descending, then channel name.
+    public func memberships(ofUser userId: String) -> StoreQuery<[Member]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.channel("c")), \(Columns.user("u")), \(Columns.member)
+                    FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+                    WHERE m.user_id = ?
+                    ORDER BY c.type DESC, c.name, c.id
+                    """, arguments: [userId]
+            ).map { try coding.member($0) }
+        }
+    }
+
+    /// The memberships of a user in sections by channel type (descending), each sorted by channel name.
+    public func membershipSections(ofUser userId: String) -> StoreQuery<[MembershipSection<Custom>]> {
+        memberships(ofUser: userId).map { members in
+            var sections: [MembershipSection<Custom>] = []
+            for member in members {
+                if sections.last?.type == member.channel.type {
+                    sections[sections.count - 1].members.append(member)
+                } else {
+                    sections.append(MembershipSection(type: member.channel.type, members: [member]))
+                }
+            }
+            return sections
+        }
+    }
+
+    /// The members of a channel sorted by user name (then id), optionally without one user
+    /// (typically the current one) and/or only those present.
+    public func members(
+        ofChannel channelId: String, excludingUser excludedUserId: String? = nil, onlyPresent: Bool = false
+    ) -> StoreQuery<[Member]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.channel("c")), \(Columns.user("u")), \(Columns.member)
+                    FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+                    WHERE m.channel_id = ?
+                      AND (?2 IS NULL OR m.user_id <> ?2)
+                      AND (?3 = 0 OR m.is_present = 1)
+                    ORDER BY u.name, u.id
+                    """, arguments: [channelId, excludedUserId, onlyPresent]
+            ).map { try coding.member($0) }
+        }
+    }
+
+    /// One membership, or nil.
+    public func member(channelId: String, userId: String) -> StoreQuery<Member?> {
+        StoreQuery { db in try Self.member(channelId: channelId, userId: userId, db: db, coding: StoreCoding()) }
+    }
+
+    /// The messages of a channel: those with a timetoken ascending, then the still-pending ones
+    /// in local send order.
+    public func messages(inChannel channelId: String) -> StoreQuery<[Message]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            let sent = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.message) FROM messages msg
+                    WHERE msg.channel_id = ? AND msg.timetoken IS NOT NULL ORDER BY msg.timetoken
+                    """, arguments: [channelId])
+            let pending = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.message) FROM messages msg
+                    WHERE msg.channel_id = ? AND msg.timetoken IS NULL ORDER BY msg.local_seq
+                    """, arguments: [channelId])
+            return try (sent + pending).map { try coding.message($0) }
+        }
+    }
+
+    /// The messages a user published, oldest first; pending ones last, in send order.
+    public func messages(byUser userId: String) -> StoreQuery<[Message]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.message) FROM messages msg WHERE msg.user_id = ?
+                    ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
+                    """, arguments: [userId]
+            ).map { try coding.message($0) }
+        }
+    }
+
+    /// The message with `id`, or nil.
+    public func message(id: String) -> StoreQuery<Message?> {
+        StoreQuery { db in
+            try Row.fetchOne(db, sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.id = ?", arguments: [id])
+                .map { try StoreCoding().message($0) }
+        }
+    }
+
+    /// The reactions of a message grouped by (type, value): how many, who, and whether
+    /// `currentUserId` is among them. Groups are ordered by their first reaction (pending last).
+    public func reactions(ofMessage messageId: String, currentUserId: String) -> StoreQuery<[ReactionSummary]> {
+        StoreQuery { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    WITH target AS (SELECT channel_id, timetoken FROM messages WHERE id = ?1)
+                    SELECT a.type, a.value, count(*), group_concat(a.user_id, char(31)), max(a.user_id = ?2),
+                           min(coalesce(a.action_timetoken, 9223372036854775807)) AS first
+                    FROM message_actions a
+                    WHERE a.message_id = ?1
+                       OR (a.message_timetoken IS NOT NULL
+                           AND EXISTS (SELECT 1 FROM target t
+                                       WHERE t.channel_id = a.channel_id AND t.timetoken = a.message_timetoken))
+                    GROUP BY a.type, a.value
+                    ORDER BY first, a.type, a.value
+                    """, arguments: [messageId, currentUserId]
+            ).map { row in
+                let users: String = row[3]
+                return ReactionSummary(
+                    type: row[0], value: row[1], count: row[2],
+                    userIds: users.split(separator: "\u{1F}").map(String.init).sorted(),
+                    reactedByCurrentUser: row[4])
+            }
+        }
+    }
+
+    /// The actions stored for a message (all types), oldest first.
+    public func actions(ofMessage messageId: String) -> StoreQuery<[ChatMessageAction]> {
+        StoreQuery { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT a.type, a.value, a.user_id, a.channel_id, a.message_timetoken, a.action_timetoken,
+                           coalesce(a.message_id, ?1)
+                    FROM message_actions a
+                    WHERE a.message_id = ?1
+                       OR a.message_timetoken = (SELECT timetoken FROM messages m
+                                                 WHERE m.id = ?1 AND m.channel_id = a.channel_id)
+                    ORDER BY a.action_timetoken IS NULL, a.action_timetoken, a.id
+                    """, arguments: [messageId]
+            ).map { row in
+                try ChatMessageAction(
+                    type: row[0], value: row[1], userId: row[2], channelId: row[3],
+                    messageTimetoken: StoreCoding.timetoken(row[4]), actionTimetoken: StoreCoding.timetoken(row[5]),
+                    messageId: row[6])
+            }
+        }
+    }
+
+    // MARK: Shared readers (also used inside write transactions)
+
+    static func user(id: String, db: Database, coding: StoreCoding) throws -> User? {
+        try Row.fetchOne(db, sql: "SELECT \(Columns.user("u")) FROM users u WHERE u.id = ?", arguments: [id])
+            .map { try coding.user($0, at: 0) }
+    }
+
+    static func channel(id: String, db: Database, coding: StoreCoding) throws -> Channel? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT \(Columns.channel("c")), (SELECT count(*) FROM members WHERE channel_id = c.id)
+                FROM channels c WHERE c.id = ?
+                """, arguments: [id]
+        ).map { row in
+            var channel: Channel = try coding.channel(row, at: 0)
+            channel.memberCount = row[Columns.channelCount]
+            return channel
+        }
+    }
+
+    static func member(channelId: String, userId: String, db: Database, coding: StoreCoding) throws -> Member? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT \(Columns.channel("c")), \(Columns.user("u")), \(Columns.member)
+                FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+                WHERE m.channel_id = ? AND m.user_id = ?
+                """, arguments: [channelId, userId]
+        ).map { try coding.member($0) }
+    }
+}

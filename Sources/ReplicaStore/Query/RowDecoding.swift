@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// Column lists and row readers, kept side by side so that a select list and its reader cannot
+/// drift apart.
+enum Columns {
+    static func user(_ alias: String) -> String {
+        "\(alias).id, \(alias).name, \(alias).type, \(alias).status, \(alias).external_id, \(alias).profile_url, "
+            + "\(alias).email, \(alias).custom, \(alias).updated, \(alias).etag"
+    }
+    static let userCount = 10
+
+    static func channel(_ alias: String) -> String {
+        "\(alias).id, \(alias).name, \(alias).type, \(alias).status, \(alias).description, \(alias).custom, "
+            + "\(alias).updated, \(alias).etag"
+    }
+    static let channelCount = 8
+
+    static let member = "m.status, m.type, m.custom, m.updated, m.etag, m.is_present, m.presence_state"
+    static let memberCount = 7
+
+    static let message =
+        "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
+        + "msg.timetoken, msg.delivery"
+}
+
+extension StoreCoding {
+    func user<C: CustomData>(_ row: Row, at i: Int) throws -> ChatUser<C> {
+        let id: String = row[i]
+        do {
+            return try ChatUser(
+                id: id, name: row[i + 1], type: row[i + 2] ?? "default", status: row[i + 3], externalId: row[i + 4],
+                profileUrl: row[i + 5], email: row[i + 6],
+                custom: try decode(C.self, row[i + 7], table: "users", column: "custom", key: id),
+                updated: try StoreCoding.timestamp(row[i + 8], table: "users", column: "updated", key: id),
+                eTag: row[i + 9])
+        } catch let error as ModelValidationError {
+            throw StoreError.corruptValue(table: "users", column: "id", key: id, message: error.description)
+        }
+    }
+
+    func channel<C: CustomData>(_ row: Row, at i: Int) throws -> ChatChannel<C> {
+        let id: String = row[i]
+        do {
+            return try ChatChannel(
+                id: id, name: row[i + 1], type: row[i + 2] ?? "default", status: row[i + 3], details: row[i + 4],
+                custom: try decode(C.self, row[i + 5], table: "channels", column: "custom", key: id),
+                updated: try StoreCoding.timestamp(row[i + 6], table: "channels", column: "updated", key: id),
+                eTag: row[i + 7])
+        } catch let error as ModelValidationError {
+            throw StoreError.corruptValue(table: "channels", column: "id", key: id, message: error.description)
+        }
+    }
+
+    /// Reads `Columns.channel("c")`, `Columns.user("u")`, `Columns.member` in that order.
+    func member<C: ChatCustomData>(_ row: Row) throws -> ChatMember<C> {
+        let channel: ChatChannel<C.Channel> = try self.channel(row, at: 0)
+        let user: ChatUser<C.User> = try self.user(row, at: Columns.channelCount)
+        let i = Columns.channelCount + Columns.userCount
+        let key = "\(channel.id)/\(user.id)"
+        return ChatMember(
+            channel: channel, user: user, status: row[i], type: row[i + 1],
+            custom: try decode(C.Member.self, row[i + 2], table: "members", column: "custom", key: key),
+            updated: try StoreCoding.timestamp(row[i + 3], table: "members", column: "updated", key: key),
+            eTag: row[i + 4], isPresent: row[i + 5],
+            presenceState: try decode(JSONValue.self, row[i + 6], table: "members", column: "presence_state", key: key))
+    }
+
+    func message<C: CustomData>(_ row: Row) throws -> ChatMessage<C> {
+        let id: String = row[0]
+        let delivery = DeliveryState(rawValue: row[9] ?? "") ?? .pending
+        guard let createdAt = try StoreCoding.timestamp(row[7], table: "messages", column: "created_at", key: id) else {
+            throw StoreError.corruptValue(table: "messages", column: "created_at", key: id, message: "missing")
+        }
+        do {
+            return try ChatMessage(
+                id: id, text: row[3], contentType: row[4],
+                content: try decode(JSONValue.self, row[5], table: "messages", column: "content", key: id),
+                custom: try decode(C.self, row[6], table: "messages", column: "custom", key: id),
+                createdAt: createdAt, timetoken: StoreCoding.timetoken(row[8]), userId: row[2], channelId: row[1],
+                delivery: delivery)
+        } catch let error as ModelValidationError {
+            throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+
+/// A summary of what a store holds, for `pnreplicate status`.
+public struct StoreStatus: Sendable, Hashable, Codable {
+    /// Row count of each table, by table name.
+    public var rowCounts: [String: Int]
+    /// The newest applied migration, or nil for an empty store.
+    public var schemaVersion: String?
+    /// Every applied migration, oldest first.
+    public var appliedMigrations: [String]
+    /// Migrations this build would still apply.
+    public var pendingMigrations: [String]
+    /// Outbox operations not yet replayed (any state).
+    public var pendingOutbox: Int
+}
+
+extension ChatStore {
+    /// The tables ``status()`` counts.
+    public static var countedTables: [String] {
+        ["users", "channels", "members", "messages", "message_actions", "outbox", "sync_checkpoints",
+         "conflict_log", "drafts"]
+    }
+
+    /// Row counts, schema version and pending outbox count.
+    public func status() async throws -> StoreStatus {
+        let runner = self.runner
+        return try await writer.read { db in
+            let (applied, pending) = try runner.inspect(db)
+            var counts: [String: Int] = [:]
+            for table in Self.countedTables where try db.tableExists(table) {
+                // Table names come from the fixed list above, never from input.
+                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+            }
+            return StoreStatus(
+                rowCounts: counts, schemaVersion: applied.last?.name, appliedMigrations: applied.map(\.name),
+                pendingMigrations: pending.map(\.name), pendingOutbox: counts["outbox"] ?? 0)
+        }
+    }
+}

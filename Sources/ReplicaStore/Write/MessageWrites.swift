@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+extension ChatStore {
+    static func upsert(
+        message: Message, localSequence: Int64, in db: Database, coding: StoreCoding
+    ) throws -> UpsertOutcome {
+        try Validation.validateIdentifier(message.channelId, field: "message.channelId")
+        try Validation.validateIdentifier(message.userId, field: "message.userId")
+        if message.id.isEmpty { throw ModelValidationError.emptyIdentifier(field: "message.id") }
+        let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
+        let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
+        let arguments: StatementArguments = [
+            message.id, message.channelId, message.userId, message.text, message.contentType,
+            try coding.json(message.content), try coding.json(message.custom), message.createdAt.description,
+            timetoken, delivery.rawValue, localSequence,
+        ]
+        let outcome = try db.upsert(try db.cachedStatement(sql: MessageSQL.upsert), arguments)
+        if outcome == .updated, let timetoken {
+            // A pending message just got its timetoken: so do the actions made on it while it was pending.
+            try db.cachedStatement(
+                sql: "UPDATE message_actions SET message_timetoken = ? WHERE message_id = ? AND message_timetoken IS NULL"
+            ).execute(arguments: [timetoken, message.id])
+        }
+        return outcome
+    }
+
+    /// Inserts or updates messages by id. A stored pending message that comes back with a
+    /// timetoken becomes `sent`; a timetoken is never erased by a version without one.
+    ///
+    /// - Parameter processMessageActions: also store each message's embedded ``ChatMessage/messageActions``
+    ///   (history-with-actions) in the same batch.
+    @discardableResult
+    public func load(
+        messages: [Message], processMessageActions: Bool = true, batchSize: Int = 256,
+        onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
+    ) async throws -> LoadReport {
+        try await loadInBatches(messages, batchSize: batchSize, onBatch: onBatch) { db, coding, message, batch in
+            let next = try batch.nextLocalSequence(db)
+            batch.result.record(try Self.upsert(message: message, localSequence: next, in: db, coding: coding))
+            if processMessageActions {
+                for action in message.messageActions {
+                    _ = try Self.upsert(action: action, in: db)
+                }
+            }
+        }
+    }
+
+    /// Removes a message and its actions.
+    @discardableResult
+    public func removeMessage(id: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM message_actions WHERE message_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM messages WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+}
+
+
+/// The statements of these writes.
+enum MessageSQL {
+    static let upsert = """
+        INSERT INTO messages (id, channel_id, user_id, text, content_type, content, custom, created_at, timetoken,
+                              delivery, local_seq)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        ON CONFLICT(id) DO UPDATE SET
+            text = excluded.text, content_type = excluded.content_type, content = excluded.content,
+            custom = excluded.custom, created_at = excluded.created_at,
+            timetoken = coalesce(excluded.timetoken, messages.timetoken),
+            delivery = CASE WHEN coalesce(excluded.timetoken, messages.timetoken) IS NOT NULL THEN 'sent'
+                            ELSE excluded.delivery END
+        WHERE messages.timetoken IS NOT coalesce(excluded.timetoken, messages.timetoken)
+            OR messages.delivery IS NOT (CASE WHEN coalesce(excluded.timetoken, messages.timetoken) IS NOT NULL
+                                              THEN 'sent' ELSE excluded.delivery END)
+            OR messages.text IS NOT excluded.text
+            OR messages.content_type IS NOT excluded.content_type
+            OR messages.content IS NOT excluded.content
+            OR messages.custom IS NOT excluded.custom
+            OR messages.created_at IS NOT excluded.created_at
+        """
+}

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import ReplicaModel
+
+/// Converts between model values and column values. One instance per transaction: JSON coders
+/// are costly to create.
+struct StoreCoding {
+    let encoder: JSONEncoder
+    let decoder = JSONDecoder()
+
+    init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    /// Compact JSON text of `value`, or nil.
+    func json<T: Encodable>(_ value: T?) throws -> String? {
+        guard let value else { return nil }
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes JSON text from a column, naming the column on failure.
+    func decode<T: Decodable>(_ type: T.Type, _ text: String?, table: String, column: String, key: String) throws
+        -> T?
+    {
+        guard let text else { return nil }
+        do {
+            return try decoder.decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError.corruptValue(table: table, column: column, key: key, message: "\(error)")
+        }
+    }
+
+    /// A timetoken as an SQLite integer.
+    static func column(_ timetoken: Timetoken?, field: String) throws(StoreError) -> Int64? {
+        guard let timetoken else { return nil }
+        guard let value = Int64(exactly: timetoken.rawValue) else {
+            throw StoreError.valueOutOfRange(field: field, value: timetoken.description)
+        }
+        return value
+    }
+
+    /// An SQLite integer as a timetoken.
+    static func timetoken(_ value: Int64?) -> Timetoken? {
+        guard let value, value >= 0 else { return nil }
+        return Timetoken(rawValue: UInt64(value))
+    }
+
+    /// An ISO text column as a timestamp.
+    static func timestamp(_ text: String?, table: String, column: String, key: String) throws -> ISOTimestamp? {
+        guard let text else { return nil }
+        do {
+            return try ISOTimestamp(parsing: text)
+        } catch {
+            throw StoreError.corruptValue(table: table, column: column, key: key, message: error.description)
+        }
+    }
+}
+
+/// The result of writing one batch of ``ChatStore`` `load(...)`.
+public struct LoadBatchResult: Sendable, Hashable {
+    /// Position of the batch (0-based).
+    public var index: Int
+    /// How many objects the batch held.
+    public var count: Int
+    /// Objects that were new.
+    public var inserted = 0
+    /// Objects that replaced an older stored version.
+    public var updated = 0
+    /// Objects left as they were: same eTag, older than the stored one, or identical.
+    public var unchanged = 0
+    /// Why the batch was not written (its transaction was rolled back), or nil.
+    public var error: StoreError?
+
+    /// An empty result for batch `index` of `count` objects.
+    public init(index: Int, count: Int) {
+        self.index = index
+        self.count = count
+    }
+}
+
+/// What a whole `load(...)` call did, batch by batch.
+public struct LoadReport: Sendable, Hashable {
+    /// One result per batch, in order.
+    public var batches: [LoadBatchResult] = []
+
+    /// New objects.
+    public var inserted: Int { batches.reduce(0) { $0 + $1.inserted } }
+    /// Objects that replaced older versions.
+    public var updated: Int { batches.reduce(0) { $0 + $1.updated } }
+    /// Objects left as they were.
+    public var unchanged: Int { batches.reduce(0) { $0 + $1.unchanged } }
+    /// The batches that failed (rolled back).
+    public var failedBatches: [LoadBatchResult] { batches.filter { $0.error != nil } }
+    /// Whether every batch was written.
+    public var succeeded: Bool { failedBatches.isEmpty }
+}
+
+/// What a `patch` did.
+public enum PatchResult: Sendable, Hashable {
+    /// The stored object was updated.
+    case applied
+    /// The changeset was older than the stored object (or carried its eTag) and was ignored.
+    case ignored
+    /// Nothing is stored under that id; the changeset was not applied.
+    case notFound
+}
+
+/// How one upsert statement ended.
+enum UpsertOutcome {
+    case inserted, updated, unchanged
+}
+
+extension Database {
+    /// Runs a cached upsert statement and tells whether it inserted, updated or did nothing.
+    ///
+    /// SQLite leaves `last_insert_rowid()` alone when `ON CONFLICT DO UPDATE` updates. Setting it
+    /// to 0 first (a rowid SQLite never assigns) makes a non-zero value afterwards mean an insert.
+    func upsert(_ statement: Statement, _ arguments: StatementArguments) throws -> UpsertOutcome {
+        sqlite3_set_last_insert_rowid(sqliteConnection, 0)
+        try statement.execute(arguments: arguments)
+        if changesCount == 0 { return .unchanged }
+        return lastInsertedRowID != 0 ? .inserted : .updated
+    }
+}
+
+extension LoadBatchResult {
+    mutating func record(_ outcome: UpsertOutcome) {
+        switch outcome {
+        case .inserted: inserted += 1
+        case .updated: updated += 1
+        case .unchanged: unchanged += 1
+        }
+    }
+}
