@@ -53,6 +53,12 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// when ``StoreOptions/backupBeforeMigrating`` is set). A changed, unknown or skipped migration
     /// throws a ``StoreError`` before anything is written.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) throws -> ChatStore {
+        // Refuse a changed, unknown or skipped migration through a read-only connection first:
+        // opening a DatabasePool writes to the file (GRDB makes the WAL non-empty), and a refused
+        // store must be left exactly as it was.
+        if FileManager.default.fileExists(atPath: path) {
+            _ = try migrationPlan(forStoreAt: path, options: options)
+        }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: options.configuration())

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ReplicaStore
+
+/// `pnreplicate`: the command-line face of the library.
+@main
+struct PNReplicate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pnreplicate",
+        abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
+        subcommands: [Demo.self, Migrate.self, Status.self]
+    )
+}
+
+/// Options every command takes.
+struct StoreOptionsGroup: ParsableArguments {
+    @Option(name: .long, help: "Path of the store (default: $PNREPLICATE_STORE or ./pnreplicate.sqlite).")
+    var store: String?
+
+    @Flag(name: .long, help: "Print machine-readable JSON on stdout.")
+    var json = false
+
+    @Flag(name: .long, help: "Log progress to stderr.")
+    var verbose = false
+
+    /// The store path the user chose.
+    var storePath: String {
+        store ?? ProcessInfo.processInfo.environment["PNREPLICATE_STORE"] ?? "./pnreplicate.sqlite"
+    }
+
+    /// Store options with logging at the chosen level.
+    func storeOptions(migration: StoreOptions.MigrationMode) -> StoreOptions {
+        var options = StoreOptions()
+        options.migration = migration
+        var logger = Logger(label: "pnreplicate")
+        logger.logLevel = verbose ? .debug : .warning
+        options.logger = logger
+        return options
+    }
+}
+
+/// Runs a command body; any error becomes one line on stderr and exit status 1.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        Output.error(error)
+        throw ExitCode(1)
+    }
+}

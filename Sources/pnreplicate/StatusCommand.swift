@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// `pnreplicate status`.
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show row counts per table, the schema version and the pending outbox count.")
+
+    @OptionGroup var options: StoreOptionsGroup
+
+    func run() async throws {
+        try await runReportingErrors {
+            let path = options.storePath
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw StoreError.storeNotFound(path: path)
+            }
+            let store = try ChatStore<DefaultChatCustom>.open(at: path, options: options.storeOptions(migration: .manual))
+            let status = try await store.status()
+            if options.json {
+                try Output.json(StatusOutput(store: path, status: status))
+            } else {
+                Self.printText(status, path: path)
+            }
+        }
+    }
+
+    static func printText(_ status: StoreStatus, path: String) {
+        var rows: [(String, String)] = [
+            ("store", path),
+            ("schema", "\(status.schemaVersion ?? "empty") (\(status.appliedMigrations.count) applied, "
+                + "\(status.pendingMigrations.count) pending)"),
+            ("pending ops", "\(status.pendingOutbox) in the outbox"),
+        ]
+        for table in ChatStore<DefaultChatCustom>.countedTables {
+            if let count = status.rowCounts[table] { rows.append((table, String(count))) }
+        }
+        Output.table(rows)
+    }
+}
+
+/// The JSON `status --json` prints.
+struct StatusOutput: Encodable {
+    let store: String
+    let status: StoreStatus
+
+    enum CodingKeys: String, CodingKey {
+        case store, rowCounts, schemaVersion, appliedMigrations, pendingMigrations, pendingOutbox
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(store, forKey: .store)
+        try c.encode(status.rowCounts, forKey: .rowCounts)
+        try c.encodeIfPresent(status.schemaVersion, forKey: .schemaVersion)
+        try c.encode(status.appliedMigrations, forKey: .appliedMigrations)
+        try c.encode(status.pendingMigrations, forKey: .pendingMigrations)
+        try c.encode(status.pendingOutbox, forKey: .pendingOutbox)
+    }
+}
