@@ -1,1 +1,90 @@
-print("x")
+// Store benchmark: `swift run -c release StoreBenchmarks [rows]`.
+//
+// Loads N messages (default 100,000) through `ChatStore.load(messages:)` into a fresh on-disk store,
+// then inserts the same rows into another fresh store with one prepared statement through the raw
+// SQLite C API, one transaction, the way feasibility.md measured the raw limit. Prints both rates
+// and their ratio. Run by hand; never part of `swift test`.
+import Foundation
+import GRDB
+import GRDBSQLite
+import ReplicaModel
+import ReplicaStore
+
+let count = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnreplicate-bench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+
+// Messages shaped like a chat history page: 10 channels, ~100-byte text, a small custom object.
+func makeMessage(_ i: Int) throws -> ChatMessage<FlatCustom> {
+    let custom: FlatCustom = ["lang": "en", "priority": .int(Int64(i % 3))]
+    let createdAt = ISOTimestamp(nanoseconds: Int64(1_700_000_000 + i) * 1_000_000_000, fractionDigits: 3)
+    let timetoken = Timetoken(rawValue: 17_000_000_000_000_000 + UInt64(i) * 10_000)
+    return try ChatMessage(
+        id: UUID().uuidString.lowercased(),
+        text: String(repeating: "lorem ipsum ", count: 8) + String(i),
+        contentType: "none",
+        custom: custom,
+        createdAt: createdAt,
+        timetoken: timetoken,
+        userId: "user-\(i % 50)",
+        channelId: "channel-\(i % 10)")
+}
+let messages = try (0..<count).map(makeMessage)
+
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = ContinuousClock.now
+    try await body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+// 1. The library path.
+let store = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("load.sqlite").path)
+let loadSeconds = try await seconds {
+    let report = try await store.load(messages: messages)
+    precondition(report.succeeded && report.inserted == count, "load failed: \(report.failedBatches)")
+}
+let stored = try store.fetchNow(StoreQuery { try Int.fetchOne($0, sql: "SELECT count(*) FROM messages") ?? 0 })
+precondition(stored == count, "stored \(stored) of \(count)")
+
+// 2. The raw limit: the same rows, the same schema, one prepared INSERT, one transaction.
+let rawStore = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("raw.sqlite").path)
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.sortedKeys]
+let rawSeconds = try await seconds {
+    try await rawStore.writer.write { db in
+        let connection = db.sqliteConnection
+        let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        var statement: OpaquePointer?
+        let sql = """
+            INSERT INTO messages (id, channel_id, user_id, text, content_type, content, custom, created_at, timetoken,
+                                  delivery, local_seq) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, 'sent', ?)
+            """
+        guard sqlite3_prepare_v3(connection, sql, -1, 0, &statement, nil) == SQLITE_OK else {
+            fatalError(String(cString: sqlite3_errmsg(connection)))
+        }
+        defer { sqlite3_finalize(statement) }
+        for (index, message) in messages.enumerated() {
+            let custom = String(decoding: try encoder.encode(message.custom), as: UTF8.self)
+            sqlite3_bind_text(statement, 1, message.id, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 2, message.channelId, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 3, message.userId, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 4, message.text, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 5, message.contentType, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 6, custom, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 7, message.createdAt.description, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_int64(statement, 8, Int64(message.timetoken!.rawValue))
+            sqlite3_bind_int64(statement, 9, Int64(index + 1))
+            guard sqlite3_step(statement) == SQLITE_DONE else { fatalError(String(cString: sqlite3_errmsg(connection))) }
+            sqlite3_reset(statement)
+        }
+    }
+}
+
+let loadRate = Double(count) / loadSeconds
+let rawRate = Double(count) / rawSeconds
+print("rows                      \(count)")
+print("load(messages:)           \(Int(loadRate)) rows/s  (\(String(format: "%.2f", loadSeconds)) s, batches of 256)")
+print("raw SQLite insert         \(Int(rawRate)) rows/s  (\(String(format: "%.2f", rawSeconds)) s, one transaction)")
+print("ratio load/raw            \(String(format: "%.2f", loadRate / rawRate))")

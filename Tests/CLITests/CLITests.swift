@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+/// Runs the built `pnreplicate` binary, as a user would.
+struct CLI {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var binary: URL {
+        // The test bundle lives in the same build folder as the executable.
+        var directory = Bundle.main.bundleURL
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("pnreplicate").path),
+            directory.path != "/"
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("pnreplicate")
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryStore() -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnreplicate-cli-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent("cli.sqlite").path
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+}
+
+@Suite("pnreplicate command line")
+struct CLITests {
+    @Test("migrate --dry-run on a new path lists pending migrations and creates no file")
+    func dryRunCreatesNothing() throws {
+        let store = CLI.temporaryStore()
+        let result = try CLI.run(["migrate", "--dry-run", "--json", "--store", store])
+        #expect(result.status == 0)
+        let json = try CLI.json(result.stdout)
+        #expect(json["pending"] as? [String] == ["0001_initial"])
+        #expect(json["dryRun"] as? Bool == true)
+        #expect(FileManager.default.fileExists(atPath: store) == false)
+    }
+
+    @Test("migrate creates the store, a second migrate has nothing to do, status counts rows")
+    func migrateThenStatus() throws {
+        let store = CLI.temporaryStore()
+        let first = try CLI.json(try CLI.run(["migrate", "--json", "--store", store]).stdout)
+        #expect(first["performed"] as? [String] == ["0001_initial"])
+        let second = try CLI.json(try CLI.run(["migrate", "--json", "--store", store]).stdout)
+        #expect((second["performed"] as? [String])?.isEmpty == true)
+        #expect(second["schemaVersion"] as? String == "0001_initial")
+
+        let status = try CLI.json(try CLI.run(["status", "--json"], environment: ["PNREPLICATE_STORE": store]).stdout)
+        #expect(status["schemaVersion"] as? String == "0001_initial")
+        #expect(status["pendingOutbox"] as? Int == 0)
+        #expect((status["rowCounts"] as? [String: Int])?["messages"] == 0)
+    }
+
+    @Test("migrate --backup writes a copy next to the store when there is something to migrate")
+    func backupFlag() throws {
+        let store = CLI.temporaryStore()
+        let result = try CLI.run(["migrate", "--backup", "--json", "--store", store])
+        #expect(result.status == 0)
+        let backup = try #require(try CLI.json(result.stdout)["backupPath"] as? String)
+        #expect(backup.hasPrefix(store + ".backup-"))
+        #expect(FileManager.default.fileExists(atPath: backup))
+    }
+
+    @Test("demo loads the seed's samples once; running it again writes nothing")
+    func demoIsIdempotent() throws {
+        let store = CLI.temporaryStore()
+        let first = try CLI.json(try CLI.run(["demo", "--json", "--store", store]).stdout)
+        #expect(first["sampleRowsWritten"] as? Int == 4)
+        let second = try CLI.json(try CLI.run(["demo", "--json", "--store", store]).stdout)
+        #expect(second["sampleRowsWritten"] as? Int == 0)
+        let counts = (second["status"] as? [String: Any])?["rowCounts"] as? [String: Int]
+        #expect(counts?["users"] == 1 && counts?["channels"] == 1 && counts?["members"] == 1 && counts?["messages"] == 1)
+    }
+
+    @Test("errors are one line on stderr with a non-zero exit")
+    func errorsAreOneLine() throws {
+        let missing = CLI.temporaryStore()
+        let result = try CLI.run(["status", "--store", missing])
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "pnreplicate: no store at \(missing)\n")
+    }
+
+    @Test("a tampered store is refused with a clear error")
+    func tamperedStoreRefused() throws {
+        let store = CLI.temporaryStore()
+        _ = try CLI.run(["migrate", "--store", store])
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update pnreplicate_migrations set checksum='0'\"); c.commit()",
+            store,
+        ]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        try #require(sqlite.terminationStatus == 0)
+        let result = try CLI.run(["status", "--store", store])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("migration 0001_initial was changed after it was applied"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}
