@@ -15,12 +15,16 @@ let package = Package(
     products: [
         .library(name: "ReplicaModel", targets: ["ReplicaModel"]),
         .library(name: "ReplicaStore", targets: ["ReplicaStore"]),
+        .library(name: "PubNubWire", targets: ["PubNubWire"]),
         .executable(name: "pnreplicate", targets: ["pnreplicate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // Value types only: no I/O, Foundation alone.
@@ -40,6 +44,25 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // zlib from the system, for gzip publish bodies.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // PubNub's REST protocol: request builders, decoders, errors, the Transport protocol and a
+        // URLSession transport. No NIO, no Hummingbird.
+        .target(
+            name: "PubNubWire",
+            dependencies: ["ReplicaModel", "CZlib", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The AsyncHTTPClient transport, apart so that the core library stays free of NIO.
+        .target(
+            name: "PubNubWireNIO",
+            dependencies: [
+                "PubNubWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The command-line tool.
@@ -66,6 +89,7 @@ let package = Package(
             dependencies: ["ReplicaStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "CLITests", dependencies: ["pnreplicate"]),
+        .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -59,14 +59,14 @@ public enum Validation {
             throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
         }
         for scalar in id.unicodeScalars {
-            switch scalar {
-            case ",", "/", "\\", "*", ":":
+            switch scalar.value {
+            case 0x2C, 0x2F, 0x5C, 0x2A, 0x3A:  // , / \ * :
                 throw .forbiddenCharacter(field: field, character: "'\(scalar)'")
+            case 0x00...0x1F, 0x7F...0x9F:  // the C0 and C1 control characters (Unicode category Cc)
+                throw .forbiddenCharacter(
+                    field: field, character: "U+" + String(scalar.value, radix: 16, uppercase: true))
             default:
-                if scalar.properties.generalCategory == .control {
-                    throw .forbiddenCharacter(
-                        field: field, character: "U+" + String(scalar.value, radix: 16, uppercase: true))
-                }
+                continue
             }
         }
     }

@@ -1,0 +1,225 @@
+import Foundation
+import ReplicaModel
+
+/// Paging, filtering and sorting of an App Context list.
+public struct ObjectListQuery: Sendable, Hashable {
+    /// Page size, 1-100 (default 100).
+    public var limit = 100
+    /// Forward cursor (`next` of the previous page).
+    public var start: String?
+    /// Backward cursor (`prev`); ignored by the server when `start` is set.
+    public var end: String?
+    /// Ask for `totalCount`.
+    public var count = false
+    /// Filter expression, e.g. `updated >= "2024-01-01T00:00:00Z"`.
+    public var filter: String?
+    /// Sort keys, `field[:asc|:desc]`, sent comma-joined.
+    public var sort: [String] = []
+
+    /// A query.
+    public init(limit: Int = 100, start: String? = nil, end: String? = nil, count: Bool = false,
+                filter: String? = nil, sort: [String] = []) {
+        self.limit = limit
+        self.start = start
+        self.end = end
+        self.count = count
+        self.filter = filter
+        self.sort = sort
+    }
+
+    func items(include: String) throws(WireError) -> [QueryItem] {
+        guard (1...100).contains(limit) else { throw .invalidArgument("limit must be 1-100") }
+        var items = [QueryItem("limit", String(limit)), QueryItem("include", include)]
+        if let start { items.append(QueryItem("start", start)) }
+        if let end { items.append(QueryItem("end", end)) }
+        if count { items.append(QueryItem("count", "true")) }
+        if let filter { items.append(QueryItem("filter", filter)) }
+        if !sort.isEmpty { items.append(QueryItem("sort", sort.joined(separator: ","))) }
+        return items
+    }
+}
+
+/// One page of an App Context list.
+public struct ObjectPage<Element: Decodable & Sendable & Hashable>: Decodable, Sendable, Hashable {
+    /// The objects.
+    public var data: [Element]
+    /// Present with `count=true`.
+    public var totalCount: Int?
+    /// Cursor of the next page (may be present on the last page: stop on a short or empty page).
+    public var next: String?
+    /// Cursor of the previous page.
+    public var prev: String?
+}
+
+struct ObjectEnvelope<Element: Decodable>: Decodable {
+    let data: Element
+}
+
+/// The fields a user or channel PATCH sends. `nil` leaves a field as it is; ``FieldValue/null`` clears it.
+public enum FieldValue<Value: Encodable & Sendable & Hashable>: Sendable, Hashable, Encodable {
+    /// Set the field.
+    case value(Value)
+    /// Clear the field (`null`).
+    case null
+
+    /// Encodes the value or `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .value(let value): try c.encode(value)
+        case .null: try c.encodeNil()
+        }
+    }
+}
+
+/// The body of a user PATCH.
+public struct UserFields<Custom: CustomData>: Encodable, Sendable, Hashable {
+    /// Display name.
+    public var name: FieldValue<String>?
+    /// An id in another system.
+    public var externalId: FieldValue<String>?
+    /// Avatar URL.
+    public var profileUrl: FieldValue<String>?
+    /// Email address.
+    public var email: FieldValue<String>?
+    /// Object type.
+    public var type: FieldValue<String>?
+    /// Free-form status.
+    public var status: FieldValue<String>?
+    /// Replaces the whole `custom` object.
+    public var custom: FieldValue<Custom>?
+
+    /// No fields yet.
+    public init() {}
+
+    /// Every field of `user`, as a full set.
+    public init(_ user: ChatUser<Custom>) {
+        name = user.name.map(FieldValue.value)
+        externalId = user.externalId.map(FieldValue.value)
+        profileUrl = user.profileUrl.map(FieldValue.value)
+        email = user.email.map(FieldValue.value)
+        type = .value(user.type)
+        status = user.status.map(FieldValue.value)
+        custom = user.custom.map(FieldValue.value)
+    }
+}
+
+/// The body of a channel PATCH (`description` on the wire for ``details``).
+public struct ChannelFields<Custom: CustomData>: Encodable, Sendable, Hashable {
+    /// Display name.
+    public var name: FieldValue<String>?
+    /// The description (`description` on the wire).
+    public var details: FieldValue<String>?
+    /// Object type.
+    public var type: FieldValue<String>?
+    /// Free-form status.
+    public var status: FieldValue<String>?
+    /// Replaces the whole `custom` object.
+    public var custom: FieldValue<Custom>?
+
+    enum CodingKeys: String, CodingKey { case name, description, type, status, custom }
+
+    /// No fields yet.
+    public init() {}
+
+    /// Every field of `channel`, as a full set.
+    public init(_ channel: ChatChannel<Custom>) {
+        name = channel.name.map(FieldValue.value)
+        details = channel.details.map(FieldValue.value)
+        type = .value(channel.type)
+        status = channel.status.map(FieldValue.value)
+        custom = channel.custom.map(FieldValue.value)
+    }
+
+    /// Encodes the set fields.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(name, forKey: .name)
+        try c.encodeIfPresent(details, forKey: .description)
+        try c.encodeIfPresent(type, forKey: .type)
+        try c.encodeIfPresent(status, forKey: .status)
+        try c.encodeIfPresent(custom, forKey: .custom)
+    }
+}
+
+extension PubNubClient {
+    static let objectInclude = "custom,status,type"
+
+    func objectRequest(
+        _ method: HTTPMethod, _ path: [String], query: [QueryItem] = [], body: Data? = nil, ifMatch: String? = nil,
+        operation: String
+    ) -> WireRequest {
+        var headers: [String: String] = [:]
+        if body != nil { headers["Content-Type"] = "application/json; charset=UTF-8" }
+        if let ifMatch { headers["If-Match"] = ifMatch }
+        return WireRequest(
+            method: method, pathSegments: ["v2", "objects", configuration.subscribeKey] + path,
+            query: commonQuery() + query, headers: headers, body: body, operation: operation)
+    }
+
+    // MARK: Users
+
+    /// One user; a missing id fails with reason `notFound`.
+    public func getUser<C: CustomData>(id: String, as custom: C.Type = FlatCustom.self) async throws(WireError) -> ChatUser<C> {
+        let request = objectRequest(.get, ["uuids", id], query: [QueryItem("include", Self.objectInclude)], operation: "getUser")
+        return try await perform(request, as: ObjectEnvelope<ChatUser<C>>.self).data
+    }
+
+    /// A page of users.
+    public func listUsers<C: CustomData>(_ query: ObjectListQuery = ObjectListQuery(), as custom: C.Type = FlatCustom.self)
+        async throws(WireError) -> ObjectPage<ChatUser<C>>
+    {
+        let request = objectRequest(.get, ["uuids"], query: try query.items(include: Self.objectInclude), operation: "listUsers")
+        return try await perform(request, as: ObjectPage<ChatUser<C>>.self)
+    }
+
+    /// The request ``setUser(id:fields:ifMatch:)`` sends.
+    public func setUserRequest<C: CustomData>(id: String, fields: UserFields<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
+        objectRequest(
+            .patch, ["uuids", id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
+            ifMatch: ifMatch, operation: "setUser")
+    }
+
+    /// PATCHes a user; with `ifMatch`, a stale eTag fails with reason `preconditionFailed` (412).
+    public func setUser<C: CustomData>(id: String, fields: UserFields<C>, ifMatch: String? = nil) async throws(WireError) -> ChatUser<C> {
+        try await perform(try setUserRequest(id: id, fields: fields, ifMatch: ifMatch), as: ObjectEnvelope<ChatUser<C>>.self).data
+    }
+
+    /// Deletes a user's metadata.
+    public func removeUser(id: String) async throws(WireError) {
+        _ = try await perform(objectRequest(.delete, ["uuids", id], operation: "removeUser"))
+    }
+
+    // MARK: Channels
+
+    /// One channel; a missing id fails with reason `notFound`.
+    public func getChannel<C: CustomData>(id: String, as custom: C.Type = FlatCustom.self) async throws(WireError) -> ChatChannel<C> {
+        let request = objectRequest(.get, ["channels", id], query: [QueryItem("include", Self.objectInclude)], operation: "getChannel")
+        return try await perform(request, as: ObjectEnvelope<ChatChannel<C>>.self).data
+    }
+
+    /// A page of channels.
+    public func listChannels<C: CustomData>(_ query: ObjectListQuery = ObjectListQuery(), as custom: C.Type = FlatCustom.self)
+        async throws(WireError) -> ObjectPage<ChatChannel<C>>
+    {
+        let request = objectRequest(.get, ["channels"], query: try query.items(include: Self.objectInclude), operation: "listChannels")
+        return try await perform(request, as: ObjectPage<ChatChannel<C>>.self)
+    }
+
+    /// The request ``setChannel(id:fields:ifMatch:)`` sends.
+    public func setChannelRequest<C: CustomData>(id: String, fields: ChannelFields<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
+        objectRequest(
+            .patch, ["channels", id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
+            ifMatch: ifMatch, operation: "setChannel")
+    }
+
+    /// PATCHes a channel; with `ifMatch`, a stale eTag fails with reason `preconditionFailed` (412).
+    public func setChannel<C: CustomData>(id: String, fields: ChannelFields<C>, ifMatch: String? = nil) async throws(WireError) -> ChatChannel<C> {
+        try await perform(try setChannelRequest(id: id, fields: fields, ifMatch: ifMatch), as: ObjectEnvelope<ChatChannel<C>>.self).data
+    }
+
+    /// Deletes a channel's metadata.
+    public func removeChannel(id: String) async throws(WireError) {
+        _ = try await perform(objectRequest(.delete, ["channels", id], operation: "removeChannel"))
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Reads PubNub's error bodies (every family in the protocol reference, §9.2) into ``ServiceError``.
+enum ErrorDecoding {
+    static func serviceError(operation: String, response: WireResponse) -> ServiceError {
+        let retryAfter = response.header("retry-after").flatMap(parseRetryAfter)
+        var family = ServiceError.Family.unknown
+        var message = ""
+        var details: [String] = []
+        if let json = try? JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed]) {
+            if let array = json as? [Any] {
+                family = .publishArray
+                message = array.count > 1 ? (array[1] as? String ?? "") : ""
+            } else if let object = json as? [String: Any] {
+                if let text = object["error_message"] as? String {
+                    family = .history
+                    message = text
+                } else if let error = object["error"] as? [String: Any] {
+                    family = .object
+                    message = error["message"] as? String ?? ""
+                    details = (error["details"] as? [[String: Any]] ?? []).map { detail in
+                        "\(detail["location"] as? String ?? "?"): \(detail["message"] as? String ?? "")"
+                    }
+                } else if let text = object["message"] as? String {
+                    family = .legacyService
+                    message = text
+                } else if let text = object["error"] as? String {
+                    message = text
+                }
+            }
+        }
+        if message.isEmpty {
+            message = String(decoding: response.body.prefix(200), as: UTF8.self)
+            if message.isEmpty { message = "HTTP \(response.status) with no body" }
+        }
+        return ServiceError(
+            operation: operation, status: response.status, family: family, message: message,
+            retryAfter: retryAfter, details: details)
+    }
+
+    /// `Retry-After` as delta-seconds or an HTTP-date (then relative to now, never negative).
+    static func parseRetryAfter(_ value: String) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import ReplicaModel
+
+/// Speaks PubNub's REST protocol through a ``Transport``. One method per endpoint; every method
+/// throws ``WireError`` and nothing else. No retries here: that is the outbox's job.
+///
+/// ## Topics
+/// - Publish: ``publish(_:)``
+/// - History: ``fetchHistory(_:)``, ``fetchHistoryWithActions(_:)``, ``fetchLegacyHistory(_:)``,
+///   ``messageCounts(channels:since:)``, ``deleteMessages(channel:start:end:)``
+/// - Message actions: ``addMessageAction(channel:messageTimetoken:type:value:)``,
+///   ``removeMessageAction(channel:messageTimetoken:actionTimetoken:)``, ``listMessageActions(channel:start:end:limit:)``
+/// - App Context: users, channels, memberships and members
+/// - ``time()``
+public struct PubNubClient: Sendable {
+    /// Keys, user id and origin.
+    public let configuration: PubNubConfiguration
+    /// How requests travel.
+    public let transport: any Transport
+    let logger: Logger
+
+    /// A client.
+    public init(configuration: PubNubConfiguration, transport: any Transport, logger: Logger = Logger(label: "pnreplicate.wire")) {
+        self.configuration = configuration
+        self.transport = transport
+        self.logger = logger
+    }
+
+    /// The query items every request carries: `pnsdk`, `uuid`, and `auth` when configured.
+    func commonQuery(auth: Bool = true) -> [QueryItem] {
+        var items = [QueryItem("pnsdk", configuration.sdkName), QueryItem("uuid", configuration.userId)]
+        if auth, let key = configuration.authKey { items.append(QueryItem("auth", key)) }
+        return items
+    }
+
+    /// Sends `request`; a non-2xx answer becomes ``WireError/service(_:)``.
+    public func perform(_ request: WireRequest) async throws(WireError) -> WireResponse {
+        let response: WireResponse
+        do {
+            response = try await transport.send(request, to: configuration.origin)
+        } catch {
+            logger.debug("transport failure", metadata: ["operation": "\(request.operation)", "failure": "\(error)"])
+            throw .transport(error)
+        }
+        logger.trace("response", metadata: ["operation": "\(request.operation)", "status": "\(response.status)"])
+        guard (200..<300).contains(response.status) else {
+            throw .service(ErrorDecoding.serviceError(operation: request.operation, response: response))
+        }
+        return response
+    }
+
+    /// Sends `request` and decodes a 2xx body as `T`.
+    func perform<T: Decodable>(_ request: WireRequest, as type: T.Type) async throws(WireError) -> T {
+        let response = try await perform(request)
+        return try Self.decode(T.self, from: response, operation: request.operation)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from response: WireResponse, operation: String) throws(WireError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw .decoding(operation: operation, status: response.status, message: "\(error)")
+        }
+    }
+
+    static func json(_ value: some Encodable) throws(WireError) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw .invalidArgument("cannot encode JSON: \(error)")
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+
+/// An HTTP method.
+public enum HTTPMethod: String, Sendable, Hashable, Codable {
+    /// GET.
+    case get = "GET"
+    /// POST.
+    case post = "POST"
+    /// PATCH.
+    case patch = "PATCH"
+    /// DELETE.
+    case delete = "DELETE"
+}
+
+/// One query item; `value == nil` is a valueless key (`?ee`), which PubNub accepts.
+public struct QueryItem: Sendable, Hashable, Codable {
+    /// The key.
+    public var name: String
+    /// The value, or nil for a bare key.
+    public var value: String?
+
+    /// A query item.
+    public init(_ name: String, _ value: String?) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A request as it goes on the wire: origin-relative path segments (not yet percent-encoded),
+/// query, headers and body.
+public struct WireRequest: Sendable, Hashable {
+    /// The method.
+    public var method: HTTPMethod
+    /// Path segments, each encoded separately when the URL is built (a `/` inside a segment becomes `%2F`).
+    public var pathSegments: [String]
+    /// Query items, in order.
+    public var query: [QueryItem]
+    /// Header fields.
+    public var headers: [String: String]
+    /// The body, if any.
+    public var body: Data?
+    /// A name for logs and metrics ("publish", "fetchHistory", ...); never contains keys.
+    public var operation: String
+
+    /// A request.
+    public init(
+        method: HTTPMethod, pathSegments: [String], query: [QueryItem] = [], headers: [String: String] = [:],
+        body: Data? = nil, operation: String
+    ) {
+        self.method = method
+        self.pathSegments = pathSegments
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.operation = operation
+    }
+
+    /// The percent-encoded path, `/seg1/seg2`.
+    public var encodedPath: String {
+        "/" + pathSegments.map(PercentEncoding.pathSegment).joined(separator: "/")
+    }
+
+    /// The percent-encoded query string without `?` (empty when there is no query).
+    public var encodedQuery: String {
+        query.map { item in
+            let name = PercentEncoding.queryComponent(item.name)
+            guard let value = item.value else { return name }
+            return name + "=" + PercentEncoding.queryComponent(value)
+        }.joined(separator: "&")
+    }
+
+    /// The value of the first query item named `name`.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}
+
+/// A response as it came off the wire.
+public struct WireResponse: Sendable, Hashable {
+    /// The HTTP status code.
+    public var status: Int
+    /// Header fields, names lowercased.
+    public var headers: [String: String]
+    /// The body.
+    public var body: Data
+
+    /// A response; header names are lowercased.
+    public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        self.body = body
+    }
+
+    /// A header value by case-insensitive name.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// Why a request produced no response. The split is what makes effectively-once delivery possible.
+public enum TransportFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The request certainly did not reach the server (connection refused, DNS failure, offline):
+    /// safe to send again.
+    case notSent(reason: String)
+    /// The request may have reached the server and been applied (timeout, connection lost after
+    /// sending): probe before sending again.
+    case outcomeUnknown(reason: String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .notSent(let reason): "not sent: \(reason)"
+        case .outcomeUnknown(let reason): "outcome unknown: \(reason)"
+        }
+    }
+}
+
+/// Sends one request and returns the response. Implementations never retry: retrying is the
+/// outbox's job. They throw ``TransportFailure`` when no response arrived.
+public protocol Transport: Sendable {
+    /// Sends `request` to `origin` and returns the response.
+    func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse
+}
+
+/// Where requests go: scheme, host and optional port.
+public struct Origin: Sendable, Hashable, CustomStringConvertible {
+    /// `https` unless configured otherwise.
+    public var secure: Bool
+    /// Host name or address.
+    public var host: String
+    /// Port, or nil for the scheme's default.
+    public var port: Int?
+
+    /// An origin.
+    public init(host: String, port: Int? = nil, secure: Bool = true) {
+        self.host = host
+        self.port = port
+        self.secure = secure
+    }
+
+    /// Parses `host[:port]` (secure unless `secure` is false) or a full `http://host:port` /
+    /// `https://host[:port]` URL, which sets the scheme itself.
+    public init(parsing text: String, secure: Bool = true) throws(WireError) {
+        var rest = text
+        var isSecure = secure
+        if rest.hasPrefix("http://") {
+            isSecure = false
+            rest.removeFirst(7)
+        } else if rest.hasPrefix("https://") {
+            isSecure = true
+            rest.removeFirst(8)
+        }
+        while rest.hasSuffix("/") { rest.removeLast() }
+        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+        guard !rest.isEmpty, parts.count <= 2, !parts[0].isEmpty else { throw .invalidConfiguration("origin \"\(text)\"") }
+        var port: Int?
+        if parts.count == 2 {
+            guard let value = Int(parts[1]), (1...65535).contains(value) else {
+                throw .invalidConfiguration("origin port in \"\(text)\"")
+            }
+            port = value
+        }
+        self.init(host: String(parts[0]), port: port, secure: isSecure)
+    }
+
+    /// `scheme://host[:port]`.
+    public var description: String {
+        (secure ? "https://" : "http://") + host + (port.map { ":\($0)" } ?? "")
+    }
+
+    /// The full URL of a request.
+    public func url(for request: WireRequest) -> String {
+        let query = request.encodedQuery
+        return description + request.encodedPath + (query.isEmpty ? "" : "?" + query)
+    }
+}
+
+/// Percent-encoding as PubNub's SDKs do it.
+public enum PercentEncoding {
+    // Unreserved characters plus the sub-delimiters Foundation leaves literal in a path segment.
+    private static let pathAllowed: Set<UInt8> = Set(
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@".utf8))
+    private static let queryAllowed: Set<UInt8> = Set(
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*,;:@/".utf8))
+
+    /// Encodes one path segment: `/` becomes `%2F`, `+` stays a literal plus.
+    public static func pathSegment(_ text: String) -> String { encode(text, allowed: pathAllowed) }
+
+    /// Encodes a query name or value: `+` becomes `%2B`, `?`, `&`, `=` are encoded.
+    public static func queryComponent(_ text: String) -> String { encode(text, allowed: queryAllowed) }
+
+    private static func encode(_ text: String, allowed: Set<UInt8>) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if allowed.contains(byte) {
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    /// Decodes `%XX` escapes; `+` stays a plus. Returns nil for a malformed escape or invalid UTF-8.
+    public static func decode(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
