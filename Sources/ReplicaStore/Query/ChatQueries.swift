@@ -66,8 +66,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(Columns.channel("c")), \(Columns.user("u")), \(Columns.member)
-                    FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+                    \(Columns.memberSelect)
                     WHERE m.user_id = ?
                     ORDER BY c.type DESC, c.name, c.id
                     """, arguments: [userId]
@@ -100,8 +99,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(Columns.channel("c")), \(Columns.user("u")), \(Columns.member)
-                    FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+                    \(Columns.memberSelect)
                     WHERE m.channel_id = ?
                       AND (?2 IS NULL OR m.user_id <> ?2)
                       AND (?3 = 0 OR m.is_present = 1)
@@ -235,8 +233,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
         try Row.fetchOne(
             db,
             sql: """
-                SELECT \(Columns.channel("c")), \(Columns.user("u")), \(Columns.member)
-                FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+                \(Columns.memberSelect)
                 WHERE m.channel_id = ? AND m.user_id = ?
                 """, arguments: [channelId, userId]
         ).map { try coding.member($0) }

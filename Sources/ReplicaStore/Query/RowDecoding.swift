@@ -17,6 +17,12 @@ enum Columns {
     }
     static let channelCount = 8
 
+    /// Memberships with their channel and user, in the column order `StoreCoding.member` reads.
+    static let memberSelect = """
+        SELECT \(channel("c")), \(user("u")), \(member)
+        FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
+        """
+
     static let member = "m.status, m.type, m.custom, m.updated, m.etag, m.is_present, m.presence_state"
     static let memberCount = 7
 
