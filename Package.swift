@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Value types only: no I/O, Foundation alone.
@@ -64,6 +66,20 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The simulator: an in-memory PubNub answering the same REST surface.
+        .target(name: "PubNubSimulator", dependencies: ["PubNubWire", "ReplicaModel"], path: "Simulator/PubNubSimulator"),
+        // The simulator's HTTP front end (Hummingbird; never a dependency of the core library).
+        .target(
+            name: "SimulatorHTTP",
+            dependencies: [
+                "PubNubSimulator", "PubNubWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Simulator/SimulatorHTTP"
+        ),
         // The command-line tool.
         .executableTarget(
             name: "pnreplicate",
@@ -89,6 +105,10 @@ let package = Package(
         ),
         .testTarget(name: "CLITests", dependencies: ["pnreplicate"]),
         .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel"]),
+        .testTarget(
+            name: "SimulatorTests",
+            dependencies: ["PubNubSimulator", "SimulatorHTTP", "PubNubWire", "PubNubWireNIO", "ReplicaModel"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -21,13 +21,15 @@ public final class AsyncHTTPClientTransport: Transport {
     ///   - timeout: deadline of each request (connecting included).
     ///   - connectionsPerHost: HTTP/1.1 connections kept per host (AsyncHTTPClient's default is 8).
     public init(timeout: Duration = .seconds(15), connectionsPerHost: Int = 16) {
+        let (seconds, attoseconds) = timeout.components
+        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5))
+        // AsyncHTTPClient retries a refused connection until the connect timeout: keep it within the deadline.
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: min(.seconds(5), timeout))
         configuration.decompression = .enabled(limit: .size(32 << 20))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let (seconds, attoseconds) = timeout.components
-        self.timeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.timeout = timeout
     }
 
     /// Closes the client's connections.

@@ -1,0 +1,224 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+/// One injected fault.
+public enum Fault: Sendable, Hashable, CustomStringConvertible {
+    /// No fault.
+    case none
+    /// The client is offline: nothing is sent (``TransportFailure/notSent(reason:)``).
+    case offline
+    /// The request is lost on the way: the server never sees it (not sent, from the client's view).
+    case dropRequest
+    /// The server applies the request but the response is lost (``TransportFailure/outcomeUnknown(reason:)``).
+    case dropResponse
+    /// The response comes late (virtual milliseconds, recorded, never slept).
+    case latency(milliseconds: Int)
+    /// A 5xx answer without applying the request.
+    case serverError(status: Int)
+    /// 429 with `Retry-After` in seconds, without applying the request.
+    case tooManyRequests(retryAfter: Int)
+    /// 403 in the Access Manager shape (permissions revoked), without applying the request.
+    case forbidden
+
+    /// A short name for logs.
+    public var description: String {
+        switch self {
+        case .none: "none"
+        case .offline: "offline"
+        case .dropRequest: "drop-request"
+        case .dropResponse: "drop-response"
+        case .latency(let ms): "latency-\(ms)ms"
+        case .serverError(let status): "http-\(status)"
+        case .tooManyRequests(let seconds): "http-429-retry-after-\(seconds)"
+        case .forbidden: "http-403"
+        }
+    }
+}
+
+/// How often each fault happens.
+public struct FaultProfile: Sendable, Hashable {
+    /// The profile's name.
+    public var name: String
+    /// Probability of being offline (checked first; the rest of the mass is no fault).
+    public var offline = 0.0
+    /// Probability of a dropped request.
+    public var dropRequest = 0.0
+    /// Probability of a response lost after the server applied the request.
+    public var dropResponse = 0.0
+    /// Probability of a 500/503.
+    public var serverError = 0.0
+    /// Probability of a 429.
+    public var tooManyRequests = 0.0
+    /// Probability of 403.
+    public var forbidden = 0.0
+    /// Probability of added latency.
+    public var latency = 0.0
+
+    /// A profile; every probability defaults to 0.
+    public init(
+        name: String, offline: Double = 0, dropRequest: Double = 0, dropResponse: Double = 0, serverError: Double = 0,
+        tooManyRequests: Double = 0, forbidden: Double = 0, latency: Double = 0
+    ) {
+        self.name = name
+        self.offline = offline
+        self.dropRequest = dropRequest
+        self.dropResponse = dropResponse
+        self.serverError = serverError
+        self.tooManyRequests = tooManyRequests
+        self.forbidden = forbidden
+        self.latency = latency
+    }
+
+    /// No faults.
+    public static let none = FaultProfile(name: "none")
+    /// Some of everything recoverable: 5% dropped requests, 5% lost responses, 5% 5xx, 3% 429, 10% latency.
+    public static let flaky = FaultProfile(
+        name: "flaky", dropRequest: 0.05, dropResponse: 0.05, serverError: 0.05, tooManyRequests: 0.03, latency: 0.10)
+    /// Every request fails as not sent.
+    public static let offline = FaultProfile(name: "offline", offline: 1.0)
+    /// Heavy weather: 10% dropped, 10% lost responses, 10% 5xx, 10% 429, 2% 403, 20% latency.
+    public static let hostile = FaultProfile(
+        name: "hostile", dropRequest: 0.10, dropResponse: 0.10, serverError: 0.10, tooManyRequests: 0.10, forbidden: 0.02,
+        latency: 0.20)
+
+    /// The profiles by name.
+    public static let all: [FaultProfile] = [.none, .flaky, .offline, .hostile]
+
+    /// A profile by name, or nil.
+    public static func named(_ name: String) -> FaultProfile? { all.first { $0.name == name } }
+}
+
+/// One decision of a ``FaultPlan``.
+public struct FaultDecision: Sendable, Hashable {
+    /// The request's ordinal (0-based).
+    public var ordinal: Int
+    /// The request's operation.
+    public var operation: String
+    /// What happened to it.
+    public var fault: Fault
+}
+
+/// Seeded, deterministic fault injection: the same seed and the same sequence of requests give
+/// the same faults, in process or over HTTP.
+public final class FaultPlan: @unchecked Sendable {
+    /// The seed.
+    public let seed: UInt64
+    /// The profile.
+    public let profile: FaultProfile
+    private let lock = NSLock()
+    private var random: SplitMix64
+    private var decisions: [FaultDecision] = []
+
+    /// A plan for `seed` and `profile`.
+    public init(seed: UInt64, profile: FaultProfile) {
+        self.seed = seed
+        self.profile = profile
+        self.random = SplitMix64(seed: seed)
+    }
+
+    /// Every decision so far, in order.
+    public var log: [FaultDecision] { lock.withLock { decisions } }
+
+    /// Decides the fault for the next request.
+    public func decide(operation: String) -> Fault {
+        lock.withLock {
+            let roll = random.nextUnit()
+            let detail = random.next()
+            var threshold = 0.0
+            var fault = Fault.none
+            let table: [(Double, Fault)] = [
+                (profile.offline, .offline),
+                (profile.dropRequest, .dropRequest),
+                (profile.dropResponse, .dropResponse),
+                (profile.serverError, .serverError(status: detail % 2 == 0 ? 500 : 503)),
+                (profile.tooManyRequests, .tooManyRequests(retryAfter: Int(detail % 5) + 1)),
+                (profile.forbidden, .forbidden),
+                (profile.latency, .latency(milliseconds: Int(detail % 2000) + 50)),
+            ]
+            for (probability, candidate) in table {
+                threshold += probability
+                if roll < threshold {
+                    fault = candidate
+                    break
+                }
+            }
+            decisions.append(FaultDecision(ordinal: decisions.count, operation: operation, fault: fault))
+            return fault
+        }
+    }
+}
+
+/// SplitMix64: a small, fast, seedable generator (never the system's random source).
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// A generator for `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A double in [0, 1).
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+/// Applies a fault to a request handled by `server`. Shared by the in-process transport and the
+/// HTTP front end so that both behave the same.
+public enum FaultApplication {
+    /// The outcome: a response, or a transport failure the client should see.
+    public static func run(
+        _ request: WireRequest, on server: PubNubServer, fault: Fault
+    ) async throws(TransportFailure) -> WireResponse {
+        switch fault {
+        case .none, .latency:
+            return await server.handle(request)
+        case .offline:
+            throw .notSent(reason: "simulated: offline")
+        case .dropRequest:
+            throw .notSent(reason: "simulated: request dropped")
+        case .dropResponse:
+            _ = await server.handle(request)
+            throw .outcomeUnknown(reason: "simulated: response lost after the server applied the request")
+        case .serverError(let status):
+            if request.pathSegments.first == "publish" {
+                return Reply.json(status, [0, "Internal Server Error"], contentType: Reply.javascript)
+            }
+            return Reply.objectError(status, "An unexpected error ocurred while processing the request.", source: "objects")
+        case .tooManyRequests(let seconds):
+            return Reply.json(
+                429,
+                ["status": 429, "error": true, "message":
+                    "You have exceeded the maximum number of requests per second allowed for your subscriber key."],
+                headers: ["Retry-After": String(seconds)])
+        case .forbidden:
+            return Reply.json(
+                403, ["message": "Forbidden", "payload": ["channels": []], "error": true, "service": "Access Manager", "status": 403])
+        }
+    }
+}
+
+/// A ``Transport`` that calls a ``PubNubServer`` directly (no sockets, virtual time), with a fault plan.
+public struct InProcessTransport: Transport {
+    /// The server.
+    public let server: PubNubServer
+    /// The faults to inject.
+    public let plan: FaultPlan
+
+    /// A transport to `server`, with no faults unless a plan is given.
+    public init(server: PubNubServer, plan: FaultPlan = FaultPlan(seed: 0, profile: .none)) {
+        self.server = server
+        self.plan = plan
+    }
+
+    /// Decides a fault and answers.
+    public func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse {
+        try await FaultApplication.run(request, on: server, fault: plan.decide(operation: request.operation))
+    }
+}

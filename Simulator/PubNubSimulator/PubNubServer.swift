@@ -1,0 +1,162 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+/// An in-memory PubNub: the REST surface of publish, history, message actions, App Context and
+/// time, answering with the real status codes, bodies and content types
+/// (`docs/protocol.md`, `docs/simulator.md`).
+///
+/// The server is pure: ``handle(_:)`` turns a request into a response with no sockets. The HTTP
+/// front end and the in-process transport both call it.
+public actor PubNubServer {
+    /// The keys the server accepts.
+    public let publishKey: String
+    /// The subscribe key the server accepts.
+    public let subscribeKey: String
+
+    var clock: TimetokenClock
+    var messages: [String: [StoredMessage]] = [:]
+    var actions: [String: [StoredAction]] = [:]
+    var users: [String: StoredObject] = [:]
+    var channels: [String: StoredObject] = [:]
+    /// Memberships by user id, then channel id.
+    var memberships: [String: [String: StoredMembership]] = [:]
+    var eTagCounter: UInt64 = 0
+    /// How many requests were handled (for fault plans and tests).
+    public private(set) var requestCount = 0
+
+    /// A server with the given keys and time source.
+    public init(publishKey: String = "demo", subscribeKey: String = "demo", time: any TimeSource = SystemTimeSource()) {
+        self.publishKey = publishKey
+        self.subscribeKey = subscribeKey
+        self.clock = TimetokenClock(source: time)
+    }
+
+    /// Answers one request.
+    public func handle(_ request: WireRequest) -> WireResponse {
+        requestCount += 1
+        let s = request.pathSegments
+        switch (request.method, s.first) {
+        case (.get, "time") where s.count == 2:
+            return Reply.json(200, .array([.int(Int64(clock.next()))]), contentType: Reply.javascript)
+        case (_, "publish"):
+            return publish(request)
+        case (_, "v3") where s.count >= 6 && s[2] == "sub-key":
+            guard s[3] == subscribeKey else { return Reply.historyError(400, "Invalid Subkey") }
+            switch (request.method, s[1], s[4]) {
+            case (.get, "history", "channel"): return fetchHistory(request, channels: s[5], withActions: false)
+            case (.get, "history-with-actions", "channel"): return fetchHistory(request, channels: s[5], withActions: true)
+            case (.get, "history", "message-counts"): return messageCounts(request, channels: s[5])
+            case (.delete, "history", "channel"): return deleteMessages(request, channel: s[5])
+            default: return Reply.notFound()
+            }
+        case (_, "v2") where s.count >= 6 && s[1] == "history" && s[2] == "sub-key" && s[4] == "channel":
+            guard s[3] == subscribeKey else { return Reply.historyError(400, "Invalid Subkey") }
+            return legacyHistory(request, channel: s[5])
+        case (_, "v1") where s.count >= 5 && s[1] == "message-actions" && s[3] == "channel":
+            guard s[2] == subscribeKey else { return Reply.objectError(400, "Invalid Subkey", source: "actions") }
+            return messageActions(request, segments: Array(s.dropFirst(4)))
+        case (_, "v2") where s.count >= 4 && s[1] == "objects":
+            guard s[2] == subscribeKey else { return Reply.objectError(400, "Invalid Subkey", source: "objects") }
+            return objects(request, segments: Array(s.dropFirst(3)))
+        default:
+            return Reply.notFound()
+        }
+    }
+
+    /// A new opaque eTag, deterministic for a given sequence of changes.
+    func nextETag() -> String {
+        eTagCounter += 1
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in String(eTagCounter).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    /// A digest of the whole server state: equal digests mean equal state (determinism tests).
+    public func stateDigest() -> String {
+        var text = "\(clock.last)|"
+        for channel in messages.keys.sorted() {
+            for m in messages[channel]! { text += "\(channel),\(m.timetoken),\(m.publisher),\((try? m.message.jsonString()) ?? "");" }
+        }
+        for channel in actions.keys.sorted() {
+            for a in actions[channel]! { text += "\(channel),\(a.messageTimetoken),\(a.actionTimetoken),\(a.type),\(a.value),\(a.uuid);" }
+        }
+        for (kind, objects) in [("u", users), ("c", channels)] {
+            for id in objects.keys.sorted() { text += "\(kind),\(id),\(objects[id]!.eTag);" }
+        }
+        for user in memberships.keys.sorted() {
+            for channel in memberships[user]!.keys.sorted() { text += "m,\(user),\(channel),\(memberships[user]![channel]!.eTag);" }
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+
+    /// The messages stored for a channel, oldest first (for tests and checkers).
+    public func storedMessages(channel: String) -> [(timetoken: UInt64, message: JSONValue, publisher: String)] {
+        (messages[channel] ?? []).map { ($0.timetoken, $0.message, $0.publisher) }
+    }
+}
+
+/// Building responses in each service's real shape.
+enum Reply {
+    static let javascript = "text/javascript; charset=\"UTF-8\""
+    static let json = "application/json"
+
+    static func json(_ status: Int, _ body: JSONValue, contentType: String = json, headers: [String: String] = [:]) -> WireResponse {
+        var all = headers
+        all["Content-Type"] = contentType
+        return WireResponse(status: status, headers: all, body: (try? body.jsonData()) ?? Data())
+    }
+
+    static func publishError(_ status: Int, _ message: String, timetoken: UInt64) -> WireResponse {
+        json(status, [0, .string(message), .string(String(timetoken))], contentType: javascript)
+    }
+
+    static func historyError(_ status: Int, _ message: String) -> WireResponse {
+        json(status, ["status": .int(Int64(status)), "error": true, "error_message": .string(message), "channels": [:]],
+             contentType: javascript)
+    }
+
+    static func objectError(
+        _ status: Int, _ message: String, source: String, details: [(message: String, location: String)] = []
+    ) -> WireResponse {
+        var error: [String: JSONValue] = ["message": .string(message), "source": .string(source)]
+        if !details.isEmpty {
+            error["details"] = .array(details.map {
+                ["message": .string($0.message), "location": .string($0.location), "locationType": "body"]
+            })
+        }
+        return json(status, ["status": .int(Int64(status)), "error": .object(error)])
+    }
+
+    static func notFound() -> WireResponse {
+        json(404, ["status": 404, "error": true, "message": "Not Found", "service": "Balancer"])
+    }
+
+    /// Parses a request body as JSON (gzip-decoded when `Content-Encoding: gzip`).
+    static func bodyJSON(_ request: WireRequest) -> JSONValue? {
+        guard var body = request.body else { return nil }
+        if request.headers.first(where: { $0.key.lowercased() == "content-encoding" })?.value.lowercased() == "gzip" {
+            guard let inflated = try? Gzip.decompress(body) else { return nil }
+            body = inflated
+        }
+        return try? JSONValue(jsonData: body)
+    }
+}
+
+extension WireRequest {
+    /// A query value parsed as an integer.
+    func int(_ name: String) -> Int? { queryValue(name).flatMap { Int($0) } }
+    /// A query value parsed as a timetoken.
+    func timetoken(_ name: String) -> UInt64? { queryValue(name).flatMap { UInt64($0) } }
+    /// A query flag (`true`/`1`).
+    func flag(_ name: String, default value: Bool) -> Bool {
+        guard let text = queryValue(name) else { return value }
+        return text == "true" || text == "1"
+    }
+    /// The `uuid` query parameter (the actor).
+    var actor: String { queryValue("uuid") ?? "" }
+}

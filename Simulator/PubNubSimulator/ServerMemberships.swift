@@ -1,0 +1,97 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+extension PubNubServer {
+    /// `GET|PATCH /v2/objects/{sub}/uuids/{user}/channels` and `/channels/{channel}/uuids`.
+    func memberships(_ request: WireRequest, kind: ObjectKind, id: String, listing: String) -> WireResponse {
+        let ofUser = kind == .user
+        guard listing == (ofUser ? "channels" : "uuids") else { return Reply.notFound() }
+        let otherKey = ofUser ? "channel" : "uuid"
+        if request.method == .patch {
+            guard case .object(let body)? = Reply.bodyJSON(request) else {
+                return Reply.objectError(415, "Request payload must be in JSON format.", source: "objects")
+            }
+            let sets = body["set"]?.arrayValue ?? []
+            let deletes = body["delete"]?.arrayValue ?? []
+            for entry in sets {
+                guard let item = entry.objectValue, let otherId = item[otherKey]?.objectValue?["id"]?.stringValue,
+                    !otherId.isEmpty
+                else {
+                    return Reply.objectError(400, "Request payload contained invalid input.", source: "objects",
+                                             details: [("Missing \(otherKey).id", "set")])
+                }
+                if let custom = item["custom"], let problem = Self.customProblem(custom) {
+                    return Reply.objectError(400, "Request payload contained invalid input.", source: "objects",
+                                             details: [(problem, "set.custom")])
+                }
+                let (user, channel) = ofUser ? (id, otherId) : (otherId, id)
+                let old = memberships[user]?[channel]
+                let status = item["status"] ?? .null, type = item["type"] ?? .null, custom = item["custom"] ?? .null
+                if let old, old.status == status, old.type == type, old.custom == custom { continue }
+                memberships[user, default: [:]][channel] = StoredMembership(
+                    status: status, type: type, custom: custom, updated: TimetokenClock.iso(clock.next()), eTag: nextETag())
+            }
+            for entry in deletes {
+                guard let otherId = entry.objectValue?[otherKey]?.objectValue?["id"]?.stringValue else { continue }
+                let (user, channel) = ofUser ? (id, otherId) : (otherId, id)
+                memberships[user]?[channel] = nil
+            }
+        }
+        let include = include(request)
+        let pairs: [(other: String, membership: StoredMembership)] =
+            ofUser
+            ? (memberships[id] ?? [:]).map { ($0.key, $0.value) }
+            : memberships.compactMap { user, channels in channels[id].map { (user, $0) } }
+        let items: [JSONValue] = pairs.sorted { $0.other < $1.other }.map { other, membership in
+            var element: [String: JSONValue] = ["updated": .string(membership.updated), "eTag": .string(membership.eTag)]
+            let otherObject = ofUser ? channels[other] : users[other]
+            if include.contains(otherKey), let otherObject {
+                let nested = Set(include.compactMap { $0.hasPrefix(otherKey + ".") ? String($0.dropFirst(otherKey.count + 1)) : nil })
+                element[otherKey] = json(otherObject, kind: ofUser ? .channel : .user, include: nested)
+            } else {
+                element[otherKey] = ["id": .string(other)]
+            }
+            if include.contains("status") { element["status"] = membership.status }
+            if include.contains("type") { element["type"] = membership.type }
+            if include.contains("custom") { element["custom"] = membership.custom }
+            return .object(element)
+        }
+        return Reply.page(request, items: items)
+    }
+
+    // MARK: Another device
+
+    /// Changes a user's fields as another device would (new eTag and `updated`): forces a 412 on
+    /// the next conditional write that carries the old eTag.
+    public func remoteEditUser(id: String, fields: [String: JSONValue]) {
+        var object = users[id] ?? StoredObject(id: id, fields: [:], updated: "", eTag: "")
+        for (key, value) in fields { object.fields[key] = value }
+        object.updated = TimetokenClock.iso(clock.next())
+        object.eTag = nextETag()
+        users[id] = object
+    }
+
+    /// Changes a channel's fields as another device would.
+    public func remoteEditChannel(id: String, fields: [String: JSONValue]) {
+        var object = channels[id] ?? StoredObject(id: id, fields: [:], updated: "", eTag: "")
+        for (key, value) in fields { object.fields[key] = value }
+        object.updated = TimetokenClock.iso(clock.next())
+        object.eTag = nextETag()
+        channels[id] = object
+    }
+}
+
+extension JSONValue {
+    /// The elements of an `.array`, or nil.
+    var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    /// The members of an `.object`, or nil.
+    var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+}

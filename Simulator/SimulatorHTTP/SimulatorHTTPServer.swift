@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PubNubSimulator
+import PubNubWire
+
+/// The simulator over HTTP: the same paths as PubNub, on 127.0.0.1.
+///
+/// The path is split on `/` **before** each segment is percent-decoded (a channel `a/b` arrives as
+/// `a%2Fb`); valueless query keys are accepted; responses carry the service's real content type.
+/// Faults that answer (5xx, 429, 403, latency) apply over HTTP as in process. A lost response
+/// (applied) and, over HTTP, `offline` and dropped requests (not applied) cut the connection after
+/// the response head: the client cannot tell them apart, as with a real network.
+public struct SimulatorResponder: HTTPResponder {
+    /// The request context.
+    public typealias Context = BasicRequestContext
+
+    let server: PubNubServer
+    let plan: FaultPlan
+
+    /// A responder for `server` with `plan`'s faults.
+    public init(server: PubNubServer, plan: FaultPlan) {
+        self.server = server
+        self.plan = plan
+    }
+
+    /// Converts the HTTP request, lets the server (and the fault plan) answer, converts back.
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        guard let wire = try await Self.wireRequest(request) else {
+            return Self.response(WireResponse(status: 400, headers: ["Content-Type": "application/json"],
+                                              body: Data(#"{"status":400,"error":true,"message":"Bad Request"}"#.utf8)))
+        }
+        do {
+            return Self.response(try await FaultApplication.run(wire, on: server, fault: plan.decide(operation: wire.operation)))
+        } catch {
+            // No usable response: send a head, then fail the body so that the connection is cut
+            // mid-response (Hummingbird would turn a thrown error into a clean 500).
+            return Response(status: .ok, body: ResponseBody { _ in throw SimulatedConnectionDrop() })
+        }
+    }
+
+    static func wireRequest(_ request: Request) async throws -> WireRequest? {
+        guard let method = PubNubWire.HTTPMethod(rawValue: request.method.rawValue) else { return nil }
+        var segments: [String] = []
+        for raw in request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            guard let decoded = PercentEncoding.decode(String(raw)) else { return nil }
+            segments.append(decoded)
+        }
+        var query: [QueryItem] = []
+        for pair in (request.uri.query ?? "").split(separator: "&") where !pair.isEmpty {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentEncoding.decode(String(parts[0])) else { return nil }
+            if parts.count == 2 {
+                guard let value = PercentEncoding.decode(String(parts[1])) else { return nil }
+                query.append(QueryItem(name, value))
+            } else {
+                query.append(QueryItem(name, nil))
+            }
+        }
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        var copy = request
+        let buffer = try await copy.collectBody(upTo: 1 << 20)
+        let body = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : nil
+        return WireRequest(method: method, pathSegments: segments, query: query, headers: headers, body: body,
+                           operation: segments.first ?? "/")
+    }
+
+    static func response(_ wire: WireResponse) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in wire.headers {
+            if let fieldName = HTTPField.Name(name) { fields[fieldName] = value }
+        }
+        return Response(status: .init(code: wire.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: wire.body)))
+    }
+}
+
+/// Thrown to make Hummingbird close the connection instead of answering.
+struct SimulatedConnectionDrop: Error {}
+
+/// Runs the simulator's HTTP server.
+public enum SimulatorHTTPServer {
+    /// Serves until cancelled or, with `handleSignals`, until SIGINT/SIGTERM. `onListening` gets
+    /// the bound port (useful with port 0, an ephemeral port).
+    public static func run(
+        server: PubNubServer, plan: FaultPlan, port: Int = 0, handleSignals: Bool = false,
+        logLevel: Logger.Level = .critical, onListening: @escaping @Sendable (Int) async -> Void
+    ) async throws {
+        var logger = Logger(label: "pnreplicate.simulator")
+        logger.logLevel = logLevel
+        let app = Application(
+            responder: SimulatorResponder(server: server, plan: plan),
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            logger: logger)
+        if handleSignals {
+            try await app.runService()
+        } else {
+            try await app.run()
+        }
+    }
+}
