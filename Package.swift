@@ -85,6 +85,8 @@ let package = Package(
             name: "pnreplicate",
             dependencies: [
                 "ReplicaStore",
+                "PubNubSimulator",
+                "SimulatorHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,6 +99,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
+        ),
+        // Run by hand in release mode: loopback requests/s of each transport against the simulator.
+        .executableTarget(
+            name: "WireBenchmarks",
+            dependencies: ["PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", "ReplicaModel"]
         ),
         .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel"]),
         .testTarget(

@@ -20,6 +20,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     case tooManyRequests(retryAfter: Int)
     /// 403 in the Access Manager shape (permissions revoked), without applying the request.
     case forbidden
+    /// Another device edits the target object just before a conditional (`If-Match`) write, so
+    /// the write meets a 412.
+    case preconditionRace
 
     /// A short name for logs.
     public var description: String {
@@ -32,6 +35,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .serverError(let status): "http-\(status)"
         case .tooManyRequests(let seconds): "http-429-retry-after-\(seconds)"
         case .forbidden: "http-403"
+        case .preconditionRace: "412-race"
         }
     }
 }
@@ -50,15 +54,17 @@ public struct FaultProfile: Sendable, Hashable {
     public var serverError = 0.0
     /// Probability of a 429.
     public var tooManyRequests = 0.0
-    /// Probability of 403.
+    /// Probability that permissions flip to revoked; the next 1-5 requests then get 403 too.
     public var forbidden = 0.0
+    /// Probability of a remote edit racing a conditional write (only on `If-Match` requests).
+    public var preconditionRace = 0.0
     /// Probability of added latency.
     public var latency = 0.0
 
     /// A profile; every probability defaults to 0.
     public init(
         name: String, offline: Double = 0, dropRequest: Double = 0, dropResponse: Double = 0, serverError: Double = 0,
-        tooManyRequests: Double = 0, forbidden: Double = 0, latency: Double = 0
+        tooManyRequests: Double = 0, forbidden: Double = 0, preconditionRace: Double = 0, latency: Double = 0
     ) {
         self.name = name
         self.offline = offline
@@ -67,6 +73,7 @@ public struct FaultProfile: Sendable, Hashable {
         self.serverError = serverError
         self.tooManyRequests = tooManyRequests
         self.forbidden = forbidden
+        self.preconditionRace = preconditionRace
         self.latency = latency
     }
 
@@ -77,10 +84,11 @@ public struct FaultProfile: Sendable, Hashable {
         name: "flaky", dropRequest: 0.05, dropResponse: 0.05, serverError: 0.05, tooManyRequests: 0.03, latency: 0.10)
     /// Every request fails as not sent.
     public static let offline = FaultProfile(name: "offline", offline: 1.0)
-    /// Heavy weather: 10% dropped, 10% lost responses, 10% 5xx, 10% 429, 2% 403, 20% latency.
+    /// Heavy weather: 10% dropped, 10% lost responses, 10% 5xx, 10% 429, 2% 403 flips, 30% of
+    /// conditional writes raced by another device, 20% latency.
     public static let hostile = FaultProfile(
         name: "hostile", dropRequest: 0.10, dropResponse: 0.10, serverError: 0.10, tooManyRequests: 0.10, forbidden: 0.02,
-        latency: 0.20)
+        preconditionRace: 0.30, latency: 0.20)
 
     /// The profiles by name.
     public static let all: [FaultProfile] = [.none, .flaky, .offline, .hostile]
@@ -109,6 +117,7 @@ public final class FaultPlan: @unchecked Sendable {
     private let lock = NSLock()
     private var random: SplitMix64
     private var decisions: [FaultDecision] = []
+    private var revokedFor = 0
 
     /// A plan for `seed` and `profile`.
     public init(seed: UInt64, profile: FaultProfile) {
@@ -120,11 +129,17 @@ public final class FaultPlan: @unchecked Sendable {
     /// Every decision so far, in order.
     public var log: [FaultDecision] { lock.withLock { decisions } }
 
-    /// Decides the fault for the next request.
-    public func decide(operation: String) -> Fault {
+    /// Decides the fault for the next request; `conditional` marks an `If-Match` write.
+    public func decide(operation: String, conditional: Bool = false) -> Fault {
         lock.withLock {
             let roll = random.nextUnit()
             let detail = random.next()
+            let race = random.nextUnit()
+            if revokedFor > 0 {
+                revokedFor -= 1
+                decisions.append(FaultDecision(ordinal: decisions.count, operation: operation, fault: .forbidden))
+                return .forbidden
+            }
             var threshold = 0.0
             var fault = Fault.none
             let table: [(Double, Fault)] = [
@@ -143,6 +158,8 @@ public final class FaultPlan: @unchecked Sendable {
                     break
                 }
             }
+            if fault == .forbidden { revokedFor = Int(detail % 5) }
+            if fault == .none, conditional, race < profile.preconditionRace { fault = .preconditionRace }
             decisions.append(FaultDecision(ordinal: decisions.count, operation: operation, fault: fault))
             return fault
         }
@@ -178,6 +195,9 @@ public enum FaultApplication {
     ) async throws(TransportFailure) -> WireResponse {
         switch fault {
         case .none, .latency:
+            return await server.handle(request)
+        case .preconditionRace:
+            await server.raceConditionalWrite(request)
             return await server.handle(request)
         case .offline:
             throw .notSent(reason: "simulated: offline")
@@ -219,6 +239,14 @@ public struct InProcessTransport: Transport {
 
     /// Decides a fault and answers.
     public func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse {
-        try await FaultApplication.run(request, on: server, fault: plan.decide(operation: request.operation))
+        try await FaultApplication.run(
+            request, on: server, fault: plan.decide(operation: request.operation, conditional: request.isConditional))
+    }
+}
+
+extension WireRequest {
+    /// Whether this is a conditional App Context write (`If-Match`).
+    public var isConditional: Bool {
+        method == .patch && headers.keys.contains { $0.lowercased() == "if-match" }
     }
 }

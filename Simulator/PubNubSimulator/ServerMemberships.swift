@@ -62,6 +62,18 @@ extension PubNubServer {
 
     // MARK: Another device
 
+    /// Before a conditional write to a user or channel, another device touches the object (new
+    /// eTag and `updated`, fields unchanged), so the write's `If-Match` is stale.
+    public func raceConditionalWrite(_ request: WireRequest) {
+        let s = request.pathSegments
+        guard s.count == 5, s[0] == "v2", s[1] == "objects" else { return }
+        switch s[3] {
+        case "uuids" where users[s[4]] != nil: remoteEditUser(id: s[4], fields: [:])
+        case "channels" where channels[s[4]] != nil: remoteEditChannel(id: s[4], fields: [:])
+        default: break
+        }
+    }
+
     /// Changes a user's fields as another device would (new eTag and `updated`): forces a 412 on
     /// the next conditional write that carries the old eTag.
     public func remoteEditUser(id: String, fields: [String: JSONValue]) {

@@ -33,7 +33,7 @@ public struct SimulatorResponder: HTTPResponder {
                                               body: Data(#"{"status":400,"error":true,"message":"Bad Request"}"#.utf8)))
         }
         do {
-            return Self.response(try await FaultApplication.run(wire, on: server, fault: plan.decide(operation: wire.operation)))
+            return Self.response(try await FaultApplication.run(wire, on: server, fault: plan.decide(operation: wire.operation, conditional: wire.isConditional)))
         } catch {
             // No usable response: send a head, then fail the body so that the connection is cut
             // mid-response (Hummingbird would turn a thrown error into a clean 500).

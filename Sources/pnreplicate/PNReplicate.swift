@@ -9,7 +9,7 @@ struct PNReplicate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pnreplicate",
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
-        subcommands: [Demo.self, Migrate.self, Status.self]
+        subcommands: [Demo.self, Migrate.self, Status.self, SimulatorCommand.self]
     )
 }
 

@@ -104,6 +104,8 @@ struct LoopbackTests {
             try await pubnub.removeUser(id: "jane")
             let gone = await serviceError { _ = try await pubnub.getUser(id: "jane") }
             #expect(gone?.status == 404)
+            try await pubnub.removeChannel(id: "off-topic")
+            #expect(await serviceError { _ = try await pubnub.getChannel(id: "off-topic") }?.status == 404)
             try await pubnub.deleteMessages(channel: "a/b")
             #expect(try await pubnub.fetchHistory(HistoryQuery(channels: ["a/b"])).channels.isEmpty)
 
