@@ -77,20 +77,20 @@ extension PubNubServer {
     /// Changes a user's fields as another device would (new eTag and `updated`): forces a 412 on
     /// the next conditional write that carries the old eTag.
     public func remoteEditUser(id: String, fields: [String: JSONValue]) {
-        var object = users[id] ?? StoredObject(id: id, fields: [:], updated: "", eTag: "")
-        for (key, value) in fields { object.fields[key] = value }
-        object.updated = TimetokenClock.iso(clock.next())
-        object.eTag = nextETag()
-        users[id] = object
+        users[id] = remoteEdit(users[id], id: id, fields: fields)
     }
 
     /// Changes a channel's fields as another device would.
     public func remoteEditChannel(id: String, fields: [String: JSONValue]) {
-        var object = channels[id] ?? StoredObject(id: id, fields: [:], updated: "", eTag: "")
+        channels[id] = remoteEdit(channels[id], id: id, fields: fields)
+    }
+
+    private func remoteEdit(_ existing: StoredObject?, id: String, fields: [String: JSONValue]) -> StoredObject {
+        var object = existing ?? StoredObject(id: id, fields: [:], updated: "", eTag: "")
         for (key, value) in fields { object.fields[key] = value }
         object.updated = TimetokenClock.iso(clock.next())
         object.eTag = nextETag()
-        channels[id] = object
+        return object
     }
 }
 
