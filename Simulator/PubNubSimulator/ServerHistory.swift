@@ -49,7 +49,8 @@ extension PubNubServer {
             meta = parsed
         }
         let timetoken = clock.next()
-        if request.queryValue("store") != "0" {
+        let store = request.queryValue("store")
+        if store != "0" && store != "false" {
             messages[channel, default: []].append(StoredMessage(
                 timetoken: timetoken, message: message, publisher: request.actor, meta: meta,
                 customMessageType: request.queryValue("custom_message_type")))
@@ -75,7 +76,9 @@ extension PubNubServer {
                 messages[name] ?? [], timetoken: \.timetoken, start: request.timetoken("start"), end: request.timetoken("end"),
                 max: max)
             guard !selected.isEmpty else { continue }
-            result[name] = .array(selected.map { stored in
+            // Channel keys are URL-encoded unless the client sends encode_channels=false.
+            let key = request.flag("encode_channels", default: true) ? PercentEncoding.pathSegment(name) : name
+            result[key] = .array(selected.map { stored in
                 var entry: [String: JSONValue] = ["message": stored.message, "timetoken": .string(String(stored.timetoken))]
                 if includeUUID { entry["uuid"] = .string(stored.publisher) }
                 if includeMeta { entry["meta"] = stored.meta ?? "" }
@@ -132,8 +135,9 @@ extension PubNubServer {
             }
             since = Array(repeating: value, count: names.count)
         } else if let many = request.queryValue("channelsTimetoken") {
-            since = many.split(separator: ",").compactMap { UInt64($0) }
-            guard since.count == names.count else { return Reply.historyError(400, "Invalid Arguments: channelsTimetoken") }
+            let parsed = many.split(separator: ",", omittingEmptySubsequences: false).map { UInt64($0) }
+            since = parsed.compactMap { $0 }
+            guard since.count == parsed.count, since.count == names.count else { return Reply.historyError(400, "Invalid Arguments: channelsTimetoken") }
         } else {
             return Reply.historyError(400, "Invalid Arguments: timetoken")
         }
@@ -148,13 +152,14 @@ extension PubNubServer {
     func deleteMessages(_ request: WireRequest, channel: String) -> WireResponse {
         let a = request.timetoken("start")
         let b = request.timetoken("end")
-        // Whichever bound is larger is exclusive, the smaller inclusive; start == end deletes nothing.
+        // `start` is exclusive and `end` inclusive, whichever is larger; start == end deletes nothing.
         messages[channel]?.removeAll { m in
             switch (a, b) {
             case (nil, nil): return true
             case (let start?, nil): return m.timetoken < start
             case (nil, let end?): return m.timetoken >= end
-            case (let x?, let y?): return x != y && m.timetoken >= Swift.min(x, y) && m.timetoken < Swift.max(x, y)
+            case (let start?, let end?):
+                return m.timetoken >= Swift.min(start, end) && m.timetoken <= Swift.max(start, end) && m.timetoken != start
             }
         }
         return Reply.json(200, ["status": 200, "error": false, "error_message": ""], contentType: Reply.javascript)

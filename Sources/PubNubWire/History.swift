@@ -95,6 +95,16 @@ public struct HistoryPage: Decodable, Sendable, Hashable {
         public var max: Int?
     }
 
+    enum CodingKeys: String, CodingKey { case channels, more }
+
+    /// Decodes a page; channel keys arrive URL-encoded (`encode_channels` defaults to true) and are decoded.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let raw = try c.decodeIfPresent([String: [HistoryMessage]].self, forKey: .channels) ?? [:]
+        channels = Dictionary(raw.map { (PercentEncoding.decode($0.key) ?? $0.key, $0.value) }, uniquingKeysWith: { a, b in a + b })
+        more = try c.decodeIfPresent(More.self, forKey: .more)
+    }
+
     /// The oldest timetoken in the page (the next backward page's `start`), or nil when empty.
     public var oldestTimetoken: Timetoken? {
         channels.values.compactMap { $0.first?.timetoken }.min()

@@ -56,8 +56,9 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         // Refuse a changed, unknown or skipped migration through a read-only connection first:
         // opening a DatabasePool writes to the file (GRDB makes the WAL non-empty), and a refused
         // store must be left exactly as it was.
-        if FileManager.default.fileExists(atPath: path) {
-            _ = try migrationPlan(forStoreAt: path, options: options)
+        let plan = try migrationPlan(forStoreAt: path, options: options)
+        if options.migration == .requireCurrent, !plan.pending.isEmpty {
+            throw StoreError.migrationsPending(plan.pending)
         }
         let pool: DatabasePool
         do {

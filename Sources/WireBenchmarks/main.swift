@@ -1,8 +1,9 @@
 // Transport benchmark: `swift run -c release WireBenchmarks [requests]`.
 //
 // Starts the Hummingbird simulator on a loopback ephemeral port in this process and measures
-// requests/s of each transport (AsyncHTTPClient, URLSession), sequential and 16 concurrent, on a
-// history page of 100 messages (about 9 KB). Run by hand; never part of `swift test`.
+// requests/s of each transport (AsyncHTTPClient, URLSession), sequential and 16 concurrent, for
+// `time` (a tiny body: the transport's own rate) and a history page of 100 messages (about 9 KB:
+// encoding and decoding included). Run by hand; never part of `swift test`.
 import Foundation
 import PubNubSimulator
 import PubNubWire
@@ -34,15 +35,25 @@ for i in 0..<100 {
 }
 let query = HistoryQuery(channels: ["bench"])
 
-func measure(_ name: String, _ pubnub: PubNubClient, concurrency: Int) async throws {
-    for _ in 0..<200 { _ = try await pubnub.fetchHistory(query) }  // warm-up
+enum Call: String { case time, history }
+
+func call(_ kind: Call, _ pubnub: PubNubClient) async throws {
+    switch kind {
+    case .time: _ = try await pubnub.time()
+    case .history:
+        let page = try await pubnub.fetchHistory(query)
+        precondition(page.channels["bench"]?.count == 100)
+    }
+}
+
+func measure(_ name: String, _ pubnub: PubNubClient, concurrency: Int, _ kind: Call) async throws {
+    for _ in 0..<200 { try await call(kind, pubnub) }  // warm-up
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<concurrency {
             group.addTask {
                 for _ in stride(from: worker, to: total, by: concurrency) {
-                    let page = try await pubnub.fetchHistory(query)
-                    precondition(page.channels["bench"]?.count == 100)
+                    try await call(kind, pubnub)
                 }
             }
         }
@@ -50,14 +61,16 @@ func measure(_ name: String, _ pubnub: PubNubClient, concurrency: Int) async thr
     }
     let elapsed = ContinuousClock.now - start
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    print("\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) c\(concurrency)\t\(Int(Double(total) / seconds)) req/s")
+    print("\(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) c\(concurrency)\t\(Int(Double(total) / seconds)) req/s")
 }
 
 let ahc = AsyncHTTPClientTransport(connectionsPerHost: 16)
-try await measure("AsyncHTTPClient", try client(ahc), concurrency: 1)
-try await measure("AsyncHTTPClient", try client(ahc), concurrency: 16)
-try await ahc.shutdown()
 let session = URLSessionTransport()
-try await measure("URLSession", try client(session), concurrency: 1)
-try await measure("URLSession", try client(session), concurrency: 16)
+for kind in [Call.time, .history] {
+    for concurrency in [1, 16] {
+        try await measure("AsyncHTTPClient", try client(ahc), concurrency: concurrency, kind)
+        try await measure("URLSession", try client(session), concurrency: concurrency, kind)
+    }
+}
+try await ahc.shutdown()
 serverTask.cancel()

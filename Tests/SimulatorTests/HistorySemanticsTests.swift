@@ -88,12 +88,19 @@ struct HistorySemanticsTests {
         #expect(try await sim.client.fetchHistory(HistoryQuery(channels: ["a"])).texts("a").count == 5)
         try await sim.client.deleteMessages(channel: "a", start: Timetoken(rawValue: a[2].rawValue + 1), end: a[2])
         #expect(try await sim.client.fetchHistory(HistoryQuery(channels: ["a"])).texts("a") == ["m0", "m1", "m3", "m4"])
+        // Reversed bounds: start stays exclusive, end inclusive.
+        try await sim.client.deleteMessages(channel: "a", start: a[0], end: a[3])
+        #expect(try await sim.client.fetchHistory(HistoryQuery(channels: ["a"])).texts("a") == ["m0", "m4"])
     }
 
-    @Test("channel names with / travel as %2F and are split before decoding")
+    @Test("channel names with / travel as %2F, are split before decoding, and come back URL-encoded as keys")
     func slashInChannel() async throws {
         let sim = try InProcess()
         _ = try await sim.publish(2, to: "team/general")
         #expect(try await sim.client.fetchHistory(HistoryQuery(channels: ["team/general"])).texts("team/general") == ["m0", "m1"])
+        let raw = WireRequest(
+            method: .get, pathSegments: ["v3", "history", "sub-key", "demo", "channel", "team/general"], operation: "raw")
+        let body = String(decoding: await sim.server.handle(raw).body, as: UTF8.self)
+        #expect(body.contains("\"team%2Fgeneral\""))
     }
 }

@@ -15,7 +15,9 @@ public struct Migration: Sendable, Hashable {
     /// A migration from a name (`NNNN_name`) and its SQL.
     public init(name: String, sql: String) throws(StoreError) {
         let parts = name.split(separator: "_", maxSplits: 1)
-        guard parts.count == 2, parts[0].count == 4, let version = Int(parts[0]), !parts[1].isEmpty else {
+        guard parts.count == 2, parts[0].count == 4, parts[0].allSatisfy(\.isASCIIDigit), let version = Int(parts[0]),
+            !parts[1].isEmpty
+        else {
             throw .invalidMigrationName(name)
         }
         self.name = name
@@ -57,4 +59,8 @@ public struct MigrationReport: Sendable, Hashable, Codable {
     public var schemaVersion: String? {
         (performed.last ?? applied.last?.name)
     }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -19,7 +19,12 @@ struct MigrationRunner: Sendable {
                 db, sql: "SELECT name, checksum, applied_at FROM \(Self.table) ORDER BY name")
             applied = rows.map { AppliedMigration(name: $0[0], checksum: $0[1], appliedAt: $0[2]) }
         }
-        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0) })
+        let known = Dictionary(migrations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let versions = migrations.map(\.version)
+        if Set(versions).count != versions.count || migrations.map(\.name) != migrations.map(\.name).sorted() {
+            throw StoreError.invalidMigrationName(
+                "migrations must have distinct numbers in name order: \(migrations.map(\.name).joined(separator: ", "))")
+        }
         let unknown = applied.map(\.name).filter { known[$0] == nil }
         if !unknown.isEmpty { throw StoreError.unknownMigrations(unknown) }
         for record in applied {

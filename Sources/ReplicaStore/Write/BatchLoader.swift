@@ -11,11 +11,13 @@ extension ChatStore {
         _ items: [Item], batchSize: Int, onBatch: (@Sendable (LoadBatchResult) -> Void)?,
         write: @escaping @Sendable (Database, StoreCoding, Item, inout BatchState) throws -> Void
     ) async throws -> LoadReport {
-        precondition(batchSize > 0, "batchSize must be positive")
+        guard batchSize > 0 else { throw StoreError.invalidInput("batchSize must be positive, got \(batchSize)") }
         var report = LoadReport()
         var start = 0
         var index = 0
         while start < items.count {
+            // Stop between batches when the task is cancelled; written batches stay written.
+            try Task.checkCancellation()
             let batch = Array(items[start..<min(start + batchSize, items.count)])
             let batchIndex = index
             var result: LoadBatchResult
@@ -28,6 +30,8 @@ extension ChatStore {
                     }
                     return state.result
                 }
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 result = LoadBatchResult(index: batchIndex, count: batch.count)
                 result.error = Self.storeError(error)

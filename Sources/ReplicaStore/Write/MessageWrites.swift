@@ -18,10 +18,11 @@ extension ChatStore {
         ]
         let outcome = try db.upsert(try db.cachedStatement(sql: MessageSQL.upsert), arguments)
         if outcome == .updated, let timetoken {
-            // A pending message just got its timetoken: so do the actions made on it while it was pending.
-            try db.cachedStatement(
-                sql: "UPDATE message_actions SET message_timetoken = ? WHERE message_id = ? AND message_timetoken IS NULL"
-            ).execute(arguments: [timetoken, message.id])
+            // A pending message just got its timetoken: so do the actions made on it while it was
+            // pending. Where the server's copy of an action is already stored under the timetoken,
+            // the pending copy is dropped instead (re-keying it would break the unique index).
+            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [message.id, timetoken])
+            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [timetoken, message.id])
         }
         return outcome
     }
@@ -51,7 +52,13 @@ extension ChatStore {
     @discardableResult
     public func removeMessage(id: String) async throws(StoreError) -> Bool {
         try await write { db in
-            try db.execute(sql: "DELETE FROM message_actions WHERE message_id = ?", arguments: [id])
+            try db.execute(
+                sql: """
+                    DELETE FROM message_actions
+                    WHERE message_id = ?1
+                       OR (message_timetoken IS NOT NULL
+                           AND (channel_id, message_timetoken) = (SELECT channel_id, timetoken FROM messages WHERE id = ?1))
+                    """, arguments: [id])
             try db.execute(sql: "DELETE FROM messages WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }
@@ -61,6 +68,18 @@ extension ChatStore {
 
 /// The statements of these writes.
 enum MessageSQL {
+    static let dropPendingDuplicateActions = """
+        DELETE FROM message_actions
+        WHERE message_id = ?1 AND message_timetoken IS NULL
+          AND EXISTS (SELECT 1 FROM message_actions t
+                      WHERE t.channel_id = message_actions.channel_id AND t.message_timetoken = ?2
+                        AND t.type = message_actions.type AND t.value = message_actions.value
+                        AND t.user_id = message_actions.user_id)
+        """
+
+    static let rekeyPendingActions =
+        "UPDATE message_actions SET message_timetoken = ? WHERE message_id = ? AND message_timetoken IS NULL"
+
     static let upsert = """
         INSERT INTO messages (id, channel_id, user_id, text, content_type, content, custom, created_at, timetoken,
                               delivery, local_seq)

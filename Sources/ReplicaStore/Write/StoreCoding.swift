@@ -68,7 +68,8 @@ public struct LoadBatchResult: Sendable, Hashable {
     public var inserted = 0
     /// Objects that replaced an older stored version.
     public var updated = 0
-    /// Objects left as they were: same eTag, older than the stored one, or identical.
+    /// Objects left as they were: same eTag or older than the stored one (objects), identical
+    /// (messages and actions).
     public var unchanged = 0
     /// Why the batch was not written (its transaction was rolled back), or nil.
     public var error: StoreError?
