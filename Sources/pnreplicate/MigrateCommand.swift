@@ -16,6 +16,10 @@ struct Migrate: AsyncParsableCommand {
     @Flag(name: .long, help: "Copy the store with VACUUM INTO before migrating.")
     var backup = false
 
+    func validate() throws {
+        if dryRun && backup { throw ValidationError("--backup does nothing with --dry-run (a dry run writes nothing)") }
+    }
+
     func run() async throws {
         try await runReportingErrors {
             let path = options.storePath

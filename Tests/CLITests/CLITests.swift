@@ -98,6 +98,12 @@ struct CLITests {
         #expect(counts?["users"] == 1 && counts?["channels"] == 1 && counts?["members"] == 1 && counts?["messages"] == 1)
     }
 
+    @Test("--dry-run with --backup is refused rather than silently ignored")
+    func dryRunWithBackup() throws {
+        let result = try CLI.run(["migrate", "--dry-run", "--backup", "--store", CLI.temporaryStore()])
+        #expect(result.status != 0 && result.stderr.contains("--backup does nothing with --dry-run"))
+    }
+
     @Test("errors are one line on stderr with a non-zero exit")
     func errorsAreOneLine() throws {
         let missing = CLI.temporaryStore()
