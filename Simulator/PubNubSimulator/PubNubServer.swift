@@ -67,11 +67,7 @@ public actor PubNubServer {
     /// A new opaque eTag, deterministic for a given sequence of changes.
     func nextETag() -> String {
         eTagCounter += 1
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in String(eTagCounter).utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        return Self.fnv1a(String(eTagCounter))
     }
 
     /// A digest of the whole server state: equal digests mean equal state (determinism tests).
@@ -89,6 +85,11 @@ public actor PubNubServer {
         for user in memberships.keys.sorted() {
             for channel in memberships[user]!.keys.sorted() { text += "m,\(user),\(channel),\(memberships[user]![channel]!.eTag);" }
         }
+        return Self.fnv1a(text)
+    }
+
+    /// FNV-1a, 64 bits, as hex: stable across runs and platforms (unlike `Hasher`).
+    static func fnv1a(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(hash, radix: 16)

@@ -1,4 +1,5 @@
 import Foundation
+import ReplicaModel
 
 /// Where the simulator reads the time: unix time in timetoken units (100 ns).
 public protocol TimeSource: Sendable {
@@ -43,12 +44,6 @@ struct TimetokenClock {
 
     /// ISO-8601 with six fraction digits for a timetoken (App Context `updated`).
     static func iso(_ timetoken: UInt64) -> String {
-        let micros = timetoken / 10
-        let date = Date(timeIntervalSince1970: Double(micros / 1_000_000))
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        let base = formatter.string(from: date).dropLast()  // drop "Z"
-        let fraction = String(micros % 1_000_000)
-        return base + "." + String(repeating: "0", count: 6 - fraction.count) + fraction + "Z"
+        ISOTimestamp(nanoseconds: Int64(timetoken) * 100, fractionDigits: 6).description
     }
 }

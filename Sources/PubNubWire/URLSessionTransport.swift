@@ -45,13 +45,14 @@ public final class URLSessionTransport: Transport {
         }
     }
 
-    /// Which URL errors prove the request never left: everything else may have reached the server.
+    /// Which URL errors prove the request never left: everything else (timeouts, lost connections,
+    /// cancellation, which can strike after the request went out) may have reached the server.
     static func classify(_ error: URLError) -> TransportFailure {
         switch error.code {
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .badURL,
             .unsupportedURL, .dataNotAllowed, .internationalRoamingOff, .callIsActive, .secureConnectionFailed,
             .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-            .serverCertificateHasUnknownRoot, .cancelled:
+            .serverCertificateHasUnknownRoot:
             .notSent(reason: "URLError \(error.code.rawValue): \(error.localizedDescription)")
         default:
             .outcomeUnknown(reason: "URLError \(error.code.rawValue): \(error.localizedDescription)")

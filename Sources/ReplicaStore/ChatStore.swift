@@ -103,15 +103,15 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             // GRDB sets synchronous=NORMAL when it enables WAL, after prepareDatabase runs; set FULL afterwards.
             try writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         }
-        let (_, pending) = try writer.read { try runner.inspect($0) }
         switch options.migration {
         case .automatic:
-            if !pending.isEmpty {
-                _ = try migrate(dryRun: false, backupTo: options.backupBeforeMigrating ? defaultBackupPath() : nil)
-            }
+            // `migrate` inspects under the writer and returns at once when nothing is pending.
+            try migrate(dryRun: false, backupTo: options.backupBeforeMigrating ? defaultBackupPath() : nil)
         case .manual:
+            // Validation already ran (read-only, before the pool opened; a new in-memory store has nothing to check).
             break
         case .requireCurrent:
+            let (_, pending) = try writer.read { try runner.inspect($0) }
             if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
         }
     }

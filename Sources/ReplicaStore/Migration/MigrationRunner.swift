@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import ReplicaModel
 
 /// Applies `Migrations/*.sql` in order, one transaction each, recording name and checksum.
 ///
@@ -60,7 +61,7 @@ struct MigrationRunner: Sendable {
                         try db.execute(
                             sql: "INSERT INTO \(Self.table) (name, checksum, applied_at) VALUES (?, ?, ?)",
                             arguments: [
-                                migration.name, migration.checksum, ISO8601DateFormatter().string(from: Date()),
+                                migration.name, migration.checksum, ISOTimestamp(date: Date()).description,
                             ])
                         return .commit
                     }
