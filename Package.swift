@@ -80,11 +80,20 @@ let package = Package(
             ],
             path: "Simulator/SimulatorHTTP"
         ),
+        // The replicator: the outbox drain engine (and, later, the reconciler) between store and wire.
+        .target(
+            name: "Replicator",
+            dependencies: [
+                "ReplicaModel", "ReplicaStore", "PubNubWire", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "pnreplicate",
             dependencies: [
                 "ReplicaStore",
+                "Replicator",
+                "PubNubWire",
                 "PubNubSimulator",
                 "SimulatorHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -111,6 +120,13 @@ let package = Package(
             dependencies: ["ReplicaStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "CLITests", dependencies: ["pnreplicate"]),
+        .testTarget(
+            name: "ReplicatorTests",
+            dependencies: [
+                "Replicator", "ReplicaStore", "PubNubSimulator", "PubNubWire", "ReplicaModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel"]),
         .testTarget(
             name: "SimulatorTests",

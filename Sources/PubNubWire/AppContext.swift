@@ -185,9 +185,26 @@ extension PubNubClient {
         try await perform(try setUserRequest(id: id, fields: fields, ifMatch: ifMatch), as: ObjectEnvelope<ChatUser<C>>.self).data
     }
 
+    /// The request ``removeUser(id:)`` sends.
+    public func removeUserRequest(id: String) -> WireRequest {
+        objectRequest(.delete, ["uuids", id], operation: "removeUser")
+    }
+
     /// Deletes a user's metadata.
     public func removeUser(id: String) async throws(WireError) {
-        _ = try await perform(objectRequest(.delete, ["uuids", id], operation: "removeUser"))
+        _ = try await perform(removeUserRequest(id: id))
+    }
+
+    /// Decodes a page answer (lists, and membership sets, which answer with a page).
+    public static func page<T: Decodable & Sendable & Hashable>(of type: T.Type, from response: WireResponse, operation: String)
+        throws(WireError) -> ObjectPage<T>
+    {
+        try decode(ObjectPage<T>.self, from: response, operation: operation)
+    }
+
+    /// Decodes the object (`data`) of a get or set answer: a ``ChatUser`` or ``ChatChannel``.
+    public static func object<T: Decodable>(_ type: T.Type, from response: WireResponse, operation: String) throws(WireError) -> T {
+        try decode(ObjectEnvelope<T>.self, from: response, operation: operation).data
     }
 
     // MARK: Channels
@@ -220,6 +237,11 @@ extension PubNubClient {
 
     /// Deletes a channel's metadata.
     public func removeChannel(id: String) async throws(WireError) {
-        _ = try await perform(objectRequest(.delete, ["channels", id], operation: "removeChannel"))
+        _ = try await perform(removeChannelRequest(id: id))
+    }
+
+    /// The request ``removeChannel(id:)`` sends.
+    public func removeChannelRequest(id: String) -> WireRequest {
+        objectRequest(.delete, ["channels", id], operation: "removeChannel")
     }
 }

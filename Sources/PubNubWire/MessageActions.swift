@@ -45,30 +45,49 @@ struct ActionResponse: Decodable {
 }
 
 extension PubNubClient {
-    /// Adds an action to a message. A 409 (`conflict`) means this user already added it.
-    public func addMessageAction(
+    /// The request ``addMessageAction(channel:messageTimetoken:type:value:)`` sends.
+    public func addMessageActionRequest(
         channel: String, messageTimetoken: Timetoken, type: String, value: String
-    ) async throws(WireError) -> WireMessageAction {
+    ) throws(WireError) -> WireRequest {
         guard !type.isEmpty, !value.isEmpty else { throw .invalidArgument("action type and value must not be empty") }
         struct Body: Encodable { let type: String; let value: String }
-        let request = WireRequest(
+        return WireRequest(
             method: .post,
             pathSegments: ["v1", "message-actions", configuration.subscribeKey, "channel", channel, "message", messageTimetoken.description],
             query: commonQuery(), headers: ["Content-Type": "application/json; charset=UTF-8"],
             body: try Self.json(Body(type: type, value: value)), operation: "addMessageAction")
-        return try await perform(request, as: ActionResponse.self).data
     }
 
-    /// Removes this user's action. A 400 "No matching message actions to delete" means it is gone.
-    public func removeMessageAction(channel: String, messageTimetoken: Timetoken, actionTimetoken: Timetoken) async throws(WireError) {
-        let request = WireRequest(
+    /// Adds an action to a message. A 409 (`conflict`) means this user already added it.
+    public func addMessageAction(
+        channel: String, messageTimetoken: Timetoken, type: String, value: String
+    ) async throws(WireError) -> WireMessageAction {
+        let request = try addMessageActionRequest(channel: channel, messageTimetoken: messageTimetoken, type: type, value: value)
+        return try Self.messageAction(from: try await perform(request), operation: request.operation)
+    }
+
+    /// Decodes the action an add answered with.
+    public static func messageAction(from response: WireResponse, operation: String = "addMessageAction") throws(WireError)
+        -> WireMessageAction
+    {
+        try decode(ActionResponse.self, from: response, operation: operation).data
+    }
+
+    /// The request ``removeMessageAction(channel:messageTimetoken:actionTimetoken:)`` sends.
+    public func removeMessageActionRequest(channel: String, messageTimetoken: Timetoken, actionTimetoken: Timetoken) -> WireRequest {
+        WireRequest(
             method: .delete,
             pathSegments: [
                 "v1", "message-actions", configuration.subscribeKey, "channel", channel, "message",
                 messageTimetoken.description, "action", actionTimetoken.description,
             ],
             query: commonQuery(), operation: "removeMessageAction")
-        _ = try await perform(request)
+    }
+
+    /// Removes this user's action. A 400 "No matching message actions to delete" means it is gone.
+    public func removeMessageAction(channel: String, messageTimetoken: Timetoken, actionTimetoken: Timetoken) async throws(WireError) {
+        _ = try await perform(
+            removeMessageActionRequest(channel: channel, messageTimetoken: messageTimetoken, actionTimetoken: actionTimetoken))
     }
 
     /// Lists a channel's actions with `actionTimetoken < start` and `>= end`, at most `limit` (≤ 100).

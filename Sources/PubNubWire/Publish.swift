@@ -86,7 +86,12 @@ extension PubNubClient {
 
     /// Publishes a message and returns its server timetoken.
     public func publish(_ publish: PublishRequest) async throws(WireError) -> Timetoken {
-        try await perform(try publishRequest(publish), as: PublishResponse.self).timetoken
+        try Self.publishTimetoken(from: try await perform(try publishRequest(publish)))
+    }
+
+    /// Decodes a publish answer (`[1,"Sent","<timetoken>"]`) into its timetoken.
+    public static func publishTimetoken(from response: WireResponse) throws(WireError) -> Timetoken {
+        try decode(PublishResponse.self, from: response, operation: "publish").timetoken
     }
 
     /// `GET /time/0`: the server's current timetoken.

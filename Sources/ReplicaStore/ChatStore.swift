@@ -114,6 +114,10 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             let (_, pending) = try writer.read { try runner.inspect($0) }
             if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
         }
+        // A process that died mid-request left ops in flight: they may have arrived, so they are
+        // probed before any resend.
+        let recovered = try recoverInflight()
+        if recovered > 0 { logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"]) }
     }
 
     /// Applies pending migrations, or with `dryRun` only reports them and changes nothing.

@@ -11,8 +11,12 @@ public struct StoreStatus: Sendable, Hashable, Codable {
     public var appliedMigrations: [String]
     /// Migrations this build would still apply.
     public var pendingMigrations: [String]
-    /// Outbox operations not yet replayed (any state).
+    /// Outbox operations still to be replayed (pending, in flight or ambiguous).
     public var pendingOutbox: Int
+    /// Outbox operations refused for good, waiting for the app to retry or discard them.
+    public var deadLetters: Int
+    /// Outbox edits that hit a stale eTag, waiting for the app.
+    public var conflicts: Int
 }
 
 extension ChatStore {
@@ -32,9 +36,16 @@ extension ChatStore {
                 // Table names come from the fixed list above, never from input.
                 counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
+            var states: [String: Int] = [:]
+            if try db.tableExists("outbox") {
+                for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM outbox GROUP BY state") {
+                    states[row[0]] = row[1]
+                }
+            }
             return StoreStatus(
                 rowCounts: counts, schemaVersion: applied.last?.name, appliedMigrations: applied.map(\.name),
-                pendingMigrations: pending.map(\.name), pendingOutbox: counts["outbox"] ?? 0)
+                pendingMigrations: pending.map(\.name), pendingOutbox: (counts["outbox"] ?? 0) - (states["dead"] ?? 0) - (states["conflict"] ?? 0),
+                deadLetters: states["dead"] ?? 0, conflicts: states["conflict"] ?? 0)
         }
     }
 }

@@ -20,7 +20,7 @@ struct MigrationTests {
         try store.writer.writeWithoutTransaction { _ = try $0.checkpoint(.truncate) }
     }
 
-    static let extra = try! Migration(name: "0002_nickname", sql: "ALTER TABLE users ADD COLUMN nickname TEXT;\n")
+    static let extra = try! Migration(name: "9002_nickname", sql: "ALTER TABLE users ADD COLUMN nickname TEXT;\n")
 
     @Test("the bundled migrations are numbered files with SHA-256 checksums")
     func bundledFiles() throws {
@@ -53,7 +53,7 @@ struct MigrationTests {
         let store = try Store.open(at: path, options: Self.options(mode: .requireCurrent))
         let report = try store.migrate()
         #expect(report.pending.isEmpty && report.performed.isEmpty)
-        #expect(report.applied.map(\.name) == ["0001_initial"])
+        #expect(report.applied.map(\.name) == (try Migration.bundled()).map(\.name))
     }
 
     @Test("a store whose applied migration text changed is refused and left unchanged")
@@ -99,15 +99,15 @@ struct MigrationTests {
         let before = try Self.bytes(path)
 
         let plan = try Store.migrationPlan(forStoreAt: path, options: Self.options(bundled + [Self.extra]))
-        #expect(plan.pending == ["0002_nickname"] && plan.dryRun)
+        #expect(plan.pending == ["9002_nickname"] && plan.dryRun)
         let store = try Store.open(at: path, options: Self.options(bundled + [Self.extra], mode: .manual))
         let dry = try store.migrate(dryRun: true)
-        #expect(dry.pending == ["0002_nickname"] && dry.performed.isEmpty)
+        #expect(dry.pending == ["9002_nickname"] && dry.performed.isEmpty)
         #expect(try store.fetchNow(StoreQuery { try $0.columns(in: "users").map(\.name) }).contains("nickname") == false)
         #expect(try Self.bytes(path) == before)
 
         let report = try store.migrate()
-        #expect(report.performed == ["0002_nickname"] && report.schemaVersion == "0002_nickname")
+        #expect(report.performed == ["9002_nickname"] && report.schemaVersion == "9002_nickname")
         #expect(try store.fetchNow(StoreQuery { try $0.columns(in: "users").map(\.name) }).contains("nickname"))
     }
 
@@ -116,7 +116,7 @@ struct MigrationTests {
         let path = Fixture.temporaryPath()
         let bundled = try Migration.bundled()
         _ = try Store.open(at: path, options: Self.options(bundled))
-        #expect(throws: StoreError.migrationsPending(["0002_nickname"])) {
+        #expect(throws: StoreError.migrationsPending(["9002_nickname"])) {
             try Store.open(at: path, options: Self.options(bundled + [Self.extra], mode: .requireCurrent))
         }
     }
@@ -133,25 +133,25 @@ struct MigrationTests {
     func failingMigrationRolledBack() throws {
         let path = Fixture.temporaryPath()
         let bundled = try Migration.bundled()
-        let broken = try Migration(name: "0002_broken", sql: "CREATE TABLE half (a);\nINSERT INTO missing VALUES (1);\n")
+        let broken = try Migration(name: "9002_broken", sql: "CREATE TABLE half (a);\nINSERT INTO missing VALUES (1);\n")
         #expect {
             try Store.open(at: path, options: Self.options(bundled + [broken]))
         } throws: { error in
-            if case StoreError.migrationFailed(let name, _) = error { return name == "0002_broken" }
+            if case StoreError.migrationFailed(let name, _) = error { return name == "9002_broken" }
             return false
         }
         let store = try Store.open(at: path, options: Self.options(bundled))
         #expect(try store.fetchNow(StoreQuery { try $0.tableExists("half") }) == false)
-        #expect(try store.migrate(dryRun: true).applied.map(\.name) == ["0001_initial"])
+        #expect(try store.migrate(dryRun: true).applied.map(\.name) == (try Migration.bundled()).map(\.name))
     }
 
     @Test("a store that skipped a migration is refused")
     func gapRefused() throws {
         let path = Fixture.temporaryPath()
         let bundled = try Migration.bundled()
-        let third = try Migration(name: "0003_more", sql: "CREATE TABLE more (a);\n")
+        let third = try Migration(name: "9003_more", sql: "CREATE TABLE more (a);\n")
         _ = try Store.open(at: path, options: Self.options(bundled + [third]))
-        #expect(throws: StoreError.migrationGap(missing: "0002_nickname")) {
+        #expect(throws: StoreError.migrationGap(missing: "9002_nickname")) {
             try Store.open(at: path, options: Self.options(bundled + [Self.extra, third]))
         }
     }
@@ -167,9 +167,9 @@ struct MigrationTests {
         let backupPath = path + ".bak"
         let store = try Store.open(at: path, options: Self.options(bundled + [Self.extra], mode: .manual))
         let report = try store.migrate(backupTo: backupPath)
-        #expect(report.backupPath == backupPath && report.performed == ["0002_nickname"])
+        #expect(report.backupPath == backupPath && report.performed == ["9002_nickname"])
         let backup = try Store.open(at: backupPath, options: Self.options(bundled + [Self.extra], mode: .manual))
-        #expect(try backup.migrate(dryRun: true).pending == ["0002_nickname"])
+        #expect(try backup.migrate(dryRun: true).pending == ["9002_nickname"])
         #expect(try backup.fetchNow(backup.queries.user(id: "kept")) != nil)
         #expect(throws: StoreError.self) { try store.backup(to: backupPath) }  // never overwrites
     }

@@ -57,7 +57,7 @@ struct RegressionTests {
     func duplicateMigrations() throws {
         var options = StoreOptions()
         options.migrations = try Migration.bundled() + [
-            try Migration(name: "0002_a", sql: "SELECT 1;"), try Migration(name: "0002_b", sql: "SELECT 1;"),
+            try Migration(name: "9002_a", sql: "SELECT 1;"), try Migration(name: "9002_b", sql: "SELECT 1;"),
         ]
         #expect(throws: StoreError.self) { try Store.inMemory(options: options) }
         #expect(throws: StoreError.invalidMigrationName("+001_x")) { try Migration(name: "+001_x", sql: "") }

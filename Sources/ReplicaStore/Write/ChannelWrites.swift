@@ -3,14 +3,17 @@ import GRDB
 import ReplicaModel
 
 extension ChatStore {
-    static func upsert(channel: Channel, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
+    /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
+    static func upsert(channel: Channel, force: Bool = false, in db: Database, coding: StoreCoding) throws
+        -> UpsertOutcome
+    {
         try Validation.validateIdentifier(channel.id, field: "channel.id")
         let arguments: StatementArguments = [
             channel.id, channel.name, channel.type, channel.status, channel.details, channel.avatarURLString,
             try coding.json(channel.custom), channel.updated?.description, channel.updated?.nanoseconds,
             channel.eTag,
         ]
-        return try db.upsert(try db.cachedStatement(sql: ChannelSQL.upsert), arguments)
+        return try db.upsert(try db.cachedStatement(sql: force ? ChannelSQL.forceUpsert : ChannelSQL.upsert), arguments)
     }
 
     /// Makes sure a row exists for a channel known only by id, without replacing a fuller one.
@@ -58,13 +61,18 @@ extension ChatStore {
 
 /// The statements of these writes.
 enum ChannelSQL {
-    static let upsert = """
+    static let upsert = upsertSQL(force: false)
+    static let forceUpsert = upsertSQL(force: true)
+
+    static func upsertSQL(force: Bool) -> String {
+        """
         INSERT INTO channels (id, name, type, status, description, avatar_url, custom, updated, updated_ns, etag)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET
             name = excluded.name, type = excluded.type, status = excluded.status,
             description = excluded.description, avatar_url = excluded.avatar_url, custom = excluded.custom,
             updated = excluded.updated, updated_ns = excluded.updated_ns, etag = excluded.etag
-        WHERE \(StoreSQL.versionRule(table: "channels"))
+        \(force ? "" : "WHERE " + StoreSQL.versionRule(table: "channels"))
         """
+    }
 }

@@ -11,8 +11,10 @@ extension ChatStore {
         ]
     }
 
-    static func upsert(user: User, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        try db.upsert(try db.cachedStatement(sql: UserSQL.upsert), try userArguments(user, coding))
+    /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
+    static func upsert(user: User, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
+        try db.upsert(
+            try db.cachedStatement(sql: force ? UserSQL.forceUpsert : UserSQL.upsert), try userArguments(user, coding))
     }
 
     /// Makes sure a row exists for a user known only by id (memberships, messages), without
@@ -61,7 +63,11 @@ extension ChatStore {
 
 /// The statements of these writes.
 enum UserSQL {
-    static let upsert = """
+    static let upsert = upsertSQL(force: false)
+    static let forceUpsert = upsertSQL(force: true)
+
+    static func upsertSQL(force: Bool) -> String {
+        """
         INSERT INTO users (id, name, type, status, external_id, profile_url, email, custom, updated, updated_ns, etag)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET
@@ -69,8 +75,9 @@ enum UserSQL {
             external_id = excluded.external_id, profile_url = excluded.profile_url, email = excluded.email,
             custom = excluded.custom, updated = excluded.updated, updated_ns = excluded.updated_ns,
             etag = excluded.etag
-        WHERE \(StoreSQL.versionRule(table: "users"))
+        \(force ? "" : "WHERE " + StoreSQL.versionRule(table: "users"))
         """
+    }
 }
 
 /// SQL shared by the object tables.

@@ -1,0 +1,274 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// What an outbox op does.
+public enum OutboxKind: String, Codable, Sendable, CaseIterable {
+    /// Publish a message.
+    case send
+    /// Add a message action (a reaction).
+    case addReaction
+    /// Remove this user's message action.
+    case removeReaction
+    /// Set a membership's status, type or custom data.
+    case setMembership
+    /// Remove a membership.
+    case removeMembership
+    /// PATCH a user's metadata.
+    case setUser
+    /// Delete a user's metadata.
+    case removeUser
+    /// PATCH a channel's metadata.
+    case setChannel
+    /// Delete a channel's metadata.
+    case removeChannel
+}
+
+/// Where an op is in its life. An op leaves the table when it succeeds or is discarded.
+public enum OutboxState: String, Codable, Sendable, CaseIterable {
+    /// Waiting to be sent (possibly after a backoff).
+    case pending
+    /// Handed to the transport by a drain that is still running (or that crashed: see ``ambiguous``).
+    case inflight
+    /// The last attempt may or may not have reached PubNub; the next attempt probes before resending.
+    case ambiguous
+    /// An edit hit a stale eTag (412); waits for the app (retry or discard).
+    case conflict
+    /// Refused for good (4xx, or too many server failures); waits for the app (retry or discard).
+    case dead
+}
+
+/// How the last failed attempt failed.
+public enum OutboxErrorClass: String, Codable, Sendable {
+    /// The request never left the device (offline, connection refused).
+    case notSent
+    /// The request may have been applied (timeout, connection lost after sending, crash while in flight).
+    case outcomeUnknown
+    /// HTTP 429: the server asked to wait.
+    case rateLimited
+    /// HTTP 5xx.
+    case server
+    /// HTTP 4xx that resending cannot fix (400, 401, 403, 404, 413, ...).
+    case rejected
+    /// HTTP 412: the object changed on the server since the local edit's base.
+    case conflict
+    /// Anything else (an undecodable answer, an invalid op).
+    case other
+}
+
+/// The op's description of the change, in wire terms. Which fields are set depends on the kind.
+public struct OutboxPayload: Codable, Sendable, Hashable {
+    /// The channel (sends, reactions, memberships, channel edits).
+    public var channel: String?
+    /// The user (memberships, user edits).
+    public var user: String?
+    /// The message's own id (sends, reactions).
+    public var messageId: String?
+    /// The message's timetoken when it was known at enqueue time (reactions).
+    public var messageTimetoken: Timetoken?
+    /// The action's timetoken when known (reaction removals).
+    public var actionTimetoken: Timetoken?
+    /// The action type (reactions).
+    public var actionType: String?
+    /// The action value (reactions).
+    public var actionValue: String?
+    /// The publish body (sends): the message payload with its `id`.
+    public var message: JSONValue?
+    /// The publish `meta` (sends): the app's meta plus `pnr_op`, the op id.
+    public var meta: JSONValue?
+    /// Changed fields by wire name (edits and membership sets); a JSON `null` clears a field.
+    public var fields: [String: JSONValue]?
+    /// Set by `retry` on a conflicted edit: the next attempt fetches the server's eTag and resends over it.
+    public var rebase: Bool?
+
+    /// An empty payload.
+    public init() {}
+}
+
+/// The last failure of an op, kept until it succeeds or is discarded.
+public struct OutboxFailure: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The error class.
+    public var errorClass: OutboxErrorClass
+    /// The HTTP status, when there was an answer.
+    public var httpStatus: Int?
+    /// The server's message or the transport's reason.
+    public var message: String
+
+    /// A failure record.
+    public init(errorClass: OutboxErrorClass, httpStatus: Int? = nil, message: String) {
+        self.errorClass = errorClass
+        self.httpStatus = httpStatus
+        self.message = message
+    }
+
+    /// `class (HTTP n): message`.
+    public var description: String {
+        "\(errorClass.rawValue)\(httpStatus.map { " (HTTP \($0))" } ?? ""): \(message)"
+    }
+}
+
+/// One row of the outbox.
+public struct OutboxEntry: Sendable, Hashable, Identifiable, Codable {
+    /// The op id (a UUID); also sent to PubNub in publish `meta` as `pnr_op`.
+    public var id: String
+    /// Global enqueue order.
+    public var seq: Int64
+    /// What the op does.
+    public var kind: OutboxKind
+    /// The FIFO lane: ops of one lane are sent one at a time in `seq` order.
+    public var lane: String
+    /// The entity the op changes (coalescing key).
+    public var target: String
+    /// The change.
+    public var payload: OutboxPayload
+    /// The object's eTag when the op was made (sent as `If-Match` for user and channel edits).
+    public var baseETag: String?
+    /// The object's `updated` when the op was made.
+    public var baseUpdated: String?
+    /// The stored object (JSON) before this op changed it; discard restores it.
+    public var baseSnapshot: String?
+    /// An op that must succeed first (a reaction on a message still being sent).
+    public var dependsOn: String?
+    /// The state.
+    public var state: OutboxState
+    /// How many times the op was handed to the transport.
+    public var attempts: Int
+    /// How many 5xx answers it got.
+    public var serverFailures: Int
+    /// Not before this time.
+    public var nextAttemptAt: Date?
+    /// When it was first handed to the transport.
+    public var firstAttemptAt: Date?
+    /// The last failure.
+    public var lastFailure: OutboxFailure?
+    /// Notes on what coalescing merged into this op.
+    public var coalesced: [String]
+    /// When it was enqueued.
+    public var createdAt: Date
+    /// When it last changed.
+    public var updatedAt: Date
+}
+
+/// What an enqueue did in the outbox.
+public enum OutboxDisposition: Sendable, Hashable {
+    /// A new op was queued.
+    case enqueued
+    /// The change was merged into an earlier op that had not been sent yet.
+    case merged(into: String)
+    /// The change cancelled earlier unsent ops (their ids); nothing will be sent.
+    case cancelled([String])
+    /// Nothing to do: the store already holds this state and no op is needed.
+    case unchanged
+}
+
+/// An enqueue's result: the local object as now stored, and what happened in the outbox.
+public struct OutboxReceipt<Value: Sendable>: Sendable {
+    /// The local object after the change (nil for removals).
+    public var value: Value?
+    /// The op that will carry the change (nil when nothing will be sent).
+    public var opId: String?
+    /// What happened.
+    public var disposition: OutboxDisposition
+}
+
+/// Errors of outbox operations.
+public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No op with this id.
+    case opNotFound(String)
+    /// The op may already have reached PubNub (in flight or ambiguous), so it cannot be withdrawn.
+    case mayHaveBeenApplied(opId: String, state: OutboxState)
+    /// The op is not dead or in conflict, so there is nothing to retry.
+    case notRetryable(opId: String, state: OutboxState)
+    /// The message is not in the store.
+    case messageNotFound(String)
+    /// The message has no unsent op (it was sent already).
+    case messageNotPending(String)
+    /// The app's `meta` must be a JSON object (the op id is added to it).
+    case metaNotAnObject
+    /// The edit changes nothing.
+    case emptyEdit(String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .opNotFound(let id): "no outbox op \(id)"
+        case .mayHaveBeenApplied(let id, let state):
+            "op \(id) is \(state.rawValue) and may already have reached PubNub; it cannot be withdrawn"
+        case .notRetryable(let id, let state): "op \(id) is \(state.rawValue); only dead or conflicted ops can be retried"
+        case .messageNotFound(let id): "no message \(id) in the store"
+        case .messageNotPending(let id): "message \(id) was already sent"
+        case .metaNotAnObject: "publish meta must be a JSON object"
+        case .emptyEdit(let what): "the edit of \(what) changes no field"
+        }
+    }
+}
+
+extension OutboxEntry {
+    static let columns = """
+        op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot, depends_on, state, attempts,
+        server_failures, next_attempt_at, first_attempt_at, last_error_class, last_http_status, last_error, coalesced,
+        created_at, updated_at
+        """
+
+    init(row: Row) throws {
+        let id: String = row[0]
+        func corrupt(_ column: String, _ message: String) -> StoreError {
+            .corruptValue(table: "outbox", column: column, key: id, message: message)
+        }
+        guard let kind = OutboxKind(rawValue: row[2]) else { throw corrupt("kind", "unknown kind") }
+        guard let state = OutboxState(rawValue: row[10]) else { throw corrupt("state", "unknown state") }
+        let coding = StoreCoding()
+        self.id = id
+        seq = row[1]
+        self.kind = kind
+        lane = row[3]
+        target = row[4]
+        guard let payload = try coding.decode(OutboxPayload.self, row[5], table: "outbox", column: "payload", key: id) else {
+            throw corrupt("payload", "missing")
+        }
+        self.payload = payload
+        baseETag = row[6]
+        baseUpdated = row[7]
+        baseSnapshot = row[8]
+        dependsOn = row[9]
+        self.state = state
+        attempts = row[11]
+        serverFailures = row[12]
+        nextAttemptAt = (row[13] as Int64?).map(Date.init(milliseconds:))
+        firstAttemptAt = (row[14] as Int64?).map(Date.init(milliseconds:))
+        if let errorClass = (row[15] as String?).flatMap(OutboxErrorClass.init(rawValue:)) {
+            lastFailure = OutboxFailure(errorClass: errorClass, httpStatus: row[16], message: row[17] ?? "")
+        }
+        coalesced = try coding.decode([String].self, row[18], table: "outbox", column: "coalesced", key: id) ?? []
+        createdAt = Date(milliseconds: row[19])
+        updatedAt = Date(milliseconds: row[20])
+    }
+
+    static func fetchAll(_ db: Database, where condition: String = "1", arguments: StatementArguments = []) throws
+        -> [OutboxEntry]
+    {
+        try Row.fetchAll(
+            db, sql: "SELECT \(columns) FROM outbox WHERE \(condition) ORDER BY seq", arguments: arguments
+        ).map(OutboxEntry.init(row:))
+    }
+}
+
+extension Date {
+    /// A date from milliseconds since 1970.
+    package init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
+    /// Milliseconds since 1970, rounded.
+    package var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+}
+
+extension ChatQueries {
+    /// Every outbox op in enqueue order, with its state and last failure (dead letters and
+    /// conflicts included: they stay until the app retries or discards them).
+    public func outbox() -> StoreQuery<[OutboxEntry]> {
+        StoreQuery { db in try OutboxEntry.fetchAll(db) }
+    }
+
+    /// The outbox op with `id`, or nil.
+    public func outboxEntry(id: String) -> StoreQuery<OutboxEntry?> {
+        StoreQuery { db in try OutboxEntry.fetchAll(db, where: "op_id = ?", arguments: [id]).first }
+    }
+}

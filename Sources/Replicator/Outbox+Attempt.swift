@@ -1,0 +1,344 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What the server holds for an ambiguous op, as a probe found it.
+enum ProbeVerdict {
+    /// The op's effect is on the server: finish the op with this result.
+    case applied(Completion)
+    /// Not applied: send it (again).
+    case notApplied
+    /// Resending is harmless (the op is idempotent, or its duplicate answer means done): no probe needed.
+    case resend
+    /// The object changed on the server since the op's base: a conflict.
+    case changedElsewhere(String)
+}
+
+/// A successful op's result, written to the store with the op's removal.
+enum Completion {
+    case published(Timetoken)
+    case reaction(Timetoken?)
+    case user(ChatUser<JSONValue>)
+    case channel(ChatChannel<JSONValue>)
+    case membership(WireMembership<DefaultChatCustom>?)
+    case none
+}
+
+extension Outbox {
+    /// One attempt at the head of a lane: probe if ambiguous, send, record the outcome.
+    func attempt(_ entry: OutboxEntry) async {
+        do {
+            try await attemptOrThrow(entry)
+        } catch let error as WireError {
+            await recordWireFailure(entry, error)
+        } catch {
+            // A store error: wait before touching this op again rather than spinning on it.
+            logger.error("outbox attempt failed", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            let failure = OutboxFailure(errorClass: .other, message: "\(error)")
+            await reschedule(entry, state: entry.state == .inflight ? .ambiguous : entry.state, minimumWait: 0,
+                             failure: failure, serverFailure: false)
+        }
+    }
+
+    private func attemptOrThrow(_ original: OutboxEntry) async throws {
+        var entry = original
+        if entry.state == .ambiguous {
+            switch try await probe(entry) {
+            case .applied(let completion):
+                drainReport.probes += 1
+                emit(.probed(opId: entry.id, found: true))
+                try await complete(entry, completion)
+                return
+            case .changedElsewhere(let message):
+                drainReport.probes += 1
+                emit(.probed(opId: entry.id, found: false))
+                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
+                return
+            case .notApplied:
+                drainReport.probes += 1
+                emit(.probed(opId: entry.id, found: false))
+            case .resend:
+                break
+            }
+        }
+        var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
+        if entry.kind == .addReaction || entry.kind == .removeReaction {
+            resolved.messageTimetoken = try await messageTimetoken(of: entry)
+            guard resolved.messageTimetoken != nil else {
+                let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
+                await reschedule(entry, state: .pending, minimumWait: 0, failure: failure, serverFailure: false)
+                return
+            }
+        }
+        if entry.kind == .removeReaction {
+            resolved.actionTimetoken = try await actionTimetoken(of: entry, messageTimetoken: resolved.messageTimetoken)
+            if resolved.actionTimetoken == nil {
+                // Not on the server: nothing to remove.
+                try await complete(entry, .none)
+                return
+            }
+        }
+        if entry.payload.rebase == true, entry.kind == .setUser || entry.kind == .setChannel {
+            let eTag = try await remoteETag(of: entry)
+            entry.payload.rebase = nil
+            entry.baseETag = eTag
+            resolved.ifMatch = eTag
+            try await store.rebase(entry.id, payload: entry.payload, baseETag: eTag, now: clock.now)
+        }
+        let request: WireRequest
+        do {
+            request = try OutboxRequests.request(for: entry, resolved: resolved, client: client)
+        } catch {
+            await park(entry, .dead, OutboxFailure(errorClass: .other, message: error.description))
+            return
+        }
+        guard let inflight = try await store.markInflight(entry.id, now: clock.now) else { return }
+        drainReport.attempts += 1
+        emit(.sending(opId: entry.id, attempt: inflight.attempts))
+        let response = try await client.perform(request)
+        try await complete(inflight, try decodeCompletion(of: inflight, from: response))
+    }
+
+    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse) throws(WireError) -> Completion {
+        switch entry.kind {
+        case .send:
+            return .published(try PubNubClient.publishTimetoken(from: response))
+        case .addReaction:
+            return .reaction(try PubNubClient.messageAction(from: response).actionTimetoken)
+        case .setUser:
+            return .user(try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setUser"))
+        case .setChannel:
+            return .channel(try PubNubClient.object(ChatChannel<JSONValue>.self, from: response, operation: "setChannel"))
+        case .setMembership:
+            let page = try PubNubClient.page(
+                of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
+            return .membership(page.data.first { $0.channel.id == entry.payload.channel })
+        case .removeReaction, .removeMembership, .removeUser, .removeChannel:
+            return .none
+        }
+    }
+
+    /// Writes a success to the store (local object and op removal in one transaction) and reports it.
+    func complete(_ entry: OutboxEntry, _ completion: Completion) async throws {
+        let p = entry.payload
+        var timetoken: Timetoken?
+        switch completion {
+        case .published(let tt):
+            timetoken = tt
+            try await store.completeSend(entry.id, messageId: p.messageId ?? "", timetoken: tt)
+        case .reaction(let tt):
+            timetoken = tt
+            try await store.completeReaction(
+                entry.id, messageId: p.messageId ?? "", type: p.actionType ?? "", value: p.actionValue ?? "",
+                userId: userId, actionTimetoken: tt)
+        case .user(let user):
+            try await store.completeUser(entry.id, server: try Self.convert(user))
+        case .channel(let channel):
+            try await store.completeChannel(entry.id, server: try Self.convert(channel))
+        case .membership(let membership):
+            let member = try membership.map { wire in
+                ChatMember<Custom>(
+                    channel: try Self.convert(wire.channel), user: try ChatUser(id: p.user ?? userId),
+                    status: wire.status, type: wire.type,
+                    custom: try wire.custom.map { try JSONValue(encoding: $0).decode(as: Custom.Member.self) },
+                    updated: wire.updated, eTag: wire.eTag)
+            }
+            try await store.completeMembership(entry.id, server: member)
+        case .none:
+            try await store.completeOp(entry.id)
+        }
+        drainReport.completed += 1
+        emit(.sent(opId: entry.id, timetoken: timetoken))
+        finish(entry.id, .sent(timetoken: timetoken))
+    }
+
+    /// Re-types an object decoded with JSON custom data as the store's custom type.
+    static func convert<T: Decodable>(_ value: some Encodable) throws -> T {
+        try JSONValue(encoding: value).decode(as: T.self)
+    }
+
+    private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError) async {
+        switch FailureDecision.classify(
+            error, kind: entry.kind, serverFailures: entry.serverFailures, policy: options.retry)
+        {
+        case .done:
+            do {
+                var completion = Completion.none
+                if entry.kind == .addReaction {
+                    // 409: this user's reaction is already there. Find its timetoken for a later removal.
+                    let tt = try? await findAction(entry, messageTimetoken: try await messageTimetoken(of: entry))
+                    completion = .reaction(tt ?? nil)
+                }
+                try await complete(entry, completion)
+            } catch {
+                logger.error("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            }
+        case .retry(let state, let minimumWait, let failure, let serverFailure):
+            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+        case .dead(let failure):
+            await park(entry, .dead, failure)
+        case .conflict(let failure):
+            await park(entry, .conflict, failure)
+        }
+    }
+
+    func reschedule(
+        _ entry: OutboxEntry, state: OutboxState, minimumWait: TimeInterval, failure: OutboxFailure, serverFailure: Bool
+    ) async {
+        let now = clock.now
+        let delay = max(minimumWait, options.retry.delay(afterAttempt: max(1, entry.attempts), jitter: nextJitter()))
+        let at = now.addingTimeInterval(delay)
+        do {
+            try await store.recordFailure(
+                entry.id, state: state, retryAt: at, failure: failure, serverFailure: serverFailure, now: now)
+        } catch {
+            logger.error("cannot record a failed attempt", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+        }
+        emit(state == .ambiguous ? .ambiguous(opId: entry.id, at: at, failure: failure)
+                                 : .retrying(opId: entry.id, at: at, failure: failure))
+    }
+
+    /// A uniform value in `0...1` from the injected random source.
+    func nextJitter() -> Double { Double(random.next() >> 11) / Double(1 << 53) }
+
+    func park(_ entry: OutboxEntry, _ state: OutboxState, _ failure: OutboxFailure) async {
+        do {
+            try await store.recordFailure(
+                entry.id, state: state, retryAt: nil, failure: failure, serverFailure: failure.errorClass == .server,
+                now: clock.now)
+        } catch {
+            logger.error("cannot record a failed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+        }
+        if state == .conflict {
+            emit(.conflict(opId: entry.id, failure: failure))
+            finish(entry.id, .conflict(failure))
+        } else {
+            emit(.failed(opId: entry.id, failure: failure))
+            finish(entry.id, .failed(failure))
+        }
+    }
+
+    // MARK: Probes
+
+    /// Looks for an ambiguous op's effect before anything is resent.
+    func probe(_ entry: OutboxEntry) async throws -> ProbeVerdict {
+        switch entry.kind {
+        case .send:
+            return try await probePublish(entry)
+        case .setUser, .setChannel:
+            return try await probeEdit(entry)
+        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel:
+            // A resent add answers 409 when it had arrived; a resent removal finds nothing to
+            // remove; membership and delete requests are idempotent.
+            return .resend
+        }
+    }
+
+    /// Pages the channel's history backward from now to shortly before the first attempt, looking
+    /// for the message's own id (or the op id in `meta`).
+    private func probePublish(_ entry: OutboxEntry) async throws -> ProbeVerdict {
+        guard let channel = entry.payload.channel, let messageId = entry.payload.messageId else { return .notApplied }
+        let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.retry.probeLookback)
+        let floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
+        var start: Timetoken?
+        while true {
+            let page = try await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start, end: floor))
+            let messages = page.channels[channel] ?? []
+            if let found = messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id) }) {
+                return .applied(.published(found.timetoken))
+            }
+            guard messages.count >= 100, let oldest = messages.first?.timetoken else { return .notApplied }
+            start = oldest
+        }
+    }
+
+    static func isMessage(_ message: HistoryMessage, id: String, opId: String) -> Bool {
+        if case .object(let body) = message.message, body["id"] == .string(id) { return true }
+        if case .object(let meta)? = message.meta, meta["pnr_op"] == .string(opId) { return true }
+        return false
+    }
+
+    /// Compares the server's object with the values the edit sets.
+    private func probeEdit(_ entry: OutboxEntry) async throws -> ProbeVerdict {
+        let fields = entry.payload.fields ?? [:]
+        let remote: JSONValue
+        let remoteETag: String?
+        do {
+            if entry.kind == .setUser {
+                let user = try await client.getUser(id: entry.payload.user ?? "", as: JSONValue.self)
+                remote = try JSONValue(encoding: user)
+                remoteETag = user.eTag
+                if Self.holds(fields, in: remote) { return .applied(.user(user)) }
+            } else {
+                let channel = try await client.getChannel(id: entry.payload.channel ?? "", as: JSONValue.self)
+                remote = try JSONValue(encoding: channel)
+                remoteETag = channel.eTag
+                if Self.holds(fields, in: remote) { return .applied(.channel(channel)) }
+            }
+        } catch {
+            guard Self.isNotFound(error) else { throw error }
+            return .notApplied
+        }
+        if entry.baseETag == nil || remoteETag == entry.baseETag { return .notApplied }
+        return .changedElsewhere("the server's version changed since the edit's base (eTag \(remoteETag ?? "none"))")
+    }
+
+    /// Whether `object` (wire JSON) has every field at the value `fields` sets.
+    static func holds(_ fields: [String: JSONValue], in object: JSONValue) -> Bool {
+        guard case .object(let remote) = object else { return false }
+        return fields.allSatisfy { key, value in
+            let current = remote[key] ?? (key == "type" ? .string("default") : .null)
+            return current == value
+        }
+    }
+
+    // MARK: Lookups
+
+    static func isNotFound(_ error: any Error) -> Bool {
+        guard let wire = error as? WireError, case .service(let service) = wire else { return false }
+        return service.status == 404
+    }
+
+    private func messageTimetoken(of entry: OutboxEntry) async throws -> Timetoken? {
+        if let tt = entry.payload.messageTimetoken { return tt }
+        return try await store.messageTimetoken(id: entry.payload.messageId ?? "")
+    }
+
+    private func actionTimetoken(of entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
+        if let tt = entry.payload.actionTimetoken { return tt }
+        return try await findAction(entry, messageTimetoken: messageTimetoken)
+    }
+
+    /// Finds this user's (type, value) action on the message by listing the channel's actions
+    /// newer than the message, newest page first.
+    func findAction(_ entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
+        guard let channel = entry.payload.channel, let messageTimetoken else { return nil }
+        var start: Timetoken?
+        while true {
+            let page = try await client.listMessageActions(channel: channel, start: start, end: messageTimetoken, limit: 100)
+            if let match = page.data.first(where: {
+                $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == entry.payload.actionType
+                    && $0.value == entry.payload.actionValue
+            }) {
+                return match.actionTimetoken
+            }
+            guard page.data.count >= 100 || page.more != nil,
+                  let oldest = page.more?.start ?? page.data.map(\.actionTimetoken).min()
+            else { return nil }
+            start = oldest
+        }
+    }
+
+    private func remoteETag(of entry: OutboxEntry) async throws -> String? {
+        do {
+            if entry.kind == .setUser {
+                return try await client.getUser(id: entry.payload.user ?? "", as: JSONValue.self).eTag
+            }
+            return try await client.getChannel(id: entry.payload.channel ?? "", as: JSONValue.self).eTag
+        } catch {
+            guard Self.isNotFound(error) else { throw error }
+            return nil
+        }
+    }
+}

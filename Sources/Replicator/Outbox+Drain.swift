@@ -1,0 +1,158 @@
+import Foundation
+import ReplicaStore
+
+/// What a drain did and what it left.
+public struct DrainReport: Sendable, Hashable, Codable {
+    /// Ops that reached PubNub (including ones a probe found already applied).
+    public var completed = 0
+    /// Requests handed to the transport for ops (probes not counted).
+    public var attempts = 0
+    /// Probes of ambiguous ops.
+    public var probes = 0
+    /// Ops still pending, ambiguous or in flight.
+    public var remaining = 0
+    /// Dead letters in the outbox.
+    public var deadLetters = 0
+    /// Conflicted ops in the outbox.
+    public var conflicts = 0
+    /// Whether the drain stopped at its deadline with ops still waiting.
+    public var stoppedAtDeadline = false
+}
+
+/// Why an op is not being sent right now.
+public enum OutboxWait: Sendable, Hashable {
+    /// It goes now.
+    case ready
+    /// Backing off (or Retry-After) until then.
+    case backoff(until: Date)
+    /// It waits for an earlier op of its lane.
+    case behind(opId: String)
+    /// It waits for the op it depends on (a reaction waiting for its message's publish).
+    case parent(opId: String, state: OutboxState)
+    /// Another drain is sending it (or crashed while doing so: reopening the store makes it ambiguous).
+    case inflight
+    /// A dead letter: waits for the app.
+    case dead
+    /// A conflict: waits for the app.
+    case conflict
+
+    static func of(head: LaneHead, now: Date) -> OutboxWait {
+        let entry = head.entry
+        switch entry.state {
+        case .inflight: return .inflight
+        case .dead: return .dead
+        case .conflict: return .conflict
+        case .pending, .ambiguous: break
+        }
+        if let parent = entry.dependsOn, let state = head.parentState { return .parent(opId: parent, state: state) }
+        if let next = entry.nextAttemptAt, next > now { return .backoff(until: next) }
+        return .ready
+    }
+}
+
+extension Outbox {
+    /// Replays ops until nothing more can be sent: the outbox is empty or holds only dead
+    /// letters, conflicts and ops waiting on them. Waits out backoffs with the injected clock;
+    /// with a `deadline`, returns instead when the next attempt would be later.
+    ///
+    /// Ops that cannot be sent because the device is offline are retried without limit, so
+    /// without a deadline a drain that stays offline does not return (cancel its task to stop it).
+    public func drain(until deadline: Date? = nil) async throws -> DrainReport {
+        drainReport = DrainReport()
+        while true {
+            try Task.checkCancellation()
+            let heads = try await store.outboxHeads()
+            let now = clock.now
+            var ready: [String] = []
+            var wake: Date?
+            for head in heads {
+                switch OutboxWait.of(head: head, now: now) {
+                case .ready: ready.append(head.entry.lane)
+                case .backoff(let until): wake = min(wake ?? until, until)
+                default: continue
+                }
+            }
+            if ready.isEmpty {
+                guard let wake else { break }
+                if let deadline, wake > deadline {
+                    drainReport.stoppedAtDeadline = true
+                    break
+                }
+                try await clock.sleep(until: wake)
+                continue
+            }
+            await runLanes(ready, deadline: deadline)
+        }
+        let counts = try await store.fetch(store.queries.outbox()).reduce(into: [OutboxState: Int]()) { $0[$1.state, default: 0] += 1 }
+        var report = drainReport
+        report.deadLetters = counts[.dead] ?? 0
+        report.conflicts = counts[.conflict] ?? 0
+        report.remaining = (counts[.pending] ?? 0) + (counts[.ambiguous] ?? 0) + (counts[.inflight] ?? 0)
+        return report
+    }
+
+    /// Drains, then waits for new ops (or retries) and drains again, until the task is cancelled.
+    public func run() async throws {
+        let signals = workSignals()
+        while true {
+            _ = try await drain()
+            var iterator = signals.makeAsyncIterator()
+            guard await iterator.next() != nil else { return }
+            try Task.checkCancellation()
+        }
+    }
+
+    /// Sends lanes in parallel (at most ``OutboxOptions/maxConcurrentLanes``); a worker that
+    /// finishes its lane picks up another that has become ready meanwhile.
+    func runLanes(_ lanes: [String], deadline: Date?) async {
+        laneQueue = lanes
+        runningLanes = []
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(1, min(options.maxConcurrentLanes, lanes.count)) {
+                group.addTask {
+                    while let lane = await self.takeLane() {
+                        await self.runLane(lane, deadline: deadline)
+                        await self.releaseLane(lane)
+                    }
+                }
+            }
+        }
+    }
+
+    private func takeLane() async -> String? {
+        if laneQueue.isEmpty, let heads = try? await store.outboxHeads() {
+            let now = clock.now
+            laneQueue = heads.filter { OutboxWait.of(head: $0, now: now) == .ready && !runningLanes.contains($0.entry.lane) }
+                .map(\.entry.lane)
+        }
+        guard !laneQueue.isEmpty else { return nil }
+        let lane = laneQueue.removeFirst()
+        runningLanes.insert(lane)
+        return lane
+    }
+
+    private func releaseLane(_ lane: String) { runningLanes.remove(lane) }
+
+    /// Sends one lane's ops in order until it is empty, blocked, or its next attempt is past the deadline.
+    private func runLane(_ lane: String, deadline: Date?) async {
+        while !Task.isCancelled {
+            let head: LaneHead?
+            do {
+                head = try await store.outboxHead(lane: lane)
+            } catch {
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                return
+            }
+            guard let head else { return }
+            switch OutboxWait.of(head: head, now: clock.now) {
+            case .ready:
+                await attempt(head.entry)
+            case .backoff(let until):
+                if let deadline, until > deadline { return }
+                do { try await clock.sleep(until: until) } catch { return }
+            default:
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// Options of an ``Outbox``.
+public struct OutboxOptions: Sendable {
+    /// Delays and limits of retries.
+    public var retry = RetryPolicy()
+    /// How many lanes are sent in parallel; default 8. Ops within a lane always go one at a time.
+    public var maxConcurrentLanes = 8
+
+    /// Default options.
+    public init() {}
+}
+
+/// The outbox: every local write the app makes offline or online, stored with the write itself
+/// and replayed to PubNub in order, with backoff, never lost and never applied twice.
+///
+/// Each enqueue method is one SQLite transaction holding the optimistic local change and its op,
+/// and needs no network. ``drain(until:)`` (or ``run()``) replays the ops. See `docs/outbox.md`.
+///
+/// ```swift
+/// let outbox = Outbox(store: store, client: client)
+/// let receipt = try await outbox.send(text: "hi", to: "general")
+/// Task { try await outbox.run() }
+/// let outcome = await outbox.completion(of: receipt.opId!)
+/// ```
+///
+/// ## Topics
+/// - Enqueue: ``send(text:to:contentType:content:custom:meta:)``, ``discardMessage(id:)``,
+///   ``addReaction(_:type:toMessage:)``, ``removeReaction(_:type:fromMessage:)``,
+///   ``setMembership(channel:user:edit:)``, ``removeMembership(channel:user:)``, ``setUser(id:edit:)``,
+///   ``removeUser(id:)``, ``setChannel(id:edit:)``, ``removeChannel(id:)``
+/// - Failures: ``retry(opId:)``, ``discard(opId:)``
+/// - Replay: ``drain(until:)``, ``run()``, ``plan()``
+/// - Observation: ``events()``, ``completion(of:)``
+public actor Outbox<Custom: ChatCustomData> {
+    /// A message with the store's custom type.
+    public typealias Message = ChatMessage<Custom.Message>
+
+    /// The store.
+    public let store: ChatStore<Custom>
+    /// The wire client (its user id is the author of sends and reactions).
+    public let client: PubNubClient
+    /// The options.
+    public let options: OutboxOptions
+    let clock: any ReplicatorClock
+    var random: any RandomNumberGenerator & Sendable
+    let logger: Logger
+
+    private var subscribers: [UUID: AsyncStream<OutboxEvent>.Continuation] = [:]
+    private var waiters: [String: [CheckedContinuation<OutboxOutcome, Never>]] = [:]
+    private var outcomes: [String: OutboxOutcome] = [:]
+    private var workSignal: AsyncStream<Void>.Continuation?
+    var drainReport = DrainReport()
+    var laneQueue: [String] = []
+    var runningLanes: Set<String> = []
+
+    /// An outbox over `store`, sending through `client`.
+    public init(
+        store: ChatStore<Custom>, client: PubNubClient, options: OutboxOptions = OutboxOptions(),
+        clock: any ReplicatorClock = SystemClock(),
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        logger: Logger = Logger(label: "pnreplicate.outbox")
+    ) {
+        self.store = store
+        self.client = client
+        self.options = options
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    /// The current user: the author of sends and reactions.
+    public nonisolated var userId: String { client.configuration.userId }
+
+    // MARK: Enqueue
+
+    /// Stores a pending message and queues its publish. The message's `id` travels in the payload
+    /// and the op id in `meta.pnr_op`.
+    ///
+    /// - Parameter meta: publish metadata; must be a JSON object when given.
+    public func send(
+        text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil,
+        custom: Custom.Message? = nil, meta: JSONValue? = nil
+    ) async throws -> OutboxReceipt<Message> {
+        let message = try Message(
+            id: UUID().uuidString.lowercased(), text: text, contentType: contentType, content: content, custom: custom,
+            createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueSend(opId: opId, message: message, meta: meta, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .send)
+        return receipt
+    }
+
+    /// Withdraws a message that has not been sent, with the reactions waiting on it.
+    ///
+    /// Throws ``OutboxError/mayHaveBeenApplied(opId:state:)`` while its publish is in flight or
+    /// ambiguous, and ``OutboxError/messageNotPending(_:)`` once it was sent.
+    @discardableResult
+    public func discardMessage(id: String) async throws -> [String] {
+        guard let op = try await store.sendOp(ofMessage: id) else {
+            if try await store.fetch(store.queries.message(id: id)) == nil { throw OutboxError.messageNotFound(id) }
+            throw OutboxError.messageNotPending(id)
+        }
+        return try await discard(opId: op.id)
+    }
+
+    /// Adds the current user's reaction to a message (also one still pending).
+    public func addReaction(_ value: String, type: String = "reaction", toMessage messageId: String) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueAddReaction(
+            opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .addReaction)
+        return receipt
+    }
+
+    /// Removes the current user's reaction; an unsent add of the same reaction is cancelled instead.
+    public func removeReaction(_ value: String, type: String = "reaction", fromMessage messageId: String) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueRemoveReaction(
+            opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .removeReaction)
+        return receipt
+    }
+
+    /// Sets a membership (of the current user unless `user` is given).
+    public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
+        -> OutboxReceipt<ChatMember<Custom>>
+    {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueSetMembership(
+            opId: opId, channelId: channel, userId: user ?? userId, edit: edit, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .setMembership)
+        return receipt
+    }
+
+    /// Removes a membership (of the current user unless `user` is given).
+    public func removeMembership(channel: String, user: String? = nil) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueRemoveMembership(
+            opId: opId, channelId: channel, userId: user ?? userId, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .removeMembership)
+        return receipt
+    }
+
+    /// Edits a user's metadata; sent with the stored eTag as `If-Match`.
+    public func setUser(id: String, edit: UserEdit<Custom.User>) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueSetUser(opId: opId, id: id, edit: edit, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .setUser)
+        return receipt
+    }
+
+    /// Deletes a user's metadata.
+    public func removeUser(id: String) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueRemoveUser(opId: opId, id: id, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .removeUser)
+        return receipt
+    }
+
+    /// Edits a channel's metadata; sent with the stored eTag as `If-Match`.
+    public func setChannel(id: String, edit: ChannelEdit<Custom.Channel>) async throws
+        -> OutboxReceipt<ChatChannel<Custom.Channel>>
+    {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueSetChannel(opId: opId, id: id, edit: edit, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .setChannel)
+        return receipt
+    }
+
+    /// Deletes a channel's metadata.
+    public func removeChannel(id: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        let opId = Self.newOpId()
+        let receipt = try await store.enqueueRemoveChannel(opId: opId, id: id, now: clock.now)
+        announce(receipt.disposition, opId: opId, kind: .removeChannel)
+        return receipt
+    }
+
+    // MARK: Failures
+
+    /// Puts a dead letter or conflicted op back in the queue. A conflicted edit is resent over the
+    /// server's current version (the app chose to keep its edit); a publish that may have arrived
+    /// is probed first.
+    public func retry(opId: String) async throws {
+        _ = try await store.retryOp(opId, now: clock.now)
+        emit(.retried(opId: opId))
+        signalWork()
+    }
+
+    /// Withdraws an op that has not reached PubNub and reverts its local change (a send takes the
+    /// reactions waiting on it along). Returns every op id removed.
+    @discardableResult
+    public func discard(opId: String) async throws -> [String] {
+        let removed = try await store.discardOp(opId)
+        emit(.discarded(opIds: removed))
+        for id in removed { finish(id, .discarded) }
+        return removed
+    }
+
+    // MARK: Observation
+
+    /// Every event from now on, until the consumer stops iterating.
+    public func events() -> AsyncStream<OutboxEvent> {
+        let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    /// Waits for an op's final outcome: sent, failed (dead letter), conflict or discarded.
+    /// Returns at once for an op that is already dead or in conflict, or is not in the outbox.
+    public func completion(of opId: String) async -> OutboxOutcome {
+        if let outcome = outcomes[opId] { return outcome }
+        let entry: OutboxEntry?
+        do {
+            entry = try await store.fetch(store.queries.outboxEntry(id: opId))
+        } catch {
+            logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+            return .unknown
+        }
+        if let outcome = outcomes[opId] { return outcome }
+        guard let entry else { return .unknown }
+        switch entry.state {
+        case .dead: return .failed(entry.lastFailure ?? OutboxFailure(errorClass: .other, message: "dead"))
+        case .conflict: return .conflict(entry.lastFailure ?? OutboxFailure(errorClass: .conflict, message: "conflict"))
+        case .pending, .inflight, .ambiguous:
+            return await withCheckedContinuation { waiters[opId, default: []].append($0) }
+        }
+    }
+
+    // MARK: Internals
+
+    static func newOpId() -> String { UUID().uuidString.lowercased() }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    func emit(_ event: OutboxEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    func finish(_ opId: String, _ outcome: OutboxOutcome) {
+        outcomes[opId] = outcome
+        for waiter in waiters.removeValue(forKey: opId) ?? [] { waiter.resume(returning: outcome) }
+    }
+
+    private func announce(_ disposition: OutboxDisposition, opId: String, kind: OutboxKind) {
+        switch disposition {
+        case .enqueued: emit(.enqueued(opId: opId, kind: kind))
+        case .merged(let into): emit(.coalesced(into: into, cancelled: []))
+        case .cancelled(let ids):
+            emit(.coalesced(into: nil, cancelled: ids))
+            for id in ids { finish(id, .discarded) }
+        case .unchanged: return
+        }
+        signalWork()
+    }
+
+    func signalWork() { workSignal?.yield() }
+
+    func workSignals() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        workSignal = continuation
+        return stream
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// Something that happened to an outbox op, in the order it happened.
+public enum OutboxEvent: Sendable, Hashable {
+    /// A new op was queued.
+    case enqueued(opId: String, kind: OutboxKind)
+    /// A change was merged into an unsent op (`into`), or cancelled unsent ops so nothing is sent.
+    case coalesced(into: String?, cancelled: [String])
+    /// An attempt started (attempt number from 1).
+    case sending(opId: String, attempt: Int)
+    /// The op reached PubNub; publishes and reaction adds carry their timetoken.
+    case sent(opId: String, timetoken: Timetoken?)
+    /// The attempt failed in a way worth retrying; the next attempt is not before `at`.
+    case retrying(opId: String, at: Date, failure: OutboxFailure)
+    /// The attempt may have been applied; the next attempt (not before `at`) probes first.
+    case ambiguous(opId: String, at: Date, failure: OutboxFailure)
+    /// A probe looked for an ambiguous op's effect on the server.
+    case probed(opId: String, found: Bool)
+    /// The op became a dead letter.
+    case failed(opId: String, failure: OutboxFailure)
+    /// An edit hit a stale eTag (or a probe found the object changed by someone else).
+    case conflict(opId: String, failure: OutboxFailure)
+    /// The app withdrew ops (the op and any ops waiting on it); local changes were reverted.
+    case discarded(opIds: [String])
+    /// The app put a dead or conflicted op back in the queue.
+    case retried(opId: String)
+}
+
+/// How an op ended, as ``Outbox/completion(of:)`` reports it.
+public enum OutboxOutcome: Sendable, Hashable {
+    /// It reached PubNub (with the timetoken of a publish or reaction add).
+    case sent(timetoken: Timetoken?)
+    /// It is a dead letter; it stays in the outbox until retried or discarded.
+    case failed(OutboxFailure)
+    /// It is in conflict; it stays in the outbox until retried or discarded.
+    case conflict(OutboxFailure)
+    /// The app discarded it.
+    case discarded
+    /// No such op in the outbox, and this process saw no outcome for it (it finished in an
+    /// earlier run, or never existed).
+    case unknown
+}
