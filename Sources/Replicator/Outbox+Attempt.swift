@@ -32,6 +32,10 @@ extension Outbox {
             try await attemptOrThrow(entry)
         } catch let error as WireError {
             await recordWireFailure(entry, error)
+        } catch is CancellationError {
+            // The drain was cancelled mid-attempt: the op stays as the store has it (in flight ops
+            // become ambiguous when the store is next opened).
+            return
         } catch {
             // A store error: wait before touching this op again rather than spinning on it.
             logger.error("outbox attempt failed", metadata: ["op": "\(entry.id)", "error": "\(error)"])
@@ -44,7 +48,15 @@ extension Outbox {
     private func attemptOrThrow(_ original: OutboxEntry) async throws {
         var entry = original
         if entry.state == .ambiguous {
-            switch try await probe(entry) {
+            let verdict: ProbeVerdict
+            do {
+                verdict = try await probe(entry)
+            } catch let error as WireError {
+                // The probe itself failed: the op is still ambiguous, whatever the failure says.
+                await recordWireFailure(entry, error, keepAmbiguous: true)
+                return
+            }
+            switch verdict {
             case .applied(let completion):
                 drainReport.probes += 1
                 emit(.probed(opId: entry.id, found: true))
@@ -158,10 +170,14 @@ extension Outbox {
         try JSONValue(encoding: value).decode(as: T.self)
     }
 
-    private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError) async {
+    private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false) async {
         switch FailureDecision.classify(
             error, kind: entry.kind, serverFailures: entry.serverFailures, policy: options.retry)
         {
+        case .retry(_, let minimumWait, let failure, let serverFailure) where keepAmbiguous:
+            await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+        case .done where keepAmbiguous, .conflict where keepAmbiguous:
+            await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "probe failed: \(error)"), serverFailure: false)
         case .done:
             do {
                 var completion = Completion.none
@@ -192,6 +208,8 @@ extension Outbox {
         do {
             try await store.recordFailure(
                 entry.id, state: state, retryAt: at, failure: failure, serverFailure: serverFailure, now: now)
+        } catch is CancellationError {
+            return
         } catch {
             logger.error("cannot record a failed attempt", metadata: ["op": "\(entry.id)", "error": "\(error)"])
         }

@@ -140,7 +140,9 @@ extension Outbox {
             do {
                 head = try await store.outboxHead(lane: lane)
             } catch {
-                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                if !(error is CancellationError) {
+                    logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                }
                 return
             }
             guard let head else { return }

@@ -41,11 +41,11 @@ public actor Outbox<Custom: ChatCustomData> {
     public typealias Message = ChatMessage<Custom.Message>
 
     /// The store.
-    public let store: ChatStore<Custom>
+    public nonisolated let store: ChatStore<Custom>
     /// The wire client (its user id is the author of sends and reactions).
-    public let client: PubNubClient
+    public nonisolated let client: PubNubClient
     /// The options.
-    public let options: OutboxOptions
+    public nonisolated let options: OutboxOptions
     let clock: any ReplicatorClock
     var random: any RandomNumberGenerator & Sendable
     let logger: Logger

@@ -275,6 +275,11 @@ package struct LaneHead: Sendable {
     package var entry: OutboxEntry
     /// The state of ``OutboxEntry/dependsOn`` while that op is still in the outbox.
     package var parentState: OutboxState?
+
+    package init(entry: OutboxEntry, parentState: OutboxState?) {
+        self.entry = entry
+        self.parentState = parentState
+    }
 }
 
 extension ChatStore {

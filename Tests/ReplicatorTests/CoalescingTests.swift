@@ -1,0 +1,166 @@
+import Foundation
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+import Testing
+
+@Suite("outbox coalescing, dependencies and local state")
+struct CoalescingTests {
+    func name(_ value: String) -> UserEdit<FlatCustom> {
+        var edit = UserEdit<FlatCustom>()
+        edit.name = .set(value)
+        return edit
+    }
+
+    @Test("reaction add then remove before sending: nothing is sent")
+    func addThenRemoveReaction() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "hi", to: "general")
+        _ = try await world.outbox.drain()
+        let before = world.transport.requests.count
+        let add = try await world.outbox.addReaction("👍", toMessage: message.value!.id)
+        let remove = try await world.outbox.removeReaction("👍", fromMessage: message.value!.id)
+        #expect(remove.disposition == .cancelled([add.opId!]) && remove.opId == nil)
+        _ = try await world.outbox.drain()
+        #expect(world.transport.requests.count == before)
+        #expect(try await world.store.fetch(world.store.queries.actions(ofMessage: message.value!.id)).isEmpty)
+        #expect(await world.outbox.completion(of: add.opId!) == .discarded)
+    }
+
+    @Test("several edits of one user: one PATCH, union of fields, latest values, first op's base eTag")
+    func userEditsMerge() async throws {
+        let world = try World()
+        let observer = try world.observer()
+        let remote = try await observer.setUser(id: "u1", fields: UserFields<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
+        try await world.store.load(users: [remote])
+        let first = try await world.outbox.setUser(id: "u1", edit: name("A"))
+        var second = UserEdit<FlatCustom>()
+        second.status = .set("away")
+        second.name = .set("B")
+        let merged = try await world.outbox.setUser(id: "u1", edit: second)
+        #expect(merged.disposition == .merged(into: first.opId!) && merged.opId == first.opId)
+        _ = try await world.outbox.drain()
+        let patches = world.transport.requests.filter { $0.method == .patch }
+        #expect(patches.count == 1)
+        #expect(patches[0].headers["If-Match"] == remote.eTag)
+        let body = try JSONValue(jsonData: patches[0].body ?? Data())
+        #expect(body == ["name": "B", "status": "away"])
+        let stored = try await world.store.fetch(world.store.queries.user(id: "u1"))
+        #expect(stored?.name == "B" && stored?.status == "away" && stored?.eTag != remote.eTag)
+        #expect(try await world.entries().isEmpty)
+    }
+
+    @Test("membership set then remove of one never synced: nothing is sent")
+    func membershipSetThenRemove() async throws {
+        let world = try World()
+        let set = try await world.outbox.setMembership(channel: "new", edit: MemberEdit(status: "joined"))
+        #expect(set.value?.status == "joined")
+        let remove = try await world.outbox.removeMembership(channel: "new")
+        #expect(remove.disposition == .cancelled([set.opId!]))
+        _ = try await world.outbox.drain()
+        #expect(world.transport.requests.isEmpty)
+        #expect(try await world.store.fetch(world.store.queries.member(channelId: "new", userId: "me")) == nil)
+    }
+
+    @Test("send then discard: nothing is sent, the message and its reactions are gone")
+    func sendThenDiscard() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "oops", to: "general")
+        let reaction = try await world.outbox.addReaction("😬", toMessage: message.value!.id)
+        let removed = try await world.outbox.discardMessage(id: message.value!.id)
+        #expect(Set(removed) == [message.opId!, reaction.opId!])
+        _ = try await world.outbox.drain()
+        #expect(world.transport.requests.isEmpty)
+        #expect(try await world.store.fetch(world.store.queries.message(id: message.value!.id)) == nil)
+        #expect(try await world.entries().isEmpty)
+    }
+
+    @Test("a reaction on a pending message waits for the publish and uses its server timetoken")
+    func reactionWaitsForParent() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "parent", to: "general")
+        let reaction = try await world.outbox.addReaction("🎉", toMessage: message.value!.id)
+        let plan = try await world.outbox.plan()
+        #expect(plan.last?.waiting == "parent \(message.opId!) pending")
+        world.transport.script(.offline, .offline)
+        _ = try await world.outbox.drain()
+        let operations = world.transport.requests.map(\.operation)
+        #expect(operations == ["publish", "publish", "publish", "addMessageAction"])
+        let sent = try #require(try await world.store.fetch(world.store.queries.message(id: message.value!.id)))
+        let actionRequest = world.transport.requests[3]
+        #expect(actionRequest.pathSegments.contains(sent.timetoken!.description))
+        let actions = try await world.store.fetch(world.store.queries.actions(ofMessage: sent.id))
+        #expect(actions.count == 1 && actions[0].messageTimetoken == sent.timetoken && actions[0].actionTimetoken != nil)
+        #expect(await world.outbox.completion(of: reaction.opId!) == .sent(timetoken: actions[0].actionTimetoken))
+    }
+
+    @Test("discarding a dead edit restores the object as stored before it")
+    func discardRevertsDeadEdit() async throws {
+        let world = try World()
+        let observer = try world.observer()
+        let remote = try await observer.setChannel(
+            id: "c1", fields: ChannelFields<FlatCustom>(try ChatChannel(id: "c1", name: "Original")))
+        try await world.store.load(channels: [remote])
+        var edit = ChannelEdit<FlatCustom>()
+        edit.name = .set("Renamed")
+        let receipt = try await world.outbox.setChannel(id: "c1", edit: edit)
+        #expect(try await world.store.fetch(world.store.queries.channel(id: "c1"))?.name == "Renamed")
+        world.transport.script(.forbidden)
+        _ = try await world.outbox.drain()
+        #expect(try await world.entries().first?.state == .dead)
+        try await world.outbox.discard(opId: receipt.opId!)
+        let restored = try await world.store.fetch(world.store.queries.channel(id: "c1"))
+        #expect(restored?.name == "Original" && restored?.eTag == remote.eTag)
+        #expect(try await world.entries().isEmpty)
+    }
+
+    @Test("a dead letter can be retried and then goes")
+    func retryDeadLetter() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "again", to: "general")
+        world.transport.script(.forbidden)
+        _ = try await world.outbox.drain()
+        try await world.outbox.retry(opId: message.opId!)
+        let report = try await world.outbox.drain()
+        #expect(report.completed == 1 && report.deadLetters == 0)
+        #expect(await world.serverMessageIds("general") == [message.value!.id])
+    }
+
+    @Test("ops left in flight by a crash are ambiguous after reopening, and probed")
+    func inflightBecomesAmbiguous() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "crash", to: "general")
+        _ = try await world.store.markInflight(message.opId!, now: world.clock.now)
+        let reopened = try world.reopened(seed: 2, profile: .none)
+        #expect(try await reopened.entries().first?.state == .ambiguous)
+        _ = try await reopened.outbox.drain()
+        #expect(reopened.transport.requests.map(\.operation) == ["fetchHistory", "publish"])
+        #expect(await world.serverMessageIds("general") == [message.value!.id])
+    }
+
+    @Test("an in-flight or ambiguous op cannot be discarded")
+    func ambiguousCannotBeDiscarded() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "maybe", to: "general")
+        world.transport.script(.dropResponse, .offline)
+        _ = try await world.outbox.drain(until: world.clock.now)
+        await #expect(throws: OutboxError.mayHaveBeenApplied(opId: message.opId!, state: .ambiguous)) {
+            try await world.outbox.discardMessage(id: message.value!.id)
+        }
+    }
+
+    @Test("backoff delays stay within [d/2, d] of the capped exponential")
+    func backoffIsBoundedAndJittered() {
+        let policy = RetryPolicy()
+        for attempt in 1...40 {
+            let ceiling = min(policy.maxDelay, policy.baseDelay * pow(2, Double(min(attempt - 1, 30))))
+            for jitter in [0.0, 0.25, 0.5, 1.0] {
+                let delay = policy.delay(afterAttempt: attempt, jitter: jitter)
+                #expect(delay >= ceiling / 2 && delay <= ceiling && delay <= policy.maxDelay)
+            }
+            #expect(policy.delay(afterAttempt: attempt, jitter: 0) < policy.delay(afterAttempt: attempt, jitter: 1))
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+@testable import Replicator
+import Testing
+
+@Suite("outbox error classes")
+struct ErrorClassTests {
+    @Test("not sent: the op waits and retries without an attempt limit, then goes")
+    func notSentRetriesWithoutLimit() async throws {
+        let world = try World()
+        let receipt = try await world.outbox.send(text: "hello", to: "general")
+        world.transport.script(Array(repeating: Fault.offline, count: 40))
+        let report = try await world.outbox.drain()
+        #expect(report.completed == 1 && report.deadLetters == 0)
+        #expect(world.transport.requests.count == 41)
+        #expect(await world.serverMessageIds("general") == [receipt.value!.id])
+        // Backoff grew and stayed under the cap: the 41 attempts spread over minutes, not a busy loop.
+        let times = world.transport.requestTimes.map(\.at)
+        let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
+        #expect(gaps.allSatisfy { $0 >= 0.25 && $0 <= 60 })
+        #expect(gaps.last! >= 30)
+    }
+
+    @Test("outcome unknown after the server applied the publish: the probe finds it, nothing is resent")
+    func lostResponseIsProbed() async throws {
+        let world = try World()
+        let receipt = try await world.outbox.send(text: "once", to: "general")
+        world.transport.script(.dropResponse)
+        let events = await world.outbox.events()
+        let report = try await world.outbox.drain()
+        #expect(report.completed == 1 && report.probes == 1)
+        #expect(await world.serverMessageIds("general") == [receipt.value!.id])
+        let operations = world.transport.requests.map(\.operation)
+        #expect(operations == ["publish", "fetchHistory"])
+        let stored = try await world.store.fetch(world.store.queries.message(id: receipt.value!.id))
+        #expect(stored?.delivery == .sent && stored?.timetoken != nil)
+        let seen = await Self.collect(events, until: { if case .sent = $0 { true } else { false } })
+        #expect(seen.contains { if case .ambiguous = $0 { true } else { false } })
+        #expect(seen.contains(.probed(opId: receipt.opId!, found: true)))
+    }
+
+    @Test("outcome unknown before the server saw it: the probe finds nothing and the publish is resent once")
+    func unknownButNotAppliedIsResent() async throws {
+        let world = try World()
+        let receipt = try await world.outbox.send(text: "once", to: "general")
+        world.transport.script(.dropRequest)
+        // The simulator's dropped request is "not sent"; make it look like a cut connection instead.
+        let ambiguous = try await world.store.markInflight(receipt.opId!, now: world.clock.now)
+        #expect(ambiguous?.state == .inflight)
+        try await world.store.recordFailure(
+            receipt.opId!, state: .ambiguous, retryAt: nil,
+            failure: OutboxFailure(errorClass: .outcomeUnknown, message: "connection reset"), serverFailure: false,
+            now: world.clock.now)
+        world.transport.script(.none, .none)
+        _ = try await world.outbox.drain()
+        #expect(world.transport.requests.map(\.operation) == ["fetchHistory", "publish"])
+        #expect(await world.serverMessageIds("general") == [receipt.value!.id])
+    }
+
+    @Test("429 waits at least Retry-After on the virtual clock")
+    func retryAfterIsHonoured() async throws {
+        let world = try World()
+        _ = try await world.outbox.send(text: "slow down", to: "general")
+        world.transport.script(.tooManyRequests(retryAfter: 7))
+        _ = try await world.outbox.drain()
+        let times = world.transport.requestTimes
+        #expect(times.count == 2)
+        #expect(times[1].at.timeIntervalSince(times[0].at) >= 7)
+        let entries = try await world.entries()
+        #expect(entries.isEmpty)
+    }
+
+    @Test("5xx backs off and becomes a dead letter after the configured number of server failures")
+    func serverFailuresEndInDeadLetter() async throws {
+        var options = OutboxOptions()
+        options.retry.maxServerFailures = 3
+        let world = try World(options: options)
+        let receipt = try await world.outbox.addReactionTarget(world)
+        world.transport.script(.serverError(status: 503), .serverError(status: 500), .serverError(status: 503))
+        let report = try await world.outbox.drain()
+        #expect(report.deadLetters == 1)
+        let entry = try #require(try await world.entries().first { $0.id == receipt })
+        #expect(entry.state == .dead && entry.serverFailures == 3 && entry.lastFailure?.httpStatus == 503)
+        #expect(entry.lastFailure?.errorClass == .server)
+        #expect(await world.outbox.completion(of: receipt) == .failed(entry.lastFailure!))
+    }
+
+    @Test("403 is a dead letter at once with the server's reason, and other lanes still drain")
+    func forbiddenIsDeadAtOnce() async throws {
+        let world = try World()
+        let blocked = try await world.outbox.send(text: "denied", to: "a")
+        let other = try await world.outbox.send(text: "fine", to: "b")
+        world.transport.script(.forbidden)
+        let report = try await world.outbox.drain()
+        #expect(report.deadLetters == 1 && report.completed == 1)
+        // The lanes run in parallel: whichever publish went first got the 403.
+        let dead = try #require(try await world.entries().first)
+        #expect(dead.state == .dead && dead.attempts == 1)
+        #expect(dead.lastFailure?.httpStatus == 403 && dead.lastFailure?.message == "Forbidden")
+        let (deadMessage, sentMessage) = dead.id == blocked.opId ? (blocked, other) : (other, blocked)
+        #expect(await world.serverMessageIds(sentMessage.value!.channelId) == [sentMessage.value!.id])
+        #expect(await world.serverMessageIds(deadMessage.value!.channelId).isEmpty)
+        let message = try await world.store.fetch(world.store.queries.message(id: deadMessage.value!.id))
+        #expect(message?.delivery == .pending)
+    }
+
+    @Test("412 puts an edit in conflict and never resends it")
+    func preconditionFailedIsConflict() async throws {
+        let world = try World()
+        let observer = try world.observer()
+        let remote = try await observer.setUser(id: "u1", fields: UserFields<FlatCustom>(try ChatUser(id: "u1", name: "One")))
+        try await world.store.load(users: [try ChatUser(id: "u1", name: "One", updated: remote.updated, eTag: remote.eTag)])
+        let receipt = try await world.outbox.setUser(id: "u1", edit: { var e = UserEdit<FlatCustom>(); e.name = .set("Mine"); return e }())
+        _ = try await observer.setUser(id: "u1", fields: { var f = UserFields<FlatCustom>(); f.name = .value("Theirs"); return f }())
+        let report = try await world.outbox.drain()
+        #expect(report.conflicts == 1)
+        #expect(world.transport.requests.count == 1)
+        #expect(world.transport.requests[0].headers["If-Match"] == remote.eTag)
+        let entry = try #require(try await world.entries().first)
+        #expect(entry.id == receipt.opId && entry.state == .conflict && entry.lastFailure?.httpStatus == 412)
+        _ = try await world.outbox.drain()
+        #expect(world.transport.requests.count == 1)
+    }
+
+    @Test("status codes map to one transition each", arguments: [
+        (400, "dead"), (401, "dead"), (403, "dead"), (404, "dead"), (413, "dead"), (414, "dead"),
+        (412, "conflict"), (429, "retry"), (500, "retry"), (502, "retry"), (503, "retry"), (408, "retry"),
+    ])
+    func statusTable(status: Int, expected: String) {
+        let error = ServiceError(operation: "setUser", status: status, family: .object, message: "m", retryAfter: 3)
+        let decision = switch FailureDecision.classify(error, kind: .setUser, serverFailures: 0, policy: RetryPolicy()) {
+        case .dead: "dead"
+        case .conflict: "conflict"
+        case .retry: "retry"
+        case .done: "done"
+        }
+        #expect(decision == expected)
+    }
+
+    static func collect(_ stream: AsyncStream<OutboxEvent>, until stop: (OutboxEvent) -> Bool) async -> [OutboxEvent] {
+        var seen: [OutboxEvent] = []
+        for await event in stream {
+            seen.append(event)
+            if stop(event) { break }
+        }
+        return seen
+    }
+}
+
+extension Outbox where Custom == DefaultChatCustom {
+    /// Sends a message cleanly, then queues a reaction on it; returns the reaction's op id.
+    func addReactionTarget(_ world: World) async throws -> String {
+        let message = try await send(text: "target", to: "general")
+        _ = try await drain()
+        return try await addReaction("👍", toMessage: message.value!.id).opId!
+    }
+}

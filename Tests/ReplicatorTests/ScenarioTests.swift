@@ -1,0 +1,173 @@
+import Foundation
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+import Testing
+
+/// Offline sends, reactions and membership edits; a crash midway; then a flaky network.
+/// Afterwards the server must hold exactly what the user did, once, in order.
+@Suite("outbox scenario: offline, crash, flaky network")
+struct ScenarioTests {
+    @Test("200 messages per seed end up exactly once, in order", arguments: 1...100)
+    func scenario(seed: UInt64) async throws {
+        try await Scenario(seed: seed, messages: 200).run()
+    }
+
+    @Test("one seed of 5,000 messages")
+    func large() async throws {
+        try await Scenario(seed: 4242, messages: 5000).run()
+    }
+}
+
+/// Set by a task when it finishes; polled by the test (no sleeping).
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+struct Scenario {
+    let seed: UInt64
+    let messages: Int
+    static let channels = ["c0", "c1", "c2", "c3", "c4"]
+
+    func run() async throws {
+        var random = SplitMix64(seed: seed)
+        var sent: [String: [String]] = [:]  // channel → message ids in local send order
+        var channelOf: [String: String] = [:]
+        var reactions: [String: Set<String>] = [:]  // message id → values expected on the server
+        var memberships: [String: String?] = [:]  // channel → expected status (nil: no membership)
+
+        func pick<T>(_ items: [T], _ random: inout SplitMix64) -> T { items[Int(random.next() % UInt64(items.count))] }
+
+        // Phase 1, offline: half the messages, reactions on pending ones, membership edits.
+        var world = try World(seed: seed, profile: .offline)
+        for i in 0..<messages / 2 {
+            let channel = pick(Self.channels, &random)
+            let receipt = try await world.outbox.send(text: "m\(i)", to: channel)
+            let id = receipt.value!.id
+            sent[channel, default: []].append(id)
+            channelOf[id] = channel
+            if random.next() % 10 == 0 {
+                let value = pick(["👍", "❤️", "😂"], &random)
+                _ = try await world.outbox.addReaction(value, toMessage: id)
+                reactions[id, default: []].insert(value)
+            }
+        }
+        for _ in 0..<max(3, messages / 40) {
+            let channel = pick(Self.channels, &random)
+            let status = pick(["joined", "muted", "admin"], &random)
+            _ = try await world.outbox.setMembership(channel: channel, edit: MemberEdit(status: status))
+            memberships[channel] = .some(status)
+        }
+        let offline = try await world.outbox.drain(until: world.clock.now.addingTimeInterval(120))
+        #expect(offline.completed == 0 && offline.deadLetters == 0, "seed \(seed)")
+
+        // Phase 2: online but flaky, and the process dies after a random number of requests.
+        world.transport.use(FaultPlan(seed: seed, profile: .flaky))
+        world.transport.crash(afterRequests: 20 + Int(random.next() % UInt64(messages / 2)))
+        let finished = Flag()
+        let outbox = world.outbox
+        let drain = Task {
+            _ = try? await outbox.drain()
+            finished.set()
+        }
+        while !world.transport.crashed && !finished.isSet { await Task.yield() }
+        drain.cancel()
+        // Requests already on their way when the process died still reach the server.
+        while world.transport.requestsAtServer > 0 { await Task.yield() }
+        // The crashed process's file as it was at the crash; the old process never writes to it.
+        let copy = World.temporaryPath()
+        try world.store.backup(to: copy)
+        world = try world.reopened(seed: seed &+ 1, profile: .flaky, path: copy)
+
+        // Phase 3: the rest of the messages, reactions on sent ones, more membership edits.
+        for i in messages / 2..<messages {
+            let channel = pick(Self.channels, &random)
+            let id = try await world.outbox.send(text: "m\(i)", to: channel).value!.id
+            sent[channel, default: []].append(id)
+            channelOf[id] = channel
+        }
+        let delivered = try await world.store.fetch(world.store.queries.messages(byUser: "me")).filter { $0.timetoken != nil }
+        for message in delivered where random.next() % 8 == 0 {
+            let value = pick(["🎉", "👀"], &random)
+            _ = try await world.outbox.addReaction(value, toMessage: message.id)
+            reactions[message.id, default: []].insert(value)
+            if random.next() % 4 == 0 {
+                _ = try await world.outbox.removeReaction(value, fromMessage: message.id)
+                reactions[message.id]?.remove(value)
+            }
+        }
+        for _ in 0..<max(3, messages / 40) {
+            let channel = pick(Self.channels, &random)
+            if random.next() % 3 == 0 {
+                _ = try await world.outbox.removeMembership(channel: channel)
+                memberships[channel] = .some(nil)
+            } else {
+                let status = pick(["joined", "muted", "admin"], &random)
+                _ = try await world.outbox.setMembership(channel: channel, edit: MemberEdit(status: status))
+                memberships[channel] = .some(status)
+            }
+        }
+        let report = try await world.outbox.drain()
+
+        // The outbox is empty: nothing dead, nothing left.
+        #expect(report.deadLetters == 0 && report.conflicts == 0 && report.remaining == 0, "seed \(seed): \(report)")
+        #expect(try await world.entries().isEmpty, "seed \(seed)")
+
+        // Each message exactly once, in local send order per channel.
+        var timetokens: [Timetoken: String] = [:]
+        for channel in Self.channels {
+            let onServer = await world.serverMessageIds(channel)
+            let local = sent[channel] ?? []
+            let duplicates = Dictionary(grouping: onServer, by: { $0 }).filter { $0.value.count > 1 }.count
+            let missing = Set(local).subtracting(onServer).count
+            let firstDifference = zip(onServer, local).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(onServer.count, local.count)
+            #expect(onServer == local, """
+                seed \(seed): channel \(channel) history differs: \(onServer.count) on the server, \(local.count) sent, \
+                \(duplicates) duplicated, \(missing) missing, first difference at \(firstDifference)
+                """)
+            for stored in await world.server.storedMessages(channel: channel) {
+                if case .object(let body) = stored.message, case .string(let id)? = body["id"] {
+                    timetokens[Timetoken(rawValue: stored.timetoken)] = id
+                }
+            }
+        }
+        // Each reaction exactly once (and removed ones gone).
+        let observer = try world.observer()
+        var onServer: [String: [String]] = [:]
+        for channel in Self.channels {
+            var start: Timetoken?
+            while true {
+                let page = try await observer.listMessageActions(channel: channel, start: start, limit: 100)
+                for action in page.data where action.uuid == "me" {
+                    onServer[timetokens[action.messageTimetoken] ?? "?", default: []].append(action.value)
+                }
+                guard page.data.count == 100, let oldest = page.data.first?.actionTimetoken else { break }
+                start = oldest
+            }
+        }
+        let expected = reactions.filter { !$0.value.isEmpty }
+        #expect(onServer.mapValues { $0.sorted() } == expected.mapValues { $0.sorted() }, "seed \(seed): reactions differ")
+        // Memberships as last edited.
+        let page = try await observer.getMemberships(
+            userId: "me", ObjectListQuery(limit: 100), as: DefaultChatCustom.self)
+        let statuses = Dictionary(uniqueKeysWithValues: page.data.map { ($0.channel.id, $0.status) })
+        for (channel, status) in memberships {
+            if let status {
+                #expect(statuses[channel] == .some(status), "seed \(seed): membership \(channel)")
+            } else {
+                #expect(statuses[channel] == nil, "seed \(seed): membership \(channel) should be gone")
+            }
+        }
+        // Locally every message is sent, with the server's timetoken.
+        let local = try await world.store.fetch(world.store.queries.messages(byUser: "me"))
+        #expect(local.count == messages && local.allSatisfy { $0.delivery == .sent }, "seed \(seed)")
+        for message in local {
+            #expect(message.timetoken.flatMap { timetokens[$0] } == message.id, "seed \(seed): \(message.id)")
+        }
+    }
+}
