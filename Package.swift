@@ -119,7 +119,10 @@ let package = Package(
             name: "ReplicaStoreTests",
             dependencies: ["ReplicaStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "CLITests", dependencies: ["pnreplicate"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["pnreplicate", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubSimulator"]
+        ),
         .testTarget(
             name: "ReplicatorTests",
             dependencies: [

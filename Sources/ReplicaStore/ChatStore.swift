@@ -57,8 +57,18 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         // opening a DatabasePool writes to the file (GRDB makes the WAL non-empty), and a refused
         // store must be left exactly as it was.
         let plan = try migrationPlan(forStoreAt: path, options: options)
-        if options.migration == .requireCurrent, !plan.pending.isEmpty {
+        if options.migration == .requireCurrent || options.readOnly, !plan.pending.isEmpty {
             throw StoreError.migrationsPending(plan.pending)
+        }
+        if options.readOnly {
+            guard FileManager.default.fileExists(atPath: path) else { throw StoreError.storeNotFound(path: path) }
+            let queue: DatabaseQueue
+            do {
+                queue = try readOnlyQueue(path, options: options)
+            } catch let error as DatabaseError {
+                throw StoreError.database(message: "cannot open \(path) read-only: \(error.message ?? "\(error)")")
+            }
+            return try ChatStore(writer: queue, path: path, options: options)
         }
         let pool: DatabasePool
         do {
@@ -89,13 +99,22 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             return MigrationReport(
                 applied: [], pending: runner.migrations.map(\.name), performed: [], dryRun: true, backupPath: nil)
         }
-        var configuration = options.configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let queue = try readOnlyQueue(path, options: options)
         defer { try? queue.close() }
         let (applied, pending) = try queue.read { try runner.inspect($0) }
         return MigrationReport(
             applied: applied, pending: pending.map(\.name), performed: [], dryRun: true, backupPath: nil)
+    }
+
+    /// A read-only connection that leaves the store's folder exactly as it was: `immutable=1`
+    /// makes SQLite create no -wal or -shm file (the WAL, if any, was checkpointed on close).
+    static func readOnlyQueue(_ path: String, options: StoreOptions) throws -> DatabaseQueue {
+        var configuration = options.configuration()
+        configuration.readonly = true
+        let walExists = FileManager.default.fileExists(atPath: path + "-wal")
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path
+        // A live WAL (another process has the store open) must be read, so only then open normally.
+        return try DatabaseQueue(path: walExists ? path : "file:\(encoded)?immutable=1", configuration: configuration)
     }
 
     private func prepare(options: StoreOptions) throws {
@@ -204,6 +223,9 @@ public struct StoreOptions: Sendable {
     public var logger = Logger(label: "pnreplicate.store")
     /// The migrations to use instead of the bundled ones (tests).
     public var migrations: [Migration]?
+    /// Open read-only: nothing is migrated or recovered and every write fails; the file stays
+    /// byte-identical (dry runs). The store must exist and be current.
+    public var readOnly = false
 
     /// Default options.
     public init() {}

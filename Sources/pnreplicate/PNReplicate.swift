@@ -9,7 +9,11 @@ struct PNReplicate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pnreplicate",
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
-        subcommands: [Demo.self, Migrate.self, Status.self, SimulatorCommand.self]
+        subcommands: [
+            Sync.self, Send.self, React.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            Demo.self, Migrate.self, Status.self, SimulatorCommand.self,
+        ],
+        defaultSubcommand: Sync.self
     )
 }
 

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// Keys, user id and origin, from flags or the environment.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .long, help: "Publish key (default: $PUBNUB_PUBLISH_KEY, else demo).")
+    var publishKey: String?
+
+    @Option(name: .long, help: "Subscribe key (default: $PUBNUB_SUBSCRIBE_KEY, else demo).")
+    var subscribeKey: String?
+
+    @Option(name: .long, help: "The user id acting (default: $PUBNUB_USER_ID, else pnreplicate-cli).")
+    var userId: String?
+
+    @Option(name: .long, help: "host[:port] over https, or a full http://host:port URL (default: $PUBNUB_ORIGIN, else ps.pndsn.com).")
+    var origin: String?
+
+    func configuration() throws -> PubNubConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        return try PubNubConfiguration(
+            publishKey: publishKey ?? environment["PUBNUB_PUBLISH_KEY"] ?? "demo",
+            subscribeKey: subscribeKey ?? environment["PUBNUB_SUBSCRIBE_KEY"] ?? "demo",
+            userId: userId ?? environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli",
+            origin: origin ?? environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com")
+    }
+}
+
+/// A store and an outbox over it, as one command uses them.
+struct Session {
+    let store: ChatStore<DefaultChatCustom>
+    let outbox: Outbox<DefaultChatCustom>
+
+    /// Opens the store (migrating it) and an outbox on a URLSession transport; nothing is sent
+    /// until a command drains.
+    init(store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false) throws {
+        var storeOptions = options.storeOptions(migration: .automatic)
+        storeOptions.readOnly = readOnly
+        if readOnly, !FileManager.default.fileExists(atPath: options.storePath) {
+            throw StoreError.storeNotFound(path: options.storePath)
+        }
+        store = try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: storeOptions)
+        var logger = Logger(label: "pnreplicate.outbox")
+        logger.logLevel = options.verbose ? .debug : .warning
+        let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport())
+        outbox = Outbox(store: store, client: client, logger: logger)
+    }
+}
+
+/// Parses a `--custom` JSON object into flat custom data.
+func parseCustom(_ text: String?) throws -> FlatCustom? {
+    guard let text else { return nil }
+    do {
+        return try JSONDecoder().decode(FlatCustom.self, from: Data(text.utf8))
+    } catch {
+        throw ValidationError("--custom must be a flat JSON object of scalars: \(error)")
+    }
+}
+
+/// What every enqueue command prints.
+struct EnqueueOutput: Encodable {
+    var opId: String?
+    var disposition: String
+    var id: String?
+
+    init<V>(_ receipt: OutboxReceipt<V>, id: String?) {
+        opId = receipt.opId
+        self.id = id
+        switch receipt.disposition {
+        case .enqueued: disposition = "enqueued"
+        case .merged(let into): disposition = "merged into \(into)"
+        case .cancelled(let ids): disposition = "cancelled \(ids.joined(separator: ", ")): nothing to send"
+        case .unchanged: disposition = "unchanged: nothing to send"
+        }
+    }
+
+    func print(json: Bool) throws {
+        if json { return try Output.json(self) }
+        var rows = [("op", opId ?? "-"), ("outbox", disposition)]
+        if let id { rows.insert(("id", id), at: 0) }
+        Output.table(rows)
+    }
+}
