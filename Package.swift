@@ -114,6 +114,14 @@ let package = Package(
             name: "WireBenchmarks",
             dependencies: ["PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", "ReplicaModel"]
         ),
+        // Run by hand in release mode: durable enqueue and drain rates against raw baselines.
+        .executableTarget(
+            name: "OutboxBenchmarks",
+            dependencies: [
+                "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator",
+                "SimulatorHTTP", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel"]),
         .testTarget(
             name: "ReplicaStoreTests",

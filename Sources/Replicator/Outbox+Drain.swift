@@ -17,6 +17,9 @@ public struct DrainReport: Sendable, Hashable, Codable {
     public var conflicts = 0
     /// Whether the drain stopped at its deadline with ops still waiting.
     public var stoppedAtDeadline = false
+
+    /// An empty report.
+    public init() {}
 }
 
 /// Why an op is not being sent right now.
