@@ -60,7 +60,21 @@ extension Outbox {
     ///
     /// Ops that cannot be sent because the device is offline are retried without limit, so
     /// without a deadline a drain that stays offline does not return (cancel its task to stop it).
+    ///
+    /// A drain started while another is running joins it and returns its report.
     public func drain(until deadline: Date? = nil) async throws -> DrainReport {
+        if let current = currentDrain { return try await current.value }
+        let task = Task { try await self.drainNow(until: deadline) }
+        currentDrain = task
+        defer { currentDrain = nil }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    private func drainNow(until deadline: Date?) async throws -> DrainReport {
         drainReport = DrainReport()
         while true {
             try Task.checkCancellation()

@@ -55,6 +55,7 @@ public actor Outbox<Custom: ChatCustomData> {
     private var outcomes: [String: OutboxOutcome] = [:]
     private var workSignal: AsyncStream<Void>.Continuation?
     var drainReport = DrainReport()
+    var currentDrain: Task<DrainReport, any Error>?
     var laneQueue: [String] = []
     var runningLanes: Set<String> = []
 
