@@ -174,8 +174,9 @@ extension Outbox {
         switch FailureDecision.classify(
             error, kind: entry.kind, serverFailures: entry.serverFailures, policy: options.retry)
         {
-        case .retry(_, let minimumWait, let failure, let serverFailure) where keepAmbiguous:
-            await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+        case .retry(_, let minimumWait, let failure, _) where keepAmbiguous:
+            // A failed probe says nothing about the op: it does not count toward the 5xx limit.
+            await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: false)
         case .done where keepAmbiguous, .conflict where keepAmbiguous:
             await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "probe failed: \(error)"), serverFailure: false)
         case .done:
@@ -258,7 +259,10 @@ extension Outbox {
     private func probePublish(_ entry: OutboxEntry) async throws -> ProbeVerdict {
         guard let channel = entry.payload.channel, let messageId = entry.payload.messageId else { return .notApplied }
         let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.retry.probeLookback)
-        let floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
+        var floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
+        if let earlier = try await store.probeFloor(messageId: messageId), earlier > floor {
+            floor = Timetoken(rawValue: earlier.rawValue + 1)
+        }
         var start: Timetoken?
         while true {
             let page = try await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start, end: floor))

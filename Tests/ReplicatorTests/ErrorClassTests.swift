@@ -46,15 +46,13 @@ struct ErrorClassTests {
     func unknownButNotAppliedIsResent() async throws {
         let world = try World()
         let receipt = try await world.outbox.send(text: "once", to: "general")
-        world.transport.script(.dropRequest)
-        // The simulator's dropped request is "not sent"; make it look like a cut connection instead.
+        // The connection was cut before the server saw the request: the op is ambiguous.
         let ambiguous = try await world.store.markInflight(receipt.opId!, now: world.clock.now)
         #expect(ambiguous?.state == .inflight)
         try await world.store.recordFailure(
             receipt.opId!, state: .ambiguous, retryAt: nil,
             failure: OutboxFailure(errorClass: .outcomeUnknown, message: "connection reset"), serverFailure: false,
             now: world.clock.now)
-        world.transport.script(.none, .none)
         _ = try await world.outbox.drain()
         #expect(world.transport.requests.map(\.operation) == ["fetchHistory", "publish"])
         #expect(await world.serverMessageIds("general") == [receipt.value!.id])

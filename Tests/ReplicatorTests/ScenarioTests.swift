@@ -116,7 +116,8 @@ struct Scenario {
 
         // The outbox is empty: nothing dead, nothing left.
         #expect(report.deadLetters == 0 && report.conflicts == 0 && report.remaining == 0, "seed \(seed): \(report)")
-        #expect(try await world.entries().isEmpty, "seed \(seed)")
+        let left = try await world.entries()
+        #expect(left.isEmpty, "seed \(seed): left \(left.map { "\($0.kind) \($0.state) \($0.lastFailure?.description ?? "")" })")
 
         // Each message exactly once, in local send order per channel.
         var timetokens: [Timetoken: String] = [:]

@@ -142,8 +142,9 @@ extension ChatStore {
             guard entry.state == .dead || entry.state == .conflict else {
                 throw OutboxError.notRetryable(opId: id, state: entry.state)
             }
-            let mayHaveArrived = entry.kind == .send
-                && [.outcomeUnknown, .server, .other].contains(entry.lastFailure?.errorClass)
+            // Any publish that was handed to the transport before is probed first: some failures
+            // (a 5xx, a failed probe) do not prove it did not arrive.
+            let mayHaveArrived = entry.kind == .send && entry.firstAttemptAt != nil
             if entry.state == .conflict {
                 entry.payload.rebase = true
             }
@@ -309,6 +310,20 @@ extension ChatStore {
     package func messageTimetoken(id: String) async throws -> Timetoken? {
         try await writer.read { db in
             StoreCoding.timetoken(try Int64.fetchOne(db, sql: "SELECT timetoken FROM messages WHERE id = ?", arguments: [id]))
+        }
+    }
+
+    /// The newest timetoken among the channel's messages stored before this one. They all reached
+    /// PubNub before this message was first sent, so if it arrived, its timetoken is larger: a
+    /// publish probe need not look further back.
+    package func probeFloor(messageId: String) async throws -> Timetoken? {
+        try await writer.read { db in
+            StoreCoding.timetoken(try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT max(m.timetoken) FROM messages m, messages mine
+                    WHERE mine.id = ? AND m.channel_id = mine.channel_id AND m.local_seq < mine.local_seq
+                    """, arguments: [messageId]))
         }
     }
 
