@@ -53,6 +53,7 @@ struct KillTests {
             try #require(queued.status == 0, "\(queued.stderr)")
         }
         var random = SystemRandomNumberGenerator()
+        var killedWithWorkLeft = 0
         for round in 0..<Self.rounds {
             let sync = Process()
             sync.executableURL = CLI.binary
@@ -66,7 +67,12 @@ struct KillTests {
             kill(sync.processIdentifier, SIGKILL)
             sync.waitUntilExit()
             #expect(sync.terminationReason == .uncaughtSignal || sync.terminationStatus == 0, "round \(round)")
+            let plan = try CLI.run(["--dry-run", "--json", "--store", store], environment: env)
+            let ops = try CLI.json(plan.stdout)["ops"] as? [Any]
+            if ops?.isEmpty == false { killedWithWorkLeft += 1 }
         }
+        // The kills must land while there is work, or the test would prove nothing.
+        #expect(killedWithWorkLeft >= min(Self.rounds, 10), "only \(killedWithWorkLeft) kills left work behind")
         var final = try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env)
         for _ in 0..<3 where final.status == 3 {
             final = try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env)
