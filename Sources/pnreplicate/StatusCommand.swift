@@ -31,7 +31,7 @@ struct Status: AsyncParsableCommand {
             ("store", path),
             ("schema", "\(status.schemaVersion ?? "empty") (\(status.appliedMigrations.count) applied, "
                 + "\(status.pendingMigrations.count) pending)"),
-            ("pending ops", "\(status.pendingOutbox) in the outbox"),
+            ("outbox", "\(status.pendingOutbox) to send, \(status.deadLetters) dead, \(status.conflicts) in conflict"),
         ]
         for table in ChatStore<DefaultChatCustom>.countedTables {
             if let count = status.rowCounts[table] { rows.append((table, String(count))) }
@@ -46,7 +46,7 @@ struct StatusOutput: Encodable {
     let status: StoreStatus
 
     enum CodingKeys: String, CodingKey {
-        case store, rowCounts, schemaVersion, appliedMigrations, pendingMigrations, pendingOutbox
+        case store, rowCounts, schemaVersion, appliedMigrations, pendingMigrations, pendingOutbox, deadLetters, conflicts
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -57,5 +57,7 @@ struct StatusOutput: Encodable {
         try c.encode(status.appliedMigrations, forKey: .appliedMigrations)
         try c.encode(status.pendingMigrations, forKey: .pendingMigrations)
         try c.encode(status.pendingOutbox, forKey: .pendingOutbox)
+        try c.encode(status.deadLetters, forKey: .deadLetters)
+        try c.encode(status.conflicts, forKey: .conflicts)
     }
 }
