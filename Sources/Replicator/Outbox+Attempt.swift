@@ -98,14 +98,16 @@ extension Outbox {
             resolved.ifMatch = eTag
             try await store.rebase(entry.id, payload: entry.payload, baseETag: eTag, now: clock.now)
         }
+        // The request is built from the row as marked in flight: an enqueue may have merged more
+        // fields into the op since the head was read, and those must go too.
+        guard let inflight = try await store.markInflight(entry.id, now: clock.now) else { return }
         let request: WireRequest
         do {
-            request = try OutboxRequests.request(for: entry, resolved: resolved, client: client)
+            request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client)
         } catch {
-            await park(entry, .dead, OutboxFailure(errorClass: .other, message: error.description))
+            await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
             return
         }
-        guard let inflight = try await store.markInflight(entry.id, now: clock.now) else { return }
         drainReport.attempts += 1
         emit(.sending(opId: entry.id, attempt: inflight.attempts))
         let response = try await client.perform(request)
