@@ -14,6 +14,23 @@ struct NewOutboxOp {
     var dependsOn: String?
 }
 
+/// How user and channel ops read, write and edit their object: the one place the two kinds differ.
+struct ObjectAccess<Object: Sendable>: Sendable {
+    /// "user" or "channel", for messages.
+    let name: String
+    /// The table (a fixed name from code, never input).
+    let table: String
+    let setKind: OutboxKind
+    let removeKind: OutboxKind
+    let target: @Sendable (String) -> String
+    let read: @Sendable (String, Database, StoreCoding) throws -> Object?
+    let write: @Sendable (Object, Database, StoreCoding) throws -> Void
+    let create: @Sendable (String) throws -> Object
+    let apply: @Sendable ([String: JSONValue], Object) throws -> Object
+    /// An empty payload naming the object.
+    let payload: @Sendable (String) -> OutboxPayload
+}
+
 /// The lanes and targets ops are filed under.
 package enum OutboxKeys {
     /// Sends to one channel share a lane: they reach PubNub in local send order.
@@ -184,80 +201,87 @@ extension ChatStore {
     package func enqueueSetUser(opId: String, id: String, edit: UserEdit<Custom.User>, now: Date) async throws
         -> OutboxReceipt<User>
     {
-        let fields = try edit.fields()
-        if fields.isEmpty { throw OutboxError.emptyEdit("user \(id)") }
-        return try await writer.write { db in
-            let coding = StoreCoding()
-            let stored = try ChatQueries<Custom>.user(id: id, db: db, coding: coding)
-            let local = try UserEdit.apply(fields, to: try stored ?? User(id: id))
-            _ = try Self.upsert(user: local, force: true, in: db, coding: coding)
-            var payload = OutboxPayload()
-            payload.user = id
-            payload.fields = fields
-            let target = OutboxKeys.user(id)
-            let op = NewOutboxOp(
-                kind: .setUser, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
-                baseUpdated: stored?.updated?.description, baseSnapshot: try coding.json(stored))
-            let (opId, disposition) = try Self.insertOrMerge(op, id: opId, now: now, db)
-            return OutboxReceipt(value: local, opId: opId, disposition: disposition)
-        }
+        try await enqueueSet(Self.users, opId: opId, id: id, fields: try edit.fields(), now: now)
     }
 
     /// Removes a user locally (with its memberships) and queues the DELETE.
     package func enqueueRemoveUser(opId: String, id: String, now: Date) async throws -> OutboxReceipt<User> {
-        try await writer.write { db in
-            let coding = StoreCoding()
-            let stored = try ChatQueries<Custom>.user(id: id, db: db, coding: coding)
-            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
-            var payload = OutboxPayload()
-            payload.user = id
-            let target = OutboxKeys.user(id)
-            let op = NewOutboxOp(
-                kind: .removeUser, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
-                baseUpdated: stored?.updated?.description, baseSnapshot: try coding.json(stored))
-            let (opId, disposition) = try Self.insertOrReplace(op, id: opId, now: now, db)
-            return OutboxReceipt(value: nil, opId: opId, disposition: disposition)
-        }
+        try await enqueueRemove(Self.users, opId: opId, id: id, now: now)
     }
 
     /// Edits a channel locally (creating it if needed) and queues the PATCH with the stored eTag as `If-Match`.
     package func enqueueSetChannel(opId: String, id: String, edit: ChannelEdit<Custom.Channel>, now: Date) async throws
         -> OutboxReceipt<Channel>
     {
-        let fields = try edit.fields()
-        if fields.isEmpty { throw OutboxError.emptyEdit("channel \(id)") }
+        try await enqueueSet(Self.channels, opId: opId, id: id, fields: try edit.fields(), now: now)
+    }
+
+    /// Removes a channel locally (with its memberships) and queues the DELETE.
+    package func enqueueRemoveChannel(opId: String, id: String, now: Date) async throws -> OutboxReceipt<Channel> {
+        try await enqueueRemove(Self.channels, opId: opId, id: id, now: now)
+    }
+
+    private func enqueueSet<Object: VersionedObject & Codable & Sendable>(
+        _ access: ObjectAccess<Object>, opId: String, id: String, fields: [String: JSONValue], now: Date
+    ) async throws -> OutboxReceipt<Object> {
+        if fields.isEmpty { throw OutboxError.emptyEdit("\(access.name) \(id)") }
         return try await writer.write { db in
             let coding = StoreCoding()
-            let stored = try ChatQueries<Custom>.channel(id: id, db: db, coding: coding)
-            let local = try ChannelEdit.apply(fields, to: try stored ?? Channel(id: id))
-            _ = try Self.upsert(channel: local, force: true, in: db, coding: coding)
-            var payload = OutboxPayload()
-            payload.channel = id
+            let stored = try access.read(id, db, coding)
+            let local = try access.apply(fields, try stored ?? access.create(id))
+            try access.write(local, db, coding)
+            var payload = access.payload(id)
             payload.fields = fields
-            let target = OutboxKeys.channel(id)
+            let target = access.target(id)
             let op = NewOutboxOp(
-                kind: .setChannel, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+                kind: access.setKind, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
                 baseUpdated: stored?.updated?.description, baseSnapshot: try coding.json(stored))
             let (opId, disposition) = try Self.insertOrMerge(op, id: opId, now: now, db)
             return OutboxReceipt(value: local, opId: opId, disposition: disposition)
         }
     }
 
-    /// Removes a channel locally (with its memberships) and queues the DELETE.
-    package func enqueueRemoveChannel(opId: String, id: String, now: Date) async throws -> OutboxReceipt<Channel> {
+    private func enqueueRemove<Object: VersionedObject & Codable & Sendable>(
+        _ access: ObjectAccess<Object>, opId: String, id: String, now: Date
+    ) async throws -> OutboxReceipt<Object> {
         try await writer.write { db in
             let coding = StoreCoding()
-            let stored = try ChatQueries<Custom>.channel(id: id, db: db, coding: coding)
-            try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [id])
-            var payload = OutboxPayload()
-            payload.channel = id
-            let target = OutboxKeys.channel(id)
+            let stored = try access.read(id, db, coding)
+            try db.execute(sql: "DELETE FROM \(access.table) WHERE id = ?", arguments: [id])
+            let target = access.target(id)
             let op = NewOutboxOp(
-                kind: .removeChannel, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
-                baseUpdated: stored?.updated?.description, baseSnapshot: try coding.json(stored))
+                kind: access.removeKind, lane: target, target: target, payload: access.payload(id),
+                baseETag: stored?.eTag, baseUpdated: stored?.updated?.description, baseSnapshot: try coding.json(stored))
             let (opId, disposition) = try Self.insertOrReplace(op, id: opId, now: now, db)
             return OutboxReceipt(value: nil, opId: opId, disposition: disposition)
         }
+    }
+
+    static var users: ObjectAccess<User> {
+        ObjectAccess(
+            name: "user", table: "users", setKind: .setUser, removeKind: .removeUser, target: OutboxKeys.user,
+            read: { id, db, coding in try ChatQueries<Custom>.user(id: id, db: db, coding: coding) },
+            write: { user, db, coding in _ = try upsert(user: user, force: true, in: db, coding: coding) },
+            create: { try User(id: $0) }, apply: { try UserEdit.apply($0, to: $1) },
+            payload: { id in
+                var payload = OutboxPayload()
+                payload.user = id
+                return payload
+            })
+    }
+
+    static var channels: ObjectAccess<Channel> {
+        ObjectAccess(
+            name: "channel", table: "channels", setKind: .setChannel, removeKind: .removeChannel,
+            target: OutboxKeys.channel,
+            read: { id, db, coding in try ChatQueries<Custom>.channel(id: id, db: db, coding: coding) },
+            write: { channel, db, coding in _ = try upsert(channel: channel, force: true, in: db, coding: coding) },
+            create: { try Channel(id: $0) }, apply: { try ChannelEdit.apply($0, to: $1) },
+            payload: { id in
+                var payload = OutboxPayload()
+                payload.channel = id
+                return payload
+            })
     }
 
     // MARK: Coalescing
