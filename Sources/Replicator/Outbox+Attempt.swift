@@ -40,8 +40,9 @@ extension Outbox {
             // A store error: wait before touching this op again rather than spinning on it.
             logger.error("outbox attempt failed", metadata: ["op": "\(entry.id)", "error": "\(error)"])
             let failure = OutboxFailure(errorClass: .other, message: "\(error)")
-            await reschedule(entry, state: entry.state == .inflight ? .ambiguous : entry.state, minimumWait: 0,
-                             failure: failure, serverFailure: false)
+            // The request may have been sent before the store failed: a publish is probed next time.
+            let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
+            await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false)
         }
     }
 
@@ -93,10 +94,9 @@ extension Outbox {
         }
         if entry.payload.rebase == true, entry.kind == .setUser || entry.kind == .setChannel {
             let eTag = try await remoteETag(of: entry)
-            entry.payload.rebase = nil
             entry.baseETag = eTag
             resolved.ifMatch = eTag
-            try await store.rebase(entry.id, payload: entry.payload, baseETag: eTag, now: clock.now)
+            try await store.rebase(entry.id, baseETag: eTag, now: clock.now)
         }
         // The request is built from the row as marked in flight: an enqueue may have merged more
         // fields into the op since the head was read, and those must go too.
@@ -206,7 +206,7 @@ extension Outbox {
         _ entry: OutboxEntry, state: OutboxState, minimumWait: TimeInterval, failure: OutboxFailure, serverFailure: Bool
     ) async {
         let now = clock.now
-        let delay = max(minimumWait, options.retry.delay(afterAttempt: max(1, entry.attempts), jitter: nextJitter()))
+        let delay = max(minimumWait, options.retry.delay(afterAttempt: entry.attempts + 1, jitter: nextJitter()))
         let at = now.addingTimeInterval(delay)
         do {
             try await store.recordFailure(

@@ -29,6 +29,56 @@ struct CoalescingTests {
         #expect(await world.outbox.completion(of: add.opId!) == .discarded)
     }
 
+    @Test("a reaction add that got a 5xx may have arrived: a later remove is sent, not cancelled")
+    func noCancellingAfterServerError() async throws {
+        let world = try World()
+        let message = try await world.outbox.send(text: "hi", to: "general")
+        _ = try await world.outbox.drain()
+        let add = try await world.outbox.addReaction("👍", toMessage: message.value!.id)
+        // A gateway forwards the add, then answers 500: the reaction is on the server.
+        let server = world.server
+        let applied = Flag()
+        world.transport.onRequest { request in
+            guard request.operation == "addMessageAction", !applied.isSet else { return }
+            applied.set()
+            _ = await server.handle(request)
+        }
+        world.transport.script(.serverError(status: 500))
+        _ = try await world.outbox.drain(until: world.clock.now)
+        #expect(try await world.entries().first?.lastFailure?.httpStatus == 500)
+        let remove = try await world.outbox.removeReaction("👍", fromMessage: message.value!.id)
+        #expect(remove.disposition == .enqueued && remove.opId != add.opId)
+        _ = try await world.outbox.drain()
+        let actions = try await world.observer().listMessageActions(channel: "general")
+        #expect(actions.data.isEmpty)
+        #expect(try await world.entries().isEmpty)
+    }
+
+    @Test("an edit made while an earlier edit of the same user is in flight is based on it, not in conflict")
+    func editWhileInflight() async throws {
+        let world = try World()
+        let observer = try world.observer()
+        let remote = try await observer.setUser(id: "u1", fields: UserFields<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
+        try await world.store.load(users: [remote])
+        _ = try await world.outbox.setUser(id: "u1", edit: name("A"))
+        let outbox = world.outbox
+        let second = Flag()
+        world.transport.onRequest { request in
+            guard request.method == .patch, !second.isSet else { return }
+            second.set()
+            var status = UserEdit<FlatCustom>()
+            status.status = .set("away")
+            _ = try? await outbox.setUser(id: "u1", edit: status)
+        }
+        let report = try await world.outbox.drain()
+        #expect(report.conflicts == 0 && report.completed == 2)
+        let server = try await observer.getUser(id: "u1")
+        #expect(server.name == "A" && server.status == "away")
+        let patches = world.transport.requests.filter { $0.method == .patch }
+        #expect(patches.count == 2 && patches[0].headers["If-Match"] == remote.eTag)
+        #expect(patches[1].headers["If-Match"] != remote.eTag)
+    }
+
     @Test("several edits of one user: one PATCH, union of fields, latest values, first op's base eTag")
     func userEditsMerge() async throws {
         let world = try World()

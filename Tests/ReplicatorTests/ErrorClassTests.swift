@@ -102,7 +102,7 @@ struct ErrorClassTests {
         #expect(await world.serverMessageIds(sentMessage.value!.channelId) == [sentMessage.value!.id])
         #expect(await world.serverMessageIds(deadMessage.value!.channelId).isEmpty)
         let message = try await world.store.fetch(world.store.queries.message(id: deadMessage.value!.id))
-        #expect(message?.delivery == .pending)
+        #expect(message?.delivery == .failed)
     }
 
     @Test("412 puts an edit in conflict and never resends it")

@@ -27,6 +27,7 @@ final class TestTransport: Transport, @unchecked Sendable {
     private var crashAfter: Int?
     private var hung: [CheckedContinuation<Void, Never>] = []
     private var atServer = 0
+    private var beforeRequest: (@Sendable (WireRequest) async -> Void)?
 
     init(server: PubNubServer, clock: VirtualClock, plan: FaultPlan = FaultPlan(seed: 0, profile: .none)) {
         self.server = server
@@ -39,6 +40,8 @@ final class TestTransport: Transport, @unchecked Sendable {
     func script(_ faults: [Fault]) { lock.withLock { script.append(contentsOf: faults) } }
     /// Switches the fault plan (e.g. from offline to flaky).
     func use(_ plan: FaultPlan) { lock.withLock { self.plan = plan } }
+    /// Runs `hook` before each request reaches the server (to act while an op is in flight).
+    func onRequest(_ hook: @escaping @Sendable (WireRequest) async -> Void) { lock.withLock { beforeRequest = hook } }
     /// Crashes once `count` requests in all have been made.
     func crash(afterRequests count: Int) { lock.withLock { crashAfter = count } }
     var crashed: Bool { lock.withLock { crashAfter.map { log.count >= $0 } ?? false } }
@@ -66,6 +69,7 @@ final class TestTransport: Transport, @unchecked Sendable {
             throw .notSent(reason: "crashed")
         case .run(let fault):
             defer { lock.withLock { atServer -= 1 } }
+            if let hook = lock.withLock({ beforeRequest }) { await hook(request) }
             return try await FaultApplication.run(request, on: server, fault: fault)
         }
     }

@@ -47,7 +47,7 @@ package enum OutboxKeys {
 
 // Each enqueue is one write transaction: the optimistic local change and its outbox row commit
 // together or not at all. Coalescing only touches the latest op on the same target, and only
-// while that op is `pending` (never handed to the transport, or known not to have arrived).
+// while that op certainly has not reached PubNub (`OutboxEntry.isCertainlyUnsent`).
 extension ChatStore {
     /// Stores a new pending message and its publish op.
     package func enqueueSend(opId: String, message: Message, meta: JSONValue?, now: Date) async throws
@@ -97,7 +97,7 @@ extension ChatStore {
             let action = try ChatMessageAction(
                 type: type, value: value, userId: userId, channelId: message.channel, messageTimetoken: message.timetoken,
                 messageId: messageId)
-            if let latest = try Self.latestOp(target: target, db), latest.state == .pending, latest.kind == .removeReaction {
+            if let latest = try Self.latestOp(target: target, db), latest.isCertainlyUnsent, latest.kind == .removeReaction {
                 // Remove then add, neither sent: drop the removal and bring the stored action back.
                 try Self.deleteOp(latest.id, db)
                 try Self.restoreSnapshot(of: latest, db)
@@ -128,7 +128,7 @@ extension ChatStore {
         try await writer.write { db in
             let message = try Self.messageRef(messageId, db)
             let target = OutboxKeys.reaction(messageId, type, value)
-            if let latest = try Self.latestOp(target: target, db), latest.state == .pending, latest.kind == .addReaction {
+            if let latest = try Self.latestOp(target: target, db), latest.isCertainlyUnsent, latest.kind == .addReaction {
                 try Self.deleteOp(latest.id, db)
                 try Self.deleteAction(messageId: messageId, type: type, value: value, userId: userId, db)
                 return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled([latest.id]))
@@ -291,7 +291,7 @@ extension ChatStore {
     static func insertOrMerge(_ op: NewOutboxOp, id: String, now: Date, _ db: Database) throws
         -> (String?, OutboxDisposition)
     {
-        if let latest = try latestOp(target: op.target, db), latest.state == .pending, latest.kind == op.kind {
+        if let latest = try latestOp(target: op.target, db), latest.isCertainlyUnsent, latest.kind == op.kind {
             var payload = latest.payload
             payload.fields = (payload.fields ?? [:]).merging(op.payload.fields ?? [:]) { _, new in new }
             let note = "merged edit \(id): \((op.payload.fields ?? [:]).keys.sorted().joined(separator: ", "))"
@@ -312,7 +312,7 @@ extension ChatStore {
         case .removeUser: .setUser
         default: .setChannel
         }
-        if let latest = try latestOp(target: op.target, db), latest.state == .pending, latest.kind == setKind {
+        if let latest = try latestOp(target: op.target, db), latest.isCertainlyUnsent, latest.kind == setKind {
             if latest.baseETag == nil {
                 try deleteOp(latest.id, db)
                 return (nil, .cancelled([latest.id]))

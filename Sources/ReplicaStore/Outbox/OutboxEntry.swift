@@ -204,6 +204,15 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension OutboxEntry {
+    /// Whether the op certainly has not reached PubNub: pending, and never answered in a way that
+    /// could mean it arrived (a 5xx or a lost response may have been applied). Only such ops may
+    /// be merged with or cancelled by a later change.
+    package var isCertainlyUnsent: Bool {
+        guard state == .pending else { return false }
+        guard let failure = lastFailure else { return true }
+        return failure.errorClass == .notSent || failure.errorClass == .rateLimited
+    }
+
     static let columns = """
         op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot, depends_on, state, attempts,
         server_failures, next_attempt_at, first_attempt_at, last_error_class, last_http_status, last_error, coalesced,

@@ -34,15 +34,29 @@ extension ChatStore {
                     state.rawValue, retryAt?.milliseconds, failure.errorClass.rawValue, failure.httpStatus,
                     failure.message, serverFailure ? 1 : 0, now.milliseconds, id,
                 ])
+            // The message queries show a dead publish as `failed` (and a retried one as pending again).
+            try Self.setDelivery(ofSendOp: id, to: state == .dead ? .failed : .pending, db)
         }
     }
 
-    /// Replaces an op's payload and base eTag (a conflicted edit rebased on the server's version).
-    package func rebase(_ id: String, payload: OutboxPayload, baseETag: String?, now: Date) async throws {
+    static func setDelivery(ofSendOp id: String, to delivery: DeliveryState, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE messages SET delivery = ?
+                WHERE id = (SELECT json_extract(payload, '$.messageId') FROM outbox WHERE op_id = ? AND kind = 'send')
+                  AND timetoken IS NULL AND delivery IS NOT ?
+                """, arguments: [delivery.rawValue, id, delivery.rawValue])
+    }
+
+    /// Rebases a conflicted edit on the server's version: a new base eTag and the `rebase` flag
+    /// cleared. The fields are left alone (an enqueue may have merged more into them meanwhile).
+    package func rebase(_ id: String, baseETag: String?, now: Date) async throws {
         try await writer.write { db in
             try db.execute(
-                sql: "UPDATE outbox SET payload = ?, base_etag = ?, updated_at = ? WHERE op_id = ?",
-                arguments: [try StoreCoding().json(payload), baseETag, now.milliseconds, id])
+                sql: """
+                    UPDATE outbox SET payload = json_remove(payload, '$.rebase'), base_etag = ?, updated_at = ?
+                    WHERE op_id = ?
+                    """, arguments: [baseETag, now.milliseconds, id])
         }
     }
 
@@ -100,6 +114,7 @@ extension ChatStore {
             let coding = StoreCoding()
             try Self.deleteOp(id, db)
             _ = try Self.upsert(user: server, in: db, coding: coding)
+            try Self.rebaseLaterOps(target: OutboxKeys.user(server.id), on: server, coding: coding, db)
             try Self.overlayPendingOps(target: OutboxKeys.user(server.id), db)
         }
     }
@@ -110,6 +125,7 @@ extension ChatStore {
             let coding = StoreCoding()
             try Self.deleteOp(id, db)
             _ = try Self.upsert(channel: server, in: db, coding: coding)
+            try Self.rebaseLaterOps(target: OutboxKeys.channel(server.id), on: server, coding: coding, db)
             try Self.overlayPendingOps(target: OutboxKeys.channel(server.id), db)
         }
     }
@@ -129,8 +145,19 @@ extension ChatStore {
                 member.user = stored.user
             }
             _ = try Self.upsert(member: member, force: false, in: db, coding: coding)
+            try Self.rebaseLaterOps(target: OutboxKeys.member(server.channelId, server.userId), on: member, coding: coding, db)
             try Self.overlayPendingOps(target: OutboxKeys.member(server.channelId, server.userId), db)
         }
+    }
+
+    /// Edits of the same object made while this one was in flight were based on the version it
+    /// replaced; their base becomes the version it produced, so they do not conflict with it.
+    static func rebaseLaterOps<Object: VersionedObject & Encodable>(
+        target: String, on server: Object, coding: StoreCoding, _ db: Database
+    ) throws {
+        try db.execute(
+            sql: "UPDATE outbox SET base_etag = ?, base_updated = ?, base_snapshot = ? WHERE target = ?",
+            arguments: [server.eTag, server.updated?.description, try coding.json(server), target])
     }
 
     /// Puts a dead or conflicted op back in the queue. A send that may have arrived is probed first.
@@ -149,11 +176,20 @@ extension ChatStore {
                 entry.payload.rebase = true
             }
             entry.state = mayHaveArrived ? .ambiguous : .pending
+            if entry.kind == .send, let messageId = entry.payload.messageId {
+                // It is sent again now, after later messages of its channel may have gone: its
+                // place in the local order moves to the end, so a later message's probe floor
+                // (earlier local order) never includes it.
+                try db.execute(
+                    sql: "UPDATE messages SET local_seq = (SELECT max(local_seq) + 1 FROM messages) WHERE id = ?",
+                    arguments: [messageId])
+            }
             try db.execute(
                 sql: """
                     UPDATE outbox SET state = ?, payload = ?, next_attempt_at = NULL, server_failures = 0, updated_at = ?
                     WHERE op_id = ?
                     """, arguments: [entry.state.rawValue, try StoreCoding().json(entry.payload), now.milliseconds, id])
+            try Self.setDelivery(ofSendOp: id, to: .pending, db)
             return entry
         }
     }
