@@ -93,17 +93,3 @@ extension PubNubServer {
         return object
     }
 }
-
-extension JSONValue {
-    /// The elements of an `.array`, or nil.
-    var arrayValue: [JSONValue]? {
-        if case .array(let value) = self { return value }
-        return nil
-    }
-
-    /// The members of an `.object`, or nil.
-    var objectValue: [String: JSONValue]? {
-        if case .object(let value) = self { return value }
-        return nil
-    }
-}

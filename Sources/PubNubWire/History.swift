@@ -60,6 +60,20 @@ public struct HistoryMessage: Decodable, Sendable, Hashable {
         case customMessageType = "custom_message_type"
     }
 
+    /// An entry (tests, the simulator, legacy pages).
+    public init(
+        message: JSONValue, timetoken: Timetoken, uuid: String? = nil, meta: JSONValue? = nil, messageType: Int? = nil,
+        customMessageType: String? = nil, actions: [String: [String: [HistoryActionEntry]]]? = nil
+    ) {
+        self.message = message
+        self.timetoken = timetoken
+        self.uuid = uuid
+        self.meta = meta
+        self.messageType = messageType
+        self.customMessageType = customMessageType
+        self.actions = actions
+    }
+
     /// Decodes one entry; tolerates `message_type` as a numeric string (seen in real recordings).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)

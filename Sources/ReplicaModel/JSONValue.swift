@@ -30,6 +30,18 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    /// The elements of an `.array`, or nil.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    /// The members of an `.object`, or nil.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
     /// Decodes a JSON document held in `data`.
     public init(jsonData data: Data) throws {
         self = try JSONDecoder().decode(JSONValue.self, from: data)

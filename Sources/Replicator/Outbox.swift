@@ -238,6 +238,15 @@ public actor Outbox<Custom: ChatCustomData> {
         }
     }
 
+    /// Publishes that a history pull found on the server: their ops already left the outbox with
+    /// the page that proved them; this reports them and wakes whoever waits on them.
+    public func finishedByPull(_ sends: [CompletedSend]) {
+        for send in sends {
+            emit(.sent(opId: send.opId, timetoken: send.timetoken))
+            finish(send.opId, .sent(timetoken: send.timetoken))
+        }
+    }
+
     // MARK: Internals
 
     static func newOpId() -> String { UUID().uuidString.lowercased() }

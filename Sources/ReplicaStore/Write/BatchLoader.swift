@@ -56,6 +56,15 @@ extension ChatStore {
         }
     }
 
+    /// Runs a read and maps errors to ``StoreError``.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await writer.read(body)
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
     /// Runs a write and maps errors to ``StoreError``.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {

@@ -1,0 +1,287 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What pulling one channel's history did.
+public struct ChannelPullReport: Sendable, Hashable, Codable {
+    /// The channel.
+    public var channel: String
+    /// History requests that returned a page.
+    public var pages = 0
+    /// Messages stored for the first time.
+    public var inserted = 0
+    /// Stored messages that changed (own pending sends that arrived count here).
+    public var updated = 0
+    /// Own publishes the pull proved had arrived (their outbox ops are finished).
+    public var completedSends = 0
+    /// Why the pull stopped early, or nil when it reached the present.
+    public var error: String?
+
+    /// An empty report for `channel`.
+    public init(channel: String) { self.channel = channel }
+
+    mutating func add(_ result: HistoryPageResult) {
+        pages += 1
+        inserted += result.inserted
+        updated += result.updated
+        completedSends += result.completedSends.count
+    }
+}
+
+/// Progress of a pull, one value per applied page.
+public struct PullProgress: Sendable, Hashable {
+    /// The channel or object scope.
+    public var scope: String
+    /// Pages applied so far in this scope.
+    public var pages: Int
+    /// Items applied so far in this scope.
+    public var items: Int
+}
+
+extension Reconciler {
+    /// Catches up the history of `channels` from their checkpoints to now. Quiet channels share
+    /// requests (up to ``ReconcilerOptions/channelsPerRequest`` channels, 25 messages each); a
+    /// channel with more to fetch, or with no checkpoint yet, is paged on its own.
+    ///
+    /// A channel whose pull fails is reported with its error; the others go on.
+    public func pullHistory(
+        channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil
+    ) async throws -> [ChannelPullReport] {
+        var reports: [String: ChannelPullReport] = [:]
+        var alone: [String] = []
+        var shared: [(channel: String, checkpoint: SyncCheckpoint)] = []
+        for channel in Set(channels).sorted() {
+            let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel)))
+            if let checkpoint, checkpoint.applied != nil, !checkpoint.isFilling {
+                shared.append((channel, checkpoint))
+            } else {
+                alone.append(channel)
+            }
+        }
+        var index = 0
+        while index < shared.count {
+            let group = Array(shared[index..<min(index + options.channelsPerRequest, shared.count)])
+            index += group.count
+            if group.count == 1 {
+                alone.append(group[0].channel)
+                continue
+            }
+            do {
+                for (channel, report, complete) in try await pullShared(group, progress: progress) {
+                    reports[channel] = report
+                    if !complete { alone.append(channel) }
+                }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // The shared request failed: each channel is tried on its own.
+                logger.warning("shared history request failed", metadata: ["channels": "\(group.count)", "error": "\(error)"])
+                alone.append(contentsOf: group.map(\.channel))
+            }
+        }
+        for channel in alone {
+            var report = reports[channel] ?? ChannelPullReport(channel: channel)
+            do {
+                let more = try await catchUp(channel: channel, progress: progress)
+                report.pages += more.pages
+                report.inserted += more.inserted
+                report.updated += more.updated
+                report.completedSends += more.completedSends
+                report.error = more.error
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                report.error = "\(error)"
+            }
+            reports[channel] = report
+        }
+        return reports.values.sorted { $0.channel < $1.channel }
+    }
+
+    /// One history request for several channels that all have a checkpoint. A channel is caught
+    /// up when its part of the answer is short or reaches back to its checkpoint; otherwise its
+    /// page starts a fill that ``catchUp(channel:progress:)`` finishes.
+    private func pullShared(
+        _ group: [(channel: String, checkpoint: SyncCheckpoint)], progress: (@Sendable (PullProgress) -> Void)?
+    ) async throws -> [(String, ChannelPullReport, Bool)] {
+        let max = min(options.multiChannelPageSize, PubNubClient.historyCap(channelCount: group.count, withActions: false))
+        let floor = group.compactMap(\.checkpoint.applied).min().map(\.next)
+        let query = HistoryQuery(channels: group.map(\.channel), max: max, end: floor)
+        let page = try await fetch("history:\(group.count) channels") { () async throws(WireError) -> HistoryPage in
+            try await client.fetchHistory(query)
+        }
+        var results: [(String, ChannelPullReport, Bool)] = []
+        for (channel, checkpoint) in group {
+            var report = ChannelPullReport(channel: channel)
+            let all = page.channels[channel] ?? []
+            guard let newest = all.last?.timetoken, let applied = checkpoint.applied, newest > applied else {
+                results.append((channel, report, true))
+                continue
+            }
+            let fresh = all.filter { $0.timetoken > applied }
+            let complete = all.count < max || fresh.count < all.count
+            var next = checkpoint
+            next.updatedAt = clock.now
+            if complete {
+                next.applied = newest
+            } else {
+                next.fillTop = newest
+                next.fillCursor = fresh.first?.timetoken
+            }
+            let result = try await apply(fresh, channel: channel, checkpoint: next)
+            report.add(result)
+            progress?(PullProgress(scope: channel, pages: 1, items: fresh.count))
+            results.append((channel, report, complete))
+        }
+        return results
+    }
+
+    /// Pages one channel's history backward from now to its checkpoint, applying each page with
+    /// the checkpoint's new position in one transaction. An interrupted catch-up (crash, error)
+    /// resumes at the page where it stopped; messages published meanwhile are fetched by the
+    /// next round, which runs until a round's first page is short.
+    @discardableResult
+    public func catchUp(
+        channel: String, progress: (@Sendable (PullProgress) -> Void)? = nil
+    ) async throws -> ChannelPullReport {
+        let scope = SyncCheckpoint.history(channel)
+        var report = ChannelPullReport(channel: channel)
+        var checkpoint = try await store.fetch(store.queries.checkpoint(scope)) ?? SyncCheckpoint(scope: scope)
+        let max = min(Swift.max(1, options.pageSize), 100)
+        var items = 0
+        var fetchedThisFill = 0
+        while true {
+            try Task.checkCancellation()
+            let query = HistoryQuery(
+                channels: [channel], max: max, start: checkpoint.isFilling ? checkpoint.fillCursor : nil,
+                end: checkpoint.applied?.next)
+            let page = try await fetch(scope) { () async throws(WireError) -> HistoryPage in
+                try await client.fetchHistory(query)
+            }
+            var messages = page.channels[channel] ?? []
+            if let applied = checkpoint.applied { messages.removeAll { $0.timetoken <= applied } }
+            var next = checkpoint
+            next.updatedAt = clock.now
+            let short = messages.count < max
+            let done: Bool
+            if checkpoint.isFilling {
+                fetchedThisFill += messages.count
+                let deepEnough = checkpoint.applied == nil && options.initialMessages.map { fetchedThisFill >= $0 } == true
+                if short || deepEnough {
+                    // The gap is closed (or the first pull went back far enough): all up to the top is stored.
+                    next.applied = checkpoint.fillTop
+                    next.fillTop = nil
+                    next.fillCursor = nil
+                } else {
+                    next.fillCursor = messages.first?.timetoken
+                }
+                done = false
+            } else if let newest = messages.last?.timetoken {
+                fetchedThisFill = messages.count
+                let deepEnough = checkpoint.applied == nil && options.initialMessages.map { messages.count >= $0 } == true
+                if short || deepEnough {
+                    next.applied = newest
+                    done = true
+                } else {
+                    next.fillTop = newest
+                    next.fillCursor = messages.first?.timetoken
+                    done = false
+                }
+            } else {
+                return report
+            }
+            let result = try await apply(messages, channel: channel, checkpoint: next)
+            report.add(result)
+            items += messages.count
+            progress?(PullProgress(scope: channel, pages: report.pages, items: items))
+            checkpoint = next
+            if done { return report }
+        }
+    }
+
+    /// Scroll-back: the page of messages just older than the oldest stored one (`start` = the
+    /// oldest local timetoken, exclusive). Returns the messages stored, oldest first; fewer than
+    /// `limit` means the channel's history begins there.
+    public func loadOlder(channel: String, limit: Int = 100) async throws -> [Message] {
+        guard (1...100).contains(limit) else { throw ReconcilerError.invalidArgument("limit must be 1-100, got \(limit)") }
+        let oldest = try await store.oldestTimetoken(channel: channel)
+        let query = HistoryQuery(channels: [channel], max: limit, start: oldest)
+        let page = try await fetch("older:\(channel)") { () async throws(WireError) -> HistoryPage in
+            try await client.fetchHistory(query)
+        }
+        let messages = try (page.channels[channel] ?? []).map { try Self.message($0, channel: channel) }
+        let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel)))
+        var next = checkpoint ?? SyncCheckpoint(scope: SyncCheckpoint.history(channel))
+        if checkpoint == nil, let newest = messages.last?.timetoken, oldest == nil {
+            // Nothing was stored: this page is also where catch-ups continue from.
+            next.applied = newest
+        }
+        next.updatedAt = clock.now
+        let result = try await store.applyHistoryPage(messages, checkpoint: next)
+        await outbox?.finishedByPull(result.completedSends)
+        return messages
+    }
+
+    /// Reads the server's history of `channel` without storing it, with PubNub's exact
+    /// semantics: `start` exclusive, `end` inclusive, oldest first, at most `limit` (≤ 100).
+    /// `reverse` takes the oldest slice instead of the newest (legacy v2 history, which carries
+    /// no publisher), and like PubNub it is ignored when both bounds are given.
+    public func remoteHistory(
+        channel: String, start: Timetoken? = nil, end: Timetoken? = nil, reverse: Bool = false, limit: Int = 100
+    ) async throws -> [Message] {
+        guard (1...100).contains(limit) else { throw ReconcilerError.invalidArgument("limit must be 1-100, got \(limit)") }
+        if reverse && !(start != nil && end != nil) {
+            var query = LegacyHistoryQuery(channel: channel)
+            query.count = limit
+            query.start = start
+            query.end = end
+            query.reverse = true
+            let page = try await fetch("history:\(channel)") { () async throws(WireError) -> LegacyHistoryPage in
+                try await client.fetchLegacyHistory(query)
+            }
+            return try page.messages.map { entry in
+                try Self.message(
+                    HistoryMessage(message: entry.message, timetoken: entry.timetoken, meta: entry.meta), channel: channel)
+            }
+        }
+        let query = HistoryQuery(channels: [channel], max: limit, start: start, end: end)
+        let page = try await fetch("history:\(channel)") { () async throws(WireError) -> HistoryPage in
+            try await client.fetchHistory(query)
+        }
+        return try (page.channels[channel] ?? []).map { try Self.message($0, channel: channel) }
+    }
+
+    private func apply(_ wire: [HistoryMessage], channel: String, checkpoint: SyncCheckpoint) async throws
+        -> HistoryPageResult
+    {
+        let messages = try wire.map { try Self.message($0, channel: channel) }
+        var beforeCommit: (@Sendable () throws -> Void)?
+        if let hook = options.beforeHistoryCommit { beforeCommit = { try hook(channel) } }
+        let result = try await store.applyHistoryPage(messages, checkpoint: checkpoint, beforeCommit: beforeCommit)
+        await outbox?.finishedByPull(result.completedSends)
+        return result
+    }
+
+    /// A history entry as a chat message. A payload in pnreplicate's (the unified chat) format
+    /// keeps its id; any other payload is kept whole in `content` (content type
+    /// ``foreignContentType``) under an id made from its channel and timetoken.
+    static func message(_ entry: HistoryMessage, channel: String) throws -> Message {
+        let publisher = entry.uuid ?? unknownPublisher
+        if case .object(let body) = entry.message, body["id"] != nil, body["text"] != nil, body["createdAt"] != nil,
+           let payload = try? entry.message.decode(as: MessagePayload<Custom.Message>.self)
+        {
+            return try Message(payload: payload, channelId: channel, userId: publisher, timetoken: entry.timetoken)
+        }
+        let text = entry.message.stringValue.flatMap { (try? Validation.validateMessageText($0, field: "text")) != nil ? $0 : nil }
+        return try Message(
+            id: "pn:\(channel):\(entry.timetoken)", text: text ?? "", contentType: foreignContentType,
+            content: entry.message, createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken,
+            userId: publisher, channelId: channel)
+    }
+
+    /// The content type of a message whose payload is not in the chat format.
+    public static var foreignContentType: String { "pubnub/raw" }
+    /// The user id given to a message whose publisher history did not name.
+    public static var unknownPublisher: String { "unknown" }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What an object pull did, per scope.
+public struct ObjectPullReport: Sendable, Hashable {
+    /// Users (`listUsers`).
+    public var users = ObjectSyncResult()
+    /// Channels (`listChannels`).
+    public var channels = ObjectSyncResult()
+    /// The current user's memberships.
+    public var memberships = ObjectSyncResult()
+    /// Members of the channels of interest.
+    public var members = ObjectSyncResult()
+    /// Whether the user and channel listings were full (and pruned what the server deleted).
+    public var full = false
+
+    /// An empty report.
+    public init() {}
+}
+
+extension Reconciler {
+    /// Pulls App Context objects: users and channels (incrementally with an `updated` filter, or
+    /// in full at least every ``ReconcilerOptions/fullListingInterval``, removing what the server
+    /// no longer has), the current user's memberships, and the members of the channels of interest
+    /// (both in full: membership lists are short and carry no deletions otherwise).
+    ///
+    /// Objects with unsent local edits keep showing them over the server's version.
+    public func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
+        var report = ObjectPullReport()
+        let lastFull = try await store.fetch(store.queries.checkpoint("objects:full"))?.updatedAt
+        let isFull = full ?? (lastFull.map { clock.now.timeIntervalSince($0) >= options.fullListingInterval } ?? true)
+        report.full = isFull
+        if options.pullAllUsers {
+            report.users = try await pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
+                let page = try await self.client.listUsers(query, as: Custom.User.self)
+                return (page.data.map { $0 as ChatUser<Custom.User> }, page.next, page.data.map(\.updated))
+            } apply: { users in try await self.store.applyPulled(users: users) }
+        }
+        if options.pullAllChannels {
+            report.channels = try await pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
+                let page = try await self.client.listChannels(query, as: Custom.Channel.self)
+                return (page.data, page.next, page.data.map(\.updated))
+            } apply: { channels in try await self.store.applyPulled(channels: channels) }
+        }
+        report.memberships = try await pullMemberships()
+        for channel in try await channelsOfInterest(extra: channels ?? []) {
+            report.members.add(try await pullMembers(channel: channel))
+        }
+        if isFull, options.pullAllUsers || options.pullAllChannels {
+            try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
+        }
+        return report
+    }
+
+    /// Pages a user or channel listing (`next` cursors, stopping on a short page), applying each page.
+    private func pullListing<Object: Sendable & Identifiable>(
+        _ scope: String, table: ObjectTable, full: Bool,
+        list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ([Object], String?, [ISOTimestamp?]),
+        apply: @escaping @Sendable ([Object]) async throws -> ObjectSyncResult
+    ) async throws -> ObjectSyncResult where Object.ID == String {
+        let checkpoint = try await store.fetch(store.queries.checkpoint(scope))
+        var query = ObjectListQuery(limit: 100)
+        if !full, let since = checkpoint?.cursor {
+            // Everything changed since the newest `updated` seen, oldest change first. `>=` re-reads
+            // the objects of that instant (unchanged by eTag) rather than miss one that shares it.
+            query.filter = "updated >= \"\(since)\""
+            query.sort = ["updated:asc"]
+        }
+        var result = ObjectSyncResult()
+        var seen = Set<String>()
+        var newest = checkpoint?.cursor.flatMap { try? ISOTimestamp(parsing: $0) }
+        while true {
+            try Task.checkCancellation()
+            let current = query
+            let (objects, next, updated) = try await fetch(scope) { () async throws(WireError) in try await list(current) }
+            result.add(try await apply(objects))
+            seen.formUnion(objects.map(\.id))
+            for stamp in updated.compactMap({ $0 }) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
+            guard objects.count >= query.limit, let next else { break }
+            query.start = next
+        }
+        if full { result.removed = try await store.removeMissing(table: table, keeping: seen) }
+        if let newest {
+            try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: newest.description, updatedAt: clock.now))
+        }
+        return result
+    }
+
+    /// The current user's memberships, in full.
+    private func pullMemberships() async throws -> ObjectSyncResult {
+        var members: [ChatMember<Custom>] = []
+        var query = ObjectListQuery(limit: 100)
+        let user = userId
+        while true {
+            let current = query
+            let page = try await fetch("memberships:\(user)") { () async throws(WireError) in
+                try await client.getMemberships(userId: user, current, as: Custom.self)
+            }
+            members += try page.data.map { try $0.model(userId: user) }
+            guard page.data.count >= query.limit, let next = page.next else { break }
+            query.start = next
+        }
+        return try await store.replaceMemberships(of: .user(user), server: members)
+    }
+
+    /// A channel's members, in full.
+    private func pullMembers(channel: String) async throws -> ObjectSyncResult {
+        var members: [ChatMember<Custom>] = []
+        var query = ObjectListQuery(limit: 100)
+        while true {
+            let current = query
+            let page = try await fetch("members:\(channel)") { () async throws(WireError) in
+                try await client.getMembers(channelId: channel, current, as: Custom.self)
+            }
+            members += try page.data.map { try $0.model(channelId: channel) }
+            guard page.data.count >= query.limit, let next = page.next else { break }
+            query.start = next
+        }
+        return try await store.replaceMemberships(of: .channel(channel), server: members)
+    }
+
+    /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the current user's
+    /// stored memberships and every channel with stored messages.
+    public func channelsOfInterest(extra: [String] = []) async throws -> [String] {
+        let stored = try await store.fetch(store.queries.channelIds(memberOrWithMessages: userId))
+        return Array(Set(options.channels + extra + stored)).sorted()
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+extension Reconciler {
+    /// Makes the stored reactions (all message actions) on the channel's stored messages equal to
+    /// the server's, with the outbox's unsent reaction changes laid over them (read-your-writes).
+    ///
+    /// The server's actions are listed from the present (a `time` request fixes the snapshot)
+    /// back to the oldest stored message, then replace the local set in one transaction.
+    @discardableResult
+    public func pullReactions(channel: String) async throws -> ReactionSyncResult {
+        guard let window = try await store.timetokenWindow(channel: channel) else { return ReactionSyncResult() }
+        let scope = SyncCheckpoint.reactions(channel)
+        let snapshot = try await fetch(scope) { () async throws(WireError) -> Timetoken in try await client.time() }
+        var actions: [ChatMessageAction] = []
+        var start = snapshot
+        while true {
+            try Task.checkCancellation()
+            let before = start
+            let page = try await fetch(scope) { () async throws(WireError) -> MessageActionsPage in
+                try await client.listMessageActions(channel: channel, start: before, end: window.lowerBound, limit: 100)
+            }
+            actions += try page.data.map { try $0.model(channel: channel) }
+            guard let next = page.more?.start ?? (page.data.count >= 100 ? page.data.map(\.actionTimetoken).min() : nil),
+                  next < start
+            else { break }
+            start = next
+        }
+        let result = try await store.replaceReactions(
+            channel: channel, window: window, server: actions, snapshot: snapshot, currentUser: userId)
+        var checkpoint = SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now)
+        checkpoint.applied = snapshot
+        try await store.saveCheckpoint(checkpoint)
+        return result
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// Options of a ``Reconciler``.
+public struct ReconcilerOptions: Sendable {
+    /// Messages per history page for one channel (1-100); default 100.
+    public var pageSize = 100
+    /// Messages per channel when several channels share one history request (1-25); default 25.
+    public var multiChannelPageSize = 25
+    /// Channels per shared history request; default 100.
+    public var channelsPerRequest = 100
+    /// On a channel's first pull, how many of its newest messages to fetch (older ones come with
+    /// ``Reconciler/loadOlder(channel:limit:)``); nil fetches the whole history. Default nil.
+    public var initialMessages: Int?
+    /// Channels to pull besides the current user's memberships and the channels with stored messages.
+    public var channels: [String] = []
+    /// Pull every user of the keyset (`listUsers`); default true. Turn it off for large keysets.
+    public var pullAllUsers = true
+    /// Pull every channel of the keyset (`listChannels`); default true.
+    public var pullAllChannels = true
+    /// A full object listing (which also removes what the server deleted) at least this often;
+    /// incremental listings (`updated` filter) in between. Default one hour.
+    public var fullListingInterval: TimeInterval = 3600
+    /// How a failed pull request is retried (pulls are reads: every failure but a 4xx is retried).
+    public var retry = RetryPolicy()
+    /// Attempts of one pull request before the pull of that scope stops with the error; default 8.
+    public var maxAttempts = 8
+    /// Conflict policies per entity kind.
+    public var conflicts = ConflictPolicies()
+    /// Test hook: runs inside each history page's transaction before it commits; throwing rolls
+    /// the page and its checkpoint back together, as a crash at that point would.
+    public var beforeHistoryCommit: (@Sendable (String) throws -> Void)?
+
+    /// Default options.
+    public init() {}
+}
+
+/// The reconciler: pulls history, reactions and App Context objects from PubNub into the store,
+/// resumably, and settles conflicted edits with the app's policies, logging each one.
+///
+/// ```swift
+/// let reconciler = Reconciler(store: store, client: client, outbox: outbox)
+/// let report = try await reconciler.sync()          // push, settle conflicts, pull
+/// ```
+///
+/// See `docs/reconciler.md` and `docs/conflicts.md`.
+///
+/// ## Topics
+/// - Everything: ``sync(pushDeadline:progress:)``
+/// - History: ``pullHistory(channels:progress:)``, ``catchUp(channel:)``, ``loadOlder(channel:limit:)``,
+///   ``remoteHistory(channel:start:end:reverse:limit:)``
+/// - Reactions: ``pullReactions(channel:)``
+/// - Objects: ``pullObjects(full:)``
+/// - Conflicts: ``resolveConflicts()``, ``resolve(conflictId:take:)``
+public actor Reconciler<Custom: ChatCustomData> {
+    /// A message with the store's custom type.
+    public typealias Message = ChatMessage<Custom.Message>
+
+    /// The store.
+    public nonisolated let store: ChatStore<Custom>
+    /// The wire client.
+    public nonisolated let client: PubNubClient
+    /// The outbox whose ops a pull may finish and whose conflicts are settled; optional.
+    public nonisolated let outbox: Outbox<Custom>?
+    /// The options.
+    public nonisolated let options: ReconcilerOptions
+    let clock: any ReplicatorClock
+    var random: any RandomNumberGenerator & Sendable
+    let logger: Logger
+
+    /// A reconciler over `store` and `client`; pass the app's `outbox` so that pulls can finish
+    /// its publishes and conflicts can be settled.
+    public init(
+        store: ChatStore<Custom>, client: PubNubClient, outbox: Outbox<Custom>? = nil,
+        options: ReconcilerOptions = ReconcilerOptions(), clock: any ReplicatorClock = SystemClock(),
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        logger: Logger = Logger(label: "pnreplicate.reconciler")
+    ) {
+        self.store = store
+        self.client = client
+        self.outbox = outbox
+        self.options = options
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    /// The current user.
+    public nonisolated var userId: String { client.configuration.userId }
+
+    /// Runs one pull request, retrying failures that a later attempt can fix (offline, lost
+    /// answers, 5xx, 429 after its Retry-After) with backoff on the injected clock.
+    func fetch<T: Sendable>(_ what: String, _ body: () async throws(WireError) -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await body()
+            } catch {
+                guard let wait = Self.retryWait(error), attempt < options.maxAttempts else {
+                    throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)
+                }
+                let jitter = Double(random.next() >> 11) / Double(1 << 53)
+                let delay = max(wait, options.retry.delay(afterAttempt: attempt, jitter: jitter))
+                logger.debug("pull request failed; retrying", metadata: ["scope": "\(what)", "error": "\(error)"])
+                try await clock.sleep(until: clock.now.addingTimeInterval(delay))
+            }
+        }
+    }
+
+    /// The least wait before retrying a failed read, or nil when retrying cannot help.
+    static func retryWait(_ error: WireError) -> TimeInterval? {
+        switch error {
+        case .transport, .decoding: return 0
+        case .invalidArgument, .invalidConfiguration: return nil
+        case .service(let service):
+            switch service.status {
+            case 429: return service.retryAfter ?? 0
+            case 408, 500...599: return 0
+            default: return nil
+            }
+        }
+    }
+}
+
+/// Errors of the reconciler.
+public enum ReconcilerError: Error, Sendable, CustomStringConvertible {
+    /// A pull request kept failing (or failed for good); what was applied before stays applied
+    /// and the checkpoint is where the last applied page left it.
+    case pullFailed(scope: String, attempts: Int, error: WireError)
+    /// No conflict log entry with this id.
+    case conflictNotFound(Int64)
+    /// The entry was already resolved.
+    case conflictClosed(Int64)
+    /// The entry's op is no longer in the outbox.
+    case conflictOpGone(Int64, opId: String?)
+    /// A limit out of range.
+    case invalidArgument(String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .pullFailed(let scope, let attempts, let error):
+            "pull of \(scope) failed after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(error)"
+        case .conflictNotFound(let id): "no conflict \(id) in the log"
+        case .conflictClosed(let id): "conflict \(id) is already resolved"
+        case .conflictOpGone(let id, let opId): "conflict \(id): its op \(opId ?? "-") is no longer in the outbox"
+        case .invalidArgument(let message): message
+        }
+    }
+}
