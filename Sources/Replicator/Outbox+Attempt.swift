@@ -92,6 +92,19 @@ extension Outbox {
                 return
             }
         }
+        if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
+            // Membership writes carry no If-Match: compare the server's version with the edit's base first.
+            switch try await membershipPrecheck(entry) {
+            case .proceed:
+                break
+            case .applied:
+                try await complete(entry, .none)
+                return
+            case .changed(let message):
+                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
+                return
+            }
+        }
         if entry.payload.rebase == true, entry.kind == .setUser || entry.kind == .setChannel {
             let eTag = try await remoteETag(of: entry)
             entry.baseETag = eTag
@@ -315,6 +328,31 @@ extension Outbox {
             let current = remote[key] ?? (key == "type" ? .string("default") : .null)
             return current == value
         }
+    }
+
+    enum MembershipPrecheck {
+        case proceed
+        case applied
+        case changed(String)
+    }
+
+    /// Membership writes have no `If-Match`: the conflict check is a read of the server's version
+    /// before the write. It holds the intended values already → done (an earlier attempt arrived);
+    /// its eTag is still the edit's base → write; otherwise → conflict. A change made between this
+    /// read and the write is not detected (documented in docs/conflicts.md).
+    func membershipPrecheck(_ entry: OutboxEntry) async throws -> MembershipPrecheck {
+        guard let channel = entry.payload.channel, let user = entry.payload.user else { return .proceed }
+        let remote = try await client.findMembership(channel: channel, user: user) { _, body in try await body() }
+        if entry.kind == .removeMembership {
+            guard let remote else { return .applied }
+            return remote.eTag == entry.baseETag ? .proceed : .changed("the membership changed on the server since the removal's base")
+        }
+        guard let remote else {
+            return .changed("the membership was removed on the server since the edit's base")
+        }
+        if Self.holds(entry.payload.fields ?? [:], in: remote.fields) { return .applied }
+        if remote.eTag == entry.baseETag { return .proceed }
+        return .changed("the membership changed on the server since the edit's base (eTag \(remote.eTag ?? "none"))")
     }
 
     // MARK: Lookups

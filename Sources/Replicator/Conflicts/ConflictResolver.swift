@@ -1,0 +1,228 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What settling the outbox's conflicts did.
+public struct ConflictReport: Sendable, Hashable {
+    /// Conflicts settled by a policy (log entries written with a result).
+    public var resolved = 0
+    /// Conflicts left for a person (policy `manual`, a custom resolver's `.manual`, or too many attempts).
+    public var waiting = 0
+
+    /// An empty report.
+    public init() {}
+}
+
+/// What a person takes when resolving a conflict by hand.
+public enum ConflictTake: String, Sendable, Hashable, CaseIterable {
+    /// The local edit (sent again over the server's version).
+    case local
+    /// The server's version (the local edit is dropped).
+    case remote
+    /// The three-way merge (ties go to the local edit).
+    case merged
+}
+
+extension Reconciler {
+    /// Settles every conflicted edit in the outbox with the policy of its entity kind, writing one
+    /// conflict-log entry per decision. An op that went back to the queue is sent by the next
+    /// drain; one already settled automatically ``ConflictPolicies/maxAutomaticAttempts`` times
+    /// is left in `conflict` for a person, with an open log entry.
+    @discardableResult
+    public func resolveConflicts() async throws -> ConflictReport {
+        var report = ConflictReport()
+        let conflicted = try await store.fetch(store.queries.outbox()).filter { $0.state == .conflict }
+        for entry in conflicted {
+            guard let entity = Self.entity(of: entry.kind) else { continue }
+            let history = try await store.fetch(store.queries.conflicts(ofOp: entry.id))
+            if history.contains(where: \.isOpen) {
+                report.waiting += 1
+                continue
+            }
+            let context = try await context(of: entry, entity: entity)
+            let policies = options.conflicts
+            if history.filter(\.automatic).count >= policies.maxAutomaticAttempts {
+                _ = try await settle(entry, context: context, decision: .manual, policy: "attempts exhausted", automatic: false)
+                report.waiting += 1
+                continue
+            }
+            let policy = policies.policy(for: entity)
+            let decision = await Self.decide(policy, context)
+            _ = try await settle(entry, context: context, decision: decision, policy: policy.name, automatic: decision != .manual)
+            if decision == .manual { report.waiting += 1 } else { report.resolved += 1 }
+        }
+        if report.resolved > 0 { await outbox?.signalWork() }
+        return report
+    }
+
+    /// Resolves a conflict waiting for a person (an open log entry, or any entry whose op is
+    /// still in conflict) by taking the local edit, the server's version or their merge. The
+    /// server's version is fetched again first, so the decision is made against what it holds now.
+    @discardableResult
+    public func resolve(conflictId: Int64, take: ConflictTake) async throws -> ConflictRecord {
+        guard let record = try await store.fetch(store.queries.conflict(id: conflictId)) else {
+            throw ReconcilerError.conflictNotFound(conflictId)
+        }
+        guard let opId = record.opId,
+              let entry = try await store.fetch(store.queries.outboxEntry(id: opId)), entry.state == .conflict,
+              let entity = Self.entity(of: entry.kind)
+        else {
+            if !record.isOpen { throw ReconcilerError.conflictClosed(conflictId) }
+            throw ReconcilerError.conflictOpGone(conflictId, opId: record.opId)
+        }
+        let context = try await context(of: entry, entity: entity)
+        let decision: ConflictDecision =
+            switch take {
+            case .local: .takeLocal
+            case .remote: .takeRemote
+            case .merged: await Self.decide(.fieldMerge(tie: .local), context)
+            }
+        let id = try await settle(
+            entry, context: context, decision: decision, policy: "take:\(take.rawValue)", automatic: false,
+            closing: record.isOpen ? record.id : nil)
+        await outbox?.signalWork()
+        guard let written = try await store.fetch(store.queries.conflict(id: id)) else {
+            throw ReconcilerError.conflictNotFound(id)
+        }
+        return written
+    }
+
+    /// What a policy decides.
+    static func decide(_ policy: ConflictPolicy, _ context: ConflictContext) async -> ConflictDecision {
+        let localIsLater = context.remoteUpdated.map { context.localEditedAt > $0.date } ?? true
+        switch policy {
+        case .serverWins: return .takeRemote
+        case .clientWins: return .takeLocal
+        case .lastWriterWins: return localIsLater ? .takeLocal : .takeRemote
+        case .manual: return .manual
+        case .custom(let resolver): return await resolver(context)
+        case .fieldMerge(let tie):
+            guard let remote = context.remote else {
+                // Deleted on the server: nothing to merge with; the later writer decides.
+                return localIsLater ? .takeLocal : .takeRemote
+            }
+            return .merged(
+                ThreeWayMerge.merge(base: context.base, local: context.local, remote: remote, tie: tie, localIsLater: localIsLater))
+        }
+    }
+
+    /// Applies a decision to the op and the store and logs it.
+    private func settle(
+        _ entry: OutboxEntry, context: ConflictContext, decision: ConflictDecision, policy: String, automatic: Bool,
+        closing: Int64? = nil
+    ) async throws -> Int64 {
+        let settlement: ConflictSettlement
+        var result: [String: JSONValue]?
+        switch decision {
+        case .manual:
+            settlement = .wait
+        case .takeRemote:
+            settlement = .takeRemote
+            result = context.remote
+        case .takeLocal:
+            settlement = .resend(fields: Self.sendable(context.edit, context: context))
+            result = (context.remote ?? [:]).merging(context.edit) { _, local in local }
+        case .merged(let merged):
+            result = merged
+            let changes = ThreeWayMerge.changes(from: context.remote, to: merged)
+            settlement = changes.isEmpty && context.remote != nil ? .takeRemote : .resend(fields: Self.sendable(changes, context: context, merged: merged))
+        }
+        let remoteObject = try remoteJSON(context)
+        let record = NewConflictRecord(
+            entityKind: context.entity.rawValue, entityId: context.id, opId: entry.id,
+            base: try context.base.map { try JSONValue.object($0).jsonString() },
+            local: try JSONValue.object(context.local).jsonString(),
+            remote: try remoteObject?.jsonString(), result: try result.map { try JSONValue.object($0).jsonString() },
+            policy: policy, automatic: automatic, createdAt: clock.now)
+        let id = try await store.settleConflict(
+            opId: entry.id, remote: remoteObject, settlement: settlement, record: record, closing: closing, now: clock.now)
+        logger.info(
+            "conflict settled",
+            metadata: ["op": "\(entry.id)", "entity": "\(context.entity.rawValue)", "policy": "\(policy)", "log": "\(id)"])
+        return id
+    }
+
+    /// The fields a resend carries. A membership PATCH replaces status, type and custom together,
+    /// so all three go, taken from the intended result.
+    static func sendable(
+        _ fields: [String: JSONValue], context: ConflictContext, merged: [String: JSONValue]? = nil
+    ) -> [String: JSONValue] {
+        guard context.entity == .membership else { return fields }
+        let intended = merged ?? (context.remote ?? context.base ?? [:]).merging(context.edit) { _, local in local }
+        return intended
+    }
+
+    /// The server's version as the store reads it (wire JSON with `id`, `updated`, `eTag`).
+    private func remoteJSON(_ context: ConflictContext) throws -> JSONValue? {
+        guard var fields = context.remote else { return nil }
+        if context.entity != .membership { fields["id"] = .string(context.id) }
+        if let updated = context.remoteUpdated { fields["updated"] = .string(updated.description) }
+        if let eTag = context.remoteETag { fields["eTag"] = .string(eTag) }
+        if context.entity != .membership, fields["type"] == .string("default") { fields["type"] = nil }
+        return .object(fields.filter { $0.value != .null })
+    }
+
+    /// Gathers base, local and remote for a conflicted op (fetching the server's current version).
+    private func context(of entry: OutboxEntry, entity: ConflictEntity) async throws -> ConflictContext {
+        let p = entry.payload
+        let edit = p.fields ?? [:]
+        let base = try entry.baseSnapshot.map { try JSONValue(jsonData: Data($0.utf8)) }
+        let baseFields = ThreeWayMerge.normalize(base, entity: entity)
+        var local = baseFields ?? ThreeWayMerge.normalize(.object([:]), entity: entity) ?? [:]
+        for (key, value) in edit { local[key] = value }
+        let id: String
+        let remote: (fields: JSONValue?, updated: ISOTimestamp?, eTag: String?)
+        switch entity {
+        case .user:
+            id = p.user ?? ""
+            remote = try await remoteObject("user:\(id)") { () async throws(WireError) in
+                let user = try await self.client.getUser(id: id, as: JSONValue.self)
+                return (try? JSONValue(encoding: user), user.updated, user.eTag)
+            }
+        case .channel:
+            id = p.channel ?? ""
+            remote = try await remoteObject("channel:\(id)") { () async throws(WireError) in
+                let channel = try await self.client.getChannel(id: id, as: JSONValue.self)
+                return (try? JSONValue(encoding: channel), channel.updated, channel.eTag)
+            }
+        case .membership:
+            id = "\(p.channel ?? "")/\(p.user ?? "")"
+            let found = try await remoteMembership(channel: p.channel ?? "", user: p.user ?? "")
+            remote = (found?.fields, found?.updated, found?.eTag)
+        }
+        return ConflictContext(
+            entity: entity, id: id, opId: entry.id, base: baseFields, local: local,
+            remote: ThreeWayMerge.normalize(remote.fields, entity: entity), edit: edit, localEditedAt: entry.createdAt,
+            remoteUpdated: remote.updated, remoteETag: remote.eTag)
+    }
+
+    /// GETs an object; a 404 is "none".
+    private func remoteObject(
+        _ scope: String, _ get: @escaping @Sendable () async throws(WireError) -> (JSONValue?, ISOTimestamp?, String?)
+    ) async throws -> (fields: JSONValue?, updated: ISOTimestamp?, eTag: String?) {
+        do {
+            return try await fetch(scope, get)
+        } catch ReconcilerError.pullFailed(_, _, let error) where Outbox<Custom>.isNotFound(error) {
+            return (nil, nil, nil)
+        }
+    }
+
+    /// A membership as the server holds it now (`status`, `type`, `custom`), or nil.
+    func remoteMembership(channel: String, user: String) async throws
+        -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)?
+    {
+        try await client.findMembership(channel: channel, user: user) { scope, body in
+            try await self.fetch(scope, body)
+        }
+    }
+
+    static func entity(of kind: OutboxKind) -> ConflictEntity? {
+        switch kind {
+        case .setUser, .removeUser: .user
+        case .setChannel, .removeChannel: .channel
+        case .setMembership, .removeMembership: .membership
+        case .send, .addReaction, .removeReaction: nil
+        }
+    }
+}

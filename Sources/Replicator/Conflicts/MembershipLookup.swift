@@ -1,0 +1,34 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+extension PubNubClient {
+    /// One membership as the server holds it now: `status`, `type` and `custom` (wire JSON), with
+    /// its `updated` and eTag; nil when the user is not a member. The wire has no single-membership
+    /// GET, so the user's memberships are paged until the channel shows up.
+    ///
+    /// - Parameter run: performs each page request (the reconciler retries; the outbox does not).
+    func findMembership(
+        channel: String, user: String,
+        run: @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws
+            -> ObjectPage<WireMembership<DefaultChatCustom>>
+    ) async throws -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)? {
+        var query = ObjectListQuery(limit: 100)
+        while true {
+            let current = query
+            let page = try await run("memberships:\(user)") { () async throws(WireError) in
+                try await self.getMemberships(userId: user, current, as: DefaultChatCustom.self)
+            }
+            if let found = page.data.first(where: { $0.channel.id == channel }) {
+                var fields: [String: JSONValue] = [
+                    "status": found.status.map(JSONValue.string) ?? .null, "type": found.type.map(JSONValue.string) ?? .null,
+                ]
+                fields["custom"] = try found.custom.map { try JSONValue(encoding: $0) } ?? .null
+                return (.object(fields), found.updated, found.eTag)
+            }
+            guard page.data.count >= query.limit, let next = page.next else { return nil }
+            query.start = next
+        }
+    }
+
+}
