@@ -58,6 +58,17 @@ extension PubNubServer {
         return Reply.json(200, [1, "Sent", .string(String(timetoken))], contentType: Reply.javascript)
     }
 
+    /// Stores messages as if `publisher` had published them one after another (tests and
+    /// benchmarks that need a long history fast); returns their timetokens.
+    @discardableResult
+    public func seedMessages(channel: String, _ payloads: [JSONValue], publisher: String) -> [UInt64] {
+        payloads.map { payload in
+            let timetoken = clock.next()
+            messages[channel, default: []].append(StoredMessage(timetoken: timetoken, message: payload, publisher: publisher))
+            return timetoken
+        }
+    }
+
     func fetchHistory(_ request: WireRequest, channels list: String, withActions: Bool) -> WireResponse {
         let names = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         if withActions && names.count != 1 { return Reply.historyError(400, "Invalid Arguments: channel") }

@@ -1,0 +1,225 @@
+import Foundation
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+import Testing
+
+/// A seeded die shared by hooks that run on other tasks.
+final class Dice: @unchecked Sendable {
+    private let lock = NSLock()
+    private var random: SplitMix64
+    private var enabled = true
+
+    init(seed: UInt64) { random = SplitMix64(seed: seed) }
+
+    /// True with probability `p` (never once disabled).
+    func roll(_ p: Double) -> Bool {
+        lock.withLock {
+            guard enabled else { return false }
+            return Double(random.next() >> 11) / Double(1 << 53) < p
+        }
+    }
+
+    func pick(_ count: Int) -> Int { lock.withLock { Int(random.next() % UInt64(count)) } }
+    func disable() { lock.withLock { enabled = false } }
+}
+
+struct SimulatedCrash: Error {}
+
+/// A payload in the chat format.
+func chatPayload(_ id: String, _ text: String = "hello") -> JSONValue {
+    ["id": .string(id), "text": .string(text), "createdAt": "2026-01-01T00:00:00.000Z"]
+}
+
+extension World {
+    func reconciler(options: ReconcilerOptions = ReconcilerOptions(), seed: UInt64 = 1) throws -> Reconciler<DefaultChatCustom> {
+        Reconciler(
+            store: store, client: try World.client(transport), outbox: outbox, options: options, clock: clock,
+            random: SplitMix64(seed: seed))
+    }
+
+    /// The local messages of `channel` with a timetoken, as (id, timetoken), in timetoken order.
+    func localMessages(_ channel: String) async throws -> [(id: String, timetoken: UInt64)] {
+        try await store.fetch(store.queries.messages(inChannel: channel)).compactMap { message in
+            message.timetoken.map { (message.id, $0.rawValue) }
+        }
+    }
+
+    /// The server's messages of `channel` as (id, timetoken), in timetoken order.
+    func serverMessages(_ channel: String) async -> [(id: String, timetoken: UInt64)] {
+        await server.storedMessages(channel: channel).map { stored in
+            if case .object(let body) = stored.message, case .string(let id)? = body["id"] { return (id, stored.timetoken) }
+            return ("pn:\(channel):\(stored.timetoken)", stored.timetoken)
+        }
+    }
+}
+
+@Suite("History pull")
+struct PullTests {
+    static let channels = ["alpha", "beta", "gamma"]
+
+    /// Seeds the server, then pulls in rounds through a faulty transport, with crashes between
+    /// applying a page and committing it and with other publishers writing while we page, until a
+    /// round succeeds; then one quiet round. Checks the checkpoint invariant after every round.
+    static func pull(seed: UInt64, messagesPerChannel: [Int]) async throws {
+        let world = try World(seed: seed, profile: .flaky)
+        for (index, channel) in channels.enumerated() {
+            let payloads = (0..<messagesPerChannel[index]).map { chatPayload("\(channel)-\($0)") }
+            await world.server.seedMessages(channel: channel, payloads, publisher: "other")
+        }
+        let dice = Dice(seed: seed ^ 0xC0FFEE)
+        var options = ReconcilerOptions()
+        options.maxAttempts = 3
+        options.beforeHistoryCommit = { _ in if dice.roll(0.05) { throw SimulatedCrash() } }
+        // Someone else publishes while we page.
+        let published = Counter()
+        world.transport.onRequest { request in
+            guard request.operation == "fetchHistory", dice.roll(0.1) else { return }
+            let channel = channels[dice.pick(channels.count)]
+            await world.server.seedMessages(channel: channel, [chatPayload("late-\(published.next())")], publisher: "late")
+        }
+        var failedRounds = 0
+        for round in 1... {
+            #expect(round < 400, "seed \(seed): no successful round")
+            if round >= 400 { return }
+            // A new reconciler each round: as after a crash, only the store carries state over.
+            let reports = try await world.reconciler(options: options, seed: seed &+ UInt64(round)).pullHistory(channels: channels)
+            try await checkInvariant(world, seed: seed)
+            if reports.allSatisfy({ $0.error == nil }) { break }
+            failedRounds += 1
+        }
+        dice.disable()
+        world.transport.use(FaultPlan(seed: seed, profile: .none))
+        _ = try await world.reconciler(options: options).pullHistory(channels: channels)
+        for channel in channels {
+            let local = try await world.localMessages(channel)
+            let remote = await world.serverMessages(channel)
+            #expect(local.count == remote.count, "seed \(seed) \(channel): \(local.count) local, \(remote.count) on the server")
+            #expect(local.map(\.id) == remote.map(\.id), "seed \(seed) \(channel): ids differ or out of order")
+            #expect(local.map(\.timetoken) == remote.map(\.timetoken), "seed \(seed) \(channel): timetokens differ")
+            #expect(Set(local.map(\.id)).count == local.count, "seed \(seed) \(channel): duplicate rows")
+        }
+        #expect(failedRounds > 0 || messagesPerChannel.reduce(0, +) < 1000, "seed \(seed): the faults never interrupted a pull")
+    }
+
+    /// A checkpoint never passes a page that was not applied: every server message at or below
+    /// `applied`, and every one inside a fill range, is stored.
+    static func checkInvariant(_ world: World, seed: UInt64) async throws {
+        for channel in channels {
+            guard let checkpoint = try await world.store.fetch(world.store.queries.checkpoint(SyncCheckpoint.history(channel)))
+            else { continue }
+            let local = Set(try await world.localMessages(channel).map(\.timetoken))
+            let remote = await world.serverMessages(channel).map(\.timetoken)
+            if let applied = checkpoint.applied?.rawValue {
+                let missing = remote.filter { $0 <= applied && !local.contains($0) }
+                #expect(missing.isEmpty, "seed \(seed) \(channel): \(missing.count) messages at or below the checkpoint are missing")
+            }
+            if let top = checkpoint.fillTop?.rawValue, let cursor = checkpoint.fillCursor?.rawValue {
+                let missing = remote.filter { $0 >= cursor && $0 <= top && !local.contains($0) }
+                #expect(missing.isEmpty, "seed \(seed) \(channel): \(missing.count) messages inside the fill range are missing")
+            }
+        }
+    }
+
+    @Test("10,000 messages on 3 channels arrive exactly once, in order, through faults and crashes", arguments: 1...3)
+    func tenThousand(seed: UInt64) async throws {
+        try await Self.pull(seed: seed, messagesPerChannel: [5_000, 3_000, 2_000])
+    }
+
+    @Test("small histories over many seeds", arguments: 10...49)
+    func manySeeds(seed: UInt64) async throws {
+        try await Self.pull(seed: seed, messagesPerChannel: [Int(seed % 7) * 37, 250, 101])
+    }
+
+    @Test("a catch-up starts from the checkpoint: one short page, end = checkpoint + 1")
+    func incremental() async throws {
+        let world = try World()
+        await world.server.seedMessages(channel: "alpha", (0..<150).map { chatPayload("a\($0)") }, publisher: "x")
+        let reconciler = try world.reconciler()
+        let first = try await reconciler.catchUp(channel: "alpha")
+        #expect(first.pages == 2 && first.inserted == 150)
+        let applied = try #require(try await world.store.fetch(world.store.queries.checkpoint("history:alpha"))?.applied)
+        await world.server.seedMessages(channel: "alpha", (0..<3).map { chatPayload("b\($0)") }, publisher: "x")
+        let before = world.transport.requests.count
+        let second = try await reconciler.catchUp(channel: "alpha")
+        #expect(second.pages == 1 && second.inserted == 3)
+        let request = world.transport.requests[before]
+        #expect(request.queryValue("end") == applied.next.description)
+        #expect(request.queryValue("start") == nil)
+    }
+
+    @Test("quiet channels share one request; a busy one falls back to its own paging")
+    func shared() async throws {
+        let world = try World()
+        for channel in Self.channels {
+            await world.server.seedMessages(channel: channel, [chatPayload("\(channel)-0")], publisher: "x")
+        }
+        let reconciler = try world.reconciler()
+        _ = try await reconciler.pullHistory(channels: Self.channels)
+        await world.server.seedMessages(channel: "alpha", (1...60).map { chatPayload("alpha-\($0)") }, publisher: "x")
+        await world.server.seedMessages(channel: "beta", [chatPayload("beta-1")], publisher: "x")
+        let before = world.transport.requests.count
+        let reports = try await reconciler.pullHistory(channels: Self.channels)
+        let requests = Array(world.transport.requests[before...])
+        #expect(requests.first?.pathSegments.last == "alpha,beta,gamma")
+        #expect(requests.first?.queryValue("max") == "25")
+        #expect(reports.first { $0.channel == "alpha" }?.inserted == 60)
+        #expect(reports.first { $0.channel == "beta" }?.inserted == 1)
+        for channel in Self.channels {
+            #expect(try await world.localMessages(channel).map(\.id) == (await world.serverMessages(channel)).map(\.id))
+        }
+    }
+
+    @Test("a page holding our own pending publish finishes its op instead of adding a row")
+    func ownPublish() async throws {
+        let world = try World(profile: .offline)
+        let receipt = try await world.outbox.send(text: "mine", to: "alpha")
+        let message = try #require(receipt.value)
+        // The publish reached the server, but its answer never came back.
+        let payload = try JSONValue(encoding: message.payload)
+        await world.server.seedMessages(channel: "alpha", [payload], publisher: "me")
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        let report = try await world.reconciler().catchUp(channel: "alpha")
+        #expect(report.completedSends == 1 && report.inserted == 0)
+        #expect(try await world.entries().isEmpty)
+        let stored = try await world.store.fetch(world.store.queries.messages(inChannel: "alpha"))
+        #expect(stored.count == 1 && stored[0].delivery == .sent && stored[0].id == message.id)
+        #expect(await world.outbox.completion(of: receipt.opId!) == .sent(timetoken: stored[0].timetoken))
+    }
+
+    @Test("load older pages back from the oldest stored message; initialMessages limits the first pull")
+    func scrollBack() async throws {
+        let world = try World()
+        await world.server.seedMessages(channel: "alpha", (0..<250).map { chatPayload("m\($0)") }, publisher: "x")
+        var options = ReconcilerOptions()
+        options.initialMessages = 100
+        let reconciler = try world.reconciler(options: options)
+        try await reconciler.catchUp(channel: "alpha")
+        #expect(try await world.localMessages("alpha").map(\.id) == (150..<250).map { "m\($0)" })
+        let older = try await reconciler.loadOlder(channel: "alpha", limit: 100)
+        #expect(older.map(\.id) == (50..<150).map { "m\($0)" })
+        let oldest = try await reconciler.loadOlder(channel: "alpha", limit: 100)
+        #expect(oldest.map(\.id) == (0..<50).map { "m\($0)" })
+        #expect(try await world.localMessages("alpha").count == 250)
+    }
+
+    @Test("a payload that is not in the chat format is kept whole, under a channel/timetoken id")
+    func foreign() async throws {
+        let world = try World()
+        let tts = await world.server.seedMessages(channel: "alpha", ["just text", ["x": 1]], publisher: "bot")
+        try await world.reconciler().catchUp(channel: "alpha")
+        let stored = try await world.store.fetch(world.store.queries.messages(inChannel: "alpha"))
+        #expect(stored.map(\.id) == tts.map { "pn:alpha:\($0)" })
+        #expect(stored[0].text == "just text" && stored[1].content == ["x": 1])
+        #expect(stored.allSatisfy { $0.contentType == "pubnub/raw" && $0.userId == "bot" })
+    }
+}
+
+/// A counter shared across tasks.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value += 1; return value } }
+}
