@@ -30,13 +30,14 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
-/// A store and an outbox over it, as one command uses them.
+/// A store, an outbox over it and a reconciler sharing its client, as one command uses them.
 struct Session {
     let store: ChatStore<DefaultChatCustom>
     let outbox: Outbox<DefaultChatCustom>
+    let reconciler: Reconciler<DefaultChatCustom>
 
-    /// Opens the store (migrating it) and an outbox on a URLSession transport; nothing is sent
-    /// until a command drains.
+    /// Opens the store (migrating it), an outbox on a URLSession transport and a reconciler;
+    /// nothing is sent or fetched until a command drains, syncs or reads.
     init(store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false) throws {
         var storeOptions = options.storeOptions(migration: .automatic)
         storeOptions.readOnly = readOnly
@@ -48,6 +49,9 @@ struct Session {
         logger.logLevel = options.verbose ? .debug : .warning
         let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport())
         outbox = Outbox(store: store, client: client, logger: logger)
+        var reconcilerLogger = Logger(label: "pnreplicate.reconciler")
+        reconcilerLogger.logLevel = logger.logLevel
+        reconciler = Reconciler(store: store, client: client, outbox: outbox, logger: reconcilerLogger)
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ReplicaModel
 import ReplicaStore
 
 /// `pnreplicate`: the command-line face of the library.
@@ -11,7 +12,8 @@ struct PNReplicate: AsyncParsableCommand {
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
         subcommands: [
             Sync.self, Send.self, React.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
-            Demo.self, Migrate.self, Status.self, SimulatorCommand.self,
+            ConflictsCommand.self, History.self, Show.self, Checkpoints.self, Demo.self, Migrate.self, Status.self,
+            SimulatorCommand.self,
         ],
         defaultSubcommand: Sync.self
     )
@@ -41,6 +43,15 @@ struct StoreOptionsGroup: ParsableArguments {
         logger.logLevel = verbose ? .debug : .warning
         options.logger = logger
         return options
+    }
+
+    /// Opens an existing store read-only, for commands that only show what it holds: nothing is
+    /// created, migrated or written (a store with pending migrations is refused).
+    func openForReading() throws -> ChatStore<DefaultChatCustom> {
+        guard FileManager.default.fileExists(atPath: storePath) else { throw StoreError.storeNotFound(path: storePath) }
+        var options = storeOptions(migration: .manual)
+        options.readOnly = true
+        return try ChatStore<DefaultChatCustom>.open(at: storePath, options: options)
     }
 }
 

@@ -4,43 +4,84 @@ import ReplicaModel
 import ReplicaStore
 import Replicator
 
-/// `pnreplicate sync` (the default command): push the outbox to PubNub.
+/// `pnreplicate sync` (the default command): push the outbox to PubNub, then pull.
 struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Send the outbox to PubNub (`pnreplicate --dry-run` shows what would be sent).",
+        abstract: "Send the outbox to PubNub, then pull history, reactions and objects (`pnreplicate --dry-run` shows what would be sent).",
         discussion: """
-            Exit status: 0 when the outbox is empty, 2 when dead letters or conflicts remain (see \
-            `pnreplicate --dry-run`, then `pnreplicate outbox retry|discard OP`), 3 when ops still \
-            wait at the timeout (offline or backing off).
+            Pushes first: the outbox is drained until it is empty or --timeout passes; conflicted \
+            edits are settled with the default policies (each decision goes to the conflict log, \
+            see `pnreplicate conflicts list`). Then pulls: users, channels and memberships, and the \
+            history and reactions of every channel the user is a member of or has messages in, \
+            each from its checkpoint (`pnreplicate checkpoints`). A part that fails is reported \
+            and the others still run.
+
+            Exit status: 0 when everything was pushed and pulled; 2 when dead letters or conflicts \
+            remain (see `pnreplicate --dry-run` and `pnreplicate conflicts list`, then \
+            `pnreplicate outbox retry|discard OP` or `pnreplicate conflicts resolve ID`); 3 when \
+            ops still wait at the timeout (offline or backing off); 4 when the push is done but a \
+            pull failed (the errors are listed; the next sync resumes from the checkpoints).
             """)
 
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Flag(name: .long, help: "List every op in send order with why it waits and the exact request; send nothing, change nothing.")
     var dryRun = false
-    @Option(name: .long, help: "Stop waiting for backoffs after this many seconds (default 30).")
+    @Option(name: .long, help: "Stop waiting for the outbox's backoffs after this many seconds (default 30); the pull follows.")
     var timeout: Double = 30
 
     func run() async throws {
         try await runReportingErrors {
             if dryRun { return try await printPlan() }
             let session = try Session(store: options, connection: connection)
-            let progress = isatty(STDERR_FILENO) == 1 && !options.json ? Task { await Self.showProgress(session.outbox) } : nil
-            let report = try await session.outbox.drain(until: Date().addingTimeInterval(timeout))
-            progress?.cancel()
-            if progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
+            let pushProgress = showProgress ? Task { await Self.showProgress(session.outbox) } : nil
+            let report = try await session.reconciler.sync(
+                pushDeadline: Date().addingTimeInterval(timeout), progress: showProgress ? Self.showPull : nil)
+            pushProgress?.cancel()
+            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             if options.json {
-                try Output.json(report)
+                try Output.json(SyncOutput(report))
             } else {
-                Output.table([
-                    ("sent", "\(report.completed)"), ("attempts", "\(report.attempts)"), ("probes", "\(report.probes)"),
-                    ("waiting", "\(report.remaining)"), ("dead letters", "\(report.deadLetters)"),
-                    ("conflicts", "\(report.conflicts)"),
-                ])
+                Self.printText(report)
             }
-            if report.deadLetters + report.conflicts > 0 { throw ExitCode(2) }
-            if report.remaining > 0 { throw ExitCode(3) }
+            if let status = Self.exitStatus(report) { throw ExitCode(status) }
         }
+    }
+
+    /// 2: dead letters or conflicts remain; 3: ops still wait; 4: only a pull failed; nil: all done.
+    static func exitStatus(_ report: SyncReport) -> Int32? {
+        if report.push.deadLetters + report.push.conflicts + report.conflicts.waiting > 0 { return 2 }
+        if report.push.remaining > 0 { return 3 }
+        if !report.errors.isEmpty { return 4 }
+        return nil
+    }
+
+    static func printText(_ report: SyncReport) {
+        let push = report.push
+        var rows: [(String, String)] = [
+            ("sent", "\(push.completed)"), ("attempts", "\(push.attempts)"), ("probes", "\(push.probes)"),
+            ("waiting", "\(push.remaining)"), ("dead letters", "\(push.deadLetters)"),
+            ("conflicts", "\(push.conflicts) in the outbox, \(report.conflicts.resolved) resolved, \(report.conflicts.waiting) waiting"),
+        ]
+        if let objects = report.objects {
+            func counts(_ r: ObjectSyncResult) -> String { "\(r.inserted) new, \(r.updated) updated, \(r.removed) removed" }
+            rows += [
+                ("users", counts(objects.users)), ("channels", counts(objects.channels)),
+                ("memberships", counts(objects.memberships)), ("members", counts(objects.members)),
+            ]
+        }
+        let history = Dictionary(report.history.map { ($0.channel, $0) }, uniquingKeysWith: { a, _ in a })
+        for channel in Set(history.keys).union(report.reactions.keys).sorted() {
+            var parts: [String] = []
+            if let h = history[channel] {
+                parts.append("\(h.pages) page\(h.pages == 1 ? "" : "s"), \(h.inserted) new message\(h.inserted == 1 ? "" : "s")")
+            }
+            if let r = report.reactions[channel] { parts.append("reactions \(r.added) added, \(r.removed) removed") }
+            rows.append(("channel \(channel)", parts.joined(separator: "; ")))
+        }
+        for error in report.errors { rows.append(("error", error)) }
+        Output.table(rows)
     }
 
     /// One progress line on stderr, rewritten in place.
@@ -57,6 +98,12 @@ struct Sync: AsyncParsableCommand {
             }
             FileHandle.standardError.write(Data("\r\u{1B}[Ksent \(sent), retries \(retrying), failed \(failed)".utf8))
         }
+    }
+
+    /// The pull's progress line: the channel being pulled, its pages and messages so far.
+    @Sendable static func showPull(_ progress: PullProgress) {
+        let line = "pulling \(progress.scope): \(progress.pages) page\(progress.pages == 1 ? "" : "s"), \(progress.items) messages"
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
     }
 
     func printPlan() async throws {
@@ -80,6 +127,54 @@ struct Sync: AsyncParsableCommand {
             if let note = entry.requestNote { rows.append(("   request", "(\(note))")) }
             Output.table(rows)
         }
+    }
+}
+
+/// The JSON `sync --json` prints: each part of the ``SyncReport``.
+struct SyncOutput: Encodable {
+    /// Object pull counts of one scope.
+    struct Objects: Encodable {
+        var inserted, updated, unchanged, removed, overlaid: Int
+
+        init(_ r: ObjectSyncResult) {
+            (inserted, updated, unchanged, removed, overlaid) = (r.inserted, r.updated, r.unchanged, r.removed, r.overlaid)
+        }
+    }
+
+    /// The object pull.
+    struct ObjectPull: Encodable {
+        var full: Bool
+        var users, channels, memberships, members: Objects
+    }
+
+    /// One channel's reaction pull.
+    struct Reactions: Encodable {
+        var added, removed, keptPending: Int
+    }
+
+    /// Settled and waiting conflicts.
+    struct Conflicts: Encodable {
+        var resolved, waiting: Int
+    }
+
+    var push: DrainReport
+    var conflicts: Conflicts
+    var objects: ObjectPull?
+    var history: [ChannelPullReport]
+    var reactions: [String: Reactions]
+    var errors: [String]
+
+    init(_ report: SyncReport) {
+        push = report.push
+        conflicts = Conflicts(resolved: report.conflicts.resolved, waiting: report.conflicts.waiting)
+        objects = report.objects.map { o in
+            ObjectPull(
+                full: o.full, users: Objects(o.users), channels: Objects(o.channels), memberships: Objects(o.memberships),
+                members: Objects(o.members))
+        }
+        history = report.history
+        reactions = report.reactions.mapValues { Reactions(added: $0.added, removed: $0.removed, keptPending: $0.keptPending) }
+        errors = report.errors
     }
 }
 
