@@ -122,6 +122,14 @@ let package = Package(
                 "SimulatorHTTP", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Run by hand in release mode: history ingest rate against a raw insert, and peak RSS.
+        .executableTarget(
+            name: "ReconcilerBenchmarks",
+            dependencies: [
+                "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel"]),
         .testTarget(
             name: "ReplicaStoreTests",
