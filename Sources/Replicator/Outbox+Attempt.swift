@@ -92,13 +92,19 @@ extension Outbox {
                 return
             }
         }
-        if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
+        if entry.kind == .setMembership || entry.kind == .removeMembership, entry.payload.rebase == true {
+            // The app retried a conflicted membership edit: it keeps its edit over whatever the server holds now.
+            let remote = try await client.findMembership(
+                channel: entry.payload.channel ?? "", user: entry.payload.user ?? "") { _, body in try await body() }
+            entry.baseETag = remote?.eTag
+            try await store.rebase(entry.id, baseETag: remote?.eTag, now: clock.now)
+        } else if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
             // Membership writes carry no If-Match: compare the server's version with the edit's base first.
             switch try await membershipPrecheck(entry) {
             case .proceed:
                 break
-            case .applied:
-                try await complete(entry, .none)
+            case .applied(let membership):
+                try await complete(entry, membership.map { .membership($0) } ?? .none)
                 return
             case .changed(let message):
                 await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
@@ -332,7 +338,8 @@ extension Outbox {
 
     enum MembershipPrecheck {
         case proceed
-        case applied
+        /// The server already holds the change (the server's membership, when there is one).
+        case applied(WireMembership<DefaultChatCustom>?)
         case changed(String)
     }
 
@@ -344,13 +351,20 @@ extension Outbox {
         guard let channel = entry.payload.channel, let user = entry.payload.user else { return .proceed }
         let remote = try await client.findMembership(channel: channel, user: user) { _, body in try await body() }
         if entry.kind == .removeMembership {
-            guard let remote else { return .applied }
+            guard let remote else { return .applied(nil) }
             return remote.eTag == entry.baseETag ? .proceed : .changed("the membership changed on the server since the removal's base")
         }
         guard let remote else {
             return .changed("the membership was removed on the server since the edit's base")
         }
-        if Self.holds(entry.payload.fields ?? [:], in: remote.fields) { return .applied }
+        if Self.holds(entry.payload.fields ?? [:], in: remote.fields) {
+            // Store the server's version (its eTag is the next edit's base).
+            var wire = remote.fields.objectValue ?? [:]
+            wire["channel"] = ["id": .string(channel)]
+            wire["updated"] = remote.updated.map { .string($0.description) }
+            wire["eTag"] = remote.eTag.map(JSONValue.string)
+            return .applied(try? JSONValue.object(wire.filter { $0.value != .null }).decode(as: WireMembership<DefaultChatCustom>.self))
+        }
         if remote.eTag == entry.baseETag { return .proceed }
         return .changed("the membership changed on the server since the edit's base (eTag \(remote.eTag ?? "none"))")
     }

@@ -229,4 +229,28 @@ struct ConflictPolicyTests {
         #expect(log.last?.isOpen == true && log.last?.policy == "attempts exhausted")
         #expect(report.conflicts.waiting == 1)
     }
+
+    @Test("a conflicted membership removal is decided by the tie rule, not silently undone")
+    func removal() async throws {
+        let f = try await ConflictFixture(policy: .fieldMerge(tie: .local))
+        _ = try await f.world.outbox.removeMembership(channel: "general")
+        _ = try await f.run()
+        #expect(try await f.serverMembership() == nil)
+        let entry = try #require(try await f.log().first { $0.entityKind == "membership" })
+        #expect(!entry.isOpen && entry.automatic)
+        try await f.expectConverged()
+    }
+
+    @Test("retrying a conflicted membership edit sends it over the server's version and closes its log entry")
+    func retryMembership() async throws {
+        let f = try await ConflictFixture(policy: .manual)
+        _ = try await f.run()
+        let op = try #require(try await f.world.entries().first { $0.kind == .setMembership })
+        try await f.world.outbox.retry(opId: op.id)
+        _ = try await f.world.outbox.drain(until: f.world.clock.now.addingTimeInterval(60))
+        #expect(try await f.serverMembership()?.status == "local")
+        #expect(try await f.world.entries().allSatisfy { $0.kind != .setMembership })
+        let entry = try #require(try await f.log().first { $0.opId == op.id })
+        #expect(!entry.isOpen && entry.policy == "outbox retry")
+    }
 }

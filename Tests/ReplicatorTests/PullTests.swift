@@ -205,6 +205,25 @@ struct PullTests {
         #expect(try await world.localMessages("alpha").count == 250)
     }
 
+    @Test("offline, a sync gives up after two tries instead of waiting out every backoff")
+    func offline() async throws {
+        let world = try World(profile: .offline)
+        _ = try await world.outbox.send(text: "queued", to: "alpha")
+        let report = try await world.reconciler().sync(pushDeadline: world.clock.now)
+        #expect(report.errors.count == 1 && report.errors[0].hasPrefix("objects:"))
+        #expect(report.history.isEmpty)
+        #expect(world.transport.requests.filter { $0.operation != "publish" }.count <= 2)
+    }
+
+    @Test("a publisher id the model refuses does not block the channel")
+    func badPublisher() async throws {
+        let world = try World()
+        await world.server.seedMessages(channel: "alpha", [chatPayload("ok-1")], publisher: "bad,id")
+        let report = try await world.reconciler().catchUp(channel: "alpha")
+        #expect(report.inserted == 1)
+        #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "alpha")).first?.userId == "unknown")
+    }
+
     @Test("a payload that is not in the chat format is kept whole, under a channel/timetoken id")
     func foreign() async throws {
         let world = try World()

@@ -190,6 +190,10 @@ extension ChatStore {
                     WHERE op_id = ?
                     """, arguments: [entry.state.rawValue, try StoreCoding().json(entry.payload), now.milliseconds, id])
             try Self.setDelivery(ofSendOp: id, to: .pending, db)
+            // A person chose the local edit: an open conflict entry of this op is closed with it.
+            try db.execute(
+                sql: "UPDATE conflict_log SET result = coalesce(local, 'null'), policy = 'outbox retry' WHERE op_id = ? AND result IS NULL",
+                arguments: [id])
             return entry
         }
     }
@@ -211,6 +215,10 @@ extension ChatStore {
                 removed.append(dependent.id)
             }
             try Self.deleteOp(id, db)
+            // A person dropped the local edit: an open conflict entry of this op is closed with the server's side.
+            try db.execute(
+                sql: "UPDATE conflict_log SET result = coalesce(remote, 'null'), policy = 'outbox discard' WHERE op_id = ? AND result IS NULL",
+                arguments: [id])
             try Self.restoreSnapshot(of: entry, db)
             try Self.overlayPendingOps(target: entry.target, db)
             return removed

@@ -35,8 +35,11 @@ extension ChatStore {
             let logId: Int64
             if let closing {
                 try db.execute(
-                    sql: "UPDATE conflict_log SET result = ?, policy = ? WHERE id = ?",
-                    arguments: [record.result, record.policy, closing])
+                    sql: """
+                        UPDATE conflict_log SET base = ?, local = ?, remote = ?, result = ?, policy = ?, automatic = ?
+                        WHERE id = ?
+                        """,
+                    arguments: [record.base, record.local, record.remote, record.result, record.policy, record.automatic, closing])
                 logId = closing
             } else {
                 logId = try record.insert(db)

@@ -98,8 +98,10 @@ public struct ConflictContext: Sendable, Hashable {
     public var local: [String: JSONValue]
     /// The server's current fields (nil: the server has no such object).
     public var remote: [String: JSONValue]?
-    /// The fields the local edit set.
+    /// The fields the local edit set (none for a removal).
     public var edit: [String: JSONValue]
+    /// Whether the local change removes the object (a membership removal) rather than editing it.
+    public var isRemoval: Bool
     /// When the local edit was made.
     public var localEditedAt: Date
     /// The server version's `updated`.

@@ -9,6 +9,9 @@ public struct ConflictReport: Sendable, Hashable {
     public var resolved = 0
     /// Conflicts left for a person (policy `manual`, a custom resolver's `.manual`, or too many attempts).
     public var waiting = 0
+    /// Conflicts that could not be settled this time (the server's version could not be read):
+    /// they stay in `conflict` and are tried again by the next call.
+    public var errors: [String] = []
 
     /// An empty report.
     public init() {}
@@ -34,26 +37,36 @@ extension Reconciler {
         var report = ConflictReport()
         let conflicted = try await store.fetch(store.queries.outbox()).filter { $0.state == .conflict }
         for entry in conflicted {
-            guard let entity = Self.entity(of: entry.kind) else { continue }
-            let history = try await store.fetch(store.queries.conflicts(ofOp: entry.id))
-            if history.contains(where: \.isOpen) {
-                report.waiting += 1
-                continue
+            do {
+                try await settleAutomatically(entry, report: &report)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                report.errors.append("op \(entry.id): \(error)")
             }
-            let context = try await context(of: entry, entity: entity)
-            let policies = options.conflicts
-            if history.filter(\.automatic).count >= policies.maxAutomaticAttempts {
-                _ = try await settle(entry, context: context, decision: .manual, policy: "attempts exhausted", automatic: false)
-                report.waiting += 1
-                continue
-            }
-            let policy = policies.policy(for: entity)
-            let decision = await Self.decide(policy, context)
-            _ = try await settle(entry, context: context, decision: decision, policy: policy.name, automatic: decision != .manual)
-            if decision == .manual { report.waiting += 1 } else { report.resolved += 1 }
         }
         if report.resolved > 0 { await outbox?.signalWork() }
         return report
+    }
+
+    private func settleAutomatically(_ entry: OutboxEntry, report: inout ConflictReport) async throws {
+        guard let entity = Self.entity(of: entry.kind) else { return }
+        let history = try await store.fetch(store.queries.conflicts(ofOp: entry.id))
+        if history.contains(where: \.isOpen) {
+            report.waiting += 1
+            return
+        }
+        let context = try await context(of: entry, entity: entity)
+        let policies = options.conflicts
+        if history.filter(\.automatic).count >= max(0, policies.maxAutomaticAttempts) {
+            _ = try await settle(entry, context: context, decision: .manual, policy: "attempts exhausted", automatic: false)
+            report.waiting += 1
+            return
+        }
+        let policy = policies.policy(for: entity)
+        let decision = await Self.decide(policy, context)
+        _ = try await settle(entry, context: context, decision: decision, policy: policy.name, automatic: decision != .manual)
+        if decision == .manual { report.waiting += 1 } else { report.resolved += 1 }
     }
 
     /// Resolves a conflict waiting for a person (an open log entry, or any entry whose op is
@@ -98,9 +111,15 @@ extension Reconciler {
         case .manual: return .manual
         case .custom(let resolver): return await resolver(context)
         case .fieldMerge(let tie):
-            guard let remote = context.remote else {
-                // Deleted on the server: nothing to merge with; the later writer decides.
-                return localIsLater ? .takeLocal : .takeRemote
+            guard let remote = context.remote, !context.isRemoval else {
+                // A removal on one side and an edit on the other have no fields to merge: the tie rule decides.
+                let preferLocal =
+                    switch tie {
+                    case .local: true
+                    case .remote: false
+                    case .lastWriter: localIsLater
+                    }
+                return preferLocal ? .takeLocal : .takeRemote
             }
             return .merged(
                 ThreeWayMerge.merge(base: context.base, local: context.local, remote: remote, tie: tie, localIsLater: localIsLater))
@@ -133,7 +152,8 @@ extension Reconciler {
             entityKind: context.entity.rawValue, entityId: context.id, opId: entry.id,
             base: try context.base.map { try JSONValue.object($0).jsonString() },
             local: try JSONValue.object(context.local).jsonString(),
-            remote: try remoteObject?.jsonString(), result: try result.map { try JSONValue.object($0).jsonString() },
+            remote: try remoteObject?.jsonString(),
+            result: decision == .manual ? nil : try result.map { try JSONValue.object($0).jsonString() } ?? "null",
             policy: policy, automatic: automatic, createdAt: clock.now)
         let id = try await store.settleConflict(
             opId: entry.id, remote: remoteObject, settlement: settlement, record: record, closing: closing, now: clock.now)
@@ -193,7 +213,9 @@ extension Reconciler {
         }
         return ConflictContext(
             entity: entity, id: id, opId: entry.id, base: baseFields, local: local,
-            remote: ThreeWayMerge.normalize(remote.fields, entity: entity), edit: edit, localEditedAt: entry.createdAt,
+            remote: ThreeWayMerge.normalize(remote.fields, entity: entity), edit: edit,
+            isRemoval: entry.kind == .removeMembership || entry.kind == .removeUser || entry.kind == .removeChannel,
+            localEditedAt: entry.createdAt,
             remoteUpdated: remote.updated, remoteETag: remote.eTag)
     }
 

@@ -61,7 +61,7 @@ extension Reconciler {
         }
         var index = 0
         while index < shared.count {
-            let group = Array(shared[index..<min(index + options.channelsPerRequest, shared.count)])
+            let group = Array(shared[index..<min(index + max(1, options.channelsPerRequest), shared.count)])
             index += group.count
             if group.count == 1 {
                 alone.append(group[0].channel)
@@ -269,15 +269,21 @@ extension Reconciler {
     static func message(_ entry: HistoryMessage, channel: String) throws -> Message {
         let publisher = entry.uuid ?? unknownPublisher
         if case .object(let body) = entry.message, body["id"] != nil, body["text"] != nil, body["createdAt"] != nil,
-           let payload = try? entry.message.decode(as: MessagePayload<Custom.Message>.self)
+           let payload = try? entry.message.decode(as: MessagePayload<Custom.Message>.self),
+           let message = try? Message(payload: payload, channelId: channel, userId: publisher, timetoken: entry.timetoken)
         {
-            return try Message(payload: payload, channelId: channel, userId: publisher, timetoken: entry.timetoken)
+            return message
         }
         let text = entry.message.stringValue.flatMap { (try? Validation.validateMessageText($0, field: "text")) != nil ? $0 : nil }
-        return try Message(
-            id: "pn:\(channel):\(entry.timetoken)", text: text ?? "", contentType: foreignContentType,
-            content: entry.message, createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken,
-            userId: publisher, channelId: channel)
+        func foreign(_ userId: String) throws -> Message {
+            try Message(
+                id: "pn:\(channel):\(entry.timetoken)", text: text ?? "", contentType: foreignContentType,
+                content: entry.message, createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken,
+                userId: userId, channelId: channel)
+        }
+        // A publisher id the model refuses must not block the channel: the message is kept, its author unknown.
+        if let message = try? foreign(publisher) { return message }
+        return try foreign(unknownPublisher)
     }
 
     /// The content type of a message whose payload is not in the chat format.

@@ -100,7 +100,9 @@ public actor Reconciler<Custom: ChatCustomData> {
             do {
                 return try await body()
             } catch {
-                guard let wait = Self.retryWait(error), attempt < options.maxAttempts else {
+                // Offline: one more try, then the pull stops rather than wait out every backoff.
+                let limit = Self.isOffline(error) ? min(2, options.maxAttempts) : options.maxAttempts
+                guard let wait = Self.retryWait(error), attempt < limit else {
                     throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)
                 }
                 let jitter = Double(random.next() >> 11) / Double(1 << 53)
@@ -109,6 +111,18 @@ public actor Reconciler<Custom: ChatCustomData> {
                 try await clock.sleep(until: clock.now.addingTimeInterval(delay))
             }
         }
+    }
+
+    /// Whether the request never left the device.
+    static func isOffline(_ error: WireError) -> Bool {
+        if case .transport(.notSent) = error { return true }
+        return false
+    }
+
+    /// Whether a pull failed because the device is offline.
+    static func isOffline(_ error: any Error) -> Bool {
+        if case ReconcilerError.pullFailed(_, _, let wire)? = error as? ReconcilerError { return isOffline(wire) }
+        return false
     }
 
     /// The least wait before retrying a failed read, or nil when retrying cannot help.

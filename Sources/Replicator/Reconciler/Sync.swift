@@ -46,10 +46,12 @@ extension Reconciler {
         if let outbox {
             report.push = try await outbox.drain(until: deadline)
             // A settled conflict goes back to the queue; a resend may meet a newer version again.
-            for _ in 0...options.conflicts.maxAutomaticAttempts {
+            for _ in 0...max(0, options.conflicts.maxAutomaticAttempts) {
                 let settled = try await resolveConflicts()
                 report.conflicts.resolved += settled.resolved
                 report.conflicts.waiting = settled.waiting
+                report.conflicts.errors = settled.errors
+                report.errors += settled.errors.map { "conflicts: \($0)" }
                 guard settled.resolved > 0 else { break }
                 let more = try await outbox.drain(until: Swift.max(deadline, clock.now))
                 report.push.completed += more.completed
@@ -67,6 +69,8 @@ extension Reconciler {
             throw CancellationError()
         } catch {
             report.errors.append("objects: \(error)")
+            // Offline: every other pull would fail the same way.
+            if Self.isOffline(error) { return report }
         }
         let channels = try await channelsOfInterest()
         report.history = try await pullHistory(channels: channels, progress: progress)
