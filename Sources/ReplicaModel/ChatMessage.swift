@@ -45,6 +45,30 @@ public struct MessagePayload<Custom: CustomData>: Codable, Hashable, Sendable {
         case id, text, contentType, content, custom, createdAt
     }
 
+    /// A payload read from already-parsed JSON (a history page's message), without a second
+    /// round through a decoder for anything but `custom`; nil when `json` is not in this format.
+    public init?(json: JSONValue) {
+        guard case .object(let body) = json, case .string(let id)? = body["id"], case .string(let text)? = body["text"],
+              case .string(let created)? = body["createdAt"], let createdAt = try? ISOTimestamp(parsing: created)
+        else { return nil }
+        var contentType: String?
+        switch body["contentType"] {
+        case .none, .null?: contentType = nil
+        case .string(let value)?: contentType = value
+        default: return nil
+        }
+        var custom: Custom?
+        if let value = body["custom"], value != .null {
+            guard let decoded = try? Custom.fromJSON(value) else { return nil }
+            custom = decoded
+        }
+        let content = body["content"].flatMap { $0 == .null ? nil : $0 }
+        guard let payload = try? MessagePayload(
+            id: id, text: text, contentType: contentType, content: content, custom: custom, createdAt: createdAt)
+        else { return nil }
+        self = payload
+    }
+
     /// Decodes and validates a payload.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)

@@ -9,9 +9,18 @@ public protocol CustomData: Codable, Hashable, Sendable {
     /// The avatar URL kept in `custom.profileUrl` (PubNub channels have no `profileUrl` field of
     /// their own). Types that do not carry one leave the default, which is always nil.
     var profileUrl: String? { get set }
+
+    /// Reads custom data from already-parsed JSON. The default goes through `Codable`; the
+    /// built-in types read the value directly (history ingest calls this once per message).
+    static func fromJSON(_ value: JSONValue) throws -> Self
 }
 
 extension CustomData {
+    /// Default: decode through `Codable`.
+    public static func fromJSON(_ value: JSONValue) throws -> Self {
+        try value.decode(as: Self.self)
+    }
+
     /// Default: this custom type carries no profile URL; setting one is ignored.
     public var profileUrl: String? {
         get { nil }
@@ -133,6 +142,12 @@ public struct FlatCustom: CustomData, ExpressibleByDictionaryLiteral {
     /// Custom data from a dictionary literal.
     public init(dictionaryLiteral elements: (String, CustomScalar)...) {
         self.values = Dictionary(elements, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Reads a flat JSON object directly (no encode/decode round trip).
+    public static func fromJSON(_ value: JSONValue) throws -> FlatCustom {
+        guard case .object(let object) = value else { return try value.decode(as: FlatCustom.self) }
+        return try FlatCustom(validating: object)
     }
 
     /// Validates that `object` is flat and converts it.

@@ -1,7 +1,10 @@
 import Foundation
 
 /// `JSONValue` as custom data, so that wire bodies can carry custom values the outbox stored as JSON.
-extension JSONValue: CustomData {}
+extension JSONValue: CustomData {
+    /// The value itself.
+    public static func fromJSON(_ value: JSONValue) throws -> JSONValue { value }
+}
 
 extension JSONValue {
     /// The JSON form of any encodable value.

@@ -64,20 +64,22 @@ extension JSONValue: Codable {
     /// Decodes any JSON value; integers that fit in `Int64` decode as `.int`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Each failed attempt costs a thrown DecodingError, so the common kinds go first: strings
+        // (most leaves) and objects (most containers). Int64 before Double keeps integers exact.
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .int(value)
         } else if let value = try? container.decode(Double.self) {
             self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .array(try container.decode([JSONValue].self))
         }
     }
 

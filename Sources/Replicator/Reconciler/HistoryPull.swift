@@ -268,8 +268,7 @@ extension Reconciler {
     /// ``foreignContentType``) under an id made from its channel and timetoken.
     static func message(_ entry: HistoryMessage, channel: String) throws -> Message {
         let publisher = entry.uuid ?? unknownPublisher
-        if case .object(let body) = entry.message, body["id"] != nil, body["text"] != nil, body["createdAt"] != nil,
-           let payload = try? entry.message.decode(as: MessagePayload<Custom.Message>.self),
+        if let payload = MessagePayload<Custom.Message>(json: entry.message),
            let message = try? Message(payload: payload, channelId: channel, userId: publisher, timetoken: entry.timetoken)
         {
             return message
