@@ -3,11 +3,19 @@ import Foundation
 import ReplicaModel
 import ReplicaStore
 
-/// `pnreplicate demo`: the main job on the embedded defaults. For now: create a store, migrate it,
-/// load the seed's sample user, channel and message, and show the status.
+/// `pnreplicate demo`: `demo loop` runs the whole replication loop on the embedded simulator;
+/// `demo samples` (the default, so plain `demo` keeps working) creates a store with sample data.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create a store, migrate it, load sample data and show its status.")
+        abstract: "Demos: the whole loop on the embedded simulator (`demo loop`), or a store with sample data (`demo`).",
+        subcommands: [DemoSamples.self, LoopDemo.self], defaultSubcommand: DemoSamples.self)
+}
+
+/// `pnreplicate demo [samples]`: create a store, migrate it, load the seed's sample user, channel
+/// and message, and show the status.
+struct DemoSamples: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samples", abstract: "Create a store, migrate it, load sample data and show its status.")
 
     @OptionGroup var options: StoreOptionsGroup
 

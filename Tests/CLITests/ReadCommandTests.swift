@@ -221,4 +221,14 @@ struct SyncPullTests {
             #expect(local == (try ids(["--remote"])), "\(window)")
         }
     }
+
+    @Test("demo loop: offline sends, a dry run, a flaky sync with a settled conflict, two devices converged")
+    func loopDemo() throws {
+        let result = try CLI.run(["demo", "loop", "--seed", "3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("3. pnreplicate --dry-run on A:"))
+        #expect(result.stdout.contains("PATCH /v2/objects/demo/channels/general"))
+        #expect(result.stdout.contains("conflict on channel general: fieldMerge(lastWriter)"))
+        #expect(result.stdout.contains("6. converged: yes"))
+    }
 }
