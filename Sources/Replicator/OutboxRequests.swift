@@ -51,7 +51,14 @@ enum OutboxRequests {
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
                     actionTimetoken: try need(resolved.actionTimetoken, "the action's timetoken"))
             case .setMembership:
-                let f = p.fields ?? [:]
+                // PubNub replaces a membership's status, type and custom together: fields the edit
+                // leaves alone are sent as the base version held them, so the write does not clear them.
+                var f = p.fields ?? [:]
+                if let snapshot = entry.baseSnapshot,
+                   let base = try? JSONValue(jsonData: Data(snapshot.utf8)).objectValue
+                {
+                    for key in ["status", "type", "custom"] where f[key] == nil { f[key] = base[key] ?? .null }
+                }
                 let set = MembershipSet<JSONValue>(
                     id: try need(p.channel, "channel"), status: f["status"]?.stringValue, type: f["type"]?.stringValue,
                     custom: f["custom"].flatMap { $0.isNull ? nil : $0 })

@@ -254,3 +254,21 @@ struct ConflictPolicyTests {
         #expect(!entry.isOpen && entry.policy == "outbox retry")
     }
 }
+
+@Suite("Membership writes")
+struct MembershipWriteTests {
+    @Test("a status-only membership edit keeps the custom data the base version had (PubNub replaces all three fields)")
+    func keepsUntouchedFields() async throws {
+        let world = try World()
+        let observer = try world.observer()
+        _ = try await observer.perform(
+            try observer.setMembershipsRequest(
+                userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "base", type: "team", custom: ["m": 1])],
+                remove: []))
+        _ = try await world.reconciler().pullObjects(full: true)
+        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+        _ = try await world.outbox.drain(until: world.clock.now.addingTimeInterval(60))
+        let member = try await observer.getMemberships(userId: "me", as: DefaultChatCustom.self).data.first
+        #expect(member?.status == "away" && member?.type == "team" && member?.custom == ["m": 1])
+    }
+}
