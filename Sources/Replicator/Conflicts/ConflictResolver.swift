@@ -189,7 +189,8 @@ extension Reconciler {
         let edit = p.fields ?? [:]
         let base = try entry.baseSnapshot.map { try JSONValue(jsonData: Data($0.utf8)) }
         let baseFields = ThreeWayMerge.normalize(base, entity: entity)
-        var local = baseFields ?? ThreeWayMerge.normalize(.object([:]), entity: entity) ?? [:]
+        // With no base, only the edit's fields are the local side (absent fields are not changes).
+        var local = baseFields ?? [:]
         for (key, value) in edit { local[key] = value }
         let id: String
         let remote: (fields: JSONValue?, updated: ISOTimestamp?, eTag: String?)

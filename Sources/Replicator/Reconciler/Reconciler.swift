@@ -49,7 +49,7 @@ public struct ReconcilerOptions: Sendable {
 /// See `docs/reconciler.md` and `docs/conflicts.md`.
 ///
 /// ## Topics
-/// - Everything: ``sync(pushDeadline:progress:)``
+/// - Everything: ``sync(pushDeadline:full:progress:)``
 /// - History: ``pullHistory(channels:progress:)``, ``catchUp(channel:)``, ``loadOlder(channel:limit:)``,
 ///   ``remoteHistory(channel:start:end:reverse:limit:)``
 /// - Reactions: ``pullReactions(channel:)``

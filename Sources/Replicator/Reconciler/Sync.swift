@@ -2,7 +2,7 @@ import Foundation
 import ReplicaModel
 import ReplicaStore
 
-/// What one ``Reconciler/sync(pushDeadline:progress:)`` did.
+/// What one ``Reconciler/sync(pushDeadline:full:progress:)`` did.
 public struct SyncReport: Sendable {
     /// The outbox drains (push), added up.
     public var push = DrainReport()
@@ -36,8 +36,12 @@ extension Reconciler {
     /// and their reactions. A failing part is reported in ``SyncReport/errors`` and the other
     /// parts still run.
     ///
-    /// - Parameter pushDeadline: when draining stops waiting for ops that cannot be sent yet
-    ///   (offline); default one minute from now on the injected clock.
+    /// - Parameters:
+    ///   - pushDeadline: when draining stops waiting for ops that cannot be sent yet (offline);
+    ///     default one minute from now on the injected clock.
+    ///   - full: force (true) or skip (false) a full object listing; nil follows
+    ///     ``ReconcilerOptions/fullListingInterval``.
+    ///   - progress: called after each applied history page.
     public func sync(
         pushDeadline: Date? = nil, full: Bool? = nil, progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> SyncReport {
