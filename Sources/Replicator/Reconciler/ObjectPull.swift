@@ -90,35 +90,35 @@ extension Reconciler {
 
     /// The current user's memberships, in full.
     private func pullMemberships() async throws -> ObjectSyncResult {
-        var members: [ChatMember<Custom>] = []
-        var query = ObjectListQuery(limit: 100)
         let user = userId
-        while true {
-            let current = query
-            let page = try await fetch("memberships:\(user)") { () async throws(WireError) in
-                try await client.getMemberships(userId: user, current, as: Custom.self)
-            }
-            members += try page.data.map { try $0.model(userId: user) }
-            guard page.data.count >= query.limit, let next = page.next else { break }
-            query.start = next
-        }
+        let members = try await pageAll("memberships:\(user)") { query async throws(WireError) in
+            try await self.client.getMemberships(userId: user, query, as: Custom.self)
+        } convert: { try $0.model(userId: user) }
         return try await store.replaceMemberships(of: .user(user), server: members)
     }
 
     /// A channel's members, in full.
     private func pullMembers(channel: String) async throws -> ObjectSyncResult {
+        let members = try await pageAll("members:\(channel)") { query async throws(WireError) in
+            try await self.client.getMembers(channelId: channel, query, as: Custom.self)
+        } convert: { try $0.model(channelId: channel) }
+        return try await store.replaceMemberships(of: .channel(channel), server: members)
+    }
+
+    /// Every element of a membership listing (`next` cursors, stopping on a short page).
+    private func pageAll<Element: Decodable & Sendable & Hashable>(
+        _ scope: String, list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>,
+        convert: (Element) throws -> ChatMember<Custom>
+    ) async throws -> [ChatMember<Custom>] {
         var members: [ChatMember<Custom>] = []
         var query = ObjectListQuery(limit: 100)
         while true {
             let current = query
-            let page = try await fetch("members:\(channel)") { () async throws(WireError) in
-                try await client.getMembers(channelId: channel, current, as: Custom.self)
-            }
-            members += try page.data.map { try $0.model(channelId: channel) }
-            guard page.data.count >= query.limit, let next = page.next else { break }
+            let page = try await fetch(scope) { () async throws(WireError) in try await list(current) }
+            members += try page.data.map(convert)
+            guard page.data.count >= query.limit, let next = page.next else { return members }
             query.start = next
         }
-        return try await store.replaceMemberships(of: .channel(channel), server: members)
     }
 
     /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the current user's
