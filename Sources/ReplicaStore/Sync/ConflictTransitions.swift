@@ -81,23 +81,20 @@ extension ChatStore {
         -> String?
     {
         let p = entry.payload
+        func replace<Object: Codable & Sendable>(_ access: ObjectAccess<Object>, id: String?) throws -> String? {
+            guard let remote else {
+                try db.execute(sql: "DELETE FROM \(access.table) WHERE id = ?", arguments: [id])
+                return nil
+            }
+            let object = try remote.decode(as: Object.self)
+            try access.write(object, db, coding)
+            return try coding.json(object)
+        }
         switch entry.kind {
         case .setUser, .removeUser:
-            guard let remote else {
-                try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [p.user])
-                return nil
-            }
-            let user = try remote.decode(as: User.self)
-            _ = try upsert(user: user, force: true, in: db, coding: coding)
-            return try coding.json(user)
+            return try replace(users, id: p.user)
         case .setChannel, .removeChannel:
-            guard let remote else {
-                try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [p.channel])
-                return nil
-            }
-            let channel = try remote.decode(as: Channel.self)
-            _ = try upsert(channel: channel, force: true, in: db, coding: coding)
-            return try coding.json(channel)
+            return try replace(channels, id: p.channel)
         case .setMembership, .removeMembership:
             guard let channelId = p.channel, let userId = p.user else { return nil }
             guard let remote else {

@@ -29,7 +29,8 @@ public struct CompletedSend: Sendable, Hashable {
 
 extension ChatStore {
     /// Applies one history page and moves the channel's checkpoint, in one transaction: either both
-    /// are stored or neither is, so a checkpoint never passes a page that was not applied.
+    /// are stored or neither is, so a checkpoint never passes a page that was not applied. A nil
+    /// checkpoint leaves the stored one alone (scroll-back pages below it).
     ///
     /// Messages are upserted by id. A message of ours still pending locally becomes `sent` with
     /// the server's timetoken, and its publish op leaves the outbox: the pull proved it arrived.
@@ -37,7 +38,7 @@ extension ChatStore {
     /// - Parameter beforeCommit: runs inside the transaction after the writes (tests use it to
     ///   fail between applying a page and committing it).
     package func applyHistoryPage(
-        _ messages: [Message], checkpoint: SyncCheckpoint,
+        _ messages: [Message], checkpoint: SyncCheckpoint?,
         beforeCommit: (@Sendable () throws -> Void)? = nil
     ) async throws(StoreError) -> HistoryPageResult {
         try await write { db in
@@ -62,7 +63,7 @@ extension ChatStore {
                     }
                 }
             }
-            try checkpoint.write(db)
+            try checkpoint?.write(db)
             try beforeCommit?()
             return result
         }

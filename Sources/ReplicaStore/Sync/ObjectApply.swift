@@ -40,29 +40,27 @@ extension ChatStore {
     /// Stores pulled users (newer `updated` wins, same eTag is a no-op) in one transaction; a user
     /// with unsent edits in the outbox keeps showing them over the new server version.
     package func applyPulled(users: [User]) async throws(StoreError) -> ObjectSyncResult {
-        try await write { db in
-            let coding = StoreCoding()
-            var result = ObjectSyncResult()
-            for user in users {
-                let outcome = try Self.upsert(user: user, in: db, coding: coding)
-                result.record(outcome)
-                if try Self.overlayIfPending(target: OutboxKeys.user(user.id), outcome: outcome, db) { result.overlaid += 1 }
-            }
-            return result
-        }
+        try await applyPulled(users, target: { OutboxKeys.user($0.id) }) { try Self.upsert(user: $0, in: $1, coding: $2) }
     }
 
     /// Stores pulled channels, as ``applyPulled(users:)`` does users.
     package func applyPulled(channels: [Channel]) async throws(StoreError) -> ObjectSyncResult {
+        try await applyPulled(channels, target: { OutboxKeys.channel($0.id) }) {
+            try Self.upsert(channel: $0, in: $1, coding: $2)
+        }
+    }
+
+    private func applyPulled<Object: Sendable>(
+        _ objects: [Object], target: @escaping @Sendable (Object) -> String,
+        upsert: @escaping @Sendable (Object, Database, StoreCoding) throws -> UpsertOutcome
+    ) async throws(StoreError) -> ObjectSyncResult {
         try await write { db in
             let coding = StoreCoding()
             var result = ObjectSyncResult()
-            for channel in channels {
-                let outcome = try Self.upsert(channel: channel, in: db, coding: coding)
+            for object in objects {
+                let outcome = try upsert(object, db, coding)
                 result.record(outcome)
-                if try Self.overlayIfPending(target: OutboxKeys.channel(channel.id), outcome: outcome, db) {
-                    result.overlaid += 1
-                }
+                if try Self.overlayIfPending(target: target(object), outcome: outcome, db) { result.overlaid += 1 }
             }
             return result
         }

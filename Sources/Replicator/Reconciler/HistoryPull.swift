@@ -211,14 +211,13 @@ extension Reconciler {
             try await client.fetchHistory(query)
         }
         let messages = try (page.channels[channel] ?? []).map { try Self.message($0, channel: channel) }
-        let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel)))
-        var next = checkpoint ?? SyncCheckpoint(scope: SyncCheckpoint.history(channel))
-        if checkpoint == nil, let newest = messages.last?.timetoken, oldest == nil {
-            // Nothing was stored: this page is also where catch-ups continue from.
-            next.applied = newest
+        // Scroll-back pages lie below the checkpoint and leave it alone; only into an empty channel
+        // does this page also set where catch-ups continue from.
+        var checkpoint: SyncCheckpoint?
+        if oldest == nil, let newest = messages.last?.timetoken {
+            checkpoint = SyncCheckpoint(scope: SyncCheckpoint.history(channel), applied: newest, updatedAt: clock.now)
         }
-        next.updatedAt = clock.now
-        let result = try await store.applyHistoryPage(messages, checkpoint: next)
+        let result = try await store.applyHistoryPage(messages, checkpoint: checkpoint)
         await outbox?.finishedByPull(result.completedSends)
         return messages
     }

@@ -34,14 +34,12 @@ extension Reconciler {
         report.full = isFull
         if options.pullAllUsers {
             report.users = try await pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
-                let page = try await self.client.listUsers(query, as: Custom.User.self)
-                return (page.data.map { $0 as ChatUser<Custom.User> }, page.next, page.data.map(\.updated))
+                try await self.client.listUsers(query, as: Custom.User.self)
             } apply: { users in try await self.store.applyPulled(users: users) }
         }
         if options.pullAllChannels {
             report.channels = try await pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
-                let page = try await self.client.listChannels(query, as: Custom.Channel.self)
-                return (page.data, page.next, page.data.map(\.updated))
+                try await self.client.listChannels(query, as: Custom.Channel.self)
             } apply: { channels in try await self.store.applyPulled(channels: channels) }
         }
         report.memberships = try await pullMemberships()
@@ -55,9 +53,9 @@ extension Reconciler {
     }
 
     /// Pages a user or channel listing (`next` cursors, stopping on a short page), applying each page.
-    private func pullListing<Object: Sendable & Identifiable>(
+    private func pullListing<Object: Decodable & Hashable & Sendable & Identifiable & VersionedObject>(
         _ scope: String, table: ObjectTable, full: Bool,
-        list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ([Object], String?, [ISOTimestamp?]),
+        list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Object>,
         apply: @escaping @Sendable ([Object]) async throws -> ObjectSyncResult
     ) async throws -> ObjectSyncResult where Object.ID == String {
         let checkpoint = try await store.fetch(store.queries.checkpoint(scope))
@@ -74,11 +72,11 @@ extension Reconciler {
         while true {
             try Task.checkCancellation()
             let current = query
-            let (objects, next, updated) = try await fetch(scope) { () async throws(WireError) in try await list(current) }
-            result.add(try await apply(objects))
-            seen.formUnion(objects.map(\.id))
-            for stamp in updated.compactMap({ $0 }) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
-            guard objects.count >= query.limit, let next else { break }
+            let page = try await fetch(scope) { () async throws(WireError) in try await list(current) }
+            result.add(try await apply(page.data))
+            seen.formUnion(page.data.map(\.id))
+            for stamp in page.data.compactMap(\.updated) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
+            guard page.data.count >= query.limit, let next = page.next else { break }
             query.start = next
         }
         if full { result.removed = try await store.removeMissing(table: table, keeping: seen) }

@@ -30,9 +30,8 @@ extension Reconciler {
         }
         let result = try await store.replaceReactions(
             channel: channel, window: window, server: actions, snapshot: snapshot, currentUser: userId)
-        var checkpoint = SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now)
-        checkpoint.applied = snapshot
-        try await store.saveCheckpoint(checkpoint)
+        // Recorded for `pnreplicate checkpoints`: when the reactions were last made equal to the server's.
+        try await store.saveCheckpoint(SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now))
         return result
     }
 }

@@ -57,14 +57,7 @@ extension Reconciler {
                 report.conflicts.errors = settled.errors
                 report.errors += settled.errors.map { "conflicts: \($0)" }
                 guard settled.resolved > 0 else { break }
-                let more = try await outbox.drain(until: Swift.max(deadline, clock.now))
-                report.push.completed += more.completed
-                report.push.attempts += more.attempts
-                report.push.probes += more.probes
-                report.push.remaining = more.remaining
-                report.push.deadLetters = more.deadLetters
-                report.push.conflicts = more.conflicts
-                report.push.stoppedAtDeadline = more.stoppedAtDeadline
+                report.push.append(try await outbox.drain(until: Swift.max(deadline, clock.now)))
             }
         }
         do {
@@ -89,5 +82,18 @@ extension Reconciler {
             }
         }
         return report
+    }
+}
+
+extension DrainReport {
+    /// Adds a later drain: its work is added, and what it left replaces what this one left.
+    mutating func append(_ later: DrainReport) {
+        completed += later.completed
+        attempts += later.attempts
+        probes += later.probes
+        remaining = later.remaining
+        deadLetters = later.deadLetters
+        conflicts = later.conflicts
+        stoppedAtDeadline = later.stoppedAtDeadline
     }
 }
