@@ -20,6 +20,15 @@ struct CLI {
         return directory.appendingPathComponent("pnreplicate")
     }
 
+    private static let launchLock = NSLock()
+
+    /// Starts `process`, one launch at a time: Foundation's `Process.run()` on Linux is not safe
+    /// to call from several threads at once (a parallel launch crashed CI with a bad pointer in
+    /// `Process.run`, while another launch was closing its descriptors).
+    static func launch(_ process: Process) throws {
+        try launchLock.withLock { try process.run() }
+    }
+
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = binary
@@ -29,7 +38,7 @@ struct CLI {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try CLI.launch(process)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -124,7 +133,7 @@ struct CLITests {
             "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update pnreplicate_migrations set checksum='0'\"); c.commit()",
             store,
         ]
-        try sqlite.run()
+        try CLI.launch(sqlite)
         sqlite.waitUntilExit()
         try #require(sqlite.terminationStatus == 0)
         let result = try CLI.run(["status", "--store", store])

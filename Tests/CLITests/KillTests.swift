@@ -19,7 +19,7 @@ final class SimulatorProcess {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try CLI.launch(process)
         var line = Data()
         while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
             line.append(byte)
@@ -61,7 +61,7 @@ struct KillTests {
             sync.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
             sync.standardOutput = FileHandle.nullDevice
             sync.standardError = FileHandle.nullDevice
-            try sync.run()
+            try CLI.launch(sync)
             // The kill moment is what is random here; nothing is asserted about timing.
             usleep(UInt32.random(in: 20_000...300_000, using: &random))
             kill(sync.processIdentifier, SIGKILL)
