@@ -149,7 +149,14 @@ let package = Package(
         .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel"]),
         .testTarget(
             name: "SimulatorTests",
-            dependencies: ["PubNubSimulator", "SimulatorHTTP", "PubNubWire", "PubNubWireNIO", "ReplicaModel"]
+            dependencies: [
+                "PubNubSimulator", "SimulatorHTTP", "PubNubWire", "PubNubWireNIO", "ReplicaModel",
+                // The hostile HTTP servers of HostileServerTests.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -12,28 +12,40 @@ import PubNubWire
 /// `a%2Fb`); valueless query keys are accepted; responses carry the service's real content type.
 /// Faults that answer (5xx, 429, 403, latency) apply over HTTP as in process. A lost response
 /// (applied) and, over HTTP, `offline` and dropped requests (not applied) cut the connection after
-/// the response head: the client cannot tell them apart, as with a real network.
+/// the response head: the client cannot tell them apart, as with a real network. A
+/// ``ServerMisbehaviour`` adds real-time misbehaviour on top (dripped bodies, delayed publishes, a
+/// history that ignores `start`); a ``RequestLog`` records every request.
 public struct SimulatorResponder: HTTPResponder {
     /// The request context.
     public typealias Context = BasicRequestContext
 
     let server: PubNubServer
     let plan: FaultPlan
+    let misbehaviour: ServerMisbehaviour
+    let log: RequestLog?
 
-    /// A responder for `server` with `plan`'s faults.
-    public init(server: PubNubServer, plan: FaultPlan) {
+    /// A responder for `server` with `plan`'s faults, `misbehaviour` and, when given, a request log.
+    public init(server: PubNubServer, plan: FaultPlan, misbehaviour: ServerMisbehaviour = .none, log: RequestLog? = nil) {
         self.server = server
         self.plan = plan
+        self.misbehaviour = misbehaviour
+        self.log = log
     }
 
     /// Converts the HTTP request, lets the server (and the fault plan) answer, converts back.
     public func respond(to request: Request, context: Context) async throws -> Response {
-        guard let wire = try await Self.wireRequest(request) else {
-            return Self.response(WireResponse(status: 400, headers: ["Content-Type": "application/json"],
-                                              body: Data(#"{"status":400,"error":true,"message":"Bad Request"}"#.utf8)))
+        await log?.record(method: request.method.rawValue, uri: request.uri.description)
+        guard let received = try await Self.wireRequest(request) else {
+            return response(WireResponse(status: 400, headers: ["Content-Type": "application/json"],
+                                         body: Data(#"{"status":400,"error":true,"message":"Bad Request"}"#.utf8)))
+        }
+        let wire = misbehaviour.rewrite(received)
+        if let delay = misbehaviour.publishDelay, ServerMisbehaviour.isPublish(wire) {
+            // Cancelled only when the server stops; then answer at once.
+            try? await Task.sleep(for: delay)
         }
         do {
-            return Self.response(try await FaultApplication.run(wire, on: server, fault: plan.decide(operation: wire.operation, conditional: wire.isConditional)))
+            return response(try await FaultApplication.run(wire, on: server, fault: plan.decide(operation: wire.operation, conditional: wire.isConditional)))
         } catch {
             // No usable response: send a head, then fail the body so that the connection is cut
             // mid-response (Hummingbird would turn a thrown error into a clean 500).
@@ -68,12 +80,12 @@ public struct SimulatorResponder: HTTPResponder {
                            operation: segments.first ?? "/")
     }
 
-    static func response(_ wire: WireResponse) -> Response {
+    func response(_ wire: WireResponse) -> Response {
         var fields = HTTPFields()
         for (name, value) in wire.headers {
             if let fieldName = HTTPField.Name(name) { fields[fieldName] = value }
         }
-        return Response(status: .init(code: wire.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: wire.body)))
+        return Response(status: .init(code: wire.status), headers: fields, body: misbehaviour.body(wire.body))
     }
 }
 
@@ -83,15 +95,17 @@ struct SimulatedConnectionDrop: Error {}
 /// Runs the simulator's HTTP server.
 public enum SimulatorHTTPServer {
     /// Serves until cancelled or, with `handleSignals`, until SIGINT/SIGTERM. `onListening` gets
-    /// the bound port (useful with port 0, an ephemeral port).
+    /// the bound port (useful with port 0, an ephemeral port). `misbehaviour` and `requestLog` are
+    /// passed to the ``SimulatorResponder``.
     public static func run(
         server: PubNubServer, plan: FaultPlan, port: Int = 0, handleSignals: Bool = false,
+        misbehaviour: ServerMisbehaviour = .none, requestLog: RequestLog? = nil,
         logLevel: Logger.Level = .critical, onListening: @escaping @Sendable (Int) async -> Void
     ) async throws {
         var logger = Logger(label: "pnreplicate.simulator")
         logger.logLevel = logLevel
         let app = Application(
-            responder: SimulatorResponder(server: server, plan: plan),
+            responder: SimulatorResponder(server: server, plan: plan, misbehaviour: misbehaviour, log: requestLog),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger)

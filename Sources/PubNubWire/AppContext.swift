@@ -49,6 +49,70 @@ public struct ObjectPage<Element: Decodable & Sendable & Hashable>: Decodable, S
     public var next: String?
     /// Cursor of the previous page.
     public var prev: String?
+    /// Why each element that could not be read was left out (one line each, in page order).
+    ///
+    /// One malformed object (an invalid id such as `""` or `..`, a wrong type, an `updated` outside
+    /// the years 1677–2262) must not make the whole listing unreadable: it is skipped, and the
+    /// reconciler logs the reason. Cursors still advance past it.
+    public var skipped: [String] = []
+
+    enum CodingKeys: String, CodingKey { case data, totalCount, next, prev }
+
+    /// A page; `skipped` lists elements left out.
+    public init(data: [Element], totalCount: Int? = nil, next: String? = nil, prev: String? = nil, skipped: [String] = []) {
+        self.data = data
+        self.totalCount = totalCount
+        self.next = next
+        self.prev = prev
+        self.skipped = skipped
+    }
+
+    /// Decodes the page, keeping every element that decodes and listing why the others did not.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let elements = try c.decode([Lenient<Element>].self, forKey: .data)
+        data = elements.compactMap(\.value)
+        skipped = elements.enumerated().compactMap { index, element in element.error.map { "data[\(index)]: \($0)" } }
+        totalCount = try c.decodeIfPresent(Int.self, forKey: .totalCount)
+        next = try c.decodeIfPresent(String.self, forKey: .next)
+        prev = try c.decodeIfPresent(String.self, forKey: .prev)
+    }
+}
+
+/// One array element that may fail to decode without failing the array.
+struct Lenient<Value: Decodable>: Decodable {
+    let value: Value?
+    let error: String?
+
+    init(from decoder: any Decoder) throws {
+        do {
+            value = try Value(from: decoder)
+            error = nil
+        } catch {
+            // The model's own checks (an id of "..", a nested custom value) throw their typed errors.
+            value = nil
+            if let decoding = error as? DecodingError {
+                self.error = Self.describe(decoding)
+            } else {
+                self.error = "\(error)"
+            }
+        }
+    }
+
+    /// A short reason: the failing path and what was wrong, without the value itself.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(path(context)): missing \(key.stringValue)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
 }
 
 struct ObjectEnvelope<Element: Decodable>: Decodable {

@@ -38,15 +38,16 @@ enum ErrorDecoding {
             retryAfter: retryAfter, details: details)
     }
 
-    /// `Retry-After` as delta-seconds or an HTTP-date (then relative to now, never negative).
+    /// `Retry-After` as delta-seconds or an HTTP-date (then relative to now); nil for anything
+    /// else (`nan`, `inf`, text). ``ServiceError`` clamps it to `0...ServiceError.maxRetryAfter`.
     static func parseRetryAfter(_ value: String) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        if let seconds = Double(trimmed) { return seconds.isFinite ? seconds : nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSinceNow)
+        return date.timeIntervalSinceNow
     }
 }

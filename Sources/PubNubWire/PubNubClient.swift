@@ -35,6 +35,11 @@ public struct PubNubClient: Sendable {
     }
 
     /// Sends `request`; a non-2xx answer becomes ``WireError/service(_:)``.
+    ///
+    /// A 3xx answer is never followed (transports return it as is): it becomes a
+    /// ``ServiceError`` with reason ``ServiceError/Reason/other`` whose message names where it
+    /// pointed, "redirect to https://other.example/path refused: …", so the outbox dead-letters the
+    /// op and the reconciler stops the pull rather than sending keys to another host.
     public func perform(_ request: WireRequest) async throws(WireError) -> WireResponse {
         let response: WireResponse
         do {
@@ -44,10 +49,33 @@ public struct PubNubClient: Sendable {
             throw .transport(error)
         }
         logger.trace("response", metadata: ["operation": "\(request.operation)", "status": "\(response.status)"])
+        if (300..<400).contains(response.status) {
+            throw .service(Self.refusedRedirect(operation: request.operation, response: response))
+        }
         guard (200..<300).contains(response.status) else {
             throw .service(ErrorDecoding.serviceError(operation: request.operation, response: response))
         }
         return response
+    }
+
+    /// The error for a 3xx: names the `Location` as scheme, host, port and path only (no user
+    /// info, query or fragment, at most 200 characters), since the text is logged and stored.
+    static func refusedRedirect(operation: String, response: WireResponse) -> ServiceError {
+        var target = "(no Location header)"
+        if let location = response.header("location") {
+            target = "(an unreadable Location)"
+            if let components = URLComponents(string: location.trimmingCharacters(in: .whitespaces)) {
+                var text = ""
+                if let scheme = components.scheme, let host = components.host {
+                    text = scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
+                }
+                text += components.percentEncodedPath
+                if !text.isEmpty { target = "to " + String(text.prefix(200)) }
+            }
+        }
+        return ServiceError(
+            operation: operation, status: response.status, family: .unknown,
+            message: "redirect \(target) refused: pnreplicate never follows redirects (keys would leak)")
     }
 
     /// Sends `request` and decodes a 2xx body as `T`.

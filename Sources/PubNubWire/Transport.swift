@@ -113,8 +113,59 @@ public enum TransportFailure: Error, Sendable, Hashable, CustomStringConvertible
     }
 }
 
+/// The bounds every transport puts on one request, so that no server can hold a caller or its
+/// memory: a deadline on the whole exchange and a cap on the response body. See
+/// `docs/protocol.md`, "Request deadlines, the body cap and redirects".
+///
+/// ## Topics
+/// - ``defaultMaximumResponseBytes``
+/// - ``timeoutRange``
+public enum TransportLimits {
+    /// The largest response body a transport accepts by default: 32 MiB. PubNub's largest answers
+    /// (a 100-message history page of 32 KiB messages with actions and meta) stay well below it; a
+    /// bigger body fails the request with ``TransportFailure/outcomeUnknown(reason:)`` instead of
+    /// exhausting memory.
+    public static let defaultMaximumResponseBytes = 32 << 20
+
+    /// The timeouts a transport accepts: 1 ms to one day. A value outside (zero, negative, NaN,
+    /// infinite) is clamped into it, so a configured timeout can never trap a conversion.
+    public static let timeoutRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(86_400)
+
+    /// `timeout` clamped into ``timeoutRange``.
+    package static func clamp(_ timeout: Duration) -> Duration {
+        min(max(timeout, timeoutRange.lowerBound), timeoutRange.upperBound)
+    }
+
+    /// `seconds` clamped into ``timeoutRange``; NaN reads as the longest timeout.
+    package static func clamp(seconds: Double) -> Duration {
+        guard !seconds.isNaN else { return timeoutRange.upperBound }
+        let bounded = Swift.min(Swift.max(seconds, 0.001), 86_400)
+        return clamp(.milliseconds(Int64((bounded * 1000).rounded())))
+    }
+
+    /// The reason a transport gives when the deadline fires: "deadline of 1.5 s exceeded".
+    package static func deadlineExceeded(_ timeout: Duration) -> String {
+        let (seconds, attoseconds) = clamp(timeout).components
+        let milliseconds = (Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded()
+        let text = milliseconds.truncatingRemainder(dividingBy: 1000) == 0
+            ? "\(Int64(milliseconds / 1000))" : "\(milliseconds / 1000)"
+        return "deadline of \(text) s exceeded for the whole request"
+    }
+
+    /// The reason a transport gives for a body over the cap.
+    package static func bodyTooLarge(_ maximumBytes: Int) -> String {
+        "response body larger than the cap of \(maximumBytes) bytes"
+    }
+}
+
 /// Sends one request and returns the response. Implementations never retry: retrying is the
 /// outbox's job. They throw ``TransportFailure`` when no response arrived.
+///
+/// Every implementation bounds the whole request (connecting, sending and reading the whole body)
+/// by its timeout, caps the response body (``TransportLimits/defaultMaximumResponseBytes``),
+/// returns promptly when the calling task is cancelled, and never follows a redirect: a 3xx
+/// response is returned as is, and ``PubNubClient/perform(_:)`` refuses it, because the keys and
+/// user id in the URL would otherwise go to the other host.
 public protocol Transport: Sendable {
     /// Sends `request` to `origin` and returns the response.
     func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse

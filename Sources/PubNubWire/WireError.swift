@@ -81,8 +81,14 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var family: Family
     /// The server's message.
     public var message: String
-    /// For 429: how long the server asked to wait (from `Retry-After`), in seconds.
+    /// For 429: how long the server asked to wait (from `Retry-After`), in seconds, clamped to
+    /// `0...maxRetryAfter` when the error is made.
     public var retryAfter: Double?
+
+    /// The longest `Retry-After` honoured: one hour. A larger value (`1e17`) is read as this, so
+    /// no wait computed from a server's header can overflow a date or a duration, and an op is
+    /// never parked for longer than an hour by one answer.
+    public static let maxRetryAfter: Double = 3600
     /// The `details` of an object error (`location: message`), if any.
     public var details: [String]
 
@@ -96,7 +102,7 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         self.reason = reason ?? Self.reason(forStatus: status)
         self.family = family
         self.message = message
-        self.retryAfter = retryAfter
+        self.retryAfter = retryAfter.flatMap { $0.isNaN ? nil : Swift.min(Swift.max(0, $0), Self.maxRetryAfter) }
         self.details = details
     }
 

@@ -18,13 +18,28 @@ public struct ISOTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
         self.fractionDigits = Swift.max(0, Swift.min(9, fractionDigits))
     }
 
+    /// The earliest instant a timestamp can hold: 1677-09-21T00:12:43.145224192Z (`Int64.min` ns).
+    public static let earliest = ISOTimestamp(nanoseconds: .min, fractionDigits: 9)
+    /// The latest instant a timestamp can hold: 2262-04-11T23:47:16.854775807Z (`Int64.max` ns).
+    public static let latest = ISOTimestamp(nanoseconds: .max, fractionDigits: 9)
+
     /// A timestamp from a date, to the microsecond, written with six fraction digits.
+    ///
+    /// A date outside ``earliest``...``latest`` (or not finite) is clamped to that range: dates
+    /// made from outside data, such as a timetoken a server sent, never trap.
     public init(date: Date, fractionDigits: Int = 6) {
         let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        self.init(nanoseconds: Int64(micros) * 1000, fractionDigits: fractionDigits)
+        let limit = Double(Int64.max / 1000)
+        let nanoseconds: Int64 =
+            if micros.isNaN { 0 } else if micros >= limit { .max } else if micros <= -limit { .min } else { Int64(micros) * 1000 }
+        self.init(nanoseconds: nanoseconds, fractionDigits: fractionDigits)
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (also `+00:00`). Other offsets are converted to UTC.
+    ///
+    /// Throws for text that is not such a timestamp, names an impossible day (`2021-02-30`), or an
+    /// instant outside ``earliest``...``latest`` (about 1677 to 2262): a published `createdAt` of
+    /// `9999-12-31T00:00:00Z` is refused, never a crash.
     public init(parsing text: String) throws(ISOTimestampError) {
         guard let parsed = Self.parse(Array(text.utf8)) else { throw .invalid(text) }
         self = parsed
@@ -35,8 +50,10 @@ public struct ISOTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// The ISO-8601 text with `fractionDigits` fraction digits and a `Z` suffix.
     public var description: String {
-        let seconds = nanoseconds >= 0 ? nanoseconds / 1_000_000_000 : (nanoseconds - 999_999_999) / 1_000_000_000
-        let nanos = Int(nanoseconds - seconds * 1_000_000_000)
+        let seconds = nanoseconds.floorDiv(1_000_000_000)
+        // The remainder, not `nanoseconds - seconds * 10^9`: that product overflows near Int64.min.
+        let remainder = nanoseconds % 1_000_000_000
+        let nanos = Int(remainder < 0 ? remainder + 1_000_000_000 : remainder)
         let (y, mo, d) = Self.civil(fromDays: Int(seconds.floorDiv(86_400)))
         let secOfDay = Int(seconds - seconds.floorDiv(86_400) * 86_400)
         var text = "\(Self.pad(y, 4))-\(Self.pad(mo, 2))-\(Self.pad(d, 2))T"
@@ -77,7 +94,7 @@ public struct ISOTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
             b[7] == UInt8(ascii: "-"), let day = num(8, 2), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "),
             let hour = num(11, 2), b[13] == UInt8(ascii: ":"), let minute = num(14, 2), b[16] == UInt8(ascii: ":"),
             let second = num(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
-            second < 61
+            second < 61, day <= daysInMonth(year, month)
         else { return nil }
         var index = 19
         var nanos = 0
@@ -109,9 +126,24 @@ public struct ISOTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
             return nil
         }
         guard index == b.count else { return nil }
-        let days = days(fromCivil: year, month, day)
-        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
-        return ISOTimestamp(nanoseconds: seconds * 1_000_000_000 + Int64(nanos), fractionDigits: digits)
+        // Years have four digits, so the seconds fit easily; the nanoseconds may not (outside 1677–2262).
+        let seconds = Int64(days(fromCivil: year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+            - Int64(offsetSeconds)
+        // Before 1970 the fraction is borrowed from the next second, so that the first
+        // representable instant (1677-09-21T00:12:43.145224192Z) does not overflow on the way.
+        let (whole, fraction) = seconds < 0 && nanos > 0 ? (seconds + 1, Int64(nanos) - 1_000_000_000) : (seconds, Int64(nanos))
+        let (scaled, overflowScale) = whole.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflowAdd) = scaled.addingReportingOverflow(fraction)
+        guard !overflowScale, !overflowAdd else { return nil }
+        return ISOTimestamp(nanoseconds: total, fractionDigits: digits)
+    }
+
+    private static func daysInMonth(_ year: Int, _ month: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     // Howard Hinnant's days-from-civil algorithm (proleptic Gregorian calendar).

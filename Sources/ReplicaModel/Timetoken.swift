@@ -22,10 +22,13 @@ public struct Timetoken: RawRepresentable, Hashable, Comparable, Sendable, Custo
     /// Wraps a literal raw value.
     public init(integerLiteral value: UInt64) { self.rawValue = value }
 
-    /// The timetoken of a date (truncated to 100 ns). Dates before 1970 throw.
+    /// The timetoken of a date (to the nearest 100 ns). Dates before 1970, or so far ahead that
+    /// the timetoken would pass ``max`` (year 31,197), throw.
     public init(date: Date) throws(TimetokenError) {
         let seconds = date.timeIntervalSince1970
-        guard seconds >= 0, seconds.isFinite else { throw .outOfRange(String(seconds)) }
+        guard seconds >= 0, seconds.isFinite, seconds < Double(Self.max.rawValue / Self.unitsPerSecond) else {
+            throw .outOfRange(String(seconds))
+        }
         let whole = seconds.rounded(.down)
         let units = UInt64(whole) * Self.unitsPerSecond
             + UInt64(((seconds - whole) * Double(Self.unitsPerSecond)).rounded())

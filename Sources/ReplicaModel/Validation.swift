@@ -14,12 +14,16 @@ public enum ModelValidationError: Error, Hashable, Sendable, CustomStringConvert
     case nestedCustomValue(field: String, key: String)
     /// A value is required but missing or empty.
     case missingValue(field: String)
+    /// An id that a URL would rewrite: `.` or `..` (a path segment that URL normalisation removes,
+    /// sending the request to another endpoint).
+    case reservedIdentifier(field: String, id: String)
 
     /// The field the error is about.
     public var field: String {
         switch self {
         case .emptyIdentifier(let field), .identifierTooLong(let field, _, _), .forbiddenCharacter(let field, _),
-            .messageTooLarge(let field, _, _), .nestedCustomValue(let field, _), .missingValue(let field):
+            .messageTooLarge(let field, _, _), .nestedCustomValue(let field, _), .missingValue(let field),
+            .reservedIdentifier(let field, _):
             field
         }
     }
@@ -39,6 +43,8 @@ public enum ModelValidationError: Error, Hashable, Sendable, CustomStringConvert
             "\(field): key \"\(key)\" holds an object or array; custom data must be flat scalars"
         case .missingValue(let field):
             "\(field): a value is required"
+        case .reservedIdentifier(let field, let id):
+            "\(field): the id \"\(id)\" is not allowed (a URL would drop it as a path segment)"
         }
     }
 }
@@ -50,10 +56,15 @@ public enum Validation {
     /// Largest message text, in bytes once JSON-encoded (32 KiB).
     public static let maxMessageTextBytes = 32 * 1024
 
-    /// Checks a user, channel or other object id: non-empty, at most 92 UTF-8 bytes, no
-    /// `, / \ * :` and no control characters.
+    /// Checks a user, channel or other object id: non-empty, not `.` or `..`, at most 92 UTF-8
+    /// bytes, no `, / \ * :` and no control characters.
+    ///
+    /// `.` and `..` are refused because ids travel as URL path segments: URL normalisation removes
+    /// them, so `/v2/objects/KEY/uuids/..` would reach `/v2/objects/KEY` instead. The same rule
+    /// applies to ids that come from a server (the item is skipped with a logged reason).
     public static func validateIdentifier(_ id: String, field: String) throws(ModelValidationError) {
         if id.isEmpty { throw .emptyIdentifier(field: field) }
+        if id == "." || id == ".." { throw .reservedIdentifier(field: field, id: id) }
         let bytes = id.utf8.count
         if bytes > maxIdentifierBytes {
             throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
@@ -90,5 +101,53 @@ public enum Validation {
             }
         }
         return count
+    }
+}
+
+extension Validation {
+    /// Largest publish PubNub accepts, in bytes (32 KiB), counted by ``publishedByteCount(message:channel:meta:)``.
+    public static let maxPublishBytes = 32 * 1024
+
+    /// Checks that a publish fits PubNub's 32 KiB limit, counted as
+    /// ``publishedByteCount(message:channel:meta:)`` does, so that an oversized message is refused
+    /// before it is stored instead of dead-lettering later with `413 Message Too Large`.
+    public static func validatePublishSize(
+        message: JSONValue, channel: String, meta: JSONValue?, field: String = "message"
+    ) throws(ModelValidationError) {
+        let bytes = publishedByteCount(message: message, channel: channel, meta: meta)
+        if bytes > maxPublishBytes {
+            throw .messageTooLarge(field: field, bytes: bytes, limit: maxPublishBytes)
+        }
+    }
+
+    /// The size PubNub's limit is checked against: the message as compact JSON with sorted keys
+    /// (exactly the POST body the publish sends), plus the channel and the `meta` JSON as
+    /// percent-encoded in the URL.
+    ///
+    /// PubNub measures "the URL-encoded GET path or the POST body"; its documentation also counts
+    /// the channel name. Counting the body, the channel and `meta` together is the union of those
+    /// readings: it can refuse a message a few hundred bytes short of what PubNub would take
+    /// (the channel is at most 92 bytes, the outbox's `meta` about 60), never accept one PubNub
+    /// refuses. A value that cannot be encoded as JSON counts as its channel and meta only (the
+    /// publish fails to encode it at send time, with its own error).
+    public static func publishedByteCount(message: JSONValue, channel: String, meta: JSONValue?) -> Int {
+        let body = (try? message.jsonData())?.count ?? 0
+        let metaBytes = meta.flatMap { try? $0.jsonData() }.map(percentEncodedByteCount) ?? 0
+        return body + percentEncodedByteCount(Data(channel.utf8)) + metaBytes
+    }
+
+    /// The size of `bytes` percent-encoded: each byte outside RFC 3986's unreserved set
+    /// (`A-Z a-z 0-9 - . _ ~`) takes three bytes.
+    static func percentEncodedByteCount(_ bytes: Data) -> Int {
+        bytes.reduce(0) { count, byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                count + 1
+            default:
+                count + 3
+            }
+        }
     }
 }

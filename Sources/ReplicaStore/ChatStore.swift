@@ -53,15 +53,19 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// when ``StoreOptions/backupBeforeMigrating`` is set). A changed, unknown or skipped migration
     /// throws a ``StoreError`` before anything is written.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) throws -> ChatStore {
+        try StoreError.refuseIrregularFile(at: path)
         // Refuse a changed, unknown or skipped migration through a read-only connection first:
         // opening a DatabasePool writes to the file (GRDB makes the WAL non-empty), and a refused
         // store must be left exactly as it was.
         let plan = try migrationPlan(forStoreAt: path, options: options)
-        if options.migration == .requireCurrent || options.readOnly, !plan.pending.isEmpty {
+        if options.readOnly {
+            guard FileManager.default.fileExists(atPath: path) else { throw StoreError.storeNotFound(path: path) }
+            if plan.applied.isEmpty { throw StoreError.noSchema(at: path) }
+        }
+        if options.migration == .requireCurrent || (options.readOnly && options.migration != .manual), !plan.pending.isEmpty {
             throw StoreError.migrationsPending(plan.pending)
         }
         if options.readOnly {
-            guard FileManager.default.fileExists(atPath: path) else { throw StoreError.storeNotFound(path: path) }
             let queue: DatabaseQueue
             do {
                 queue = try readOnlyQueue(path, options: options)
@@ -94,6 +98,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     public static func migrationPlan(forStoreAt path: String, options: StoreOptions = StoreOptions()) throws
         -> MigrationReport
     {
+        try StoreError.refuseIrregularFile(at: path)
         let runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
         guard FileManager.default.fileExists(atPath: path) else {
             return MigrationReport(
@@ -134,9 +139,9 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
         }
         // A process that died mid-request left ops in flight: they may have arrived, so they are
-        // probed before any resend.
-        let recovered = try recoverInflight()
-        if recovered > 0 { logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"]) }
+        // probed before any resend. Only when no live process is draining (holds the lease): a
+        // live drainer's in-flight op is not a crash's leftover.
+        try tryAcquireDrainLease()?.release()
     }
 
     /// Applies pending migrations, or with `dryRun` only reports them and changes nothing.
@@ -224,7 +229,8 @@ public struct StoreOptions: Sendable {
     /// The migrations to use instead of the bundled ones (tests).
     public var migrations: [Migration]?
     /// Open read-only: nothing is migrated or recovered and every write fails; the file stays
-    /// byte-identical (dry runs). The store must exist and be current.
+    /// byte-identical (dry runs). The store must exist and have the store's schema; it must be
+    /// current too, unless ``migration`` is ``MigrationMode/manual`` (to report what is pending).
     public var readOnly = false
 
     /// Default options.

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Everything the store can fail with. Each case says what and where, in one line.
 public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An applied migration's SQL differs from the file this build ships: the file was edited
@@ -20,6 +26,12 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case backupFailed(path: String, message: String)
     /// No store file at this path.
     case storeNotFound(path: String)
+    /// The path exists but is not a regular file (a FIFO, directory, socket or device): opening
+    /// it could block forever or fail obscurely, so nothing was opened.
+    case notARegularFile(path: String, kind: String)
+    /// The file is not a pnreplicate store (empty, not SQLite, or without the store's schema) and
+    /// was opened read-only, so it was left exactly as it was.
+    case notAStore(path: String, reason: String)
     /// A stored value could not be read back (corrupt JSON, out-of-range number, ...).
     case corruptValue(table: String, column: String, key: String, message: String)
     /// A value cannot be stored (e.g. a timetoken above 2^63 - 1).
@@ -28,6 +40,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidInput(String)
     /// SQLite reported an error.
     case database(message: String)
+    /// The storage itself failed: the disk is full, the file became read-only or unreadable, an
+    /// I/O error. Work whose outcome cannot be recorded stops on it (a drain, a sync).
+    case storageFailed(message: String)
 
     /// A one-line explanation, suitable for a CLI's stderr.
     public var description: String {
@@ -49,6 +64,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "backup to \(path) failed: \(message); nothing was migrated"
         case .storeNotFound(let path):
             "no store at \(path)"
+        case .notARegularFile(let path, let kind):
+            "\(path) is a \(kind), not a store file; refusing to open it"
+        case .notAStore(let path, let reason):
+            "\(path) is not a pnreplicate store (\(reason)); it was left unchanged"
         case .corruptValue(let table, let column, let key, let message):
             "stored \(table).\(column) for \(key) cannot be read: \(message)"
         case .valueOutOfRange(let field, let value):
@@ -57,6 +76,42 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             message
         case .database(let message):
             "database error: \(message)"
+        case .storageFailed(let message):
+            "the store cannot be written: \(message)"
         }
+    }
+}
+
+extension StoreError {
+    /// Throws ``notARegularFile(path:kind:)`` when `path`, or the `-wal` or `-shm` file SQLite
+    /// keeps next to it, exists and is not a regular file (symbolic links are followed). A
+    /// missing file passes: creating it is the caller's decision.
+    ///
+    /// This is the one check every open goes through (``ChatStore/open(at:options:)`` and
+    /// ``ChatStore/migrationPlan(forStoreAt:options:)`` call it first): SQLite opening a FIFO
+    /// blocks until a writer appears, so without it a FIFO as the store path hangs every command.
+    public static func refuseIrregularFile(at path: String) throws(StoreError) {
+        for candidate in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard stat(candidate, &info) == 0 else { continue }  // missing (or unreadable: SQLite reports it)
+            let kind: String
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: continue
+            case S_IFIFO: kind = "FIFO"
+            case S_IFDIR: kind = "directory"
+            case S_IFSOCK: kind = "socket"
+            case S_IFCHR: kind = "character device"
+            case S_IFBLK: kind = "block device"
+            default: kind = "special file"
+            }
+            throw .notARegularFile(path: candidate, kind: kind)
+        }
+    }
+
+    /// ``notAStore(path:reason:)`` for a file that SQLite reads but that records no migration: an
+    /// empty file (SQLite takes it for an empty database) or another program's database.
+    static func noSchema(at path: String) -> StoreError {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+        return .notAStore(path: path, reason: size == 0 ? "an empty file" : "no pnreplicate schema in it")
     }
 }

@@ -37,13 +37,21 @@ extension Outbox {
             // become ambiguous when the store is next opened).
             return
         } catch {
-            // A store error: wait before touching this op again rather than spinning on it.
-            logger.error("outbox attempt failed", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            // A store error (disk full, I/O error) stops the drain rather than retry an op whose
+            // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
+            // backoff. Either way the request may have been sent, so a publish is probed next time.
+            if ChatStore<Custom>.isStorageFailure(error) { storeFailed(error) }
             let failure = OutboxFailure(errorClass: .other, message: "\(error)")
-            // The request may have been sent before the store failed: a publish is probed next time.
             let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
             await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false)
         }
+    }
+
+    /// Notes a failed store write: the current drain stops after its running attempts and throws
+    /// ``OutboxError/storeFailed(_:)``.
+    func storeFailed(_ error: any Error) {
+        logger.error("the outbox cannot write to the store; sending stops", metadata: ["error": "\(error)"])
+        if storeFailure == nil { storeFailure = error }
     }
 
     private func attemptOrThrow(_ original: OutboxEntry) async throws {
@@ -55,6 +63,11 @@ extension Outbox {
             } catch let error as WireError {
                 // The probe itself failed: the op is still ambiguous, whatever the failure says.
                 await recordWireFailure(entry, error, keepAmbiguous: true)
+                return
+            } catch let error as PagingError {
+                // The server's history did not page (it ignored `start`): the probe proves nothing.
+                let failure = OutboxFailure(errorClass: .other, message: "probe failed: \(error)")
+                await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: failure, serverFailure: false)
                 return
             }
             switch verdict {
@@ -210,7 +223,7 @@ extension Outbox {
                 }
                 try await complete(entry, completion)
             } catch {
-                logger.error("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                storeFailed(error)
             }
         case .retry(let state, let minimumWait, let failure, let serverFailure):
             await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
@@ -233,7 +246,7 @@ extension Outbox {
         } catch is CancellationError {
             return
         } catch {
-            logger.error("cannot record a failed attempt", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            storeFailed(error)
         }
         emit(state == .ambiguous ? .ambiguous(opId: entry.id, at: at, failure: failure)
                                  : .retrying(opId: entry.id, at: at, failure: failure))
@@ -248,7 +261,7 @@ extension Outbox {
                 entry.id, state: state, retryAt: nil, failure: failure, serverFailure: failure.errorClass == .server,
                 now: clock.now)
         } catch {
-            logger.error("cannot record a failed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            storeFailed(error)
         }
         if state == .conflict {
             emit(.conflict(opId: entry.id, failure: failure))
@@ -285,6 +298,7 @@ extension Outbox {
             floor = Timetoken(rawValue: earlier.rawValue + 1)
         }
         var start: Timetoken?
+        let progress = PageProgress(scope: "probe \(entry.id) in \(channel)")
         while true {
             let page = try await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start, end: floor))
             let messages = page.channels[channel] ?? []
@@ -292,6 +306,7 @@ extension Outbox {
                 return .applied(.published(found.timetoken))
             }
             guard messages.count >= 100, let oldest = messages.first?.timetoken else { return .notApplied }
+            try progress.older(oldest, than: start)
             start = oldest
         }
     }

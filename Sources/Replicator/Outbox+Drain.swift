@@ -76,8 +76,12 @@ extension Outbox {
 
     private func drainNow(until deadline: Date?) async throws -> DrainReport {
         drainReport = DrainReport()
+        storeFailure = nil
+        let lease = try await acquireLease(until: deadline)
+        defer { lease.release() }
         while true {
             try Task.checkCancellation()
+            if let failure = storeFailure { throw OutboxError.storeFailed("\(failure)") }
             let heads = try await store.outboxHeads()
             let now = clock.now
             var ready: [String] = []
@@ -98,6 +102,10 @@ extension Outbox {
                 try await clock.sleep(until: wake)
                 continue
             }
+            if let deadline, now > deadline {
+                drainReport.stoppedAtDeadline = true
+                break
+            }
             await runLanes(ready, deadline: deadline)
         }
         let counts = try await store.fetch(store.queries.outbox()).reduce(into: [OutboxState: Int]()) { $0[$1.state, default: 0] += 1 }
@@ -107,6 +115,34 @@ extension Outbox {
         report.remaining = (counts[.pending] ?? 0) + (counts[.ambiguous] ?? 0) + (counts[.inflight] ?? 0)
         return report
     }
+
+    /// Takes the store's drain lease (see `DrainLease`), waiting for another process to give it
+    /// up until `deadline` (forever without one).
+    private func acquireLease(until deadline: Date?) async throws -> DrainLease {
+        var logged = false
+        while true {
+            do {
+                if let lease = try store.tryAcquireDrainLease() { return lease }
+            } catch where ChatStore<Custom>.isStorageFailure(error) {
+                throw OutboxError.storeFailed("\(error)")
+            }
+            let now = clock.now
+            if let deadline, now >= deadline {
+                throw OutboxError.drainLeaseHeld(path: store.drainLeasePath ?? "-", holder: store.drainLeaseHolder())
+            }
+            if !logged {
+                logger.warning("another process is sending this store's outbox; waiting", metadata: [
+                    "pid": "\(store.drainLeaseHolder().map(String.init) ?? "?")",
+                ])
+                logged = true
+            }
+            let poll = now.addingTimeInterval(Self.leasePollInterval)
+            try await clock.sleep(until: deadline.map { min($0, poll) } ?? poll)
+        }
+    }
+
+    /// How often a drain waiting for the lease looks again.
+    static var leasePollInterval: TimeInterval { 0.1 }
 
     /// Drains, then waits for new ops (or retries) and drains again, until the task is cancelled.
     public func run() async throws {
@@ -127,7 +163,7 @@ extension Outbox {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(1, min(options.maxConcurrentLanes, lanes.count)) {
                 group.addTask {
-                    while let lane = await self.takeLane() {
+                    while let lane = await self.takeLane(deadline: deadline) {
                         await self.runLane(lane, deadline: deadline)
                         await self.releaseLane(lane)
                     }
@@ -136,7 +172,10 @@ extension Outbox {
         }
     }
 
-    private func takeLane() async -> String? {
+    /// The next ready lane, or nil when none is ready, the deadline has passed or the store failed
+    /// (a lane taken then would return at once, and be taken again).
+    private func takeLane(deadline: Date?) async -> String? {
+        guard storeFailure == nil, deadline.map({ clock.now <= $0 }) ?? true else { return nil }
         if laneQueue.isEmpty, let heads = try? await store.outboxHeads() {
             let now = clock.now
             laneQueue = heads.filter { OutboxWait.of(head: $0, now: now) == .ready && !runningLanes.contains($0.entry.lane) }
@@ -152,14 +191,14 @@ extension Outbox {
 
     /// Sends one lane's ops in order until it is empty, blocked, or its next attempt is past the deadline.
     private func runLane(_ lane: String, deadline: Date?) async {
-        while !Task.isCancelled {
+        while !Task.isCancelled, storeFailure == nil {
+            // Past the deadline no new attempt starts: a slow server must not stretch the drain.
+            if let deadline, clock.now > deadline { return }
             let head: LaneHead?
             do {
                 head = try await store.outboxHead(lane: lane)
             } catch {
-                if !(error is CancellationError) {
-                    logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
-                }
+                if !(error is CancellationError) { storeFailed(error) }
                 return
             }
             guard let head else { return }

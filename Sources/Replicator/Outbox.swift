@@ -57,6 +57,8 @@ public actor Outbox<Custom: ChatCustomData> {
     var drainReport = DrainReport()
     var currentDrain: Task<DrainReport, any Error>?
     var laneQueue: [String] = []
+    /// The first store write that failed during the current drain; the drain stops on it.
+    var storeFailure: (any Error)?
     var runningLanes: Set<String> = []
 
     /// An outbox over `store`, sending through `client`.

@@ -20,10 +20,14 @@ public struct SystemClock: ReplicatorClock {
     /// `Date()`.
     public var now: Date { Date() }
 
-    /// Sleeps until `date` (returns at once for a date in the past).
+    /// Sleeps until `date` (returns at once for a date in the past). However far `date` is, the
+    /// wait never overflows: it is slept in steps of at most a day.
     public func sleep(until date: Date) async throws {
-        let seconds = date.timeIntervalSinceNow
-        if seconds > 0 { try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000)) }
+        while true {
+            let seconds = date.timeIntervalSinceNow
+            guard seconds > 0, !seconds.isNaN else { return }
+            try await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000))
+        }
     }
 }
 

@@ -36,9 +36,13 @@ struct Session {
     let outbox: Outbox<DefaultChatCustom>
     let reconciler: Reconciler<DefaultChatCustom>
 
-    /// Opens the store (migrating it), an outbox on a URLSession transport and a reconciler;
-    /// nothing is sent or fetched until a command drains, syncs or reads.
-    init(store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false) throws {
+    /// Opens the store (migrating it), an outbox on a URLSession transport whose requests each
+    /// end within `requestTimeout` seconds, and a reconciler; nothing is sent or fetched until a
+    /// command drains, syncs or reads.
+    init(
+        store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false,
+        requestTimeout: TimeInterval = 15
+    ) throws {
         var storeOptions = options.storeOptions(migration: .automatic)
         storeOptions.readOnly = readOnly
         if readOnly, !FileManager.default.fileExists(atPath: options.storePath) {
@@ -47,7 +51,7 @@ struct Session {
         store = try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: storeOptions)
         var logger = Logger(label: "pnreplicate.outbox")
         logger.logLevel = options.verbose ? .debug : .warning
-        let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport())
+        let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport(timeout: requestTimeout))
         outbox = Outbox(store: store, client: client, logger: logger)
         var reconcilerLogger = Logger(label: "pnreplicate.reconciler")
         reconcilerLogger.logLevel = logger.logLevel

@@ -2,6 +2,12 @@ import ArgumentParser
 import Foundation
 import ReplicaStore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Writing results and errors.
 enum Output {
     /// Prints `value` as pretty JSON with sorted keys on stdout.
@@ -18,7 +24,36 @@ enum Output {
         case let error as ValidationError: text = error.message
         default: text = String(describing: error)
         }
-        FileHandle.standardError.write(Data("pnreplicate: \(text)\n".utf8))
+        standardError("pnreplicate: \(text)\n")
+    }
+
+    /// Writes `text` to stderr, ignoring failure. Every stderr write of the CLI goes through here:
+    /// `FileHandle.write` traps when the descriptor is closed or the pipe has no reader, and a
+    /// diagnostic that cannot be shown must not turn exit status 1 into a crash.
+    static func standardError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written > 0 {
+                bytes = bytes.dropFirst(written)
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                return  // closed, broken pipe, full disk: nobody can read it; drop the rest
+            }
+        }
+    }
+
+    /// Makes the standard streams safe to write, before anything runs: SIGPIPE is ignored (a
+    /// reader that went away gives the writer EPIPE instead of killing the process), and a
+    /// closed stdin, stdout or stderr (`2>&-`) is reopened on /dev/null, so no file the process
+    /// opens later (the store) can take descriptor 0, 1 or 2 and receive output meant for them.
+    static func prepareStandardStreams() {
+        signal(SIGPIPE, SIG_IGN)
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 {
+            // open returns the lowest free descriptor: this one, as the lower ones are checked first.
+            _ = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+        }
     }
 
     /// Left-aligned two-column lines.

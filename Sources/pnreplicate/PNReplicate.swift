@@ -17,6 +17,12 @@ struct PNReplicate: AsyncParsableCommand {
         ],
         defaultSubcommand: Sync.self
     )
+
+    /// The entry point: makes the standard streams safe to write, then parses and runs.
+    static func main() async {
+        Output.prepareStandardStreams()
+        await main(nil)
+    }
 }
 
 /// Options every command takes.
@@ -46,12 +52,21 @@ struct StoreOptionsGroup: ParsableArguments {
     }
 
     /// Opens an existing store read-only, for commands that only show what it holds: nothing is
-    /// created, migrated or written (a store with pending migrations is refused).
-    func openForReading() throws -> ChatStore<DefaultChatCustom> {
+    /// created, migrated, locked or written. A store with pending migrations is refused unless
+    /// `allowingPendingMigrations` (`status`, which reports them); a path that is not a regular
+    /// file, an empty file or a file that is not a store is refused with a `StoreError`.
+    func openForReading(allowingPendingMigrations: Bool = false) throws -> ChatStore<DefaultChatCustom> {
         guard FileManager.default.fileExists(atPath: storePath) else { throw StoreError.storeNotFound(path: storePath) }
-        var options = storeOptions(migration: .manual)
+        var options = storeOptions(migration: allowingPendingMigrations ? .manual : .requireCurrent)
         options.readOnly = true
-        return try ChatStore<DefaultChatCustom>.open(at: storePath, options: options)
+        do {
+            return try ChatStore<DefaultChatCustom>.open(at: storePath, options: options)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            // SQLite's own refusal (`file is not a database`, ...), naming the file.
+            throw StoreError.database(message: "cannot read \(storePath): \(error)")
+        }
     }
 }
 

@@ -12,7 +12,15 @@ struct SimulatorCommand: AsyncParsableCommand {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve the simulator on 127.0.0.1 until SIGINT or SIGTERM.",
-            discussion: "The first line printed is `listening on http://127.0.0.1:PORT`.")
+            discussion: """
+                The first line printed is `listening on http://127.0.0.1:PORT`.
+
+                Misbehaving server (real time, for testing a client's deadlines): --drip writes \
+                every response body one byte at a time; --publish-delay holds each publish back \
+                before it is applied and answered; --history-ignores-start drops `start` and `end` \
+                from history reads, so paging backwards returns the newest page forever. \
+                --request-log records every request, one line each.
+                """)
 
         @Option(help: "Port to bind (0 picks a free one).")
         var port = 0
@@ -29,11 +37,51 @@ struct SimulatorCommand: AsyncParsableCommand {
         @Option(help: "The subscribe key the simulator accepts.")
         var subscribeKey = "demo"
 
+        @Option(
+            name: .customLong("drip"), help: ArgumentHelp(
+                "Write every response body one byte at a time, this many bytes per second (0.001-1000000).",
+                valueName: "bytes-per-second"))
+        var dripRate: Double?
+
+        @Option(
+            help: ArgumentHelp(
+                "Hold each publish back this many seconds (0-3600) before applying and answering it.",
+                valueName: "seconds"))
+        var publishDelay: Double?
+
+        @Flag(help: "History reads ignore `start` and `end`: paging backwards gets the newest page forever.")
+        var historyIgnoresStart = false
+
+        @Option(help: ArgumentHelp("Append one line per request received (`METHOD /path?query`) to this file.", valueName: "path"))
+        var requestLog: String?
+
         func validate() throws {
             guard FaultProfile.named(faults) != nil else {
                 throw ValidationError("unknown fault profile \"\(faults)\" (none, flaky, offline, hostile)")
             }
             guard (0...65535).contains(port) else { throw ValidationError("port must be 0-65535") }
+            if let dripRate, !(0.001...1_000_000).contains(dripRate) {
+                throw ValidationError("--drip must be 0.001-1000000 bytes per second")
+            }
+            if let publishDelay, !(0...3600).contains(publishDelay) {
+                throw ValidationError("--publish-delay must be 0-3600 seconds")
+            }
+        }
+
+        /// The misbehaviour the flags ask for (validated above, so the conversions cannot trap).
+        var misbehaviour: ServerMisbehaviour {
+            ServerMisbehaviour(
+                dripInterval: dripRate.map { .seconds(1 / $0) }, publishDelay: publishDelay.map { .seconds($0) },
+                historyIgnoresStart: historyIgnoresStart)
+        }
+
+        /// `, misbehaving: ...` for the startup line on stderr, or nothing.
+        var misbehaviourSummary: String {
+            var parts: [String] = []
+            if let dripRate { parts.append("drip \(dripRate) B/s") }
+            if let publishDelay { parts.append("publish delay \(publishDelay) s") }
+            if historyIgnoresStart { parts.append("history ignores start") }
+            return parts.isEmpty ? "" : ", misbehaving: " + parts.joined(separator: ", ")
         }
 
         func run() async throws {
@@ -42,10 +90,14 @@ struct SimulatorCommand: AsyncParsableCommand {
                 let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
                 let faults = self.faults
                 let seed = self.seed
-                try await SimulatorHTTPServer.run(server: server, plan: plan, port: port, handleSignals: true) { port in
+                let log = try requestLog.map { try RequestLog(path: $0) }
+                let misbehaving = misbehaviourSummary
+                try await SimulatorHTTPServer.run(
+                    server: server, plan: plan, port: port, handleSignals: true, misbehaviour: misbehaviour, requestLog: log
+                ) { port in
                     // Unbuffered, so that a parent process reading a pipe sees it at once.
                     FileHandle.standardOutput.write(Data("listening on http://127.0.0.1:\(port)\n".utf8))
-                    FileHandle.standardError.write(Data("faults: \(faults), seed: \(seed)\n".utf8))
+                    FileHandle.standardError.write(Data("faults: \(faults), seed: \(seed)\(misbehaving)\n".utf8))
                 }
             }
         }

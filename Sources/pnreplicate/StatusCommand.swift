@@ -13,10 +13,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let path = options.storePath
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw StoreError.storeNotFound(path: path)
-            }
-            let store = try ChatStore<DefaultChatCustom>.open(at: path, options: options.storeOptions(migration: .manual))
+            let store = try options.openForReading(allowingPendingMigrations: true)
             let status = try await store.status()
             if options.json {
                 try Output.json(StatusOutput(store: path, status: status))

@@ -27,25 +27,59 @@ struct Sync: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Flag(name: .long, help: "List every op in send order with why it waits and the exact request; send nothing, change nothing.")
     var dryRun = false
-    @Option(name: .long, help: "Stop waiting for the outbox's backoffs after this many seconds (default 30); the pull follows.")
+    @Option(name: .long, help: "Bound the whole sync (push and pull, waiting for another process's lease included) to this many seconds (default 30, at most 86400).")
     var timeout: Double = 30
+
+    func validate() throws {
+        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be a number of seconds from 0 to 86400, got \(timeout)")
+        }
+    }
 
     func run() async throws {
         try await runReportingErrors {
             if dryRun { return try await printPlan() }
-            let session = try Session(store: options, connection: connection)
+            // Each request gets at most the whole budget; the sync stops starting work at the
+            // deadline, and a watchdog ends a request that overruns it anyway.
+            let session = try Session(store: options, connection: connection, requestTimeout: min(15, timeout))
+            let deadline = Date().addingTimeInterval(timeout)
             let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
             let pushProgress = showProgress ? Task { await Self.showProgress(session.outbox) } : nil
-            let report = try await session.reconciler.sync(
-                pushDeadline: Date().addingTimeInterval(timeout), progress: showProgress ? Self.showPull : nil)
+            let report = try await Self.bounded(by: timeout) {
+                try await session.reconciler.sync(
+                    pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
+            }
             pushProgress?.cancel()
-            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if showProgress { Output.standardError("\r\u{1B}[K") }
             if options.json {
                 try Output.json(SyncOutput(report))
             } else {
                 Self.printText(report)
             }
             if let status = Self.exitStatus(report) { throw ExitCode(status) }
+        }
+    }
+
+    /// Runs `body`, cancelling it when it is still running `grace` seconds after `seconds` (real
+    /// time: this is the command's own wall-clock bound, not library logic), and then throws
+    /// ``SyncTimeout``.
+    static func bounded<T: Sendable>(
+        by seconds: Double, grace: Double = 2, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let work = Task { try await body() }
+        let watchdog = Task {
+            try await Task.sleep(nanoseconds: UInt64((seconds + grace) * 1_000_000_000))
+            work.cancel()
+            return true
+        }
+        do {
+            let value = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+            watchdog.cancel()
+            return value
+        } catch {
+            watchdog.cancel()
+            if (try? await watchdog.value) == true { throw SyncTimeout(seconds: seconds) }
+            throw error
         }
     }
 
@@ -96,14 +130,14 @@ struct Sync: AsyncParsableCommand {
             case .failed, .conflict: failed += 1
             default: continue
             }
-            FileHandle.standardError.write(Data("\r\u{1B}[Ksent \(sent), retries \(retrying), failed \(failed)".utf8))
+            Output.standardError("\r\u{1B}[Ksent \(sent), retries \(retrying), failed \(failed)")
         }
     }
 
     /// The pull's progress line: the channel being pulled, its pages and messages so far.
     @Sendable static func showPull(_ progress: PullProgress) {
         let line = "pulling \(progress.scope): \(progress.pages) page\(progress.pages == 1 ? "" : "s"), \(progress.items) messages"
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+        Output.standardError("\r\u{1B}[K\(line)")
     }
 
     func printPlan() async throws {
@@ -127,6 +161,15 @@ struct Sync: AsyncParsableCommand {
             if let note = entry.requestNote { rows.append(("   request", "(\(note))")) }
             Output.table(rows)
         }
+    }
+}
+
+/// `sync` did not finish within `--timeout` (plus a short grace) and was stopped; what it had
+/// applied stays applied, and the outbox and checkpoints resume from there next time.
+struct SyncTimeout: Error, CustomStringConvertible {
+    var seconds: Double
+    var description: String {
+        "sync did not finish within --timeout \(seconds) s and was stopped; what was sent and pulled is kept, run sync again to continue"
     }
 }
 

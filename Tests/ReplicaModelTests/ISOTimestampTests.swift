@@ -127,4 +127,35 @@ struct ISOTimestampTests {
         #expect(timestamp.nanoseconds % 1_000_000_000 == 123_456_789)
         #expect(timestamp.description == "2020-09-23T09:23:34.123456789Z")
     }
+
+    @Test("years outside 1677–2262 and impossible days are refused, never a trap",
+          arguments: ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00.000Z", "1677-09-21T00:12:43Z", "2262-04-11T23:47:17Z",
+                      "2021-02-29T00:00:00Z", "2020-04-31T00:00:00Z", "0000-01-01T00:00:00+23:59"])
+    func outOfRange(text: String) {
+        #expect(throws: ISOTimestampError.invalid(text)) { try ISOTimestamp(parsing: text) }
+    }
+
+    @Test("the first and last representable instants parse and print back")
+    func representableEdges() throws {
+        #expect(try ISOTimestamp(parsing: "1677-09-21T00:12:43.145224192Z") == .earliest)
+        #expect(try ISOTimestamp(parsing: "2262-04-11T23:47:16.854775807Z") == .latest)
+        #expect(ISOTimestamp.earliest.description == "1677-09-21T00:12:43.145224192Z")
+        #expect(ISOTimestamp.latest.description == "2262-04-11T23:47:16.854775807Z")
+        #expect(try ISOTimestamp(parsing: "2024-02-29T12:00:00Z").description == "2024-02-29T12:00:00Z")
+    }
+
+    @Test("a date beyond the range is clamped, not trapped on")
+    func clampedDates() {
+        #expect(ISOTimestamp(date: .distantFuture).nanoseconds == Int64.max)
+        #expect(ISOTimestamp(date: Date(timeIntervalSince1970: -1e12)).nanoseconds == Int64.min)
+        #expect(ISOTimestamp(date: Date(timeIntervalSince1970: .infinity)).nanoseconds == Int64.max)
+        #expect(ISOTimestamp(date: Date(timeIntervalSince1970: 1e12)).description.hasPrefix("2262-"))
+    }
+
+    @Test("a timetoken of a date past Timetoken.max throws instead of trapping")
+    func timetokenFromHugeDate() throws {
+        #expect(throws: TimetokenError.self) { try Timetoken(date: Date(timeIntervalSince1970: 1e15)) }
+        #expect(throws: TimetokenError.self) { try Timetoken(date: Date(timeIntervalSince1970: .infinity)) }
+        #expect(try Timetoken(date: Date(timeIntervalSince1970: 1_700_000_000)).rawValue == 17_000_000_000_000_000)
+    }
 }

@@ -7,6 +7,16 @@ import Testing
 struct ValidationTests {
     // MARK: Ids
 
+    @Test("ids . and .. are refused: a URL would drop them as path segments", arguments: [".", ".."])
+    func dotIds(id: String) {
+        #expect(throws: ModelValidationError.reservedIdentifier(field: "user.id", id: id)) { try ChatUser<FlatCustom>(id: id) }
+        #expect(throws: ModelValidationError.reservedIdentifier(field: "channel.id", id: id)) {
+            try ChatChannel<FlatCustom>(id: id)
+        }
+        #expect(throws: Never.self) { try ChatUser<FlatCustom>(id: "...") }
+        #expect(throws: Never.self) { try ChatUser<FlatCustom>(id: ".hidden") }
+    }
+
     @Test("an empty id throws emptyIdentifier naming the field")
     func emptyId() {
         #expect(throws: ModelValidationError.emptyIdentifier(field: "user.id")) { try ChatUser<FlatCustom>(id: "") }

@@ -68,6 +68,7 @@ extension ChatStore {
         body.messageId = message.id
         body.message = try JSONValue(encoding: payload)
         body.meta = .object(publishMeta)
+        try Validation.validatePublishSize(message: body.message ?? .null, channel: message.channelId, meta: body.meta)
         var pending = message
         pending.timetoken = nil
         pending.delivery = .pending

@@ -187,6 +187,12 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case metaNotAnObject
     /// The edit changes nothing.
     case emptyEdit(String)
+    /// Another process holds the store's drain lease (see ``DrainLease``) and did not give it up
+    /// in time: only one process sends a store's outbox at a time.
+    case drainLeaseHeld(path: String, holder: Int32?)
+    /// Writing the outbox's own state failed (disk full, I/O error): the drain stopped rather
+    /// than retry an op whose outcome it could not record.
+    case storeFailed(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -199,6 +205,9 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .messageNotPending(let id): "message \(id) was already sent"
         case .metaNotAnObject: "publish meta must be a JSON object"
         case .emptyEdit(let what): "the edit of \(what) changes no field"
+        case .drainLeaseHeld(let path, let holder):
+            "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"
+        case .storeFailed(let message): "the outbox could not record its state, so sending stopped: \(message)"
         }
     }
 }
@@ -265,8 +274,13 @@ extension OutboxEntry {
 extension Date {
     /// A date from milliseconds since 1970.
     package init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
-    /// Milliseconds since 1970, rounded.
-    package var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Milliseconds since 1970, rounded; a date too far out for 64 bits (or not finite) is
+    /// clamped, so a retry time computed from a server's answer can always be stored.
+    package var milliseconds: Int64 {
+        let value = (timeIntervalSince1970 * 1000).rounded()
+        guard !value.isNaN else { return 0 }
+        return Int64(exactly: value) ?? (value > 0 ? .max : .min)
+    }
 }
 
 extension ChatQueries {

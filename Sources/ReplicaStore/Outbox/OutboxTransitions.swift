@@ -32,7 +32,7 @@ extension ChatStore {
                     """,
                 arguments: [
                     state.rawValue, retryAt?.milliseconds, failure.errorClass.rawValue, failure.httpStatus,
-                    failure.message, serverFailure ? 1 : 0, now.milliseconds, id,
+                    StoredErrorText.capped(failure.message), serverFailure ? 1 : 0, now.milliseconds, id,
                 ])
             // The message queries show a dead publish as `failed` (and a retried one as pending again).
             try Self.setDelivery(ofSendOp: id, to: state == .dead ? .failed : .pending, db)
@@ -63,8 +63,12 @@ extension ChatStore {
     /// Ops left `inflight` by a process that died become `ambiguous`: they are probed before any resend.
     @discardableResult
     package func recoverInflight() throws -> Int {
-        try writer.write { db in
-            guard try db.tableExists("outbox") else { return 0 }
+        // Read first: a store with nothing in flight (the usual case) is not written to.
+        let inflight = try writer.read { db in
+            try db.tableExists("outbox") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE state = 'inflight'") ?? 0 : 0
+        }
+        guard inflight > 0 else { return 0 }
+        return try writer.write { db in
             try db.execute(sql: "UPDATE outbox SET state = 'ambiguous' WHERE state = 'inflight'")
             return db.changesCount
         }
@@ -311,6 +315,34 @@ extension ChatStore {
                 continue
             }
         }
+    }
+}
+
+/// The one rule for error text the store keeps (an op's `last_error`): at most
+/// ``maxBytes`` UTF-8 bytes, so a server answering with a 50 MB error body cannot grow the store
+/// by 50 MB on every attempt.
+public enum StoredErrorText {
+    /// The most UTF-8 bytes of error text stored, truncation note included (4 KiB).
+    public static let maxBytes = 4096
+
+    /// `text` unchanged when it fits in ``maxBytes``; otherwise its longest prefix of whole
+    /// characters that fits together with a note of the original size, e.g.
+    /// `<prefix>…(truncated, 52428800 bytes)`. The result is always valid UTF-8 of at most
+    /// ``maxBytes`` bytes.
+    public static func capped(_ text: String) -> String {
+        let size = text.utf8.count
+        guard size > maxBytes else { return text }
+        let note = "…(truncated, \(size) bytes)"
+        let budget = maxBytes - note.utf8.count
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let width = text[index].utf8.count
+            if kept + width > budget { break }
+            kept += width
+            end = text.index(after: index)
+        }
+        return String(text[..<end]) + note
     }
 }
 

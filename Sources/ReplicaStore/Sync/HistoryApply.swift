@@ -10,6 +10,10 @@ public struct HistoryPageResult: Sendable, Hashable {
     public var updated = 0
     /// Messages already stored as they are.
     public var unchanged = 0
+    /// Messages left out because another stored message of the channel already has their
+    /// timetoken (a server answer that mangled a message's payload, so its id changed): the
+    /// stored row is kept rather than show one message twice.
+    public var skipped = 0
     /// Our own unsent publishes the page showed had arrived: their outbox ops are finished.
     public var completedSends: [CompletedSend] = []
 
@@ -46,6 +50,17 @@ extension ChatStore {
             var result = HistoryPageResult()
             var sequence = BatchState(result: LoadBatchResult(index: 0, count: messages.count))
             for message in messages {
+                if let timetoken = message.timetoken,
+                   let holder = try String.fetchOne(
+                       db.cachedStatement(sql: "SELECT id FROM messages WHERE channel_id = ? AND timetoken = ? AND id <> ? LIMIT 1"),
+                       arguments: [message.channelId, try StoreCoding.column(timetoken, field: "message.timetoken"), message.id])
+                {
+                    self.logger.warning("skipped a history message whose timetoken another stored message holds", metadata: [
+                        "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder)",
+                    ])
+                    result.skipped += 1
+                    continue
+                }
                 let outcome = try Self.upsert(
                     message: message, localSequence: try sequence.nextLocalSequence(db), in: db, coding: coding)
                 switch outcome {

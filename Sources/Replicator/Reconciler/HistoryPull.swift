@@ -17,6 +17,9 @@ public struct ChannelPullReport: Sendable, Hashable, Codable {
     public var completedSends = 0
     /// Why the pull stopped early, or nil when it reached the present.
     public var error: String?
+    /// Whether this channel's failure (the server unreachable, or the sync's deadline passed)
+    /// made the pull skip the channels after it.
+    public var endedPulls = false
 
     /// An empty report for `channel`.
     public init(channel: String) { self.channel = channel }
@@ -80,8 +83,16 @@ extension Reconciler {
                 alone.append(contentsOf: group.map(\.channel))
             }
         }
+        // After a failure that every later request would meet too (unreachable, deadline), the
+        // remaining channels are skipped rather than each tried and waited for in turn.
+        var unreachable: String?
         for channel in alone {
             var report = reports[channel] ?? ChannelPullReport(channel: channel)
+            if let unreachable {
+                report.error = "skipped (\(unreachable))"
+                reports[channel] = report
+                continue
+            }
             do {
                 let more = try await catchUp(channel: channel, progress: progress)
                 report.pages += more.pages
@@ -92,7 +103,12 @@ extension Reconciler {
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
+                if Self.stopsSync(error) { throw error }
                 report.error = "\(error)"
+                if Self.endsPulls(error) {
+                    unreachable = "\(error)"
+                    report.endedPulls = true
+                }
             }
             reports[channel] = report
         }
@@ -175,6 +191,11 @@ extension Reconciler {
                     next.fillCursor = nil
                 } else {
                     next.fillCursor = messages.first?.timetoken
+                    // Paging back must reach older messages each time, or a server that ignores
+                    // `start` would be asked for the same page forever.
+                    if let cursor = next.fillCursor {
+                        try PageProgress(scope: scope).older(cursor, than: checkpoint.fillCursor)
+                    }
                 }
                 done = false
             } else if let newest = messages.last?.timetoken {

@@ -69,14 +69,17 @@ extension Reconciler {
         var result = ObjectSyncResult()
         var seen = Set<String>()
         var newest = checkpoint?.cursor.flatMap { try? ISOTimestamp(parsing: $0) }
+        var progress = PageProgress(scope: scope)
         while true {
             try Task.checkCancellation()
             let current = query
             let page = try await fetch(scope) { () async throws(WireError) in try await list(current) }
+            logSkipped(page.skipped, scope: scope)
             result.add(try await apply(page.data))
             seen.formUnion(page.data.map(\.id))
             for stamp in page.data.compactMap(\.updated) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
-            guard page.data.count >= query.limit, let next = page.next else { break }
+            guard page.data.count + page.skipped.count >= query.limit, let next = page.next else { break }
+            try progress.advance(to: next)
             query.start = next
         }
         if full { result.removed = try await store.removeMissing(table: table, keeping: seen) }
@@ -110,12 +113,31 @@ extension Reconciler {
     ) async throws -> [ChatMember<Custom>] {
         var members: [ChatMember<Custom>] = []
         var query = ObjectListQuery(limit: 100)
+        var progress = PageProgress(scope: scope)
         while true {
+            try Task.checkCancellation()
             let current = query
             let page = try await fetch(scope) { () async throws(WireError) in try await list(current) }
-            members += try page.data.map(convert)
-            guard page.data.count >= query.limit, let next = page.next else { return members }
+            var skipped = page.skipped
+            for element in page.data {
+                do {
+                    members.append(try convert(element))
+                } catch {
+                    skipped.append("\(error)")
+                }
+            }
+            logSkipped(skipped, scope: scope)
+            guard page.data.count + page.skipped.count >= query.limit, let next = page.next else { return members }
+            try progress.advance(to: next)
             query.start = next
+        }
+    }
+
+    /// Logs the objects of a page that were left out because they could not be read (an invalid
+    /// id, a wrong type): one bad object from the server never stops a listing.
+    func logSkipped(_ reasons: [String], scope: String) {
+        for reason in reasons {
+            logger.warning("skipped an object the server sent", metadata: ["scope": "\(scope)", "reason": "\(reason)"])
         }
     }
 

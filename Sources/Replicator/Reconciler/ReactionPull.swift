@@ -22,10 +22,18 @@ extension Reconciler {
             let page = try await fetch(scope) { () async throws(WireError) -> MessageActionsPage in
                 try await client.listMessageActions(channel: channel, start: before, end: window.lowerBound, limit: 100)
             }
-            actions += try page.data.map { try $0.model(channel: channel) }
-            guard let next = page.more?.start ?? (page.data.count >= 100 ? page.data.map(\.actionTimetoken).min() : nil),
-                  next < start
+            var skipped: [String] = []
+            for action in page.data {
+                do {
+                    actions.append(try action.model(channel: channel))
+                } catch {
+                    skipped.append("\(error)")
+                }
+            }
+            logSkipped(skipped, scope: scope)
+            guard let next = page.more?.start ?? (page.data.count >= 100 ? page.data.map(\.actionTimetoken).min() : nil)
             else { break }
+            try PageProgress(scope: scope).older(next, than: start)
             start = next
         }
         let result = try await store.replaceReactions(

@@ -49,7 +49,7 @@ public struct ReconcilerOptions: Sendable {
 /// See `docs/reconciler.md` and `docs/conflicts.md`.
 ///
 /// ## Topics
-/// - Everything: ``sync(pushDeadline:full:progress:)``
+/// - Everything: ``sync(pushDeadline:deadline:full:progress:)``
 /// - History: ``pullHistory(channels:progress:)``, ``catchUp(channel:)``, ``loadOlder(channel:limit:)``,
 ///   ``remoteHistory(channel:start:end:reverse:limit:)``
 /// - Reactions: ``pullReactions(channel:)``
@@ -93,9 +93,15 @@ public actor Reconciler<Custom: ChatCustomData> {
 
     /// Runs one pull request, retrying failures that a later attempt can fix (offline, lost
     /// answers, 5xx, 429 after its Retry-After) with backoff on the injected clock.
+    ///
+    /// Within ``sync(pushDeadline:deadline:full:progress:)`` with a deadline, no request starts
+    /// after it and no backoff waits past it: the pull stops with
+    /// ``ReconcilerError/deadlineExceeded(scope:)``.
     func fetch<T: Sendable>(_ what: String, _ body: () async throws(WireError) -> T) async throws -> T {
+        let deadline = SyncDeadline.current
         var attempt = 0
         while true {
+            if let deadline, clock.now > deadline { throw ReconcilerError.deadlineExceeded(scope: what) }
             attempt += 1
             do {
                 return try await body()
@@ -107,11 +113,29 @@ public actor Reconciler<Custom: ChatCustomData> {
                 }
                 let jitter = Double(random.next() >> 11) / Double(1 << 53)
                 let delay = max(wait, options.retry.delay(afterAttempt: attempt, jitter: jitter))
+                let wake = clock.now.addingTimeInterval(delay)
+                if let deadline, wake > deadline {
+                    throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)
+                }
                 logger.debug("pull request failed; retrying", metadata: ["scope": "\(what)", "error": "\(error)"])
-                try await clock.sleep(until: clock.now.addingTimeInterval(delay))
+                try await clock.sleep(until: wake)
             }
         }
     }
+
+    /// Whether a failed pull means the rest of this sync's pulls would fail the same way: the
+    /// server could not be reached (after the request's retries) or the sync's deadline passed.
+    static func endsPulls(_ error: any Error) -> Bool {
+        switch error as? ReconcilerError {
+        case .deadlineExceeded?: return true
+        case .pullFailed(_, _, .transport)?: return true
+        default: return false
+        }
+    }
+
+    /// Whether a failed pull must stop the whole sync: the store itself failed (disk full, I/O
+    /// error), so nothing more can be recorded.
+    static func stopsSync(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
 
     /// Whether the request never left the device.
     static func isOffline(_ error: WireError) -> Bool {
@@ -153,6 +177,9 @@ public enum ReconcilerError: Error, Sendable, CustomStringConvertible {
     case conflictOpGone(Int64, opId: String?)
     /// A limit out of range.
     case invalidArgument(String)
+    /// The sync's deadline passed before this pull could finish; what was applied stays applied
+    /// and the next sync resumes from the checkpoint.
+    case deadlineExceeded(scope: String)
 
     /// A one-line explanation.
     public var description: String {
@@ -163,6 +190,12 @@ public enum ReconcilerError: Error, Sendable, CustomStringConvertible {
         case .conflictClosed(let id): "conflict \(id) is already resolved"
         case .conflictOpGone(let id, let opId): "conflict \(id): its op \(opId ?? "-") is no longer in the outbox"
         case .invalidArgument(let message): message
+        case .deadlineExceeded(let scope): "pull of \(scope) stopped: the sync's deadline passed"
         }
     }
+}
+
+/// The deadline of the sync running in this task, read by every pull request it makes.
+enum SyncDeadline {
+    @TaskLocal static var current: Date?
 }

@@ -1,0 +1,132 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The right to send a store's outbox: at most one holder per store file, across processes.
+///
+/// Two drainers on one store would publish a message twice: the second would find the first's
+/// in-flight op, take it for the leftover of a crash, probe too early and resend. So sending is
+/// done only under this lease, and the in-flight → ambiguous recovery runs only when the lease is
+/// acquired (then no live process can have an op in flight).
+///
+/// The lease is an exclusive `flock` on a file next to the store, `<store>.lock`, holding the
+/// holder's process id. The operating system drops the lock when the process dies, however it
+/// dies, so a crashed drainer never blocks the next one. The file itself is left in place (removing
+/// it would let two processes lock two different files). An in-memory store has no file and no
+/// other process: its lease is always granted.
+///
+/// Apps rarely touch this: ``ChatStore`` tries the lease when it opens (to recover a crashed
+/// run's ops) and the outbox holds it for the length of each drain.
+///
+/// ```swift
+/// if let lease = try store.tryAcquireDrainLease() {
+///     defer { lease.release() }
+///     // send ops
+/// } else {
+///     print("another process (pid \(store.drainLeaseHolder() ?? 0)) is sending this store's outbox")
+/// }
+/// ```
+public final class DrainLease: @unchecked Sendable {
+    // An NSLock guards the descriptor: release() may race with deinit's release on another thread.
+    private let lock = NSLock()
+    private var descriptor: Int32
+    /// The lock file, or nil for an in-memory store.
+    public let lockPath: String?
+
+    init(descriptor: Int32, lockPath: String?) {
+        self.descriptor = descriptor
+        self.lockPath = lockPath
+    }
+
+    /// Gives the lease up (the lock file stays). Calling it again does nothing.
+    public func release() {
+        lock.withLock {
+            guard descriptor >= 0 else { return }
+            _ = flock(descriptor, LOCK_UN)
+            _ = close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    /// Whether the lease is still held.
+    public var isHeld: Bool { lock.withLock { descriptor >= 0 || lockPath == nil } }
+
+    deinit { release() }
+}
+
+extension ChatStore {
+    /// The lease's lock file, `<store>.lock`, or nil for an in-memory store.
+    public var drainLeasePath: String? { path.map { $0 + ".lock" } }
+
+    /// Takes the drain lease if no other holder has it, without waiting; nil when another process
+    /// (or another ``DrainLease`` in this one) holds it.
+    ///
+    /// On success, ops an earlier holder left in flight (it died mid-request) become ambiguous,
+    /// so that they are probed before any resend.
+    ///
+    /// - Throws: ``StoreError/database(message:)`` when the lock file cannot be created or locked
+    ///   for another reason than being held (a read-only folder, say).
+    public func tryAcquireDrainLease() throws -> DrainLease? {
+        guard let lockPath = drainLeasePath else {
+            try recoverInflightLogging()
+            return DrainLease(descriptor: -1, lockPath: nil)
+        }
+        let fd = SystemCalls.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw StoreError.database(message: "cannot open the drain lease \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            SystemCalls.close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw StoreError.database(message: "cannot lock the drain lease \(lockPath): \(String(cString: strerror(code)))")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        let lease = DrainLease(descriptor: fd, lockPath: lockPath)
+        do {
+            try recoverInflightLogging()
+        } catch {
+            lease.release()
+            throw error
+        }
+        return lease
+    }
+
+    /// The process id written by the lease's current (or last) holder, if the file names one.
+    public func drainLeaseHolder() -> Int32? {
+        guard let lockPath = drainLeasePath, let data = FileManager.default.contents(atPath: lockPath) else { return nil }
+        return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    private func recoverInflightLogging() throws {
+        let recovered = try recoverInflight()
+        if recovered > 0 {
+            logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
+        }
+    }
+}
+
+/// The C library calls whose names `ChatStore` members shadow (`open`).
+private enum SystemCalls {
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.open(path, flags, mode)
+        #else
+            Darwin.open(path, flags, mode)
+        #endif
+    }
+
+    static func close(_ fd: Int32) {
+        #if canImport(Glibc)
+            _ = Glibc.close(fd)
+        #else
+            _ = Darwin.close(fd)
+        #endif
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs the binary with a time limit and chosen standard streams: for commands that used to hang
+/// or be killed, where `CLI.run` would wait forever or hide how the process ended.
+struct BoundedRun {
+    var reason: Process.TerminationReason
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    /// Whether the time limit passed and the process was killed.
+    var timedOut: Bool
+    var seconds: Double
+
+    /// An exit (not a signal) with status 1.
+    var exitedWithOne: Bool { !timedOut && reason == .exit && status == 1 }
+
+    /// Runs `executable` (the pnreplicate binary unless given) with `arguments`. `stderr` replaces
+    /// the captured stderr pipe when given.
+    static func run(
+        _ arguments: [String], executable: URL = CLI.binary, stderr errorStream: Any? = nil, limit: Duration = .seconds(20)
+    ) throws -> BoundedRun {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = errorStream ?? err
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        try CLI.launch(process)
+        let timeout = DispatchTime.now() + .milliseconds(Int(limit.components.seconds * 1000))
+        let timedOut = exited.wait(timeout: timeout) == .timedOut
+        if timedOut {
+            process.terminate()
+            exited.wait()
+        }
+        let elapsed = clock.now - start
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = errorStream == nil ? String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) : ""
+        return BoundedRun(
+            reason: process.terminationReason, status: process.terminationStatus, stdout: stdout, stderr: stderr,
+            timedOut: timedOut,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+}
+
+@Suite("pnreplicate survives an unwritable stderr")
+struct StandardStreamTests {
+    @Test("stderr a pipe nobody reads: a failing command exits 1 instead of dying of SIGPIPE")
+    func stderrBrokenPipe() throws {
+        let broken = Pipe()
+        try broken.fileHandleForReading.close()
+        let result = try BoundedRun.run(["status", "--store", CLI.temporaryStore()], stderr: broken)
+        #expect(result.exitedWithOne, "\(result.reason) \(result.status)")
+    }
+
+    @Test("stderr closed (2>&-): a failing command exits 1 instead of trapping")
+    func stderrClosed() throws {
+        let result = try BoundedRun.run(
+            ["-c", "exec \"$0\" \"$@\" 2>&-", CLI.binary.path, "status", "--store", CLI.temporaryStore()],
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.exitedWithOne, "\(result.reason) \(result.status): \(result.stderr)")
+    }
+
+    @Test("stderr closed: a command that succeeds still prints its result and exits 0")
+    func stderrClosedSuccess() throws {
+        let store = CLI.temporaryStore()
+        let result = try BoundedRun.run(
+            ["-c", "exec \"$0\" \"$@\" 2>&-", CLI.binary.path, "migrate", "--json", "--store", store],
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(!result.timedOut && result.reason == .exit && result.status == 0)
+        #expect(try CLI.json(result.stdout)["schemaVersion"] as? String == "0002_outbox")
+    }
+}
+
+@Suite("read-only commands never create, write or lock the store; odd store paths are refused")
+struct StoreFileTests {
+    static let readOnlyCommands: [[String]] = [
+        ["status"], ["show", "users"], ["checkpoints"], ["conflicts", "list"], ["history", "--channel", "general"],
+        ["--dry-run"],
+    ]
+
+    static func size(_ path: String) throws -> Int? {
+        try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+    }
+
+    @Test("status on a zero-byte file: exit 1, a clear message, the file still zero bytes")
+    func statusOnEmptyFile() throws {
+        let store = CLI.temporaryStore()
+        try #require(FileManager.default.createFile(atPath: store, contents: Data()))
+        let result = try CLI.run(["status", "--store", store])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pnreplicate: \(store) is not a pnreplicate store (an empty file); it was left unchanged\n")
+        #expect(try Self.size(store) == 0)
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
+        #expect(!FileManager.default.fileExists(atPath: store + "-shm"))
+    }
+
+    @Test("every read-only command refuses a zero-byte file and leaves it untouched", arguments: readOnlyCommands)
+    func readCommandsOnEmptyFile(command: [String]) throws {
+        let store = CLI.temporaryStore()
+        try #require(FileManager.default.createFile(atPath: store, contents: Data()))
+        let result = try CLI.run(command + ["--store", store])
+        #expect(result.status == 1, "\(result.stdout)")
+        #expect(result.stderr.hasPrefix("pnreplicate: ") && result.stderr.contains(store))
+        #expect(try Self.size(store) == 0)
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
+    }
+
+    @Test("status on a file that is not SQLite: exit 1 naming the file, which is left as it was")
+    func statusOnTextFile() throws {
+        let store = CLI.temporaryStore()
+        let text = Data(String(repeating: "not a database\n", count: 100).utf8)
+        try #require(FileManager.default.createFile(atPath: store, contents: text))
+        let result = try CLI.run(["status", "--store", store])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot read \(store)") && result.stderr.contains("not a database"))
+        #expect(FileManager.default.contents(atPath: store) == text)
+    }
+
+    @Test("status opens an out-of-date store read-only and reports its pending migration")
+    func statusOnOldSchema() throws {
+        let store = CLI.temporaryStore()
+        var options = StoreOptions()
+        options.migrations = [try #require(try Migration.bundled().first)]
+        _ = try ChatStore<DefaultChatCustom>.open(at: store, options: options)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let result = try CLI.run(["status", "--json", "--store", store])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try CLI.json(result.stdout)
+        #expect(json["schemaVersion"] as? String == "0001_initial")
+        #expect(json["pendingMigrations"] as? [String] == ["0002_outbox"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    @Test("status on an SQLite file of another program: not a pnreplicate store, left unchanged")
+    func statusOnForeignDatabase() throws {
+        let store = CLI.temporaryStore()
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(text)'); c.commit()", store,
+        ]
+        try CLI.launch(sqlite)
+        sqlite.waitUntilExit()
+        try #require(sqlite.terminationStatus == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let result = try CLI.run(["status", "--store", store])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pnreplicate: \(store) is not a pnreplicate store (no pnreplicate schema in it); it was left unchanged\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    @Test("status on a store another connection is writing to answers at once, not after the 10 s busy wait")
+    func statusDoesNotWaitForWriter() throws {
+        let store = CLI.temporaryStore()
+        try #require(try CLI.run(["demo", "--store", store]).status == 0)
+        // A second process takes the write lock and holds it until its stdin closes.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = [
+            "python3", "-c",
+            """
+            import sqlite3,sys
+            c=sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("BEGIN EXCLUSIVE")
+            c.execute("DELETE FROM sync_checkpoints")
+            print("locked", flush=True)
+            sys.stdin.read()
+            c.execute("ROLLBACK")
+            """,
+            store,
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try CLI.launch(holder)
+        defer {
+            try? input.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
+        var announced = Data()
+        while !String(decoding: announced, as: UTF8.self).contains("locked") {
+            let chunk = output.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "the lock holder exited early")
+            announced.append(chunk)
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        for command in [["status", "--json"], ["show", "users", "--json"], ["--dry-run"]] {
+            let result = try BoundedRun.run(command + ["--store", store])
+            #expect(!result.timedOut && result.status == 0, "\(command): \(result.stderr)")
+            #expect(result.seconds < 3, "\(command) took \(result.seconds) s")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    @Test("a FIFO as the store path: status, send and the other commands exit 1 at once", arguments: [
+        ["status"], ["send", "--channel", "general", "--text", "hi"], ["migrate"], ["migrate", "--dry-run"],
+        ["show", "users"], ["--dry-run"], ["sync", "--timeout", "1"],
+    ])
+    func fifoStorePath(command: [String]) throws {
+        let store = CLI.temporaryStore()
+        try #require(mkfifo(store, 0o600) == 0)
+        defer { unlink(store) }
+        let result = try BoundedRun.run(command + ["--store", store], limit: .seconds(15))
+        #expect(result.exitedWithOne, "\(command): timed out \(result.timedOut), \(result.reason) \(result.status)")
+        #expect(result.stderr == "pnreplicate: \(store) is a FIFO, not a store file; refusing to open it\n")
+    }
+
+    @Test("a directory as the store path is refused with a clear error")
+    func directoryStorePath() throws {
+        let store = CLI.temporaryStore()
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        let result = try CLI.run(["status", "--store", store])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pnreplicate: \(store) is a directory, not a store file; refusing to open it\n")
+    }
+}
