@@ -23,6 +23,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// Another device edits the target object just before a conditional (`If-Match`) write, so
     /// the write meets a 412.
     case preconditionRace
+    /// A mangled answer (``HostileCase``): wrong types, odd numbers and dates, truncated or
+    /// oversized bodies, HTML 5xx, redirects, odd `Retry-After`, ... The case seed rebuilds it.
+    case hostileAnswer(seed: UInt64)
 
     /// A short name for logs.
     public var description: String {
@@ -36,6 +39,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .tooManyRequests(let seconds): "http-429-retry-after-\(seconds)"
         case .forbidden: "http-403"
         case .preconditionRace: "412-race"
+        case .hostileAnswer(let seed): HostileCase(seed: seed).description
         }
     }
 }
@@ -60,11 +64,14 @@ public struct FaultProfile: Sendable, Hashable {
     public var preconditionRace = 0.0
     /// Probability of added latency.
     public var latency = 0.0
+    /// Probability of a mangled answer (``Fault/hostileAnswer(seed:)``).
+    public var hostileAnswer = 0.0
 
     /// A profile; every probability defaults to 0.
     public init(
         name: String, offline: Double = 0, dropRequest: Double = 0, dropResponse: Double = 0, serverError: Double = 0,
-        tooManyRequests: Double = 0, forbidden: Double = 0, preconditionRace: Double = 0, latency: Double = 0
+        tooManyRequests: Double = 0, forbidden: Double = 0, preconditionRace: Double = 0, latency: Double = 0,
+        hostileAnswer: Double = 0
     ) {
         self.name = name
         self.offline = offline
@@ -75,6 +82,7 @@ public struct FaultProfile: Sendable, Hashable {
         self.forbidden = forbidden
         self.preconditionRace = preconditionRace
         self.latency = latency
+        self.hostileAnswer = hostileAnswer
     }
 
     /// No faults.
@@ -90,8 +98,12 @@ public struct FaultProfile: Sendable, Hashable {
         name: "hostile", dropRequest: 0.10, dropResponse: 0.10, serverError: 0.10, tooManyRequests: 0.10, forbidden: 0.02,
         preconditionRace: 0.30, latency: 0.20)
 
+    /// A server that answers 40% of requests with a mangled answer (``HostileCase``) and the rest
+    /// truthfully: for testing that no answer can crash a client, lose or duplicate its data.
+    public static let hostileServer = FaultProfile(name: "hostile-server", hostileAnswer: 0.40)
+
     /// The profiles by name.
-    public static let all: [FaultProfile] = [.none, .flaky, .offline, .hostile]
+    public static let all: [FaultProfile] = [.none, .flaky, .offline, .hostile, .hostileServer]
 
     /// A profile by name, or nil.
     public static func named(_ name: String) -> FaultProfile? { all.first { $0.name == name } }
@@ -150,6 +162,7 @@ public final class FaultPlan: @unchecked Sendable {
                 (profile.tooManyRequests, .tooManyRequests(retryAfter: Int(detail % 5) + 1)),
                 (profile.forbidden, .forbidden),
                 (profile.latency, .latency(milliseconds: Int(detail % 2000) + 50)),
+                (profile.hostileAnswer, .hostileAnswer(seed: detail)),
             ]
             for (probability, candidate) in table {
                 threshold += probability
@@ -220,6 +233,10 @@ public enum FaultApplication {
         case .forbidden:
             return Reply.json(
                 403, ["message": "Forbidden", "payload": ["channels": []], "error": true, "service": "Access Manager", "status": 403])
+        case .hostileAnswer(let seed):
+            let hostile = HostileCase(seed: seed)
+            let real = hostile.mutation.reachesServer ? await server.handle(request) : nil
+            return hostile.answer(to: request, real: real)
         }
     }
 }

@@ -30,10 +30,15 @@ enum Output {
     /// Writes `text` to stderr, ignoring failure. Every stderr write of the CLI goes through here:
     /// `FileHandle.write` traps when the descriptor is closed or the pipe has no reader, and a
     /// diagnostic that cannot be shown must not turn exit status 1 into a crash.
-    static func standardError(_ text: String) {
+    static func standardError(_ text: String) { writeAll(text, to: STDERR_FILENO) }
+
+    /// Writes `text` to stdout unbuffered (a parent reading a pipe sees it at once), ignoring failure.
+    static func standardOutput(_ text: String) { writeAll(text, to: STDOUT_FILENO) }
+
+    private static func writeAll(_ text: String, to descriptor: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if written > 0 {
                 bytes = bytes.dropFirst(written)
             } else if written < 0, errno == EINTR {

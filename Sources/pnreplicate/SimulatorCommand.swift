@@ -28,7 +28,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         @Option(help: "Seed of the fault plan; the same seed and requests give the same faults.")
         var seed: UInt64 = 0
 
-        @Option(help: "Fault profile: none, flaky, offline, hostile.")
+        @Option(help: "Fault profile: none, flaky, offline, hostile (transport faults), hostile-server (mangled answers: docs/simulator.md).")
         var faults = "none"
 
         @Option(help: "The publish key the simulator accepts.")
@@ -57,7 +57,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
         func validate() throws {
             guard FaultProfile.named(faults) != nil else {
-                throw ValidationError("unknown fault profile \"\(faults)\" (none, flaky, offline, hostile)")
+                throw ValidationError(
+                    "unknown fault profile \"\(faults)\" (\(FaultProfile.all.map(\.name).joined(separator: ", ")))")
             }
             guard (0...65535).contains(port) else { throw ValidationError("port must be 0-65535") }
             if let dripRate, !(0.001...1_000_000).contains(dripRate) {
@@ -96,8 +97,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                     server: server, plan: plan, port: port, handleSignals: true, misbehaviour: misbehaviour, requestLog: log
                 ) { port in
                     // Unbuffered, so that a parent process reading a pipe sees it at once.
-                    FileHandle.standardOutput.write(Data("listening on http://127.0.0.1:\(port)\n".utf8))
-                    FileHandle.standardError.write(Data("faults: \(faults), seed: \(seed)\(misbehaving)\n".utf8))
+                    Output.standardOutput("listening on http://127.0.0.1:\(port)\n")
+                    Output.standardError("faults: \(faults), seed: \(seed)\(misbehaving)\n")
                 }
             }
         }

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// How many fuzz cases run, from which seed. `swift test` runs 500; the long run is
+/// `PNREPLICATE_FUZZ_CASES=10000 swift test --filter Fuzz`. A failure names its seed and case;
+/// `PNREPLICATE_FUZZ_SEED=S PNREPLICATE_FUZZ_CASE=I swift test --filter Fuzz` replays that case alone.
+enum FuzzConfig {
+    static let environment = ProcessInfo.processInfo.environment
+    static let seed: UInt64 = environment["PNREPLICATE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0xF022_5EED
+    static let count: Int = environment["PNREPLICATE_FUZZ_CASES"].flatMap { Int($0) }.map { max(1, $0) } ?? 500
+    static let only: Int? = environment["PNREPLICATE_FUZZ_CASE"].flatMap { Int($0) }
+    /// `PNREPLICATE_FUZZ_TRACE=1` prints each case's start and end on stderr (to find a hanging case).
+    static let trace = environment["PNREPLICATE_FUZZ_TRACE"] == "1"
+    /// Requests one case may make before it counts as a loop without progress (it then goes offline).
+    static let requestBudget = 2_000
+
+    /// The case indices to run.
+    static var indices: [Int] { only.map { [$0] } ?? Array(0..<count) }
+
+    /// The indices in chunks of 25, one parameterized test case each (so each has its own time limit).
+    static var chunks: [ClosedRange<Int>] {
+        let all = indices
+        return stride(from: 0, to: all.count, by: 25).map { all[$0]...all[min(all.count, $0 + 25) - 1] }
+    }
+
+    /// How to rerun one case.
+    static func replay(_ index: Int) -> String {
+        "[replay: PNREPLICATE_FUZZ_SEED=\(seed) PNREPLICATE_FUZZ_CASE=\(index) swift test --filter Fuzz]"
+    }
+}
+
+/// The hostile transport of one case, with a request budget: a client that keeps asking past it
+/// is looping without progress; from then on it is offline, so that the case still ends.
+final class BudgetTransport: Transport, @unchecked Sendable {
+    let inner: InProcessTransport
+    private let lock = NSLock()
+    private var count = 0
+
+    init(_ inner: InProcessTransport) { self.inner = inner }
+
+    var requests: Int { lock.withLock { count } }
+    var overBudget: Bool { requests > FuzzConfig.requestBudget }
+
+    func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse {
+        let made = lock.withLock {
+            count += 1
+            return count
+        }
+        guard made <= FuzzConfig.requestBudget else { throw .notSent(reason: "fuzz: request budget spent") }
+        return try await inner.send(request, to: origin)
+    }
+}
+
+/// The simulator's clock following a virtual clock that a hostile `Retry-After` may have pushed
+/// centuries ahead: clamped, so that the test's own conversion never traps.
+struct ClampedFollowClock: TimeSource {
+    let clock: VirtualClock
+    func now() -> UInt64 {
+        let seconds = clock.now.timeIntervalSince1970
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return UInt64(min(seconds, 1e11) * 10_000_000)
+    }
+}
+
+/// Collects what the library logs at warning level and above.
+final class LogCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    var lines: [String] { lock.withLock { entries } }
+    func append(_ line: String) { lock.withLock { entries.append(line) } }
+
+    func logger(_ label: String) -> Logger {
+        Logger(label: label) { _ in Handler(capture: self) }
+    }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .warning
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let error = event.metadata?["error"].map { "\($0)" } ?? ""
+            capture.append("\(event.message)|\(error)")
+        }
+    }
+}
+
+enum FuzzCheck {
+    /// Whether an error is one of the library's own types (what the API promises to throw).
+    static func isTyped(_ error: any Error) -> Bool {
+        error is WireError || error is ReconcilerError || error is OutboxError || error is StoreError
+            || error is ModelValidationError || error is CancellationError || error is TimetokenError
+            || error is ISOTimestampError
+    }
+
+    /// Whether a stored or logged error text is a foreign error's description that escaped
+    /// untyped (a bare `DecodingError` or `NSError`), rather than a library error's.
+    static func looksUntyped(_ text: String) -> Bool {
+        let foreign = ["typeMismatch(", "valueNotFound(", "keyNotFound(", "dataCorrupted(", "DecodingError", "EncodingError"]
+        return foreign.contains { text.hasPrefix($0) } || text.contains("Error Domain=")
+    }
+}
