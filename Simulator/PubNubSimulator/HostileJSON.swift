@@ -45,7 +45,7 @@ indirect enum HostileJSON: Sendable {
         case .string(let text): self = .text(text)
         case .array(let items): self = .array(items.map { HostileJSON($0, depth: depth + 1) })
         case .object(let members):
-            self = .object(members.keys.sorted().map { ($0, HostileJSON(members[$0]!, depth: depth + 1)) })
+            self = .object(members.sorted { $0.key < $1.key }.map { ($0.key, HostileJSON($0.value, depth: depth + 1)) })
         }
     }
 
