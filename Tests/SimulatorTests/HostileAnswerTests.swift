@@ -58,9 +58,11 @@ struct HostileAnswerTests {
             }
             return (sim.plan.log.map(\.fault.description), responses)
         }
+        // The faults and the answers' statuses replay. The bytes of a mangled real answer may not:
+        // the simulator encodes its answers from dictionaries, whose key order is not fixed.
         let (log, responses) = try await run()
         let (log2, responses2) = try await run()
-        #expect(log == log2 && responses == responses2)
+        #expect(log == log2 && responses.map(\.status) == responses2.map(\.status))
         #expect(log.contains { $0.hasPrefix("hostile-") } && log.contains("none"))
     }
 
