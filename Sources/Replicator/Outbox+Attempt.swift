@@ -40,7 +40,11 @@ extension Outbox {
             // A store error (disk full, I/O error) stops the drain rather than retry an op whose
             // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
             // backoff. Either way the request may have been sent, so a publish is probed next time.
-            if ChatStore<Custom>.isStorageFailure(error) { storeFailed(error) }
+            if ChatStore<Custom>.isStorageFailure(error) {
+                storeFailed(error)
+            } else {
+                logger.warning("outbox attempt failed; retrying after a backoff", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            }
             let failure = OutboxFailure(errorClass: .other, message: "\(error)")
             let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
             await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false)

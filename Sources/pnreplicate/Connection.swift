@@ -45,9 +45,6 @@ struct Session {
     ) throws {
         var storeOptions = options.storeOptions(migration: .automatic)
         storeOptions.readOnly = readOnly
-        if readOnly, !FileManager.default.fileExists(atPath: options.storePath) {
-            throw StoreError.storeNotFound(path: options.storePath)
-        }
         store = try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: storeOptions)
         var logger = Logger(label: "pnreplicate.outbox")
         logger.logLevel = options.verbose ? .debug : .warning

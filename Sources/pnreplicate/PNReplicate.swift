@@ -56,7 +56,7 @@ struct StoreOptionsGroup: ParsableArguments {
     /// `allowingPendingMigrations` (`status`, which reports them); a path that is not a regular
     /// file, an empty file or a file that is not a store is refused with a `StoreError`.
     func openForReading(allowingPendingMigrations: Bool = false) throws -> ChatStore<DefaultChatCustom> {
-        guard FileManager.default.fileExists(atPath: storePath) else { throw StoreError.storeNotFound(path: storePath) }
+        // `open` refuses a missing file itself (read-only creates nothing).
         var options = storeOptions(migration: allowingPendingMigrations ? .manual : .requireCurrent)
         options.readOnly = true
         do {
