@@ -191,7 +191,7 @@ extension Outbox {
                 ChatMember<Custom>(
                     channel: try Self.convert(wire.channel), user: try ChatUser(id: p.user ?? userId),
                     status: wire.status, type: wire.type,
-                    custom: try wire.custom.map { try JSONValue(encoding: $0).decode(as: Custom.Member.self) },
+                    custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try Self.convert(value) },
                     updated: wire.updated, eTag: wire.eTag)
             }
             try await store.completeMembership(entry.id, server: member)
@@ -203,9 +203,15 @@ extension Outbox {
         finish(entry.id, .sent(timetoken: timetoken))
     }
 
-    /// Re-types an object decoded with JSON custom data as the store's custom type.
-    static func convert<T: Decodable>(_ value: some Encodable) throws -> T {
-        try JSONValue(encoding: value).decode(as: T.self)
+    /// Re-types an object decoded with JSON custom data as the store's custom type. An answer
+    /// whose custom data the store's types refuse is an unreadable answer (``WireError/decoding``),
+    /// so the op is handled as one that may have been applied.
+    static func convert<T: Decodable>(_ value: some Encodable) throws(WireError) -> T {
+        do {
+            return try JSONValue(encoding: value).decode(as: T.self)
+        } catch {
+            throw .decoding(operation: "\(T.self)", status: 200, message: "the server's object does not fit the store's types: \(error)")
+        }
     }
 
     private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false) async {
@@ -227,7 +233,11 @@ extension Outbox {
                 }
                 try await complete(entry, completion)
             } catch {
-                storeFailed(error)
+                if ChatStore<Custom>.isStorageFailure(error) {
+                    storeFailed(error)
+                } else {
+                    logger.warning("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                }
             }
         case .retry(let state, let minimumWait, let failure, let serverFailure):
             await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
