@@ -30,8 +30,10 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// A message with this store's custom type.
     public typealias Message = ChatMessage<Custom.Message>
 
-    /// The GRDB connection (a `DatabasePool` on disk, a `DatabaseQueue` in memory).
-    public let writer: any DatabaseWriter
+    /// The GRDB connection (a `DatabasePool` on disk, a `DatabaseQueue` in memory). Not public:
+    /// apps read through ``queries`` and ``observe(_:)`` and write through the outbox or the
+    /// documented load APIs, so no write can go around the outbox's rules.
+    package let writer: any DatabaseWriter
     /// The file path, or nil for an in-memory store.
     public let path: String?
     /// The queries a chat UI needs; pass them to ``fetch(_:)`` or ``observe(_:)``.

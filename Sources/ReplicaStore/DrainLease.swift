@@ -104,11 +104,21 @@ extension ChatStore {
         return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    /// The lease's one rule about ops: `inflight` means "being sent by the lease's holder". Whoever
+    /// takes the lease holds it alone, so an op still `inflight` then was left by a holder that
+    /// died mid-request; it may have arrived, so it becomes `ambiguous` (probed before any
+    /// resend). Every other op state change is the outbox's (Replicator's `OpTransaction`).
     private func recoverInflightLogging() throws {
-        let recovered = try recoverInflight()
-        if recovered > 0 {
-            logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
+        // Read first: a store with nothing in flight (the usual case) is not written to.
+        let inflight = try writer.read { db in
+            try db.tableExists("outbox") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE state = 'inflight'") ?? 0 : 0
         }
+        guard inflight > 0 else { return }
+        let recovered = try writer.write { db in
+            try db.execute(sql: "UPDATE outbox SET state = 'ambiguous' WHERE state = 'inflight'")
+            return db.changesCount
+        }
+        logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
     }
 }
 

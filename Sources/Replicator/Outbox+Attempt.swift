@@ -114,7 +114,7 @@ extension Outbox {
             let remote = try await client.findMembership(
                 channel: entry.payload.channel ?? "", user: entry.payload.user ?? "") { _, body in try await body() }
             entry.baseETag = remote?.eTag
-            try await store.rebase(entry.id, baseETag: remote?.eTag, now: clock.now)
+            try await rebase(entry.id, baseETag: remote?.eTag)
         } else if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
             // Membership writes carry no If-Match: compare the server's version with the edit's base first.
             switch try await membershipPrecheck(entry) {
@@ -132,11 +132,12 @@ extension Outbox {
             let eTag = try await remoteETag(of: entry)
             entry.baseETag = eTag
             resolved.ifMatch = eTag
-            try await store.rebase(entry.id, baseETag: eTag, now: clock.now)
+            try await rebase(entry.id, baseETag: eTag)
         }
         // The request is built from the row as marked in flight: an enqueue may have merged more
         // fields into the op since the head was read, and those must go too.
-        guard let inflight = try await store.markInflight(entry.id, now: clock.now) else { return }
+        let now = clock.now, id = entry.id
+        guard let inflight = try await commit({ try $0.markInflight(id, now: now) }) else { return }
         let request: WireRequest
         do {
             request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client)
@@ -145,7 +146,6 @@ extension Outbox {
             return
         }
         drainReport.attempts += 1
-        emit(.sending(opId: entry.id, attempt: inflight.attempts))
         let response = try await client.perform(request)
         try await complete(inflight, try decodeCompletion(of: inflight, from: response))
     }
@@ -171,36 +171,31 @@ extension Outbox {
 
     /// Writes a success to the store (local object and op removal in one transaction) and reports it.
     func complete(_ entry: OutboxEntry, _ completion: Completion) async throws {
-        let p = entry.payload
-        var timetoken: Timetoken?
+        let p = entry.payload, userId = userId
+        let result: OpResult<Custom>
         switch completion {
-        case .published(let tt):
-            timetoken = tt
-            try await store.completeSend(entry.id, messageId: p.messageId ?? "", timetoken: tt)
-        case .reaction(let tt):
-            timetoken = tt
-            try await store.completeReaction(
-                entry.id, messageId: p.messageId ?? "", type: p.actionType ?? "", value: p.actionValue ?? "",
-                userId: userId, actionTimetoken: tt)
-        case .user(let user):
-            try await store.completeUser(entry.id, server: try Self.convert(user))
-        case .channel(let channel):
-            try await store.completeChannel(entry.id, server: try Self.convert(channel))
+        case .published(let tt): result = .published(tt)
+        case .reaction(let tt): result = .reaction(tt)
+        case .user(let user): result = .user(try Self.convert(user))
+        case .channel(let channel): result = .channel(try Self.convert(channel))
         case .membership(let membership):
-            let member = try membership.map { wire in
+            result = .membership(try membership.map { wire in
                 ChatMember<Custom>(
                     channel: try Self.convert(wire.channel), user: try ChatUser(id: p.user ?? userId),
                     status: wire.status, type: wire.type,
                     custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try Self.convert(value) },
                     updated: wire.updated, eTag: wire.eTag)
-            }
-            try await store.completeMembership(entry.id, server: member)
-        case .none:
-            try await store.completeOp(entry.id)
+            })
+        case .none: result = .none
         }
+        try await commit { try $0.complete(entry, result, userId: userId) }
         drainReport.completed += 1
-        emit(.sent(opId: entry.id, timetoken: timetoken))
-        finish(entry.id, .sent(timetoken: timetoken))
+    }
+
+    /// Rebases a conflicted edit that the app retried on the server's current eTag.
+    private func rebase(_ id: String, baseETag: String?) async throws {
+        let now = clock.now
+        try await commit { try $0.rebase(id, baseETag: baseETag, now: now) }
     }
 
     /// Re-types an object decoded with JSON custom data as the store's custom type. An answer
@@ -254,35 +249,30 @@ extension Outbox {
         let now = clock.now
         let delay = max(minimumWait, options.retry.delay(afterAttempt: entry.attempts + 1, jitter: nextJitter()))
         let at = now.addingTimeInterval(delay)
+        let id = entry.id
         do {
-            try await store.recordFailure(
-                entry.id, state: state, retryAt: at, failure: failure, serverFailure: serverFailure, now: now)
+            try await commit {
+                try $0.recordFailure(id, state: state, retryAt: at, failure: failure, serverFailure: serverFailure, now: now)
+            }
         } catch is CancellationError {
             return
         } catch {
             storeFailed(error)
         }
-        emit(state == .ambiguous ? .ambiguous(opId: entry.id, at: at, failure: failure)
-                                 : .retrying(opId: entry.id, at: at, failure: failure))
     }
 
     /// A uniform value in `0...1` from the injected random source.
     func nextJitter() -> Double { Double(random.next() >> 11) / Double(1 << 53) }
 
     func park(_ entry: OutboxEntry, _ state: OutboxState, _ failure: OutboxFailure) async {
+        let id = entry.id, now = clock.now
         do {
-            try await store.recordFailure(
-                entry.id, state: state, retryAt: nil, failure: failure, serverFailure: failure.errorClass == .server,
-                now: clock.now)
+            try await commit {
+                try $0.recordFailure(
+                    id, state: state, retryAt: nil, failure: failure, serverFailure: failure.errorClass == .server, now: now)
+            }
         } catch {
             storeFailed(error)
-        }
-        if state == .conflict {
-            emit(.conflict(opId: entry.id, failure: failure))
-            finish(entry.id, .conflict(failure))
-        } else {
-            emit(.failed(opId: entry.id, failure: failure))
-            finish(entry.id, .failed(failure))
         }
     }
 
@@ -308,7 +298,7 @@ extension Outbox {
         guard let channel = entry.payload.channel, let messageId = entry.payload.messageId else { return .notApplied }
         let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.retry.probeLookback)
         var floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
-        if let earlier = try await store.probeFloor(messageId: messageId), earlier > floor {
+        if let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }), earlier > floor {
             floor = Timetoken(rawValue: earlier.rawValue + 1)
         }
         var start: Timetoken?
@@ -405,9 +395,14 @@ extension Outbox {
         return service.status == 404
     }
 
+    /// The stored timetoken of a message (nil while it is pending or when it is not stored).
+    static func storedTimetoken(ofMessage id: String, in store: ChatStore<Custom>) async throws -> Timetoken? {
+        try await store.reading { try $0.messageLocation(id: id)?.timetoken }
+    }
+
     private func messageTimetoken(of entry: OutboxEntry) async throws -> Timetoken? {
         if let tt = entry.payload.messageTimetoken { return tt }
-        return try await store.messageTimetoken(id: entry.payload.messageId ?? "")
+        return try await Self.storedTimetoken(ofMessage: entry.payload.messageId ?? "", in: store)
     }
 
     private func actionTimetoken(of entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {

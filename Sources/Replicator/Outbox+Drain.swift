@@ -1,4 +1,5 @@
 import Foundation
+import ReplicaModel
 import ReplicaStore
 
 /// What a drain did and what it left.
@@ -53,7 +54,32 @@ public enum OutboxWait: Sendable, Hashable {
     }
 }
 
+/// The first unfinished op of a lane, with the state of the op it waits on (if any).
+struct LaneHead: Sendable {
+    /// The op.
+    var entry: OutboxEntry
+    /// The state of ``OutboxEntry/dependsOn`` while that op is still in the outbox.
+    var parentState: OutboxState?
+
+    /// Reads the head's parent state in `tx`.
+    static func of<C: ChatCustomData>(_ entry: OutboxEntry, in tx: StoreTransaction<C>) throws -> LaneHead {
+        LaneHead(entry: entry, parentState: try entry.dependsOn.flatMap { try tx.opState(id: $0) })
+    }
+}
+
 extension Outbox {
+    /// The head (first pending, ambiguous or in-flight op) of every lane.
+    func laneHeads() async throws -> [LaneHead] {
+        try await store.reading { tx in try tx.laneHeads(states: OutboxState.live).map { try LaneHead.of($0, in: tx) } }
+    }
+
+    /// The head of one lane, or nil when it has nothing left to send.
+    func laneHead(_ lane: String) async throws -> LaneHead? {
+        try await store.reading { tx in
+            try tx.laneHead(lane: lane, states: OutboxState.live).map { try LaneHead.of($0, in: tx) }
+        }
+    }
+
     /// Replays ops until nothing more can be sent: the outbox is empty or holds only dead
     /// letters, conflicts and ops waiting on them. Waits out backoffs with the injected clock;
     /// with a `deadline`, returns instead when the next attempt would be later.
@@ -82,7 +108,7 @@ extension Outbox {
         while true {
             try Task.checkCancellation()
             if let failure = storeFailure { throw OutboxError.storeFailed("\(failure)") }
-            let heads = try await store.outboxHeads()
+            let heads = try await laneHeads()
             let now = clock.now
             var ready: [String] = []
             var wake: Date?
@@ -176,7 +202,7 @@ extension Outbox {
     /// (a lane taken then would return at once, and be taken again).
     private func takeLane(deadline: Date?) async -> String? {
         guard storeFailure == nil, deadline.map({ clock.now <= $0 }) ?? true else { return nil }
-        if laneQueue.isEmpty, let heads = try? await store.outboxHeads() {
+        if laneQueue.isEmpty, let heads = try? await laneHeads() {
             let now = clock.now
             laneQueue = heads.filter { OutboxWait.of(head: $0, now: now) == .ready && !runningLanes.contains($0.entry.lane) }
                 .map(\.entry.lane)
@@ -196,7 +222,7 @@ extension Outbox {
             if let deadline, clock.now > deadline { return }
             let head: LaneHead?
             do {
-                head = try await store.outboxHead(lane: lane)
+                head = try await laneHead(lane)
             } catch {
                 if !(error is CancellationError) { storeFailed(error) }
                 return

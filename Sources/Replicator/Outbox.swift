@@ -92,10 +92,8 @@ public actor Outbox<Custom: ChatCustomData> {
         let message = try Message(
             id: UUID().uuidString.lowercased(), text: text, contentType: contentType, content: content, custom: custom,
             createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueSend(opId: opId, message: message, meta: meta, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .send)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
     }
 
     /// Withdraws a message that has not been sent, with the reactions waiting on it.
@@ -104,7 +102,8 @@ public actor Outbox<Custom: ChatCustomData> {
     /// ambiguous, and ``OutboxError/messageNotPending(_:)`` once it was sent.
     @discardableResult
     public func discardMessage(id: String) async throws -> [String] {
-        guard let op = try await store.sendOp(ofMessage: id) else {
+        let target = OutboxKeys.message(id)
+        guard let op = try await store.reading({ tx in try tx.ops(target: target).first { $0.kind == .send } }) else {
             if try await store.fetch(store.queries.message(id: id)) == nil { throw OutboxError.messageNotFound(id) }
             throw OutboxError.messageNotPending(id)
         }
@@ -115,76 +114,62 @@ public actor Outbox<Custom: ChatCustomData> {
     public func addReaction(_ value: String, type: String = "reaction", toMessage messageId: String) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueAddReaction(
-            opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .addReaction)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueAddReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
+        }
     }
 
     /// Removes the current user's reaction; an unsent add of the same reaction is cancelled instead.
     public func removeReaction(_ value: String, type: String = "reaction", fromMessage messageId: String) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueRemoveReaction(
-            opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .removeReaction)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueRemoveReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
+        }
     }
 
     /// Sets a membership (of the current user unless `user` is given).
     public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueSetMembership(
-            opId: opId, channelId: channel, userId: user ?? userId, edit: edit, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .setMembership)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now, userId = user ?? userId, fields = try edit.fields()
+        return try await commit {
+            try $0.enqueueSetMembership(opId: opId, channelId: channel, userId: userId, fields: fields, now: now)
+        }
     }
 
     /// Removes a membership (of the current user unless `user` is given).
     public func removeMembership(channel: String, user: String? = nil) async throws -> OutboxReceipt<ChatMember<Custom>> {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueRemoveMembership(
-            opId: opId, channelId: channel, userId: user ?? userId, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .removeMembership)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now, userId = user ?? userId
+        return try await commit { try $0.enqueueRemoveMembership(opId: opId, channelId: channel, userId: userId, now: now) }
     }
 
     /// Edits a user's metadata; sent with the stored eTag as `If-Match`.
     public func setUser(id: String, edit: UserEdit<Custom.User>) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueSetUser(opId: opId, id: id, edit: edit, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .setUser)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now, fields = try edit.fields()
+        return try await commit { try $0.enqueueSetUser(opId: opId, id: id, fields: fields, now: now) }
     }
 
     /// Deletes a user's metadata.
     public func removeUser(id: String) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueRemoveUser(opId: opId, id: id, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .removeUser)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueueRemoveUser(opId: opId, id: id, now: now) }
     }
 
     /// Edits a channel's metadata; sent with the stored eTag as `If-Match`.
     public func setChannel(id: String, edit: ChannelEdit<Custom.Channel>) async throws
         -> OutboxReceipt<ChatChannel<Custom.Channel>>
     {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueSetChannel(opId: opId, id: id, edit: edit, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .setChannel)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now, fields = try edit.fields()
+        return try await commit { try $0.enqueueSetChannel(opId: opId, id: id, fields: fields, now: now) }
     }
 
     /// Deletes a channel's metadata.
     public func removeChannel(id: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
-        let opId = Self.newOpId()
-        let receipt = try await store.enqueueRemoveChannel(opId: opId, id: id, now: clock.now)
-        announce(receipt.disposition, opId: opId, kind: .removeChannel)
-        return receipt
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueueRemoveChannel(opId: opId, id: id, now: now) }
     }
 
     // MARK: Failures
@@ -193,19 +178,15 @@ public actor Outbox<Custom: ChatCustomData> {
     /// server's current version (the app chose to keep its edit); a publish that may have arrived
     /// is probed first.
     public func retry(opId: String) async throws {
-        _ = try await store.retryOp(opId, now: clock.now)
-        emit(.retried(opId: opId))
-        signalWork()
+        let now = clock.now
+        try await commit { try $0.retry(opId, now: now) }
     }
 
     /// Withdraws an op that has not reached PubNub and reverts its local change (a send takes the
     /// reactions waiting on it along). Returns every op id removed.
     @discardableResult
     public func discard(opId: String) async throws -> [String] {
-        let removed = try await store.discardOp(opId)
-        emit(.discarded(opIds: removed))
-        for id in removed { finish(id, .discarded) }
-        return removed
+        try await commit { try $0.discard(opId) }
     }
 
     // MARK: Observation
@@ -240,15 +221,6 @@ public actor Outbox<Custom: ChatCustomData> {
         }
     }
 
-    /// Publishes that a history pull found on the server: their ops already left the outbox with
-    /// the page that proved them; this reports them and wakes whoever waits on them.
-    public func finishedByPull(_ sends: [CompletedSend]) {
-        for send in sends {
-            emit(.sent(opId: send.opId, timetoken: send.timetoken))
-            finish(send.opId, .sent(timetoken: send.timetoken))
-        }
-    }
-
     // MARK: Internals
 
     static func newOpId() -> String { UUID().uuidString.lowercased() }
@@ -264,16 +236,23 @@ public actor Outbox<Custom: ChatCustomData> {
         for waiter in waiters.removeValue(forKey: opId) ?? [] { waiter.resume(returning: outcome) }
     }
 
-    private func announce(_ disposition: OutboxDisposition, opId: String, kind: OutboxKind) {
-        switch disposition {
-        case .enqueued: emit(.enqueued(opId: opId, kind: kind))
-        case .merged(let into): emit(.coalesced(into: into, cancelled: []))
-        case .cancelled(let ids):
-            emit(.coalesced(into: nil, cancelled: ids))
-            for id in ids { finish(id, .discarded) }
-        case .unchanged: return
+    /// Runs `body` in one store transaction with the op state machine (``OpTransaction``); once
+    /// it has committed, announces every op transition it made, in order: one ``OutboxEvent``
+    /// each, outcomes to whoever waits on them, and a wake-up for the running drain.
+    ///
+    /// Every change of op state goes through here (enqueues, attempts, the app's retry and
+    /// discard, conflict settlement, publishes a pull proved), so no transition goes unannounced.
+    @discardableResult
+    func commit<T: Sendable>(_ body: @escaping @Sendable (OpTransaction<Custom>) throws -> T) async throws -> T {
+        let (value, changes) = try await store.transaction { tx in
+            let ops = OpTransaction(tx)
+            let value = try body(ops)
+            return (value, ops.changes)
         }
-        signalWork()
+        for event in changes.events { emit(event) }
+        for outcome in changes.outcomes { finish(outcome.opId, outcome.outcome) }
+        if changes.wakesDrain { signalWork() }
+        return value
     }
 
     func signalWork() { workSignal?.yield() }

@@ -72,7 +72,7 @@ extension Outbox {
                     if let known = entry.payload.messageTimetoken {
                         resolved.messageTimetoken = known
                     } else {
-                        resolved.messageTimetoken = try await store.messageTimetoken(id: entry.payload.messageId ?? "")
+                        resolved.messageTimetoken = try await Self.storedTimetoken(ofMessage: entry.payload.messageId ?? "", in: store)
                     }
                 }
                 resolved.actionTimetoken = entry.payload.actionTimetoken

@@ -182,7 +182,7 @@ struct CoalescingTests {
     func inflightBecomesAmbiguous() async throws {
         let world = try World()
         let message = try await world.outbox.send(text: "crash", to: "general")
-        _ = try await world.store.markInflight(message.opId!, now: world.clock.now)
+        _ = try await world.outbox.markInflightForTest(message.opId!, now: world.clock.now)
         let reopened = try world.reopened(seed: 2, profile: .none)
         #expect(try await reopened.entries().first?.state == .ambiguous)
         _ = try await reopened.outbox.drain()

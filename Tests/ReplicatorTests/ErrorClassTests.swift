@@ -47,9 +47,9 @@ struct ErrorClassTests {
         let world = try World()
         let receipt = try await world.outbox.send(text: "once", to: "general")
         // The connection was cut before the server saw the request: the op is ambiguous.
-        let ambiguous = try await world.store.markInflight(receipt.opId!, now: world.clock.now)
+        let ambiguous = try await world.outbox.markInflightForTest(receipt.opId!, now: world.clock.now)
         #expect(ambiguous?.state == .inflight)
-        try await world.store.recordFailure(
+        try await world.outbox.recordFailureForTest(
             receipt.opId!, state: .ambiguous, retryAt: nil,
             failure: OutboxFailure(errorClass: .outcomeUnknown, message: "connection reset"), serverFailure: false,
             now: world.clock.now)

@@ -166,7 +166,7 @@ struct HardeningTests {
         let first = try World()
         let message = try await first.outbox.send(text: "once", to: "general")
         let lease = try #require(try first.store.tryAcquireDrainLease())
-        _ = try await first.store.markInflight(message.opId!, now: first.clock.now)
+        _ = try await first.outbox.markInflightForTest(message.opId!, now: first.clock.now)
         // A second process opens the same store while the first is sending.
         let second = try first.reopened(seed: 2, profile: .none)
         #expect(try await second.entries().first?.state == .inflight)

@@ -59,8 +59,8 @@ struct StoredErrorTextTests {
         let receipt = try await world.outbox.send(text: "hello", to: "general")
         let message = String(repeating: "x", count: 1_048_576)
         for _ in 0..<4 {
-            _ = try await world.store.markInflight(receipt.opId!, now: world.clock.now)
-            try await world.store.recordFailure(
+            _ = try await world.outbox.markInflightForTest(receipt.opId!, now: world.clock.now)
+            try await world.outbox.recordFailureForTest(
                 receipt.opId!, state: .pending, retryAt: nil,
                 failure: OutboxFailure(errorClass: .server, httpStatus: 500, message: message), serverFailure: true,
                 now: world.clock.now)

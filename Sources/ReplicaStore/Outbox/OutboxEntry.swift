@@ -149,79 +149,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable, Codable {
     public var updatedAt: Date
 }
 
-/// What an enqueue did in the outbox.
-public enum OutboxDisposition: Sendable, Hashable {
-    /// A new op was queued.
-    case enqueued
-    /// The change was merged into an earlier op that had not been sent yet.
-    case merged(into: String)
-    /// The change cancelled earlier unsent ops (their ids); nothing will be sent.
-    case cancelled([String])
-    /// Nothing to do: the store already holds this state and no op is needed.
-    case unchanged
-}
-
-/// An enqueue's result: the local object as now stored, and what happened in the outbox.
-public struct OutboxReceipt<Value: Sendable>: Sendable {
-    /// The local object after the change (nil for removals).
-    public var value: Value?
-    /// The op that will carry the change (nil when nothing will be sent).
-    public var opId: String?
-    /// What happened.
-    public var disposition: OutboxDisposition
-}
-
-/// Errors of outbox operations.
-public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// No op with this id.
-    case opNotFound(String)
-    /// The op may already have reached PubNub (in flight or ambiguous), so it cannot be withdrawn.
-    case mayHaveBeenApplied(opId: String, state: OutboxState)
-    /// The op is not dead or in conflict, so there is nothing to retry.
-    case notRetryable(opId: String, state: OutboxState)
-    /// The message is not in the store.
-    case messageNotFound(String)
-    /// The message has no unsent op (it was sent already).
-    case messageNotPending(String)
-    /// The app's `meta` must be a JSON object (the op id is added to it).
-    case metaNotAnObject
-    /// The edit changes nothing.
-    case emptyEdit(String)
-    /// Another process holds the store's drain lease (see ``DrainLease``) and did not give it up
-    /// in time: only one process sends a store's outbox at a time.
-    case drainLeaseHeld(path: String, holder: Int32?)
-    /// Writing the outbox's own state failed (disk full, I/O error): the drain stopped rather
-    /// than retry an op whose outcome it could not record.
-    case storeFailed(String)
-
-    /// A one-line explanation.
-    public var description: String {
-        switch self {
-        case .opNotFound(let id): "no outbox op \(id)"
-        case .mayHaveBeenApplied(let id, let state):
-            "op \(id) is \(state.rawValue) and may already have reached PubNub; it cannot be withdrawn"
-        case .notRetryable(let id, let state): "op \(id) is \(state.rawValue); only dead or conflicted ops can be retried"
-        case .messageNotFound(let id): "no message \(id) in the store"
-        case .messageNotPending(let id): "message \(id) was already sent"
-        case .metaNotAnObject: "publish meta must be a JSON object"
-        case .emptyEdit(let what): "the edit of \(what) changes no field"
-        case .drainLeaseHeld(let path, let holder):
-            "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"
-        case .storeFailed(let message): "the outbox could not record its state, so sending stopped: \(message)"
-        }
-    }
-}
-
 extension OutboxEntry {
-    /// Whether the op certainly has not reached PubNub: pending, and never answered in a way that
-    /// could mean it arrived (a 5xx or a lost response may have been applied). Only such ops may
-    /// be merged with or cancelled by a later change.
-    package var isCertainlyUnsent: Bool {
-        guard state == .pending else { return false }
-        guard let failure = lastFailure else { return true }
-        return failure.errorClass == .notSent || failure.errorClass == .rateLimited
-    }
-
     static let columns = """
         op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot, depends_on, state, attempts,
         server_failures, next_attempt_at, first_attempt_at, last_error_class, last_http_status, last_error, coalesced,

@@ -123,19 +123,3 @@ extension ChatQueries {
         }
     }
 }
-
-extension ChatStore {
-    /// Appends an entry to the conflict log.
-    @discardableResult
-    public func logConflict(_ record: NewConflictRecord) async throws(StoreError) -> Int64 {
-        try await write { db in try record.insert(db) }
-    }
-
-    /// Closes an open log entry with the result a person chose.
-    package func closeConflict(id: Int64, result: String?, policy: String) async throws(StoreError) {
-        try await write { db in
-            try db.execute(
-                sql: "UPDATE conflict_log SET result = ?, policy = ? WHERE id = ?", arguments: [result, policy, id])
-        }
-    }
-}

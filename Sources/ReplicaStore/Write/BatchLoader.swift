@@ -47,7 +47,7 @@ extension ChatStore {
     }
 
     /// Maps any error to a ``StoreError``.
-    static func storeError(_ error: any Error) -> StoreError {
+    package static func storeError(_ error: any Error) -> StoreError {
         switch error {
         case let error as StoreError: error
         case let error as ModelValidationError: .invalidInput(error.description)

@@ -108,8 +108,8 @@ public enum PatchResult: Sendable, Hashable {
     case notFound
 }
 
-/// How one upsert statement ended.
-enum UpsertOutcome {
+/// How one upsert statement ended: a new row, a changed row, or nothing changed.
+package enum UpsertOutcome: Sendable {
     case inserted, updated, unchanged
 }
 

@@ -45,7 +45,6 @@ extension Reconciler {
                 report.errors.append("op \(entry.id): \(error)")
             }
         }
-        if report.resolved > 0 { await outbox?.signalWork() }
         return report
     }
 
@@ -94,7 +93,6 @@ extension Reconciler {
         let id = try await settle(
             entry, context: context, decision: decision, policy: "take:\(take.rawValue)", automatic: false,
             closing: record.isOpen ? record.id : nil)
-        await outbox?.signalWork()
         guard let written = try await store.fetch(store.queries.conflict(id: id)) else {
             throw ReconcilerError.conflictNotFound(id)
         }
@@ -155,8 +153,10 @@ extension Reconciler {
             remote: try remoteObject?.jsonString(),
             result: decision == .manual ? nil : try result.map { try JSONValue.object($0).jsonString() } ?? "null",
             policy: policy, automatic: automatic, createdAt: clock.now)
-        let id = try await store.settleConflict(
-            opId: entry.id, remote: remoteObject, settlement: settlement, record: record, closing: closing, now: clock.now)
+        let opId = entry.id, now = clock.now
+        let id = try await ops.commit {
+            try $0.settle(opId, remote: remoteObject, settlement: settlement, record: record, closing: closing, now: now)
+        }
         logger.info(
             "conflict settled",
             metadata: ["op": "\(entry.id)", "entity": "\(context.entity.rawValue)", "policy": "\(policy)", "log": "\(id)"])

@@ -238,8 +238,7 @@ extension Reconciler {
         if oldest == nil, let newest = messages.last?.timetoken {
             checkpoint = SyncCheckpoint(scope: SyncCheckpoint.history(channel), applied: newest, updatedAt: clock.now)
         }
-        let result = try await store.applyHistoryPage(messages, checkpoint: checkpoint)
-        await outbox?.finishedByPull(result.completedSends)
+        _ = try await applyHistoryPage(messages, checkpoint: checkpoint)
         return messages
     }
 
@@ -278,8 +277,7 @@ extension Reconciler {
         let messages = try wire.map { try Self.message($0, channel: channel) }
         var beforeCommit: (@Sendable () throws -> Void)?
         if let hook = options.beforeHistoryCommit { beforeCommit = { try hook(channel) } }
-        let result = try await store.applyHistoryPage(messages, checkpoint: checkpoint, beforeCommit: beforeCommit)
-        await outbox?.finishedByPull(result.completedSends)
+        let result = try await applyHistoryPage(messages, checkpoint: checkpoint, beforeCommit: beforeCommit)
         return result
     }
 

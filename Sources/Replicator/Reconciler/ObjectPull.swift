@@ -35,12 +35,12 @@ extension Reconciler {
         if options.pullAllUsers {
             report.users = try await pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
                 try await self.client.listUsers(query, as: Custom.User.self)
-            } apply: { users in try await self.store.applyPulled(users: users) }
+            } apply: { users in try await self.applyPulled(users: users) }
         }
         if options.pullAllChannels {
             report.channels = try await pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
                 try await self.client.listChannels(query, as: Custom.Channel.self)
-            } apply: { channels in try await self.store.applyPulled(channels: channels) }
+            } apply: { channels in try await self.applyPulled(channels: channels) }
         }
         report.memberships = try await pullMemberships()
         for channel in try await channelsOfInterest(extra: channels ?? []) {
@@ -82,7 +82,7 @@ extension Reconciler {
             try progress.advance(to: next)
             query.start = next
         }
-        if full { result.removed = try await store.removeMissing(table: table, keeping: seen) }
+        if full { result.removed = try await removeMissing(table: table, keeping: seen) }
         if let newest {
             try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: newest.description, updatedAt: clock.now))
         }
@@ -95,7 +95,7 @@ extension Reconciler {
         let members = try await pageAll("memberships:\(user)") { query async throws(WireError) in
             try await self.client.getMemberships(userId: user, query, as: Custom.self)
         } convert: { try $0.model(userId: user) }
-        return try await store.replaceMemberships(of: .user(user), server: members)
+        return try await replaceMemberships(of: .user(user), server: members)
     }
 
     /// A channel's members, in full.
@@ -103,7 +103,7 @@ extension Reconciler {
         let members = try await pageAll("members:\(channel)") { query async throws(WireError) in
             try await self.client.getMembers(channelId: channel, query, as: Custom.self)
         } convert: { try $0.model(channelId: channel) }
-        return try await store.replaceMemberships(of: .channel(channel), server: members)
+        return try await replaceMemberships(of: .channel(channel), server: members)
     }
 
     /// Every element of a membership listing (`next` cursors, stopping on a short page).

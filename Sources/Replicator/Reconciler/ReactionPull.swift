@@ -36,7 +36,7 @@ extension Reconciler {
             try PageProgress(scope: scope).older(next, than: start)
             start = next
         }
-        let result = try await store.replaceReactions(
+        let result = try await replaceReactions(
             channel: channel, window: window, server: actions, snapshot: snapshot, currentUser: userId)
         // Recorded for `pnreplicate checkpoints`: when the reactions were last made equal to the server's.
         try await store.saveCheckpoint(SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now))

@@ -65,6 +65,9 @@ public actor Reconciler<Custom: ChatCustomData> {
     public nonisolated let client: PubNubClient
     /// The outbox whose ops a pull may finish and whose conflicts are settled; optional.
     public nonisolated let outbox: Outbox<Custom>?
+    /// The owner of op state: the app's outbox, or one of the reconciler's own when none was
+    /// given. Every op change a pull or a settlement makes goes through it, so each is announced.
+    let ops: Outbox<Custom>
     /// The options.
     public nonisolated let options: ReconcilerOptions
     let clock: any ReplicatorClock
@@ -82,6 +85,7 @@ public actor Reconciler<Custom: ChatCustomData> {
         self.store = store
         self.client = client
         self.outbox = outbox
+        ops = outbox ?? Outbox(store: store, client: client, clock: clock, logger: logger)
         self.options = options
         self.clock = clock
         self.random = random

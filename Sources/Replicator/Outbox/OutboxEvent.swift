@@ -26,6 +26,10 @@ public enum OutboxEvent: Sendable, Hashable {
     case discarded(opIds: [String])
     /// The app put a dead or conflicted op back in the queue.
     case retried(opId: String)
+    /// A conflict policy (or a person, through the reconciler) settled a conflicted op: it went
+    /// back to the queue over the server's version (`resent`), or was dropped for the server's
+    /// version. `conflictId` is its conflict-log entry.
+    case settled(opId: String, resent: Bool, conflictId: Int64)
 }
 
 /// How an op ended, as ``Outbox/completion(of:)`` reports it.

@@ -1,0 +1,167 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// A new outbox row, before it has a sequence number.
+package struct NewOutboxRow: Sendable {
+    package var kind: OutboxKind
+    package var lane: String
+    package var target: String
+    package var payload: OutboxPayload
+    package var baseETag: String?
+    package var baseUpdated: String?
+    package var baseSnapshot: String?
+    package var dependsOn: String?
+
+    package init(
+        kind: OutboxKind, lane: String, target: String, payload: OutboxPayload, baseETag: String? = nil,
+        baseUpdated: String? = nil, baseSnapshot: String? = nil, dependsOn: String? = nil
+    ) {
+        self.kind = kind
+        self.lane = lane
+        self.target = target
+        self.payload = payload
+        self.baseETag = baseETag
+        self.baseUpdated = baseUpdated
+        self.baseSnapshot = baseSnapshot
+        self.dependsOn = dependsOn
+    }
+}
+
+// Row access to the `outbox` table. Which state an op moves to, and when, is decided by the
+// outbox in the Replicator module; these only read and write rows.
+extension StoreTransaction {
+    /// The op with `id`, or nil.
+    package func op(id: String) throws -> OutboxEntry? {
+        try OutboxEntry.fetchAll(db, where: "op_id = ?", arguments: [id]).first
+    }
+
+    /// The ops filed under `target`, in enqueue order.
+    package func ops(target: String) throws -> [OutboxEntry] {
+        try OutboxEntry.fetchAll(db, where: "target = ?", arguments: [target])
+    }
+
+    /// The most recently enqueued op on `target`, or nil.
+    package func latestOp(target: String) throws -> OutboxEntry? {
+        try OutboxEntry.fetchAll(
+            db, where: "seq = (SELECT max(seq) FROM outbox WHERE target = ?)", arguments: [target]
+        ).first
+    }
+
+    /// The ops that name `id` as the op they depend on.
+    package func ops(dependingOn id: String) throws -> [OutboxEntry] {
+        try OutboxEntry.fetchAll(db, where: "depends_on = ?", arguments: [id])
+    }
+
+    /// The ops of the given kinds, in enqueue order.
+    package func ops(kinds: Set<OutboxKind>) throws -> [OutboxEntry] {
+        let list = kinds.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+        return try OutboxEntry.fetchAll(db, where: "kind IN (\(list))")
+    }
+
+    /// Every op, in enqueue order.
+    package func allOps() throws -> [OutboxEntry] { try OutboxEntry.fetchAll(db) }
+
+    /// The first op (lowest `seq`) in one of `states` of every lane.
+    package func laneHeads(states: Set<OutboxState>) throws -> [OutboxEntry] {
+        try OutboxEntry.fetchAll(
+            db, where: "seq IN (SELECT min(seq) FROM outbox WHERE state IN (\(Self.list(states))) GROUP BY lane)")
+    }
+
+    /// The first op in one of `states` of `lane`, or nil.
+    package func laneHead(lane: String, states: Set<OutboxState>) throws -> OutboxEntry? {
+        try OutboxEntry.fetchAll(
+            db, where: "seq = (SELECT min(seq) FROM outbox WHERE lane = ? AND state IN (\(Self.list(states))))",
+            arguments: [lane]
+        ).first
+    }
+
+    /// The state of the op with `id`, or nil when it is not in the outbox.
+    package func opState(id: String) throws -> OutboxState? {
+        try String.fetchOne(db, sql: "SELECT state FROM outbox WHERE op_id = ?", arguments: [id])
+            .flatMap(OutboxState.init(rawValue:))
+    }
+
+    /// Appends a pending op at the end of the outbox.
+    package func insertOp(_ row: NewOutboxRow, id: String, now: Date) throws {
+        let seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox") ?? 1
+        try db.execute(
+            sql: """
+                INSERT INTO outbox (op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot,
+                                    depends_on, state, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+                """,
+            arguments: [
+                id, seq, row.kind.rawValue, row.lane, row.target, try coding.json(row.payload), row.baseETag,
+                row.baseUpdated, row.baseSnapshot, row.dependsOn, now.milliseconds, now.milliseconds,
+            ])
+    }
+
+    /// Writes every column of an op row but its id, sequence and creation time, as `entry` holds
+    /// them. The error text is stored capped (``StoredErrorText``).
+    package func save(_ entry: OutboxEntry) throws {
+        try db.execute(
+            sql: """
+                UPDATE outbox SET kind = ?, lane = ?, target = ?, payload = ?, base_etag = ?, base_updated = ?,
+                    base_snapshot = ?, depends_on = ?, state = ?, attempts = ?, server_failures = ?,
+                    next_attempt_at = ?, first_attempt_at = ?, last_error_class = ?, last_http_status = ?,
+                    last_error = ?, coalesced = ?, updated_at = ?
+                WHERE op_id = ?
+                """,
+            arguments: [
+                entry.kind.rawValue, entry.lane, entry.target, try coding.json(entry.payload), entry.baseETag,
+                entry.baseUpdated, entry.baseSnapshot, entry.dependsOn, entry.state.rawValue, entry.attempts,
+                entry.serverFailures, entry.nextAttemptAt?.milliseconds, entry.firstAttemptAt?.milliseconds,
+                entry.lastFailure?.errorClass.rawValue, entry.lastFailure?.httpStatus,
+                entry.lastFailure.map { StoredErrorText.capped($0.message) }, try coding.json(entry.coalesced),
+                entry.updatedAt.milliseconds, entry.id,
+            ])
+    }
+
+    /// Deletes an op row.
+    package func deleteOp(id: String) throws {
+        try db.execute(sql: "DELETE FROM outbox WHERE op_id = ?", arguments: [id])
+    }
+
+    /// The newest timetoken among the channel's messages stored before this one in local order.
+    package func newestEarlierTimetoken(messageId: String) throws -> Timetoken? {
+        StoreCoding.timetoken(try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT max(m.timetoken) FROM messages m, messages mine
+                WHERE mine.id = ? AND m.channel_id = mine.channel_id AND m.local_seq < mine.local_seq
+                """, arguments: [messageId]))
+    }
+
+    static func list(_ states: Set<OutboxState>) -> String {
+        states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+    }
+}
+
+/// The one rule for error text the store keeps (an op's `last_error`): at most
+/// ``maxBytes`` UTF-8 bytes, so a server answering with a 50 MB error body cannot grow the store
+/// by 50 MB on every attempt.
+public enum StoredErrorText {
+    /// The most UTF-8 bytes of error text stored, truncation note included (4 KiB).
+    public static let maxBytes = 4096
+
+    /// `text` unchanged when it fits in ``maxBytes``; otherwise its longest prefix of whole
+    /// characters that fits together with a note of the original size, e.g.
+    /// `<prefix>…(truncated, 52428800 bytes)`. The result is always valid UTF-8 of at most
+    /// ``maxBytes`` bytes.
+    public static func capped(_ text: String) -> String {
+        let size = text.utf8.count
+        guard size > maxBytes else { return text }
+        let note = "…(truncated, \(size) bytes)"
+        let budget = maxBytes - note.utf8.count
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let width = text[index].utf8.count
+            if kept + width > budget { break }
+            kept += width
+            end = text.index(after: index)
+        }
+        return String(text[..<end]) + note
+    }
+}

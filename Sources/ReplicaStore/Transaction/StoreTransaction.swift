@@ -1,0 +1,187 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// One SQLite transaction on a ``ChatStore``, seen as typed rows: read an object, upsert it,
+/// delete it, read or write an outbox row, write a checkpoint or a conflict-log entry.
+///
+/// The store decides nothing here: which row to write, and why, is the caller's rule (the outbox's
+/// state machine, the read-your-writes overlay and the pulls live in the `Replicator` module).
+/// Everything done through one transaction commits together or not at all.
+///
+/// A transaction exists only inside ``ChatStore/transaction(_:)`` or ``ChatStore/reading(_:)``;
+/// it must not escape the closure.
+package final class StoreTransaction<Custom: ChatCustomData> {
+    package typealias User = ChatUser<Custom.User>
+    package typealias Channel = ChatChannel<Custom.Channel>
+    package typealias Member = ChatMember<Custom>
+    package typealias Message = ChatMessage<Custom.Message>
+    typealias Store = ChatStore<Custom>
+
+    let db: Database
+    let coding = StoreCoding()
+    /// The next local send sequence; the stored maximum is read once per transaction.
+    private var localSequence: Int64?
+
+    init(_ db: Database) { self.db = db }
+
+    // MARK: Users and channels
+
+    /// The stored user, or nil.
+    package func user(id: String) throws -> User? { try ChatQueries<Custom>.user(id: id, db: db, coding: coding) }
+
+    /// The stored channel, or nil.
+    package func channel(id: String) throws -> Channel? {
+        try ChatQueries<Custom>.channel(id: id, db: db, coding: coding)
+    }
+
+    /// Writes a user. Without `force` the store's version rule applies (an older `updated` or the
+    /// same eTag changes nothing); with it the row is replaced whatever it holds.
+    @discardableResult
+    package func upsert(user: User, force: Bool = false) throws -> UpsertOutcome {
+        try Store.upsert(user: user, force: force, in: db, coding: coding)
+    }
+
+    /// Writes a channel, as ``upsert(user:force:)`` writes a user.
+    @discardableResult
+    package func upsert(channel: Channel, force: Bool = false) throws -> UpsertOutcome {
+        try Store.upsert(channel: channel, force: force, in: db, coding: coding)
+    }
+
+    /// Deletes a user row (its memberships go with it).
+    package func deleteUser(id: String) throws { try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id]) }
+
+    /// Deletes a channel row (its memberships go with it).
+    package func deleteChannel(id: String) throws {
+        try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [id])
+    }
+
+    /// The ids of the users or channels that came from the server (they have an eTag).
+    package func serverObjectIds(_ table: ObjectTable) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM \(table.rawValue) WHERE etag IS NOT NULL")
+    }
+
+    // MARK: Memberships
+
+    /// The stored membership, or nil.
+    package func member(channelId: String, userId: String) throws -> Member? {
+        try ChatQueries<Custom>.member(channelId: channelId, userId: userId, db: db, coding: coding)
+    }
+
+    /// Writes a membership; `force` as in ``upsert(user:force:)``.
+    @discardableResult
+    package func upsert(member: Member, force: Bool) throws -> UpsertOutcome {
+        try Store.upsert(member: member, force: force, in: db, coding: coding)
+    }
+
+    /// Deletes a membership row.
+    package func deleteMember(channelId: String, userId: String) throws {
+        try db.execute(sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?", arguments: [channelId, userId])
+    }
+
+    /// The (channel, user) pairs stored on one side: a user's channels or a channel's members.
+    package func memberships(of side: MembershipSide) throws -> [(channelId: String, userId: String)] {
+        switch side {
+        case .user(let id):
+            try String.fetchAll(db, sql: "SELECT channel_id FROM members WHERE user_id = ?", arguments: [id]).map { ($0, id) }
+        case .channel(let id):
+            try String.fetchAll(db, sql: "SELECT user_id FROM members WHERE channel_id = ?", arguments: [id]).map { (id, $0) }
+        }
+    }
+
+    // MARK: Messages
+
+    /// Inserts or updates a message by id, giving a new row the next local send sequence number.
+    /// A pending message that comes back with a timetoken becomes `sent`, and the actions made on
+    /// it while it was pending are re-keyed to the timetoken.
+    @discardableResult
+    package func upsert(message: Message) throws -> UpsertOutcome {
+        let next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
+        localSequence = next
+        return try Store.upsert(message: message, localSequence: next, in: db, coding: coding)
+    }
+
+    /// Whether a message with this id is stored.
+    package func messageExists(id: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM messages WHERE id = ?", arguments: [id]) == true
+    }
+
+    /// The channel and timetoken (nil while pending) of a stored message, or nil when it is not stored.
+    package func messageLocation(id: String) throws -> (channel: String, timetoken: Timetoken?)? {
+        try Row.fetchOne(db, sql: "SELECT channel_id, timetoken FROM messages WHERE id = ?", arguments: [id])
+            .map { ($0[0], StoreCoding.timetoken($0[1])) }
+    }
+
+    /// The id of another stored message of `channel` that holds `timetoken`, or nil.
+    package func messageId(channel: String, timetoken: Timetoken, other id: String) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT id FROM messages WHERE channel_id = ? AND timetoken = ? AND id <> ? LIMIT 1"),
+            arguments: [channel, try StoreCoding.column(timetoken, field: "message.timetoken"), id])
+    }
+
+    /// Gives a pending message its timetoken and marks it `sent`; its pending actions are re-keyed.
+    package func markSent(messageId: String, timetoken: Timetoken) throws {
+        let value = try StoreCoding.column(timetoken, field: "message.timetoken")
+        try db.execute(sql: "UPDATE messages SET timetoken = ?, delivery = 'sent' WHERE id = ?", arguments: [value, messageId])
+        if db.changesCount > 0 {
+            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [messageId, value])
+            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [value, messageId])
+        }
+    }
+
+    /// Sets the delivery state of a message that has no timetoken yet (a sent one is left alone).
+    package func setDelivery(messageId: String, to delivery: DeliveryState) throws {
+        try db.execute(
+            sql: "UPDATE messages SET delivery = ? WHERE id = ? AND timetoken IS NULL AND delivery IS NOT ?",
+            arguments: [delivery.rawValue, messageId, delivery.rawValue])
+    }
+
+    /// Moves a message to the end of the local send order.
+    package func moveToEndOfLocalOrder(messageId: String) throws {
+        try db.execute(
+            sql: "UPDATE messages SET local_seq = (SELECT max(local_seq) + 1 FROM messages) WHERE id = ?",
+            arguments: [messageId])
+    }
+
+    /// Deletes a message that has no timetoken, with every action stored on it.
+    package func deleteUnsentMessage(id: String) throws {
+        try db.execute(sql: "DELETE FROM message_actions WHERE message_id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM messages WHERE id = ? AND timetoken IS NULL", arguments: [id])
+    }
+
+    /// The ids of a channel's messages whose timetokens are in `window`, by timetoken.
+    package func messageIds(channel: String, window: ClosedRange<Int64>) throws -> [Int64: String] {
+        try Dictionary(
+            Row.fetchAll(
+                db, sql: "SELECT timetoken, id FROM messages WHERE channel_id = ? AND timetoken BETWEEN ? AND ?",
+                arguments: [channel, window.lowerBound, window.upperBound]
+            ).map { (row: Row) -> (Int64, String) in (row[0], row[1]) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    // MARK: Checkpoints
+
+    /// Writes a checkpoint (inserted or replaced by scope).
+    package func write(_ checkpoint: SyncCheckpoint) throws { try checkpoint.write(db) }
+}
+
+extension ChatStore {
+    /// Runs `body` in one write transaction: everything it does through the ``StoreTransaction``
+    /// commits together, or nothing does when it throws. Errors are passed on as thrown.
+    package func transaction<T: Sendable>(
+        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
+    ) async throws -> T {
+        try await writer.write { db in try body(StoreTransaction(db)) }
+    }
+
+    /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
+    package func storeTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
+    ) async throws(StoreError) -> T {
+        try await write { db in try body(StoreTransaction(db)) }
+    }
+
+    /// Runs `body` on a read-only snapshot of the store.
+    package func reading<T: Sendable>(_ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T) async throws -> T {
+        try await writer.read { db in try body(StoreTransaction(db)) }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// Read-your-writes: what the store shows for an entity, given what the server holds and the
+/// local ops still in the outbox on it. The one owner of that rule.
+///
+/// Every writer of server state goes through it: pulls (``applyServer(user:)`` and the other
+/// `applyServer` methods), conflict settlement (``storeServerVersion(_:of:)``), completion of an
+/// op, and discard (``revert(_:)``). Each writes the server's side, then lays the unsent local
+/// changes of the same target back over it, oldest first, so the user keeps seeing their own
+/// edits until the outbox has sent them.
+///
+/// It writes entity rows only: op rows belong to the outbox's transitions.
+struct LocalOverlay<Custom: ChatCustomData> {
+    typealias User = ChatUser<Custom.User>
+    typealias Channel = ChatChannel<Custom.Channel>
+    typealias Member = ChatMember<Custom>
+
+    let tx: StoreTransaction<Custom>
+
+    /// What applying a server version did.
+    struct Applied {
+        var outcome: UpsertOutcome
+        /// Whether local unsent changes were laid back over it.
+        var overlaid: Bool
+    }
+
+    // MARK: Server state from pulls
+
+    /// Stores a pulled user (the store's version rule: a newer `updated` wins, the same eTag is
+    /// a no-op), then its unsent local edits over it.
+    func applyServer(user: User) throws -> Applied {
+        try overlay(OutboxKeys.user(user.id), after: tx.upsert(user: user))
+    }
+
+    /// Stores a pulled channel, as ``applyServer(user:)``.
+    func applyServer(channel: Channel) throws -> Applied {
+        try overlay(OutboxKeys.channel(channel.id), after: tx.upsert(channel: channel))
+    }
+
+    /// Stores a pulled membership, as ``applyServer(user:)``. A listing carries the other side's
+    /// object only partly (or by id): a fuller stored one is kept.
+    func applyServer(member: Member) throws -> Applied {
+        var incoming = member
+        if let stored = try tx.member(channelId: member.channelId, userId: member.userId) {
+            if incoming.channel.eTag == nil { incoming.channel = stored.channel }
+            if incoming.user.eTag == nil { incoming.user = stored.user }
+        }
+        return try overlay(
+            OutboxKeys.member(member.channelId, member.userId), after: tx.upsert(member: incoming, force: false))
+    }
+
+    /// A full listing no longer has this user or channel: it is removed locally, unless a local op
+    /// is still queued on it (the local side wins until the op is sent). Returns whether it was removed.
+    func serverLacks(_ table: ObjectTable, id: String) throws -> Bool {
+        let target = table == .users ? OutboxKeys.user(id) : OutboxKeys.channel(id)
+        guard try tx.latestOp(target: target) == nil else { return false }
+        if table == .users { try tx.deleteUser(id: id) } else { try tx.deleteChannel(id: id) }
+        return true
+    }
+
+    /// A complete membership listing no longer has this membership: removed unless a local op is queued on it.
+    func serverLacks(channelId: String, userId: String) throws -> Bool {
+        guard try tx.latestOp(target: OutboxKeys.member(channelId, userId)) == nil else { return false }
+        try tx.deleteMember(channelId: channelId, userId: userId)
+        return true
+    }
+
+    /// The current user's reactions on `channel` with an unsent add or removal, by target.
+    func pendingReactions(channel: String) throws -> (adds: Set<String>, removes: Set<String>) {
+        var adds = Set<String>(), removes = Set<String>()
+        for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.payload.channel == channel {
+            if op.kind == .addReaction { adds.insert(op.target) } else { removes.insert(op.target) }
+        }
+        return (adds, removes)
+    }
+
+    // MARK: Server state from the outbox
+
+    /// Stores the server's answer to an op on `target` (forced: the answer is the newest version),
+    /// then the later unsent edits over it.
+    func storeAnswer(user: User) throws { _ = try overlay(OutboxKeys.user(user.id), after: tx.upsert(user: user), always: true) }
+
+    /// As ``storeAnswer(user:)`` for a channel.
+    func storeAnswer(channel: Channel) throws {
+        _ = try overlay(OutboxKeys.channel(channel.id), after: tx.upsert(channel: channel), always: true)
+    }
+
+    /// As ``storeAnswer(user:)`` for a membership; the answer's channel and user objects may be
+    /// partial, so the stored ones are kept.
+    func storeAnswer(member server: Member) throws -> Member {
+        var member = server
+        if let stored = try tx.member(channelId: server.channelId, userId: server.userId) {
+            member.channel = stored.channel
+            member.user = stored.user
+        }
+        _ = try overlay(
+            OutboxKeys.member(server.channelId, server.userId), after: tx.upsert(member: member, force: false), always: true)
+        return member
+    }
+
+    /// Writes the server's current version (wire JSON; nil when the server has none) of the object
+    /// a conflicted op changes, then the unsent edits still queued on it. Returns the version
+    /// stored, as JSON text (the op's new base snapshot when it is sent again).
+    @discardableResult
+    func storeServerVersion(_ remote: JSONValue?, of entry: OutboxEntry) throws -> String? {
+        let p = entry.payload
+        let coding = SnapshotCoding()
+        var snapshot: String?
+        switch entry.kind {
+        case .setUser, .removeUser:
+            if let remote {
+                let user = try remote.decode(as: User.self)
+                try tx.upsert(user: user, force: true)
+                snapshot = try coding.json(user)
+            } else {
+                try tx.deleteUser(id: p.user ?? "")
+            }
+        case .setChannel, .removeChannel:
+            if let remote {
+                let channel = try remote.decode(as: Channel.self)
+                try tx.upsert(channel: channel, force: true)
+                snapshot = try coding.json(channel)
+            } else {
+                try tx.deleteChannel(id: p.channel ?? "")
+            }
+        case .setMembership, .removeMembership:
+            guard let channelId = p.channel, let userId = p.user else { return nil }
+            guard let remote else {
+                try tx.deleteMember(channelId: channelId, userId: userId)
+                break
+            }
+            let stored = try tx.member(channelId: channelId, userId: userId)
+            var member = try MemberEdit.apply(remote.objectValue ?? [:], to: Member(channelId: channelId, userId: userId))
+            if let stored {
+                member.channel = stored.channel
+                member.user = stored.user
+            }
+            member.updated = try remote.objectValue?["updated"]?.stringValue.map { try ISOTimestamp(parsing: $0) }
+            member.eTag = remote.objectValue?["eTag"]?.stringValue
+            try tx.upsert(member: member, force: true)
+            snapshot = try coding.json(member)
+        case .send, .addReaction, .removeReaction:
+            return nil
+        }
+        try reapplyPending(target: entry.target)
+        return snapshot
+    }
+
+    // MARK: Local reverts
+
+    /// Undoes an op's optimistic local change (the op is withdrawn or cancelled), then lays the
+    /// other unsent ops of its target back over the result.
+    func revert(_ entry: OutboxEntry) throws {
+        let p = entry.payload
+        func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try SnapshotCoding.decode(T.self, of: entry) }
+        switch entry.kind {
+        case .send:
+            if let messageId = p.messageId { try tx.deleteUnsentMessage(id: messageId) }
+        case .addReaction:
+            if let messageId = p.messageId, let type = p.actionType, let value = p.actionValue {
+                try tx.deleteUnsentActions(messageId: messageId, type: type, value: value)
+            }
+        case .removeReaction:
+            if let action = try snapshot(ChatMessageAction.self) { try tx.upsert(action: action) }
+        case .setMembership, .removeMembership:
+            if let member = try snapshot(Member.self) {
+                try tx.upsert(member: member, force: true)
+            } else if let channel = p.channel, let user = p.user {
+                try tx.deleteMember(channelId: channel, userId: user)
+            }
+        case .setUser, .removeUser:
+            if let user = try snapshot(User.self) {
+                try tx.upsert(user: user, force: true)
+            } else if let id = p.user {
+                try tx.deleteUser(id: id)
+            }
+        case .setChannel, .removeChannel:
+            if let channel = try snapshot(Channel.self) {
+                try tx.upsert(channel: channel, force: true)
+            } else if let id = p.channel {
+                try tx.deleteChannel(id: id)
+            }
+        }
+        try reapplyPending(target: entry.target)
+    }
+
+    /// Re-applies the optimistic changes of the ops still queued on `target`, oldest first, so the
+    /// local object keeps showing the user's own unsent edits.
+    func reapplyPending(target: String) throws {
+        for op in try tx.ops(target: target) {
+            let p = op.payload
+            switch op.kind {
+            case .setUser:
+                guard let id = p.user else { continue }
+                let stored = try tx.user(id: id) ?? User(id: id)
+                try tx.upsert(user: try UserEdit.apply(p.fields ?? [:], to: stored), force: true)
+            case .removeUser:
+                try tx.deleteUser(id: p.user ?? "")
+            case .setChannel:
+                guard let id = p.channel else { continue }
+                let stored = try tx.channel(id: id) ?? Channel(id: id)
+                try tx.upsert(channel: try ChannelEdit.apply(p.fields ?? [:], to: stored), force: true)
+            case .removeChannel:
+                try tx.deleteChannel(id: p.channel ?? "")
+            case .setMembership:
+                guard let channel = p.channel, let user = p.user else { continue }
+                let stored = try tx.member(channelId: channel, userId: user)
+                let member = try MemberEdit.apply(p.fields ?? [:], to: try stored ?? Member(channelId: channel, userId: user))
+                try tx.upsert(member: member, force: true)
+            case .removeMembership:
+                try tx.deleteMember(channelId: p.channel ?? "", userId: p.user ?? "")
+            case .send, .addReaction, .removeReaction:
+                continue
+            }
+        }
+    }
+
+    /// Lays the unsent ops of `target` over a row just written; without `always`, only when the
+    /// write changed the row and an op is queued (an unchanged row still shows them).
+    private func overlay(_ target: String, after outcome: UpsertOutcome, always: Bool = false) throws -> Applied {
+        if !always {
+            guard outcome != .unchanged, try tx.latestOp(target: target) != nil else {
+                return Applied(outcome: outcome, overlaid: false)
+            }
+        }
+        try reapplyPending(target: target)
+        return Applied(outcome: outcome, overlaid: true)
+    }
+}
+
+/// JSON text of a stored object, as op rows keep base snapshots (compact, sorted keys).
+struct SnapshotCoding {
+    private let encoder: JSONEncoder
+
+    init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    /// The snapshot text of `value`, or nil.
+    func json<T: Encodable>(_ value: T?) throws -> String? {
+        guard let value else { return nil }
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes an op's base snapshot; an unreadable one is a corrupt store value.
+    static func decode<T: Decodable>(_ type: T.Type, of entry: OutboxEntry) throws -> T? {
+        guard let text = entry.baseSnapshot else { return nil }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError.corruptValue(table: "outbox", column: "base_snapshot", key: entry.id, message: "\(error)")
+        }
+    }
+}

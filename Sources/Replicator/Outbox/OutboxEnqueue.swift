@@ -1,0 +1,271 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+// Each enqueue is one write transaction: the optimistic local change and its outbox row commit
+// together or not at all. Coalescing only touches the latest op on the same target, and only
+// while that op certainly has not reached PubNub (`OutboxEntry.isCertainlyUnsent`).
+extension OpTransaction {
+    typealias Message = ChatMessage<Custom.Message>
+    typealias User = ChatUser<Custom.User>
+    typealias Channel = ChatChannel<Custom.Channel>
+    typealias Member = ChatMember<Custom>
+
+    /// Stores a new pending message and its publish op.
+    func enqueueSend(opId: String, message: Message, meta: JSONValue?, now: Date) throws -> OutboxReceipt<Message> {
+        var publishMeta: [String: JSONValue] = [:]
+        switch meta {
+        case .none, .null?: break
+        case .object(let object)?: publishMeta = object
+        case .some: throw OutboxError.metaNotAnObject
+        }
+        publishMeta["pnr_op"] = .string(opId)
+        let payload = try MessagePayload(
+            id: message.id, text: message.text, contentType: message.contentType, content: message.content,
+            custom: message.custom, createdAt: message.createdAt)
+        var body = OutboxPayload()
+        body.channel = message.channelId
+        body.messageId = message.id
+        body.message = try JSONValue(encoding: payload)
+        body.meta = .object(publishMeta)
+        try Validation.validatePublishSize(message: body.message ?? .null, channel: message.channelId, meta: body.meta)
+        var pending = message
+        pending.timetoken = nil
+        pending.delivery = .pending
+        if try tx.messageExists(id: pending.id) {
+            throw StoreError.invalidInput("a message with id \(pending.id) is already stored")
+        }
+        try tx.upsert(message: pending)
+        try insert(
+            NewOutboxRow(kind: .send, lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id),
+                         payload: body),
+            id: opId, now: now)
+        return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
+    }
+
+    /// Adds `userId`'s reaction locally and queues it; on a pending message it waits for the publish.
+    func enqueueAddReaction(
+        opId: String, messageId: String, type: String, value: String, userId: String, now: Date
+    ) throws -> OutboxReceipt<ChatMessageAction> {
+        let message = try messageRef(messageId)
+        let target = OutboxKeys.reaction(messageId, type, value)
+        let action = try ChatMessageAction(
+            type: type, value: value, userId: userId, channelId: message.channel, messageTimetoken: message.timetoken,
+            messageId: messageId)
+        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .removeReaction {
+            // Remove then add, neither sent: drop the removal and bring the stored action back.
+            try cancel(latest)
+            return OutboxReceipt(value: action, opId: nil, disposition: .cancelled([latest.id]))
+        }
+        if try tx.action(messageId: messageId, type: type, value: value, userId: userId) != nil {
+            return OutboxReceipt(value: action, opId: nil, disposition: .unchanged)
+        }
+        try tx.upsert(action: action)
+        var payload = OutboxPayload()
+        payload.channel = message.channel
+        payload.messageId = messageId
+        payload.messageTimetoken = message.timetoken
+        payload.actionType = type
+        payload.actionValue = value
+        try insert(
+            NewOutboxRow(kind: .addReaction, lane: OutboxKeys.reactionLane(messageId), target: target, payload: payload,
+                         dependsOn: message.timetoken == nil ? message.sendOp : nil),
+            id: opId, now: now)
+        return OutboxReceipt(value: action, opId: opId, disposition: .enqueued)
+    }
+
+    /// Removes `userId`'s reaction locally and queues the removal (or cancels an unsent add).
+    func enqueueRemoveReaction(
+        opId: String, messageId: String, type: String, value: String, userId: String, now: Date
+    ) throws -> OutboxReceipt<ChatMessageAction> {
+        let message = try messageRef(messageId)
+        let target = OutboxKeys.reaction(messageId, type, value)
+        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .addReaction {
+            try cancel(latest)
+            try tx.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
+            return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled([latest.id]))
+        }
+        guard let stored = try tx.action(messageId: messageId, type: type, value: value, userId: userId)
+        else { return OutboxReceipt(value: nil, opId: nil, disposition: .unchanged) }
+        try tx.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
+        var payload = OutboxPayload()
+        payload.channel = message.channel
+        payload.messageId = messageId
+        payload.messageTimetoken = message.timetoken
+        payload.actionTimetoken = stored.actionTimetoken
+        payload.actionType = type
+        payload.actionValue = value
+        try insert(
+            NewOutboxRow(kind: .removeReaction, lane: OutboxKeys.reactionLane(messageId), target: target,
+                         payload: payload, baseSnapshot: try SnapshotCoding().json(stored),
+                         dependsOn: message.timetoken == nil ? message.sendOp : nil),
+            id: opId, now: now)
+        return OutboxReceipt(value: nil, opId: opId, disposition: .enqueued)
+    }
+
+    /// Sets a membership locally (creating it if needed) and queues the PATCH.
+    func enqueueSetMembership(
+        opId: String, channelId: String, userId: String, fields: [String: JSONValue], now: Date
+    ) throws -> OutboxReceipt<Member> {
+        if fields.isEmpty { throw OutboxError.emptyEdit("membership \(channelId)/\(userId)") }
+        let stored = try tx.member(channelId: channelId, userId: userId)
+        let local = try MemberEdit.apply(fields, to: try stored ?? Member(channelId: channelId, userId: userId))
+        try tx.upsert(member: local, force: true)
+        let target = OutboxKeys.member(channelId, userId)
+        var payload = OutboxPayload()
+        payload.channel = channelId
+        payload.user = userId
+        payload.fields = fields
+        let op = NewOutboxRow(
+            kind: .setMembership, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+            baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
+        let (id, disposition) = try insertOrMerge(op, id: opId, now: now)
+        return OutboxReceipt(value: local, opId: id, disposition: disposition)
+    }
+
+    /// Removes a membership locally and queues the removal (or cancels an unsent set of one never synced).
+    func enqueueRemoveMembership(opId: String, channelId: String, userId: String, now: Date) throws
+        -> OutboxReceipt<Member>
+    {
+        let stored = try tx.member(channelId: channelId, userId: userId)
+        let target = OutboxKeys.member(channelId, userId)
+        try tx.deleteMember(channelId: channelId, userId: userId)
+        var payload = OutboxPayload()
+        payload.channel = channelId
+        payload.user = userId
+        let op = NewOutboxRow(
+            kind: .removeMembership, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+            baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
+        let (id, disposition) = try insertOrReplace(op, id: opId, now: now)
+        return OutboxReceipt(value: nil, opId: id, disposition: disposition)
+    }
+
+    /// Edits a user locally (creating it if needed) and queues the PATCH with the stored eTag as `If-Match`.
+    func enqueueSetUser(opId: String, id: String, fields: [String: JSONValue], now: Date) throws -> OutboxReceipt<User> {
+        if fields.isEmpty { throw OutboxError.emptyEdit("user \(id)") }
+        let stored = try tx.user(id: id)
+        let local = try UserEdit.apply(fields, to: try stored ?? User(id: id))
+        try tx.upsert(user: local, force: true)
+        var payload = OutboxPayload()
+        payload.user = id
+        payload.fields = fields
+        let receipt = try enqueueEdit(.setUser, target: OutboxKeys.user(id), payload: payload, stored: stored, opId: opId, now: now)
+        return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
+    }
+
+    /// Removes a user locally (with its memberships) and queues the DELETE.
+    func enqueueRemoveUser(opId: String, id: String, now: Date) throws -> OutboxReceipt<User> {
+        let stored = try tx.user(id: id)
+        try tx.deleteUser(id: id)
+        var payload = OutboxPayload()
+        payload.user = id
+        let receipt = try enqueueEdit(.removeUser, target: OutboxKeys.user(id), payload: payload, stored: stored, opId: opId, now: now)
+        return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
+    }
+
+    /// Edits a channel locally (creating it if needed) and queues the PATCH with the stored eTag as `If-Match`.
+    func enqueueSetChannel(opId: String, id: String, fields: [String: JSONValue], now: Date) throws
+        -> OutboxReceipt<Channel>
+    {
+        if fields.isEmpty { throw OutboxError.emptyEdit("channel \(id)") }
+        let stored = try tx.channel(id: id)
+        let local = try ChannelEdit.apply(fields, to: try stored ?? Channel(id: id))
+        try tx.upsert(channel: local, force: true)
+        var payload = OutboxPayload()
+        payload.channel = id
+        payload.fields = fields
+        let receipt = try enqueueEdit(.setChannel, target: OutboxKeys.channel(id), payload: payload, stored: stored, opId: opId, now: now)
+        return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
+    }
+
+    /// Removes a channel locally (with its memberships) and queues the DELETE.
+    func enqueueRemoveChannel(opId: String, id: String, now: Date) throws -> OutboxReceipt<Channel> {
+        let stored = try tx.channel(id: id)
+        try tx.deleteChannel(id: id)
+        var payload = OutboxPayload()
+        payload.channel = id
+        let receipt = try enqueueEdit(.removeChannel, target: OutboxKeys.channel(id), payload: payload, stored: stored, opId: opId, now: now)
+        return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
+    }
+
+    /// Files a user or channel op with the stored version as its base (eTag, `updated`, snapshot).
+    private func enqueueEdit<Object: VersionedObject & Encodable>(
+        _ kind: OutboxKind, target: String, payload: OutboxPayload, stored: Object?, opId: String, now: Date
+    ) throws -> (String?, OutboxDisposition) {
+        let op = NewOutboxRow(
+            kind: kind, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+            baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
+        let isRemoval = kind == .removeUser || kind == .removeChannel
+        return isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
+    }
+
+    // MARK: Coalescing
+
+    /// A set after an unsent set of the same object: one op with the union of fields, the latest
+    /// values and the first op's base.
+    private func insertOrMerge(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.kind {
+            latest.payload.fields = (latest.payload.fields ?? [:]).merging(op.payload.fields ?? [:]) { _, new in new }
+            latest.coalesced.append("merged edit \(id): \((op.payload.fields ?? [:]).keys.sorted().joined(separator: ", "))")
+            latest.updatedAt = now
+            try tx.save(latest)
+            changes.events.append(.coalesced(into: latest.id, cancelled: []))
+            changes.wakesDrain = true
+            return (latest.id, .merged(into: latest.id))
+        }
+        try insert(op, id: id, now: now)
+        return (id, .enqueued)
+    }
+
+    /// A removal after an unsent set: nothing at all when the object never reached the server,
+    /// otherwise the set becomes the removal.
+    private func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        let setKind: OutboxKind = switch op.kind {
+        case .removeMembership: .setMembership
+        case .removeUser: .setUser
+        default: .setChannel
+        }
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == setKind {
+            if latest.baseETag == nil {
+                try tx.deleteOp(id: latest.id)
+                changes.events.append(.coalesced(into: nil, cancelled: [latest.id]))
+                changes.finish(latest.id, .discarded)
+                return (nil, .cancelled([latest.id]))
+            }
+            latest.kind = op.kind
+            latest.payload = op.payload
+            latest.coalesced.append("replaced by removal \(id)")
+            latest.updatedAt = now
+            try tx.save(latest)
+            changes.events.append(.coalesced(into: latest.id, cancelled: []))
+            changes.wakesDrain = true
+            return (latest.id, .merged(into: latest.id))
+        }
+        try insert(op, id: id, now: now)
+        return (id, .enqueued)
+    }
+
+    /// Withdraws an unsent op that a later change cancels, reverting its local change.
+    private func cancel(_ latest: OutboxEntry) throws {
+        try tx.deleteOp(id: latest.id)
+        if latest.kind == .removeReaction { try overlay.revert(latest) }
+        changes.events.append(.coalesced(into: nil, cancelled: [latest.id]))
+        changes.finish(latest.id, .discarded)
+    }
+
+    private func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
+        try tx.insertOp(op, id: id, now: now)
+        changes.events.append(.enqueued(opId: id, kind: op.kind))
+        changes.wakesDrain = true
+    }
+
+    /// The channel, timetoken and unsent publish op of a stored message.
+    private func messageRef(_ id: String) throws -> (channel: String, timetoken: Timetoken?, sendOp: String?) {
+        guard let location = try tx.messageLocation(id: id) else { throw OutboxError.messageNotFound(id) }
+        let sendOp = try tx.ops(target: OutboxKeys.message(id)).first { $0.kind == .send }?.id
+        if location.timetoken == nil, sendOp == nil {
+            throw StoreError.invalidInput("message \(id) was never sent and has no publish op")
+        }
+        return (location.channel, location.timetoken, sendOp)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// The lanes and targets ops are filed under: the one place their spelling is decided.
+///
+/// A *lane* is a FIFO: its ops are sent one at a time in enqueue order. A *target* names the
+/// entity an op changes; coalescing and read-your-writes look ops up by target.
+enum OutboxKeys {
+    /// Sends to one channel share a lane: they reach PubNub in local send order.
+    static func sendLane(_ channel: String) -> String { "send:\(channel)" }
+    /// The target of a message's publish.
+    static func message(_ id: String) -> String { "message:\(id)" }
+    /// The reactions of one message share a lane.
+    static func reactionLane(_ messageId: String) -> String { "reactions:\(messageId)" }
+    /// One reaction (message, type, value) of the current user.
+    static func reaction(_ messageId: String, _ type: String, _ value: String) -> String {
+        "reaction:\(messageId)/\(type)/\(value)"
+    }
+    /// A membership; also its lane.
+    static func member(_ channel: String, _ user: String) -> String { "member:\(channel)/\(user)" }
+    /// A user's metadata; also its lane.
+    static func user(_ id: String) -> String { "user:\(id)" }
+    /// A channel's metadata; also its lane.
+    static func channel(_ id: String) -> String { "channel:\(id)" }
+}
+
+extension OutboxState {
+    /// The states of an op that is still to be sent (or being sent): a lane's head is its first op
+    /// in one of them.
+    static let live: Set<OutboxState> = [.pending, .ambiguous, .inflight]
+}
+
+extension OutboxEntry {
+    /// Whether the op certainly has not reached PubNub: pending, and never answered in a way that
+    /// could mean it arrived (a 5xx or a lost response may have been applied). Only such ops may
+    /// be merged with or cancelled by a later change.
+    var isCertainlyUnsent: Bool {
+        guard state == .pending else { return false }
+        guard let failure = lastFailure else { return true }
+        return failure.errorClass == .notSent || failure.errorClass == .rateLimited
+    }
+}

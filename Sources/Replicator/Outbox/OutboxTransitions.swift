@@ -1,0 +1,280 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// What happened to ops in one transaction: announced by the ``Outbox`` after it commits, in order.
+struct OpChanges: Sendable {
+    /// One event per op transition.
+    var events: [OutboxEvent] = []
+    /// Final outcomes, for whoever waits in ``Outbox/completion(of:)``.
+    var outcomes: [OpOutcome] = []
+    /// Whether an op became ready to send (the running drain should look again).
+    var wakesDrain = false
+
+    struct OpOutcome: Sendable {
+        var opId: String
+        var outcome: OutboxOutcome
+    }
+
+    mutating func finish(_ opId: String, _ outcome: OutboxOutcome) {
+        outcomes.append(OpOutcome(opId: opId, outcome: outcome))
+    }
+}
+
+/// The outbox's state machine: every change of an op row, made inside one store transaction.
+///
+/// This is the only code that writes op rows, and each transition records its ``OutboxEvent``
+/// in ``changes``; the ``Outbox`` actor runs it (``Outbox/commit(_:)``) and announces the
+/// events once the transaction has committed. Entity rows change through ``LocalOverlay`` in
+/// the same transaction, so an op and the local object it touches never disagree.
+final class OpTransaction<Custom: ChatCustomData> {
+    let tx: StoreTransaction<Custom>
+    var changes = OpChanges()
+    var overlay: LocalOverlay<Custom> { LocalOverlay(tx: tx) }
+
+    init(_ tx: StoreTransaction<Custom>) { self.tx = tx }
+
+    /// The op with `id`; throws ``OutboxError/opNotFound(_:)`` when it is gone.
+    func existing(_ id: String) throws -> OutboxEntry {
+        guard let entry = try tx.op(id: id) else { throw OutboxError.opNotFound(id) }
+        return entry
+    }
+
+    // MARK: Attempts
+
+    /// Marks an op in flight (one more attempt) when it is pending or ambiguous; nil when it is
+    /// gone or in another state (discarded or settled meanwhile).
+    func markInflight(_ id: String, now: Date) throws -> OutboxEntry? {
+        guard var entry = try tx.op(id: id), entry.state == .pending || entry.state == .ambiguous else { return nil }
+        entry.state = .inflight
+        entry.attempts += 1
+        entry.firstAttemptAt = entry.firstAttemptAt ?? now
+        entry.updatedAt = now
+        try tx.save(entry)
+        changes.events.append(.sending(opId: id, attempt: entry.attempts))
+        return entry
+    }
+
+    /// Records a failed attempt: back to `pending` or `ambiguous` with a retry time, or parked as
+    /// `dead` or `conflict` (no retry time) until the app decides. A parked publish shows as
+    /// `failed` in the message queries.
+    func recordFailure(
+        _ id: String, state: OutboxState, retryAt: Date?, failure: OutboxFailure, serverFailure: Bool, now: Date
+    ) throws {
+        guard var entry = try tx.op(id: id) else { return }
+        entry.state = state
+        entry.nextAttemptAt = retryAt
+        entry.lastFailure = failure
+        entry.serverFailures += serverFailure ? 1 : 0
+        entry.updatedAt = now
+        try tx.save(entry)
+        if entry.kind == .send, let messageId = entry.payload.messageId {
+            try tx.setDelivery(messageId: messageId, to: state == .dead ? .failed : .pending)
+        }
+        switch state {
+        case .dead:
+            changes.events.append(.failed(opId: id, failure: failure))
+            changes.finish(id, .failed(failure))
+        case .conflict:
+            changes.events.append(.conflict(opId: id, failure: failure))
+            changes.finish(id, .conflict(failure))
+        case .ambiguous:
+            changes.events.append(.ambiguous(opId: id, at: retryAt ?? now, failure: failure))
+        case .pending, .inflight:
+            changes.events.append(.retrying(opId: id, at: retryAt ?? now, failure: failure))
+        }
+    }
+
+    /// Rebases a conflicted edit on the server's version: a new base eTag and the `rebase` flag
+    /// cleared. The fields are left alone (an enqueue may have merged more into them meanwhile).
+    func rebase(_ id: String, baseETag: String?, now: Date) throws {
+        guard var entry = try tx.op(id: id) else { return }
+        entry.payload.rebase = nil
+        entry.baseETag = baseETag
+        entry.updatedAt = now
+        try tx.save(entry)
+    }
+
+    // MARK: Completion
+
+    /// The op reached PubNub: its result is written to the local object and the op leaves the
+    /// outbox, in this transaction.
+    func complete(_ entry: OutboxEntry, _ result: OpResult<Custom>, userId: String) throws {
+        try tx.deleteOp(id: entry.id)
+        let p = entry.payload
+        var timetoken: Timetoken?
+        switch result {
+        case .published(let tt):
+            timetoken = tt
+            try tx.markSent(messageId: p.messageId ?? "", timetoken: tt)
+        case .reaction(let tt):
+            timetoken = tt
+            if let tt {
+                try tx.setActionTimetoken(
+                    messageId: p.messageId ?? "", type: p.actionType ?? "", value: p.actionValue ?? "", userId: userId,
+                    actionTimetoken: tt)
+            }
+        case .user(let user):
+            try overlay.storeAnswer(user: user)
+            try rebaseLaterOps(target: OutboxKeys.user(user.id), on: user)
+        case .channel(let channel):
+            try overlay.storeAnswer(channel: channel)
+            try rebaseLaterOps(target: OutboxKeys.channel(channel.id), on: channel)
+        case .membership(let member):
+            if let member {
+                let stored = try overlay.storeAnswer(member: member)
+                try rebaseLaterOps(target: OutboxKeys.member(member.channelId, member.userId), on: stored)
+            }
+        case .none:
+            break
+        }
+        changes.events.append(.sent(opId: entry.id, timetoken: timetoken))
+        changes.finish(entry.id, .sent(timetoken: timetoken))
+    }
+
+    /// A pull found our pending publish on the server: the op is finished by the page that holds it.
+    func completeByPull(messageId: String, timetoken: Timetoken) throws -> String? {
+        guard let op = try tx.ops(target: OutboxKeys.message(messageId)).first(where: { $0.kind == .send }) else {
+            return nil
+        }
+        try tx.deleteOp(id: op.id)
+        changes.events.append(.sent(opId: op.id, timetoken: timetoken))
+        changes.finish(op.id, .sent(timetoken: timetoken))
+        return op.id
+    }
+
+    /// Edits of the same object made while this one was in flight were based on the version it
+    /// replaced; their base becomes the version it produced, so they do not conflict with it.
+    private func rebaseLaterOps<Object: VersionedObject & Encodable>(target: String, on server: Object) throws {
+        let snapshot = try SnapshotCoding().json(server)
+        for var op in try tx.ops(target: target) {
+            op.baseETag = server.eTag
+            op.baseUpdated = server.updated?.description
+            op.baseSnapshot = snapshot
+            try tx.save(op)
+        }
+    }
+
+    // MARK: The app's decisions
+
+    /// Puts a dead or conflicted op back in the queue. A send that may have arrived is probed first.
+    func retry(_ id: String, now: Date) throws {
+        var entry = try existing(id)
+        guard entry.state == .dead || entry.state == .conflict else {
+            throw OutboxError.notRetryable(opId: id, state: entry.state)
+        }
+        // Any publish that was handed to the transport before is probed first: some failures
+        // (a 5xx, a failed probe) do not prove it did not arrive.
+        let mayHaveArrived = entry.kind == .send && entry.firstAttemptAt != nil
+        if entry.state == .conflict { entry.payload.rebase = true }
+        entry.state = mayHaveArrived ? .ambiguous : .pending
+        entry.nextAttemptAt = nil
+        entry.serverFailures = 0
+        entry.updatedAt = now
+        if entry.kind == .send, let messageId = entry.payload.messageId {
+            // It is sent again now, after later messages of its channel may have gone: its place
+            // in the local order moves to the end, so a later message's probe floor (earlier local
+            // order) never includes it.
+            try tx.moveToEndOfLocalOrder(messageId: messageId)
+            try tx.setDelivery(messageId: messageId, to: .pending)
+        }
+        try tx.save(entry)
+        // A person chose the local edit: an open conflict entry of this op is closed with it.
+        try tx.closeOpenConflicts(opId: id, with: .local, policy: "outbox retry")
+        changes.events.append(.retried(opId: id))
+        changes.wakesDrain = true
+    }
+
+    /// Withdraws an op that has not reached PubNub and reverts its local change; a discarded send
+    /// takes the reactions waiting on it along. Returns the ids of every op removed.
+    func discard(_ id: String) throws -> [String] {
+        let entry = try existing(id)
+        guard entry.state != .inflight, entry.state != .ambiguous else {
+            throw OutboxError.mayHaveBeenApplied(opId: id, state: entry.state)
+        }
+        var removed = [id]
+        for dependent in try tx.ops(dependingOn: id) {
+            try tx.deleteOp(id: dependent.id)
+            removed.append(dependent.id)
+        }
+        try tx.deleteOp(id: id)
+        // A person dropped the local edit: an open conflict entry of this op is closed with the server's side.
+        try tx.closeOpenConflicts(opId: id, with: .remote, policy: "outbox discard")
+        try overlay.revert(entry)
+        changes.events.append(.discarded(opIds: removed))
+        for opId in removed { changes.finish(opId, .discarded) }
+        return removed
+    }
+
+    // MARK: Conflict settlement
+
+    /// Settles a conflicted op and logs it: the op, the local object and the log entry change
+    /// together. Returns the log entry's id.
+    ///
+    /// - Parameters:
+    ///   - remote: the server's current version as wire JSON, or nil when it has none.
+    ///   - closing: an open log entry that this decision closes (a person's decision), instead of
+    ///     writing a new one.
+    func settle(
+        _ opId: String, remote: JSONValue?, settlement: ConflictSettlement, record: NewConflictRecord, closing: Int64?,
+        now: Date
+    ) throws -> Int64 {
+        var entry = try existing(opId)
+        guard entry.state == .conflict else { throw OutboxError.notRetryable(opId: opId, state: entry.state) }
+        let logId: Int64
+        if let closing {
+            try tx.updateConflict(id: closing, with: record)
+            logId = closing
+        } else {
+            logId = try tx.insertConflict(record)
+        }
+        switch settlement {
+        case .wait:
+            break
+        case .takeRemote:
+            try tx.deleteOp(id: opId)
+            try overlay.storeServerVersion(remote, of: entry)
+            changes.events.append(.settled(opId: opId, resent: false, conflictId: logId))
+            changes.finish(opId, .discarded)
+        case .resend(let fields):
+            entry.payload.rebase = nil
+            if let fields, entry.kind == .setUser || entry.kind == .setChannel || entry.kind == .setMembership {
+                entry.payload.fields = fields
+            }
+            entry.state = .pending
+            entry.baseETag = remote?.objectValue?["eTag"]?.stringValue
+            entry.baseUpdated = remote?.objectValue?["updated"]?.stringValue
+            entry.nextAttemptAt = nil
+            entry.serverFailures = 0
+            entry.updatedAt = now
+            // The op is saved first: the server's version is stored and this op's edit laid over it.
+            try tx.save(entry)
+            entry.baseSnapshot = try overlay.storeServerVersion(remote, of: entry)
+            try tx.save(entry)
+            changes.events.append(.settled(opId: opId, resent: true, conflictId: logId))
+            changes.wakesDrain = true
+        }
+        return logId
+    }
+}
+
+/// How a conflicted op is settled.
+enum ConflictSettlement: Sendable, Hashable {
+    /// Drop the local edit and store the server's version (none: the server deleted the object).
+    case takeRemote
+    /// Send again over the server's version (its eTag becomes the op's base and `If-Match`); for
+    /// an edit, `fields` become the op's fields.
+    case resend(fields: [String: JSONValue]?)
+    /// Leave the op in `conflict` for a person; only the log entry is written.
+    case wait
+}
+
+/// A successful op's result, as the store keeps it.
+enum OpResult<Custom: ChatCustomData> {
+    case published(Timetoken)
+    case reaction(Timetoken?)
+    case user(ChatUser<Custom.User>)
+    case channel(ChatChannel<Custom.Channel>)
+    case membership(ChatMember<Custom>?)
+    case none
+}

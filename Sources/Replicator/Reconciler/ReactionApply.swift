@@ -1,0 +1,81 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// What replacing a channel's reactions did.
+public struct ReactionSyncResult: Sendable, Hashable {
+    /// Actions the server has that were missing locally.
+    public var added = 0
+    /// Local actions the server no longer has.
+    public var removed = 0
+    /// Differences left alone because a local op is pending on them (read-your-writes), or the
+    /// local action is newer than the listing.
+    public var keptPending = 0
+
+    /// An empty result.
+    public init() {}
+}
+
+/// PubNub's identity of an action: (message timetoken, type, value, user).
+private struct ReactionKey: Hashable {
+    var messageTimetoken: Int64
+    var type: String
+    var value: String
+    var user: String
+}
+
+extension Reconciler {
+    /// Makes the stored actions on a channel's messages in `window` (message timetokens,
+    /// inclusive) equal to `server`, the complete listing taken just before `snapshot`, in one
+    /// transaction.
+    ///
+    /// Local changes still in the outbox win over the listing (``LocalOverlay``): an unsent add
+    /// keeps its action, an unsent removal keeps it away. A stored action whose timetoken is at or
+    /// after `snapshot` arrived after the listing was taken and is kept.
+    func replaceReactions(
+        channel: String, window: ClosedRange<Timetoken>, server: [ChatMessageAction], snapshot: Timetoken,
+        currentUser: String
+    ) async throws(StoreError) -> ReactionSyncResult {
+        func column(_ timetoken: Timetoken, _ field: String) throws(StoreError) -> Int64 {
+            guard let value = Int64(exactly: timetoken.rawValue) else {
+                throw .valueOutOfRange(field: field, value: timetoken.description)
+            }
+            return value
+        }
+        let low = try column(window.lowerBound, "window.lowerBound"), high = try column(window.upperBound, "window.upperBound")
+        let snapshotValue = try column(snapshot, "snapshot")
+        return try await store.storeTransaction { tx in
+            var result = ReactionSyncResult()
+            let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
+            let ids = try tx.messageIds(channel: channel, window: low...high)
+            func target(_ key: ReactionKey) -> String? {
+                guard key.user == currentUser, let id = ids[key.messageTimetoken] else { return nil }
+                return OutboxKeys.reaction(id, key.type, key.value)
+            }
+            var remote: [ReactionKey: ChatMessageAction] = [:]
+            for action in server {
+                guard let tt = action.messageTimetoken, let value = Int64(exactly: tt.rawValue), (low...high).contains(value)
+                else { continue }
+                remote[ReactionKey(messageTimetoken: value, type: action.type, value: action.value, user: action.userId)] = action
+            }
+            var local: [ReactionKey: (rowId: Int64, actionTimetoken: Int64?)] = [:]
+            for row in try tx.actions(channel: channel, window: low...high) {
+                local[ReactionKey(messageTimetoken: row.messageTimetoken, type: row.type, value: row.value, user: row.userId)] =
+                    (row.rowId, row.actionTimetoken)
+            }
+            for (key, stored) in local where remote[key] == nil {
+                if let t = target(key), pending.adds.contains(t) { result.keptPending += 1; continue }
+                if let tt = stored.actionTimetoken, tt >= snapshotValue { result.keptPending += 1; continue }
+                try tx.deleteAction(rowId: stored.rowId)
+                result.removed += 1
+            }
+            for (key, action) in remote {
+                if let t = target(key), pending.removes.contains(t) { result.keptPending += 1; continue }
+                var attached = action
+                attached.messageId = ids[key.messageTimetoken]
+                if try tx.upsert(action: attached) == .inserted { result.added += 1 }
+            }
+            return result
+        }
+    }
+}
