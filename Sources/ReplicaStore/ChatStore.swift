@@ -4,7 +4,7 @@ import Logging
 import ReplicaModel
 
 /// The local SQLite store: the app's source of truth for users, channels, memberships, messages
-/// and reactions, plus the outbox, checkpoints, conflict log and drafts.
+/// and reactions, plus the outbox, checkpoints and conflict log.
 ///
 /// Open one store per file and share it; every method is safe to call from any task.
 ///

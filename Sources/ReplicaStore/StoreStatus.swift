@@ -23,7 +23,7 @@ extension ChatStore {
     /// The tables ``status()`` counts.
     public static var countedTables: [String] {
         ["users", "channels", "members", "messages", "message_actions", "outbox", "sync_checkpoints",
-         "conflict_log", "drafts"]
+         "conflict_log"]
     }
 
     /// Row counts, schema version and pending outbox count.

@@ -29,8 +29,6 @@ public enum OutboxWait: Sendable, Hashable {
     case ready
     /// Backing off (or Retry-After) until then.
     case backoff(until: Date)
-    /// It waits for an earlier op of its lane.
-    case behind(opId: String)
     /// It waits for the op it depends on (a reaction waiting for its message's publish).
     case parent(opId: String, state: OutboxState)
     /// Another drain is sending it (or crashed while doing so: reopening the store makes it ambiguous).

@@ -100,7 +100,6 @@ extension Outbox {
             let when = ISOTimestamp(date: until, fractionDigits: 3).description
             if entry.lastFailure?.errorClass == .notSent { return "offline, retry at \(when)" }
             return "backoff until \(when) (\(reason))"
-        case .behind(let id): return "behind \(id)"
         case .parent(let id, let state): return "parent \(id) \(state.rawValue)"
         case .inflight: return "in flight in another drain"
         case .dead: return "dead: \(reason)"

@@ -24,7 +24,6 @@ enum Columns {
         """
 
     static let member = "m.status, m.type, m.custom, m.updated, m.etag, m.is_present, m.presence_state"
-    static let memberCount = 7
 
     static let message =
         "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "

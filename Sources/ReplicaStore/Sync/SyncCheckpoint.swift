@@ -109,9 +109,4 @@ extension ChatStore {
     public func saveCheckpoint(_ checkpoint: SyncCheckpoint) async throws(StoreError) {
         try await write { db in try checkpoint.write(db) }
     }
-
-    /// Forgets a checkpoint: the next pull of that scope starts from nothing.
-    public func resetCheckpoint(_ scope: String) async throws(StoreError) {
-        try await write { db in try db.execute(sql: "DELETE FROM sync_checkpoints WHERE scope = ?", arguments: [scope]) }
-    }
 }
