@@ -36,7 +36,7 @@ public struct UserChangeset<Custom: CustomData>: Codable, Hashable, Sendable {
         guard user.id == id, Changesets.accepts(updated, over: user.updated) else { return nil }
         var result = user
         result.name = name.applied(to: user.name)
-        result.type = type.applied(to: user.type) ?? "default"
+        result.type = FieldSchema.type(type.applied(to: user.type))
         result.status = status.applied(to: user.status)
         result.externalId = externalId.applied(to: user.externalId)
         result.profileUrl = profileUrl.applied(to: user.profileUrl)
@@ -113,7 +113,7 @@ public struct ChannelChangeset<Custom: CustomData>: Codable, Hashable, Sendable 
         guard channel.id == id, Changesets.accepts(updated, over: channel.updated) else { return nil }
         var result = channel
         result.name = name.applied(to: channel.name)
-        result.type = type.applied(to: channel.type) ?? "default"
+        result.type = FieldSchema.type(type.applied(to: channel.type))
         result.status = status.applied(to: channel.status)
         result.details = details.applied(to: channel.details)
         result.custom = custom.applied(to: channel.custom)

@@ -57,7 +57,7 @@ public struct UserEdit<Custom: CustomData>: Hashable, Sendable {
         for (key, value) in fields {
             switch key {
             case "name": user.name = value.stringValue
-            case "type": user.type = value.stringValue ?? "default"
+            case "type": user.type = FieldSchema.type(value.stringValue)
             case "status": user.status = value.stringValue
             case "externalId": user.externalId = value.stringValue
             case "profileUrl": user.profileUrl = value.stringValue
@@ -106,7 +106,7 @@ public struct ChannelEdit<Custom: CustomData>: Hashable, Sendable {
             switch key {
             case "name": channel.name = value.stringValue
             case "description": channel.details = value.stringValue
-            case "type": channel.type = value.stringValue ?? "default"
+            case "type": channel.type = FieldSchema.type(value.stringValue)
             case "status": channel.status = value.stringValue
             case "custom": channel.custom = value.isNull ? nil : try value.decode(as: Custom.self)
             default: break

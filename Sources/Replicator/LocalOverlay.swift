@@ -70,7 +70,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// The current user's reactions on `channel` with an unsent add or removal, by target.
     func pendingReactions(channel: String) throws -> (adds: Set<String>, removes: Set<String>) {
         var adds = Set<String>(), removes = Set<String>()
-        for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.payload.channel == channel {
+        for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.operation.channel == channel {
             if op.kind == .addReaction { adds.insert(op.target) } else { removes.insert(op.target) }
         }
         return (adds, removes)
@@ -105,28 +105,26 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// stored, as JSON text (the op's new base snapshot when it is sent again).
     @discardableResult
     func storeServerVersion(_ remote: JSONValue?, of entry: OutboxEntry) throws -> String? {
-        let p = entry.payload
         let coding = SnapshotCoding()
         var snapshot: String?
-        switch entry.kind {
-        case .setUser, .removeUser:
+        switch entry.operation {
+        case .setUser(let id, _), .removeUser(let id):
             if let remote {
                 let user = try remote.decode(as: User.self)
                 try tx.upsert(user: user, force: true)
                 snapshot = try coding.json(user)
             } else {
-                try tx.deleteUser(id: p.user ?? "")
+                try tx.deleteUser(id: id)
             }
-        case .setChannel, .removeChannel:
+        case .setChannel(let id, _), .removeChannel(let id):
             if let remote {
                 let channel = try remote.decode(as: Channel.self)
                 try tx.upsert(channel: channel, force: true)
                 snapshot = try coding.json(channel)
             } else {
-                try tx.deleteChannel(id: p.channel ?? "")
+                try tx.deleteChannel(id: id)
             }
-        case .setMembership, .removeMembership:
-            guard let channelId = p.channel, let userId = p.user else { return nil }
+        case .setMembership(let channelId, let userId, _), .removeMembership(let channelId, let userId):
             guard let remote else {
                 try tx.deleteMember(channelId: channelId, userId: userId)
                 break
@@ -153,33 +151,30 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// Undoes an op's optimistic local change (the op is withdrawn or cancelled), then lays the
     /// other unsent ops of its target back over the result.
     func revert(_ entry: OutboxEntry) throws {
-        let p = entry.payload
         func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try SnapshotCoding.decode(T.self, of: entry) }
-        switch entry.kind {
-        case .send:
-            if let messageId = p.messageId { try tx.deleteUnsentMessage(id: messageId) }
-        case .addReaction:
-            if let messageId = p.messageId, let type = p.actionType, let value = p.actionValue {
-                try tx.deleteUnsentActions(messageId: messageId, type: type, value: value)
-            }
+        switch entry.operation {
+        case .send(_, let messageId, _, _):
+            try tx.deleteUnsentMessage(id: messageId)
+        case .addReaction(let reaction):
+            try tx.deleteUnsentActions(messageId: reaction.messageId, type: reaction.type, value: reaction.value)
         case .removeReaction:
             if let action = try snapshot(ChatMessageAction.self) { try tx.upsert(action: action) }
-        case .setMembership, .removeMembership:
+        case .setMembership(let channel, let user, _), .removeMembership(let channel, let user):
             if let member = try snapshot(Member.self) {
                 try tx.upsert(member: member, force: true)
-            } else if let channel = p.channel, let user = p.user {
+            } else {
                 try tx.deleteMember(channelId: channel, userId: user)
             }
-        case .setUser, .removeUser:
+        case .setUser(let id, _), .removeUser(let id):
             if let user = try snapshot(User.self) {
                 try tx.upsert(user: user, force: true)
-            } else if let id = p.user {
+            } else {
                 try tx.deleteUser(id: id)
             }
-        case .setChannel, .removeChannel:
+        case .setChannel(let id, _), .removeChannel(let id):
             if let channel = try snapshot(Channel.self) {
                 try tx.upsert(channel: channel, force: true)
-            } else if let id = p.channel {
+            } else {
                 try tx.deleteChannel(id: id)
             }
         }
@@ -190,33 +185,26 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// local object keeps showing the user's own unsent edits.
     func reapplyPending(target: String) throws {
         for op in try tx.ops(target: target) {
-            let p = op.payload
-            switch op.kind {
-            case .setUser:
-                guard let id = p.user else { continue }
-                let stored = try tx.user(id: id) ?? User(id: id)
-                try tx.upsert(user: try UserEdit.apply(p.fields ?? [:], to: stored), force: true)
-            case .removeUser:
-                try tx.deleteUser(id: p.user ?? "")
-            case .setChannel:
-                guard let id = p.channel else { continue }
-                let stored = try tx.channel(id: id) ?? Channel(id: id)
-                try tx.upsert(channel: try ChannelEdit.apply(p.fields ?? [:], to: stored), force: true)
-            case .removeChannel:
-                try tx.deleteChannel(id: p.channel ?? "")
-            case .setMembership:
-                guard let channel = p.channel, let user = p.user else { continue }
+            switch op.operation {
+            case .setUser(let id, let fields):
+                try tx.upsert(user: try UserEdit.apply(fields, to: try tx.user(id: id) ?? User(id: id)), force: true)
+            case .removeUser(let id):
+                try tx.deleteUser(id: id)
+            case .setChannel(let id, let fields):
+                try tx.upsert(channel: try ChannelEdit.apply(fields, to: try tx.channel(id: id) ?? Channel(id: id)), force: true)
+            case .removeChannel(let id):
+                try tx.deleteChannel(id: id)
+            case .setMembership(let channel, let user, let fields):
                 let stored = try tx.member(channelId: channel, userId: user)
-                let member = try MemberEdit.apply(p.fields ?? [:], to: try stored ?? Member(channelId: channel, userId: user))
+                let member = try MemberEdit.apply(fields, to: try stored ?? Member(channelId: channel, userId: user))
                 try tx.upsert(member: member, force: true)
-            case .removeMembership:
-                try tx.deleteMember(channelId: p.channel ?? "", userId: p.user ?? "")
+            case .removeMembership(let channel, let user):
+                try tx.deleteMember(channelId: channel, userId: user)
             case .send, .addReaction, .removeReaction:
                 continue
             }
         }
     }
-
     /// Lays the unsent ops of `target` over a row just written; without `always`, only when the
     /// write changed the row and an op is queued (an unchanged row still shows them).
     private func overlay(_ target: String, after outcome: UpsertOutcome, always: Bool = false) throws -> Applied {

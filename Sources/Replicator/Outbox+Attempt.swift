@@ -97,10 +97,10 @@ extension Outbox {
                 return
             }
         }
-        if entry.kind == .setMembership || entry.kind == .removeMembership, entry.payload.rebase == true {
+        if entry.kind == .setMembership || entry.kind == .removeMembership, entry.rebase {
             // The app retried a conflicted membership edit: it keeps its edit over whatever the server holds now.
             let remote = try await client.findMembership(
-                channel: entry.payload.channel ?? "", user: entry.payload.user ?? "") { _, body in try await body() }
+                channel: entry.operation.channel ?? "", user: entry.operation.user ?? "") { _, body in try await body() }
             entry.baseETag = remote?.eTag
             try await rebase(entry.id, baseETag: remote?.eTag)
         } else if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
@@ -116,7 +116,7 @@ extension Outbox {
                 return
             }
         }
-        if entry.payload.rebase == true, entry.kind == .setUser || entry.kind == .setChannel {
+        if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
             let eTag = try await remoteETag(of: entry)
             entry.baseETag = eTag
             resolved.ifMatch = eTag
@@ -151,7 +151,7 @@ extension Outbox {
         case .setMembership:
             let page = try PubNubClient.page(
                 of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
-            return .membership(page.data.first { $0.channel.id == entry.payload.channel })
+            return .membership(page.data.first { $0.channel.id == entry.operation.channel })
         case .removeReaction, .removeMembership, .removeUser, .removeChannel:
             return .none
         }
@@ -159,7 +159,7 @@ extension Outbox {
 
     /// Writes a success to the store (local object and op removal in one transaction) and reports it.
     func complete(_ entry: OutboxEntry, _ completion: Completion) async throws {
-        let p = entry.payload, userId = userId
+        let p = entry.operation, userId = userId
         let result: OpResult<Custom>
         switch completion {
         case .published(let tt): result = .published(tt)

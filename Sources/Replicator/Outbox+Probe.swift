@@ -37,7 +37,7 @@ extension Outbox {
     /// Pages the channel's history backward from now to shortly before the first attempt, looking
     /// for the message's own id (or the op id in `meta`).
     private func probePublish(_ entry: OutboxEntry) async throws -> ProbeVerdict {
-        guard let channel = entry.payload.channel, let messageId = entry.payload.messageId else { return .notApplied }
+        guard let channel = entry.operation.channel, let messageId = entry.operation.messageId else { return .notApplied }
         let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.retry.probeLookback)
         var floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
         if let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }), earlier > floor {
@@ -65,17 +65,17 @@ extension Outbox {
 
     /// Compares the server's object with the values the edit sets.
     private func probeEdit(_ entry: OutboxEntry) async throws -> ProbeVerdict {
-        let fields = entry.payload.fields ?? [:]
+        let fields = entry.operation.fields ?? [:]
         let remote: JSONValue
         let remoteETag: String?
         do {
             if entry.kind == .setUser {
-                let user = try await client.getUser(id: entry.payload.user ?? "", as: JSONValue.self)
+                let user = try await client.getUser(id: entry.operation.user ?? "", as: JSONValue.self)
                 remote = try JSONValue(encoding: user)
                 remoteETag = user.eTag
                 if Self.holds(fields, in: remote) { return .applied(.user(user)) }
             } else {
-                let channel = try await client.getChannel(id: entry.payload.channel ?? "", as: JSONValue.self)
+                let channel = try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self)
                 remote = try JSONValue(encoding: channel)
                 remoteETag = channel.eTag
                 if Self.holds(fields, in: remote) { return .applied(.channel(channel)) }
@@ -92,7 +92,7 @@ extension Outbox {
     static func holds(_ fields: [String: JSONValue], in object: JSONValue) -> Bool {
         guard case .object(let remote) = object else { return false }
         return fields.allSatisfy { key, value in
-            let current = remote[key] ?? (key == "type" ? .string("default") : .null)
+            let current = FieldSchema.comparable(key, remote[key])
             return current == value
         }
     }
@@ -109,7 +109,7 @@ extension Outbox {
     /// its eTag is still the edit's base → write; otherwise → conflict. A change made between this
     /// read and the write is not detected (documented in docs/conflicts.md).
     func membershipPrecheck(_ entry: OutboxEntry) async throws -> MembershipPrecheck {
-        guard let channel = entry.payload.channel, let user = entry.payload.user else { return .proceed }
+        guard let channel = entry.operation.channel, let user = entry.operation.user else { return .proceed }
         let remote = try await client.findMembership(channel: channel, user: user) { _, body in try await body() }
         if entry.kind == .removeMembership {
             guard let remote else { return .applied(nil) }
@@ -118,7 +118,7 @@ extension Outbox {
         guard let remote else {
             return .changed("the membership was removed on the server since the edit's base")
         }
-        if Self.holds(entry.payload.fields ?? [:], in: remote.fields) {
+        if Self.holds(entry.operation.fields ?? [:], in: remote.fields) {
             // Store the server's version (its eTag is the next edit's base).
             var wire = remote.fields.objectValue ?? [:]
             wire["channel"] = ["id": .string(channel)]
@@ -143,25 +143,25 @@ extension Outbox {
     }
 
     func messageTimetoken(of entry: OutboxEntry) async throws -> Timetoken? {
-        if let tt = entry.payload.messageTimetoken { return tt }
-        return try await Self.storedTimetoken(ofMessage: entry.payload.messageId ?? "", in: store)
+        if let tt = entry.operation.reaction?.messageTimetoken { return tt }
+        return try await Self.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
     }
 
     func actionTimetoken(of entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
-        if let tt = entry.payload.actionTimetoken { return tt }
+        if let tt = entry.operation.actionTimetoken { return tt }
         return try await findAction(entry, messageTimetoken: messageTimetoken)
     }
 
     /// Finds this user's (type, value) action on the message by listing the channel's actions
     /// newer than the message, newest page first.
     func findAction(_ entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
-        guard let channel = entry.payload.channel, let messageTimetoken else { return nil }
+        guard let channel = entry.operation.channel, let messageTimetoken else { return nil }
         var start: Timetoken?
         while true {
             let page = try await client.listMessageActions(channel: channel, start: start, end: messageTimetoken, limit: 100)
             if let match = page.data.first(where: {
-                $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == entry.payload.actionType
-                    && $0.value == entry.payload.actionValue
+                $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == entry.operation.reaction?.type
+                    && $0.value == entry.operation.reaction?.value
             }) {
                 return match.actionTimetoken
             }
@@ -175,9 +175,9 @@ extension Outbox {
     func remoteETag(of entry: OutboxEntry) async throws -> String? {
         do {
             if entry.kind == .setUser {
-                return try await client.getUser(id: entry.payload.user ?? "", as: JSONValue.self).eTag
+                return try await client.getUser(id: entry.operation.user ?? "", as: JSONValue.self).eTag
             }
-            return try await client.getChannel(id: entry.payload.channel ?? "", as: JSONValue.self).eTag
+            return try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self).eTag
         } catch {
             guard Self.isNotFound(error) else { throw error }
             return nil

@@ -69,13 +69,13 @@ extension Outbox {
             do {
                 var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
                 if entry.kind == .addReaction || entry.kind == .removeReaction {
-                    if let known = entry.payload.messageTimetoken {
+                    if let known = entry.operation.reaction?.messageTimetoken {
                         resolved.messageTimetoken = known
                     } else {
-                        resolved.messageTimetoken = try await Self.storedTimetoken(ofMessage: entry.payload.messageId ?? "", in: store)
+                        resolved.messageTimetoken = try await Self.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
                     }
                 }
-                resolved.actionTimetoken = entry.payload.actionTimetoken
+                resolved.actionTimetoken = entry.operation.actionTimetoken
                 if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
                     note = "the action's timetoken is looked up on the server first"
                 } else {

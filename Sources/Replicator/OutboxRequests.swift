@@ -29,53 +29,47 @@ enum OutboxRequests {
     }
 
     static func request(for entry: OutboxEntry, resolved: Resolved, client: PubNubClient) throws(Problem) -> WireRequest {
-        let p = entry.payload
         func need<T>(_ value: T?, _ what: String) throws(Problem) -> T {
             guard let value else { throw .missing(what) }
             return value
         }
         do {
-            switch entry.kind {
-            case .send:
-                return try client.publishRequest(
-                    PublishRequest(
-                        channel: try need(p.channel, "channel"), message: try need(p.message, "message"), meta: p.meta))
-            case .addReaction:
+            switch entry.operation {
+            case .send(let channel, _, let message, let meta):
+                return try client.publishRequest(PublishRequest(channel: channel, message: message, meta: meta))
+            case .addReaction(let reaction):
                 return try client.addMessageActionRequest(
-                    channel: try need(p.channel, "channel"),
+                    channel: reaction.channel,
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
-                    type: try need(p.actionType, "action type"), value: try need(p.actionValue, "action value"))
-            case .removeReaction:
+                    type: reaction.type, value: reaction.value)
+            case .removeReaction(let reaction, _):
                 return client.removeMessageActionRequest(
-                    channel: try need(p.channel, "channel"),
+                    channel: reaction.channel,
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
                     actionTimetoken: try need(resolved.actionTimetoken, "the action's timetoken"))
-            case .setMembership:
+            case .setMembership(let channel, let user, let fields):
                 // PubNub replaces a membership's status, type and custom together: fields the edit
                 // leaves alone are sent as the base version held them, so the write does not clear them.
-                var f = p.fields ?? [:]
+                var f = fields
                 if let snapshot = entry.baseSnapshot,
                    let base = try? JSONValue(jsonData: Data(snapshot.utf8)).objectValue
                 {
-                    for key in ["status", "type", "custom"] where f[key] == nil { f[key] = base[key] ?? .null }
+                    for key in FieldSchema.membership where f[key] == nil { f[key] = base[key] ?? .null }
                 }
                 let set = MembershipSet<JSONValue>(
-                    id: try need(p.channel, "channel"), status: f["status"]?.stringValue, type: f["type"]?.stringValue,
+                    id: channel, status: f["status"]?.stringValue, type: f["type"]?.stringValue,
                     custom: f["custom"].flatMap { $0.isNull ? nil : $0 })
-                return try client.setMembershipsRequest(userId: try need(p.user, "user"), set: [set], remove: [])
-            case .removeMembership:
-                return try client.setMembershipsRequest(
-                    userId: try need(p.user, "user"), set: [MembershipSet<JSONValue>](), remove: [try need(p.channel, "channel")])
-            case .setUser:
-                return try client.setUserRequest(
-                    id: try need(p.user, "user"), fields: userFields(p.fields ?? [:]), ifMatch: resolved.ifMatch)
-            case .removeUser:
-                return client.removeUserRequest(id: try need(p.user, "user"))
-            case .setChannel:
-                return try client.setChannelRequest(
-                    id: try need(p.channel, "channel"), fields: channelFields(p.fields ?? [:]), ifMatch: resolved.ifMatch)
-            case .removeChannel:
-                return client.removeChannelRequest(id: try need(p.channel, "channel"))
+                return try client.setMembershipsRequest(userId: user, set: [set], remove: [])
+            case .removeMembership(let channel, let user):
+                return try client.setMembershipsRequest(userId: user, set: [MembershipSet<JSONValue>](), remove: [channel])
+            case .setUser(let id, let fields):
+                return try client.setUserRequest(id: id, fields: userFields(fields), ifMatch: resolved.ifMatch)
+            case .removeUser(let id):
+                return client.removeUserRequest(id: id)
+            case .setChannel(let id, let fields):
+                return try client.setChannelRequest(id: id, fields: channelFields(fields), ifMatch: resolved.ifMatch)
+            case .removeChannel(let id):
+                return client.removeChannelRequest(id: id)
             }
         } catch let error as WireError {
             throw .wire(error)

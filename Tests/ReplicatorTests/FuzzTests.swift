@@ -35,8 +35,7 @@ struct FuzzTests {
 
 /// What an op looked like before the hostile run.
 private struct OpSnapshot {
-    var kind: OutboxKind
-    var payload: OutboxPayload
+    var operation: OutboxOperation
 }
 
 struct FuzzCase {
@@ -109,7 +108,7 @@ struct FuzzCase {
         if roll(0.5) { _ = try await outbox.setMembership(channel: "general", edit: MemberEdit(status: "away")) }
 
         var before: [String: OpSnapshot] = [:]
-        for entry in try await store.fetch(store.queries.outbox()) { before[entry.id] = OpSnapshot(kind: entry.kind, payload: entry.payload) }
+        for entry in try await store.fetch(store.queries.outbox()) { before[entry.id] = OpSnapshot(operation: entry.operation) }
         var rows: [String: ChatMessage<FlatCustom>] = [:]
         for id in sent { rows[id] = try await store.fetch(store.queries.message(id: id)) }
 
@@ -152,17 +151,13 @@ struct FuzzCase {
                 Issue.record("\(context): op \(entry.id) (\(entry.kind)) appeared during the run")
                 continue
             }
-            var payload = entry.payload
-            payload.rebase = nil
-            var oldPayload = old.payload
-            oldPayload.rebase = nil
-            #expect(entry.kind == old.kind && payload == oldPayload, "\(context): op \(entry.id) changed: \(old.payload) -> \(entry.payload)")
+            #expect(entry.operation == old.operation, "\(context): op \(entry.id) changed: \(old.operation) -> \(entry.operation)")
             #expect(entry.state != .inflight, "\(context): op \(entry.id) left in flight")
             if let failure = entry.lastFailure {
                 #expect(!FuzzCheck.looksUntyped(failure.message), "\(context): op \(entry.id) failed untyped: \(failure.message)")
             }
         }
-        let sendOps = after.filter { $0.kind == .send }.compactMap(\.payload.messageId)
+        let sendOps = after.filter { $0.kind == .send }.compactMap(\.operation.messageId)
         #expect(Set(sendOps).count == sendOps.count, "\(context): two send ops for one message: \(sendOps)")
 
         // Never lost: each own message is stored once, intact while its op waits, sent once its op is gone.

@@ -49,7 +49,7 @@ struct OutboxEventLedgerTests {
         // The process dies mid-request: its op is left in flight. The next process finds it
         // ambiguous (the drain lease's recovery, made while the store opens) and probes it.
         let last = try await world.outbox.send(text: "last words", to: "c1").value!.id
-        let op = try #require(try await world.entries().first { $0.payload.messageId == last })
+        let op = try #require(try await world.entries().first { $0.operation.messageId == last })
         _ = try await world.outbox.markInflightForTest(op.id, now: world.clock.now)
         try await ledger.expectMatch(world.store, events: listener.flush(), "before the crash, seed \(seed)")
         world = try world.reopened(seed: seed &+ 1, profile: .flaky)

@@ -56,33 +56,35 @@ public enum OutboxErrorClass: String, Codable, Sendable {
     case other
 }
 
-/// The op's description of the change, in wire terms. Which fields are set depends on the kind.
-public struct OutboxPayload: Codable, Sendable, Hashable {
+/// The row form of an ``OutboxOperation`` (the `outbox.payload` column): which fields are set
+/// depends on the kind. Only the store reads and writes it; code that handles ops uses
+/// ``OutboxEntry/operation``.
+struct OutboxPayload: Codable, Sendable, Hashable {
     /// The channel (sends, reactions, memberships, channel edits).
-    public var channel: String?
+    var channel: String?
     /// The user (memberships, user edits).
-    public var user: String?
+    var user: String?
     /// The message's own id (sends, reactions).
-    public var messageId: String?
+    var messageId: String?
     /// The message's timetoken when it was known at enqueue time (reactions).
-    public var messageTimetoken: Timetoken?
+    var messageTimetoken: Timetoken?
     /// The action's timetoken when known (reaction removals).
-    public var actionTimetoken: Timetoken?
+    var actionTimetoken: Timetoken?
     /// The action type (reactions).
-    public var actionType: String?
+    var actionType: String?
     /// The action value (reactions).
-    public var actionValue: String?
+    var actionValue: String?
     /// The publish body (sends): the message payload with its `id`.
-    public var message: JSONValue?
+    var message: JSONValue?
     /// The publish `meta` (sends): the app's meta plus `pnr_op`, the op id.
-    public var meta: JSONValue?
+    var meta: JSONValue?
     /// Changed fields by wire name (edits and membership sets); a JSON `null` clears a field.
-    public var fields: [String: JSONValue]?
+    var fields: [String: JSONValue]?
     /// Set by `retry` on a conflicted edit: the next attempt fetches the server's eTag and resends over it.
-    public var rebase: Bool?
+    var rebase: Bool?
 
     /// An empty payload.
-    public init() {}
+    init() {}
 }
 
 /// The last failure of an op, kept until it succeeds or is discarded.
@@ -113,14 +115,17 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable, Codable {
     public var id: String
     /// Global enqueue order.
     public var seq: Int64
-    /// What the op does.
-    public var kind: OutboxKind
+    /// What the op does, with its data.
+    public var operation: OutboxOperation
+    /// What kind of op it is.
+    public var kind: OutboxKind { operation.kind }
     /// The FIFO lane: ops of one lane are sent one at a time in `seq` order.
     public var lane: String
     /// The entity the op changes (coalescing key).
     public var target: String
-    /// The change.
-    public var payload: OutboxPayload
+    /// Set by `retry` on a conflicted edit: the next attempt fetches the server's eTag and
+    /// resends over it.
+    public var rebase: Bool
     /// The object's eTag when the op was made (sent as `If-Match` for user and channel edits).
     public var baseETag: String?
     /// The object's `updated` when the op was made.
@@ -166,13 +171,17 @@ extension OutboxEntry {
         let coding = StoreCoding()
         self.id = id
         seq = row[1]
-        self.kind = kind
         lane = row[3]
         target = row[4]
         guard let payload = try coding.decode(OutboxPayload.self, row[5], table: "outbox", column: "payload", key: id) else {
             throw corrupt("payload", "missing")
         }
-        self.payload = payload
+        do {
+            operation = try OutboxOperation(kind: kind, payload: payload)
+        } catch {
+            throw corrupt("payload", "\(error)")
+        }
+        rebase = payload.rebase == true
         baseETag = row[6]
         baseUpdated = row[7]
         baseSnapshot = row[8]
@@ -221,5 +230,63 @@ extension ChatQueries {
     /// The outbox op with `id`, or nil.
     public func outboxEntry(id: String) -> StoreQuery<OutboxEntry?> {
         StoreQuery { db in try OutboxEntry.fetchAll(db, where: "op_id = ?", arguments: [id]).first }
+    }
+}
+
+// The JSON form of an entry (what `pnreplicate outbox --json` prints) keeps the row's shape:
+// `kind` and the wire-named `payload` next to the other columns.
+extension OutboxEntry {
+    private enum CodingKeys: String, CodingKey {
+        case id, seq, kind, lane, target, payload, baseETag, baseUpdated, baseSnapshot, dependsOn, state, attempts
+        case serverFailures, nextAttemptAt, firstAttemptAt, lastFailure, coalesced, createdAt, updatedAt
+    }
+
+    /// Decodes the row-shaped JSON form.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        seq = try c.decode(Int64.self, forKey: .seq)
+        let payload = try c.decode(OutboxPayload.self, forKey: .payload)
+        operation = try OutboxOperation(kind: try c.decode(OutboxKind.self, forKey: .kind), payload: payload)
+        rebase = payload.rebase == true
+        lane = try c.decode(String.self, forKey: .lane)
+        target = try c.decode(String.self, forKey: .target)
+        baseETag = try c.decodeIfPresent(String.self, forKey: .baseETag)
+        baseUpdated = try c.decodeIfPresent(String.self, forKey: .baseUpdated)
+        baseSnapshot = try c.decodeIfPresent(String.self, forKey: .baseSnapshot)
+        dependsOn = try c.decodeIfPresent(String.self, forKey: .dependsOn)
+        state = try c.decode(OutboxState.self, forKey: .state)
+        attempts = try c.decode(Int.self, forKey: .attempts)
+        serverFailures = try c.decode(Int.self, forKey: .serverFailures)
+        nextAttemptAt = try c.decodeIfPresent(Date.self, forKey: .nextAttemptAt)
+        firstAttemptAt = try c.decodeIfPresent(Date.self, forKey: .firstAttemptAt)
+        lastFailure = try c.decodeIfPresent(OutboxFailure.self, forKey: .lastFailure)
+        coalesced = try c.decode([String].self, forKey: .coalesced)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        updatedAt = try c.decode(Date.self, forKey: .updatedAt)
+    }
+
+    /// Encodes the row-shaped JSON form.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(seq, forKey: .seq)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(lane, forKey: .lane)
+        try c.encode(target, forKey: .target)
+        try c.encode(operation.payload(rebase: rebase), forKey: .payload)
+        try c.encodeIfPresent(baseETag, forKey: .baseETag)
+        try c.encodeIfPresent(baseUpdated, forKey: .baseUpdated)
+        try c.encodeIfPresent(baseSnapshot, forKey: .baseSnapshot)
+        try c.encodeIfPresent(dependsOn, forKey: .dependsOn)
+        try c.encode(state, forKey: .state)
+        try c.encode(attempts, forKey: .attempts)
+        try c.encode(serverFailures, forKey: .serverFailures)
+        try c.encodeIfPresent(nextAttemptAt, forKey: .nextAttemptAt)
+        try c.encodeIfPresent(firstAttemptAt, forKey: .firstAttemptAt)
+        try c.encodeIfPresent(lastFailure, forKey: .lastFailure)
+        try c.encode(coalesced, forKey: .coalesced)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
     }
 }

@@ -35,7 +35,7 @@ extension StoreCoding {
         let id: String = row[i]
         do {
             return try ChatUser(
-                id: id, name: row[i + 1], type: row[i + 2] ?? "default", status: row[i + 3], externalId: row[i + 4],
+                id: id, name: row[i + 1], type: FieldSchema.type(row[i + 2]), status: row[i + 3], externalId: row[i + 4],
                 profileUrl: row[i + 5], email: row[i + 6],
                 custom: try decode(C.self, row[i + 7], table: "users", column: "custom", key: id),
                 updated: try StoreCoding.timestamp(row[i + 8], table: "users", column: "updated", key: id),
@@ -49,7 +49,7 @@ extension StoreCoding {
         let id: String = row[i]
         do {
             return try ChatChannel(
-                id: id, name: row[i + 1], type: row[i + 2] ?? "default", status: row[i + 3], details: row[i + 4],
+                id: id, name: row[i + 1], type: FieldSchema.type(row[i + 2]), status: row[i + 3], details: row[i + 4],
                 custom: try decode(C.self, row[i + 5], table: "channels", column: "custom", key: id),
                 updated: try StoreCoding.timestamp(row[i + 6], table: "channels", column: "updated", key: id),
                 eTag: row[i + 7])

@@ -4,23 +4,21 @@ import ReplicaModel
 
 /// A new outbox row, before it has a sequence number.
 package struct NewOutboxRow: Sendable {
-    package var kind: OutboxKind
+    package var operation: OutboxOperation
     package var lane: String
     package var target: String
-    package var payload: OutboxPayload
     package var baseETag: String?
     package var baseUpdated: String?
     package var baseSnapshot: String?
     package var dependsOn: String?
 
     package init(
-        kind: OutboxKind, lane: String, target: String, payload: OutboxPayload, baseETag: String? = nil,
+        _ operation: OutboxOperation, lane: String, target: String, baseETag: String? = nil,
         baseUpdated: String? = nil, baseSnapshot: String? = nil, dependsOn: String? = nil
     ) {
-        self.kind = kind
+        self.operation = operation
         self.lane = lane
         self.target = target
-        self.payload = payload
         self.baseETag = baseETag
         self.baseUpdated = baseUpdated
         self.baseSnapshot = baseSnapshot
@@ -92,7 +90,8 @@ extension StoreTransaction {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
                 """,
             arguments: [
-                id, seq, row.kind.rawValue, row.lane, row.target, try coding.json(row.payload), row.baseETag,
+                id, seq, row.operation.kind.rawValue, row.lane, row.target, try coding.json(row.operation.payload(rebase: false)),
+                row.baseETag,
                 row.baseUpdated, row.baseSnapshot, row.dependsOn, now.milliseconds, now.milliseconds,
             ])
     }
@@ -109,7 +108,8 @@ extension StoreTransaction {
                 WHERE op_id = ?
                 """,
             arguments: [
-                entry.kind.rawValue, entry.lane, entry.target, try coding.json(entry.payload), entry.baseETag,
+                entry.kind.rawValue, entry.lane, entry.target, try coding.json(entry.operation.payload(rebase: entry.rebase)),
+                entry.baseETag,
                 entry.baseUpdated, entry.baseSnapshot, entry.dependsOn, entry.state.rawValue, entry.attempts,
                 entry.serverFailures, entry.nextAttemptAt?.milliseconds, entry.firstAttemptAt?.milliseconds,
                 entry.lastFailure?.errorClass.rawValue, entry.lastFailure?.httpStatus,

@@ -179,13 +179,13 @@ extension Reconciler {
         if context.entity != .membership { fields["id"] = .string(context.id) }
         if let updated = context.remoteUpdated { fields["updated"] = .string(updated.description) }
         if let eTag = context.remoteETag { fields["eTag"] = .string(eTag) }
-        if context.entity != .membership, fields["type"] == .string("default") { fields["type"] = nil }
+        if context.entity != .membership, fields["type"] == .string(FieldSchema.defaultType) { fields["type"] = nil }
         return .object(fields.filter { $0.value != .null })
     }
 
     /// Gathers base, local and remote for a conflicted op (fetching the server's current version).
     private func context(of entry: OutboxEntry, entity: ConflictEntity) async throws -> ConflictContext {
-        let p = entry.payload
+        let p = entry.operation
         let edit = p.fields ?? [:]
         let base = try entry.baseSnapshot.map { try JSONValue(jsonData: Data($0.utf8)) }
         let baseFields = ThreeWayMerge.normalize(base, entity: entity)
@@ -215,7 +215,7 @@ extension Reconciler {
         return ConflictContext(
             entity: entity, id: id, opId: entry.id, base: baseFields, local: local,
             remote: ThreeWayMerge.normalize(remote.fields, entity: entity), edit: edit,
-            isRemoval: entry.kind == .removeMembership || entry.kind == .removeUser || entry.kind == .removeChannel,
+            isRemoval: entry.operation.isRemoval,
             localEditedAt: entry.createdAt,
             remoteUpdated: remote.updated, remoteETag: remote.eTag)
     }

@@ -7,9 +7,9 @@ public enum ThreeWayMerge {
     /// The fields each entity kind replicates, by wire name.
     public static func fields(of entity: ConflictEntity) -> [String] {
         switch entity {
-        case .user: ["name", "externalId", "profileUrl", "email", "type", "status", "custom"]
-        case .channel: ["name", "description", "type", "status", "custom"]
-        case .membership: ["status", "type", "custom"]
+        case .user: FieldSchema.user
+        case .channel: FieldSchema.channel
+        case .membership: FieldSchema.membership
         }
     }
 
@@ -19,8 +19,7 @@ public enum ThreeWayMerge {
         guard case .object(let values)? = object else { return nil }
         var result: [String: JSONValue] = [:]
         for field in fields(of: entity) {
-            var value = values[field] ?? .null
-            if field == "type", entity != .membership, value == .null { value = .string("default") }
+            var value = entity == .membership ? values[field] ?? .null : FieldSchema.comparable(field, values[field])
             if field == "custom", case .object(let custom) = value, custom.isEmpty { value = .null }
             result[field] = value
         }

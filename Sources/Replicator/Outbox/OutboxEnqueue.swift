@@ -23,12 +23,8 @@ extension OpTransaction {
         let payload = try MessagePayload(
             id: message.id, text: message.text, contentType: message.contentType, content: message.content,
             custom: message.custom, createdAt: message.createdAt)
-        var body = OutboxPayload()
-        body.channel = message.channelId
-        body.messageId = message.id
-        body.message = try JSONValue(encoding: payload)
-        body.meta = .object(publishMeta)
-        try Validation.validatePublishSize(message: body.message ?? .null, channel: message.channelId, meta: body.meta)
+        let body = try JSONValue(encoding: payload), publishMetaValue = JSONValue.object(publishMeta)
+        try Validation.validatePublishSize(message: body, channel: message.channelId, meta: publishMetaValue)
         var pending = message
         pending.timetoken = nil
         pending.delivery = .pending
@@ -37,8 +33,9 @@ extension OpTransaction {
         }
         try tx.upsert(message: pending)
         try insert(
-            NewOutboxRow(kind: .send, lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id),
-                         payload: body),
+            NewOutboxRow(
+                .send(channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue),
+                lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id)),
             id: opId, now: now)
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
     }
@@ -61,14 +58,10 @@ extension OpTransaction {
             return OutboxReceipt(value: action, opId: nil, disposition: .unchanged)
         }
         try tx.upsert(action: action)
-        var payload = OutboxPayload()
-        payload.channel = message.channel
-        payload.messageId = messageId
-        payload.messageTimetoken = message.timetoken
-        payload.actionType = type
-        payload.actionValue = value
+        let reaction = ReactionTarget(
+            channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: value)
         try insert(
-            NewOutboxRow(kind: .addReaction, lane: OutboxKeys.reactionLane(messageId), target: target, payload: payload,
+            NewOutboxRow(.addReaction(reaction), lane: OutboxKeys.reactionLane(messageId), target: target,
                          dependsOn: message.timetoken == nil ? message.sendOp : nil),
             id: opId, now: now)
         return OutboxReceipt(value: action, opId: opId, disposition: .enqueued)
@@ -88,16 +81,12 @@ extension OpTransaction {
         guard let stored = try tx.action(messageId: messageId, type: type, value: value, userId: userId)
         else { return OutboxReceipt(value: nil, opId: nil, disposition: .unchanged) }
         try tx.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
-        var payload = OutboxPayload()
-        payload.channel = message.channel
-        payload.messageId = messageId
-        payload.messageTimetoken = message.timetoken
-        payload.actionTimetoken = stored.actionTimetoken
-        payload.actionType = type
-        payload.actionValue = value
+        let reaction = ReactionTarget(
+            channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: value)
         try insert(
-            NewOutboxRow(kind: .removeReaction, lane: OutboxKeys.reactionLane(messageId), target: target,
-                         payload: payload, baseSnapshot: try SnapshotCoding().json(stored),
+            NewOutboxRow(.removeReaction(reaction, actionTimetoken: stored.actionTimetoken),
+                         lane: OutboxKeys.reactionLane(messageId), target: target,
+                         baseSnapshot: try SnapshotCoding().json(stored),
                          dependsOn: message.timetoken == nil ? message.sendOp : nil),
             id: opId, now: now)
         return OutboxReceipt(value: nil, opId: opId, disposition: .enqueued)
@@ -112,12 +101,9 @@ extension OpTransaction {
         let local = try MemberEdit.apply(fields, to: try stored ?? Member(channelId: channelId, userId: userId))
         try tx.upsert(member: local, force: true)
         let target = OutboxKeys.member(channelId, userId)
-        var payload = OutboxPayload()
-        payload.channel = channelId
-        payload.user = userId
-        payload.fields = fields
         let op = NewOutboxRow(
-            kind: .setMembership, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+            .setMembership(channel: channelId, user: userId, fields: fields), lane: target, target: target,
+            baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
         let (id, disposition) = try insertOrMerge(op, id: opId, now: now)
         return OutboxReceipt(value: local, opId: id, disposition: disposition)
@@ -130,11 +116,8 @@ extension OpTransaction {
         let stored = try tx.member(channelId: channelId, userId: userId)
         let target = OutboxKeys.member(channelId, userId)
         try tx.deleteMember(channelId: channelId, userId: userId)
-        var payload = OutboxPayload()
-        payload.channel = channelId
-        payload.user = userId
         let op = NewOutboxRow(
-            kind: .removeMembership, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+            .removeMembership(channel: channelId, user: userId), lane: target, target: target, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
         let (id, disposition) = try insertOrReplace(op, id: opId, now: now)
         return OutboxReceipt(value: nil, opId: id, disposition: disposition)
@@ -146,10 +129,7 @@ extension OpTransaction {
         let stored = try tx.user(id: id)
         let local = try UserEdit.apply(fields, to: try stored ?? User(id: id))
         try tx.upsert(user: local, force: true)
-        var payload = OutboxPayload()
-        payload.user = id
-        payload.fields = fields
-        let receipt = try enqueueEdit(.setUser, target: OutboxKeys.user(id), payload: payload, stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(.setUser(id: id, fields: fields), target: OutboxKeys.user(id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
     }
 
@@ -157,9 +137,7 @@ extension OpTransaction {
     func enqueueRemoveUser(opId: String, id: String, now: Date) throws -> OutboxReceipt<User> {
         let stored = try tx.user(id: id)
         try tx.deleteUser(id: id)
-        var payload = OutboxPayload()
-        payload.user = id
-        let receipt = try enqueueEdit(.removeUser, target: OutboxKeys.user(id), payload: payload, stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(.removeUser(id: id), target: OutboxKeys.user(id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
     }
 
@@ -171,10 +149,7 @@ extension OpTransaction {
         let stored = try tx.channel(id: id)
         let local = try ChannelEdit.apply(fields, to: try stored ?? Channel(id: id))
         try tx.upsert(channel: local, force: true)
-        var payload = OutboxPayload()
-        payload.channel = id
-        payload.fields = fields
-        let receipt = try enqueueEdit(.setChannel, target: OutboxKeys.channel(id), payload: payload, stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(.setChannel(id: id, fields: fields), target: OutboxKeys.channel(id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
     }
 
@@ -182,21 +157,18 @@ extension OpTransaction {
     func enqueueRemoveChannel(opId: String, id: String, now: Date) throws -> OutboxReceipt<Channel> {
         let stored = try tx.channel(id: id)
         try tx.deleteChannel(id: id)
-        var payload = OutboxPayload()
-        payload.channel = id
-        let receipt = try enqueueEdit(.removeChannel, target: OutboxKeys.channel(id), payload: payload, stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(.removeChannel(id: id), target: OutboxKeys.channel(id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
     }
 
     /// Files a user or channel op with the stored version as its base (eTag, `updated`, snapshot).
     private func enqueueEdit<Object: VersionedObject & Encodable>(
-        _ kind: OutboxKind, target: String, payload: OutboxPayload, stored: Object?, opId: String, now: Date
+        _ operation: OutboxOperation, target: String, stored: Object?, opId: String, now: Date
     ) throws -> (String?, OutboxDisposition) {
         let op = NewOutboxRow(
-            kind: kind, lane: target, target: target, payload: payload, baseETag: stored?.eTag,
+            operation, lane: target, target: target, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
-        let isRemoval = kind == .removeUser || kind == .removeChannel
-        return isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
+        return operation.isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
     }
 
     // MARK: Coalescing
@@ -204,9 +176,10 @@ extension OpTransaction {
     /// A set after an unsent set of the same object: one op with the union of fields, the latest
     /// values and the first op's base.
     private func insertOrMerge(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.kind {
-            latest.payload.fields = (latest.payload.fields ?? [:]).merging(op.payload.fields ?? [:]) { _, new in new }
-            latest.coalesced.append("merged edit \(id): \((op.payload.fields ?? [:]).keys.sorted().joined(separator: ", "))")
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+            let added = op.operation.fields ?? [:]
+            latest.operation = latest.operation.with(fields: (latest.operation.fields ?? [:]).merging(added) { _, new in new })
+            latest.coalesced.append("merged edit \(id): \(added.keys.sorted().joined(separator: ", "))")
             latest.updatedAt = now
             try tx.save(latest)
             changes.events.append(.coalesced(into: latest.id, cancelled: []))
@@ -217,23 +190,24 @@ extension OpTransaction {
         return (id, .enqueued)
     }
 
-    /// A removal after an unsent set: nothing at all when the object never reached the server,
-    /// otherwise the set becomes the removal.
+    /// A removal after an unsent set: nothing at all when the object never reached the server
+    /// (the set was made on no server version, and no earlier op on the object may have created
+    /// it there), otherwise the set becomes the removal.
     private func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
-        let setKind: OutboxKind = switch op.kind {
+        let setKind: OutboxKind = switch op.operation.kind {
         case .removeMembership: .setMembership
         case .removeUser: .setUser
         default: .setChannel
         }
         if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == setKind {
-            if latest.baseETag == nil {
+            if latest.baseETag == nil, try tx.ops(target: op.target).count == 1 {
                 try tx.deleteOp(id: latest.id)
                 changes.events.append(.coalesced(into: nil, cancelled: [latest.id]))
                 changes.finish(latest.id, .discarded)
                 return (nil, .cancelled([latest.id]))
             }
-            latest.kind = op.kind
-            latest.payload = op.payload
+            latest.operation = op.operation
+            latest.rebase = false
             latest.coalesced.append("replaced by removal \(id)")
             latest.updatedAt = now
             try tx.save(latest)
@@ -255,7 +229,7 @@ extension OpTransaction {
 
     private func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
         try tx.insertOp(op, id: id, now: now)
-        changes.events.append(.enqueued(opId: id, kind: op.kind))
+        changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true
     }
 

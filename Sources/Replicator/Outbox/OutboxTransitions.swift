@@ -68,7 +68,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.serverFailures += serverFailure ? 1 : 0
         entry.updatedAt = now
         try tx.save(entry)
-        if entry.kind == .send, let messageId = entry.payload.messageId {
+        if case .send(_, let messageId, _, _) = entry.operation {
             try tx.setDelivery(messageId: messageId, to: state == .dead ? .failed : .pending)
         }
         switch state {
@@ -89,7 +89,7 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// cleared. The fields are left alone (an enqueue may have merged more into them meanwhile).
     func rebase(_ id: String, baseETag: String?, now: Date) throws {
         guard var entry = try tx.op(id: id) else { return }
-        entry.payload.rebase = nil
+        entry.rebase = false
         entry.baseETag = baseETag
         entry.updatedAt = now
         try tx.save(entry)
@@ -101,17 +101,16 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// outbox, in this transaction.
     func complete(_ entry: OutboxEntry, _ result: OpResult<Custom>, userId: String) throws {
         try tx.deleteOp(id: entry.id)
-        let p = entry.payload
         var timetoken: Timetoken?
         switch result {
         case .published(let tt):
             timetoken = tt
-            try tx.markSent(messageId: p.messageId ?? "", timetoken: tt)
+            if let messageId = entry.operation.messageId { try tx.markSent(messageId: messageId, timetoken: tt) }
         case .reaction(let tt):
             timetoken = tt
-            if let tt {
+            if let tt, case .addReaction(let reaction) = entry.operation {
                 try tx.setActionTimetoken(
-                    messageId: p.messageId ?? "", type: p.actionType ?? "", value: p.actionValue ?? "", userId: userId,
+                    messageId: reaction.messageId, type: reaction.type, value: reaction.value, userId: userId,
                     actionTimetoken: tt)
             }
         case .user(let user):
@@ -166,12 +165,12 @@ final class OpTransaction<Custom: ChatCustomData> {
         // Any publish that was handed to the transport before is probed first: some failures
         // (a 5xx, a failed probe) do not prove it did not arrive.
         let mayHaveArrived = entry.kind == .send && entry.firstAttemptAt != nil
-        if entry.state == .conflict { entry.payload.rebase = true }
+        if entry.state == .conflict { entry.rebase = true }
         entry.state = mayHaveArrived ? .ambiguous : .pending
         entry.nextAttemptAt = nil
         entry.serverFailures = 0
         entry.updatedAt = now
-        if entry.kind == .send, let messageId = entry.payload.messageId {
+        if case .send(_, let messageId, _, _) = entry.operation {
             // It is sent again now, after later messages of its channel may have gone: its place
             // in the local order moves to the end, so a later message's probe floor (earlier local
             // order) never includes it.
@@ -237,10 +236,8 @@ final class OpTransaction<Custom: ChatCustomData> {
             changes.events.append(.settled(opId: opId, resent: false, conflictId: logId))
             changes.finish(opId, .discarded)
         case .resend(let fields):
-            entry.payload.rebase = nil
-            if let fields, entry.kind == .setUser || entry.kind == .setChannel || entry.kind == .setMembership {
-                entry.payload.fields = fields
-            }
+            entry.rebase = false
+            if let fields { entry.operation = entry.operation.with(fields: fields) }
             entry.state = .pending
             entry.baseETag = remote?.objectValue?["eTag"]?.stringValue
             entry.baseUpdated = remote?.objectValue?["updated"]?.stringValue

@@ -1,0 +1,32 @@
+import Foundation
+
+/// The replicated fields of each App Context entity, by wire name, and the rule for an absent
+/// `type`: the one schema that edits, change sets, three-way merge, probes and request building
+/// share.
+///
+/// ```swift
+/// FieldSchema.user          // ["name", "externalId", "profileUrl", "email", "type", "status", "custom"]
+/// FieldSchema.type(nil)     // "default"
+/// ```
+public enum FieldSchema {
+    /// A user's fields.
+    public static let user = ["name", "externalId", "profileUrl", "email", "type", "status", "custom"]
+    /// A channel's fields (`description` is ``ChatChannel/details`` in Swift).
+    public static let channel = ["name", "description", "type", "status", "custom"]
+    /// A membership's fields. PubNub writes the three together.
+    public static let membership = ["status", "type", "custom"]
+
+    /// The type PubNub gives a user or channel that has none.
+    public static let defaultType = "default"
+
+    /// A user's or channel's type as stored: an absent (or null) type is ``defaultType``.
+    public static func type(_ value: String?) -> String { value ?? defaultType }
+
+    /// A wire value of a user's or channel's field as it compares with a stored one: an absent
+    /// `type` is ``defaultType``, any other absent field is JSON null.
+    public static func comparable(_ field: String, _ value: JSONValue?) -> JSONValue {
+        guard field == "type" else { return value ?? .null }
+        if let value, value != .null { return value }
+        return .string(defaultType)
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import ReplicaModel
+
+/// What an outbox op does, with exactly the data its kind needs.
+///
+/// Each case carries its own fields, so code that handles an op switches on the operation and
+/// finds every value it needs already there: no optional to unpack, no field that may be missing.
+/// The store keeps an operation in the `outbox.payload` column (``OutboxPayload``, the
+/// row's JSON form); ``init(kind:payload:)`` is the one place that form is checked.
+///
+/// ```swift
+/// switch entry.operation {
+/// case .send(let channel, let messageId, _, _): print("publish \(messageId) to \(channel)")
+/// case .setUser(let id, let fields): print("PATCH user \(id): \(fields.keys.sorted())")
+/// default: break
+/// }
+/// ```
+public enum OutboxOperation: Sendable, Hashable {
+    /// Publish `message` (the chat payload with its `id`) to `channel`, with `meta` (the app's
+    /// meta plus `pnr_op`, the op id).
+    case send(channel: String, messageId: String, message: JSONValue, meta: JSONValue?)
+    /// Add the current user's reaction (a message action).
+    case addReaction(ReactionTarget)
+    /// Remove the current user's reaction; `actionTimetoken` when it was known at enqueue time.
+    case removeReaction(ReactionTarget, actionTimetoken: Timetoken?)
+    /// Set a membership's fields (`status`, `type`, `custom`, by wire name; JSON null clears).
+    case setMembership(channel: String, user: String, fields: [String: JSONValue])
+    /// Remove a membership.
+    case removeMembership(channel: String, user: String)
+    /// PATCH a user's metadata with `fields` (wire names; JSON null clears).
+    case setUser(id: String, fields: [String: JSONValue])
+    /// Delete a user's metadata.
+    case removeUser(id: String)
+    /// PATCH a channel's metadata with `fields` (wire names; JSON null clears).
+    case setChannel(id: String, fields: [String: JSONValue])
+    /// Delete a channel's metadata.
+    case removeChannel(id: String)
+
+    /// The kind, as the `outbox.kind` column names it.
+    public var kind: OutboxKind {
+        switch self {
+        case .send: .send
+        case .addReaction: .addReaction
+        case .removeReaction: .removeReaction
+        case .setMembership: .setMembership
+        case .removeMembership: .removeMembership
+        case .setUser: .setUser
+        case .removeUser: .removeUser
+        case .setChannel: .setChannel
+        case .removeChannel: .removeChannel
+        }
+    }
+
+    /// The fields an edit sets (user, channel and membership sets); nil for other operations.
+    public var fields: [String: JSONValue]? {
+        switch self {
+        case .setMembership(_, _, let fields), .setUser(_, let fields), .setChannel(_, let fields): fields
+        default: nil
+        }
+    }
+
+    /// The same edit with other fields (other operations are returned unchanged).
+    public func with(fields: [String: JSONValue]) -> OutboxOperation {
+        switch self {
+        case .setMembership(let channel, let user, _): .setMembership(channel: channel, user: user, fields: fields)
+        case .setUser(let id, _): .setUser(id: id, fields: fields)
+        case .setChannel(let id, _): .setChannel(id: id, fields: fields)
+        default: self
+        }
+    }
+
+    /// The channel the operation concerns: a message's or reaction's channel, a membership's
+    /// channel, an edited channel. Nil for user operations.
+    public var channel: String? {
+        switch self {
+        case .send(let channel, _, _, _), .setMembership(let channel, _, _), .removeMembership(let channel, _),
+             .setChannel(let channel, _), .removeChannel(let channel):
+            channel
+        case .addReaction(let target), .removeReaction(let target, _): target.channel
+        case .setUser, .removeUser: nil
+        }
+    }
+
+    /// The user the operation concerns: a membership's user, an edited user. Nil otherwise.
+    public var user: String? {
+        switch self {
+        case .setMembership(_, let user, _), .removeMembership(_, let user), .setUser(let user, _), .removeUser(let user):
+            user
+        default: nil
+        }
+    }
+
+    /// The message's own id (sends and reactions); nil otherwise.
+    public var messageId: String? {
+        switch self {
+        case .send(_, let id, _, _): id
+        case .addReaction(let target), .removeReaction(let target, _): target.messageId
+        default: nil
+        }
+    }
+
+    /// The reaction of a reaction add or removal; nil otherwise.
+    public var reaction: ReactionTarget? {
+        switch self {
+        case .addReaction(let target), .removeReaction(let target, _): target
+        default: nil
+        }
+    }
+
+    /// A reaction removal's action timetoken, when it was known at enqueue time.
+    public var actionTimetoken: Timetoken? {
+        if case .removeReaction(_, let timetoken) = self { timetoken } else { nil }
+    }
+
+    /// Whether the operation deletes its object (a user, a channel or a membership).
+    public var isRemoval: Bool {
+        switch self {
+        case .removeMembership, .removeUser, .removeChannel: true
+        default: false
+        }
+    }
+}
+
+/// A reaction of the current user: (message, type, value).
+public struct ReactionTarget: Sendable, Hashable {
+    /// The message's channel.
+    public var channel: String
+    /// The message's own id.
+    public var messageId: String
+    /// The message's timetoken, when it was known at enqueue time (nil while the message is pending).
+    public var messageTimetoken: Timetoken?
+    /// The action type (`reaction` for emoji reactions).
+    public var type: String
+    /// The action value (the emoji).
+    public var value: String
+
+    /// A reaction target.
+    public init(channel: String, messageId: String, messageTimetoken: Timetoken?, type: String, value: String) {
+        self.channel = channel
+        self.messageId = messageId
+        self.messageTimetoken = messageTimetoken
+        self.type = type
+        self.value = value
+    }
+}
+
+/// An op row whose payload lacks what its kind needs.
+struct IncompletePayload: Error, CustomStringConvertible {
+    var kind: OutboxKind
+    var field: String
+    var description: String { "a \(kind.rawValue) op has no \(field)" }
+}
+
+extension OutboxOperation {
+    /// Reads an operation from its row form; throws when the payload lacks a field its kind needs.
+    init(kind: OutboxKind, payload p: OutboxPayload) throws {
+        func need<T>(_ value: T?, _ field: String) throws -> T {
+            guard let value else { throw IncompletePayload(kind: kind, field: field) }
+            return value
+        }
+        func reaction() throws -> ReactionTarget {
+            ReactionTarget(
+                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
+                messageTimetoken: p.messageTimetoken, type: try need(p.actionType, "actionType"),
+                value: try need(p.actionValue, "actionValue"))
+        }
+        switch kind {
+        case .send:
+            self = .send(
+                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
+                message: try need(p.message, "message"), meta: p.meta)
+        case .addReaction: self = .addReaction(try reaction())
+        case .removeReaction: self = .removeReaction(try reaction(), actionTimetoken: p.actionTimetoken)
+        case .setMembership:
+            self = .setMembership(channel: try need(p.channel, "channel"), user: try need(p.user, "user"), fields: p.fields ?? [:])
+        case .removeMembership: self = .removeMembership(channel: try need(p.channel, "channel"), user: try need(p.user, "user"))
+        case .setUser: self = .setUser(id: try need(p.user, "user"), fields: p.fields ?? [:])
+        case .removeUser: self = .removeUser(id: try need(p.user, "user"))
+        case .setChannel: self = .setChannel(id: try need(p.channel, "channel"), fields: p.fields ?? [:])
+        case .removeChannel: self = .removeChannel(id: try need(p.channel, "channel"))
+        }
+    }
+
+    /// The row form (the `outbox.payload` column), with the `rebase` flag.
+    func payload(rebase: Bool) -> OutboxPayload {
+        var p = OutboxPayload()
+        p.rebase = rebase ? true : nil
+        switch self {
+        case .send(let channel, let messageId, let message, let meta):
+            p.channel = channel
+            p.messageId = messageId
+            p.message = message
+            p.meta = meta
+        case .addReaction(let target), .removeReaction(let target, _):
+            p.channel = target.channel
+            p.messageId = target.messageId
+            p.messageTimetoken = target.messageTimetoken
+            p.actionType = target.type
+            p.actionValue = target.value
+            if case .removeReaction(_, let actionTimetoken) = self { p.actionTimetoken = actionTimetoken }
+        case .setMembership(let channel, let user, let fields):
+            p.channel = channel
+            p.user = user
+            p.fields = fields
+        case .removeMembership(let channel, let user):
+            p.channel = channel
+            p.user = user
+        case .setUser(let id, let fields):
+            p.user = id
+            p.fields = fields
+        case .removeUser(let id):
+            p.user = id
+        case .setChannel(let id, let fields):
+            p.channel = id
+            p.fields = fields
+        case .removeChannel(let id):
+            p.channel = id
+        }
+        return p
+    }
+}

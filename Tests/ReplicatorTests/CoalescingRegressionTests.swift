@@ -1,0 +1,41 @@
+import Foundation
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+import Testing
+
+@Suite("coalescing never drops a change an earlier op may have made")
+struct CoalescingRegressionTests {
+    @Test("a removal after an unsent set on no base still goes when an earlier set of the object may have arrived")
+    func removalAfterAmbiguousSet() async throws {
+        let world = try World(profile: .offline)
+        let first = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
+        let firstOp = try #require(first.opId)
+        // The first set's attempt went out and its answer was lost: it may be on the server.
+        _ = try await world.outbox.markInflightForTest(firstOp, now: world.clock.now)
+        try await world.outbox.recordFailureForTest(
+            firstOp, state: .ambiguous, retryAt: nil,
+            failure: OutboxFailure(errorClass: .outcomeUnknown, message: "connection reset"), serverFailure: false,
+            now: world.clock.now)
+        // A second set (made on no server version) and then a removal.
+        let second = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "muted"))
+        let removal = try await world.outbox.removeMembership(channel: "c")
+        #expect(removal.disposition == .merged(into: try #require(second.opId)))
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        let report = try await world.outbox.drain()
+        #expect(report.remaining == 0 && report.deadLetters == 0 && report.conflicts == 0, "\(report)")
+        let memberships = try await world.observer().getMemberships(userId: "me", as: DefaultChatCustom.self)
+        #expect(memberships.data.isEmpty, "the removal must reach the server: \(memberships.data.map(\.channel.id))")
+    }
+
+    @Test("a removal after the only unsent set of an object never synced cancels both")
+    func removalCancelsNeverSyncedSet() async throws {
+        let world = try World(profile: .offline)
+        let set = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
+        let removal = try await world.outbox.removeMembership(channel: "c")
+        #expect(removal.disposition == .cancelled([try #require(set.opId)]))
+        #expect(try await world.entries().isEmpty)
+    }
+}
