@@ -25,6 +25,99 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension WireError {
+    /// What a failed request means for sending it again: the generic classification that every
+    /// caller shares (the outbox's writes, the reconciler's reads). Callers add their own rules
+    /// on top (a 409 on a reaction add means done, a 412 means a conflict, a publish is probed
+    /// after a 5xx), but never decide again which statuses are worth a retry.
+    ///
+    /// | error | retryability |
+    /// | --- | --- |
+    /// | `.transport(.notSent)` | ``notSent`` |
+    /// | `.transport(.outcomeUnknown)` | ``outcomeUnknown(answered:)`` with `answered: false` |
+    /// | HTTP 408, a 2xx body that cannot be read (`.decoding`) | ``outcomeUnknown(answered:)`` with `answered: true` |
+    /// | HTTP 429 | ``rateLimited(retryAfter:)`` |
+    /// | HTTP 500-599 | ``serverFailure`` |
+    /// | any other status (3xx redirects, 4xx), `.invalidArgument`, `.invalidConfiguration` | ``permanent`` |
+    ///
+    /// ```swift
+    /// do {
+    ///     return try await client.fetchHistory(query)
+    /// } catch {
+    ///     guard let wait = error.retryability.minimumWait else { throw error }   // permanent
+    ///     try await Task.sleep(for: .seconds(max(wait, backoff)))                  // then try again
+    /// }
+    /// ```
+    public enum Retryability: Sendable, Hashable {
+        /// The request never left this device (offline, connection refused, DNS): nothing happened
+        /// on the server and sending it again is always safe.
+        case notSent
+        /// The server may have applied the request, and no usable answer says whether it did: the
+        /// connection broke after the request left (`answered: false`), or the server answered
+        /// 408 or a 2xx whose body could not be read (`answered: true`). A read can be sent again;
+        /// a write that is not idempotent must first look for its effect.
+        case outcomeUnknown(answered: Bool)
+        /// HTTP 429: retry, but not before `retryAfter` seconds (the server's `Retry-After`,
+        /// already clamped to ``ServiceError/maxRetryAfter``; nil: the caller's own backoff).
+        case rateLimited(retryAfter: TimeInterval?)
+        /// HTTP 5xx: the server failed; a later attempt may succeed. A gateway may have forwarded
+        /// the request before failing, so a write without an idempotency key (a publish) is
+        /// probed before it is sent again.
+        case serverFailure
+        /// Sending the same request again cannot help: 4xx other than 408 and 429, a 3xx (a
+        /// refused redirect), any other status, or a request the client refused to build.
+        case permanent
+
+        /// Whether trying the same request again may succeed (everything but ``permanent``).
+        public var isRetryable: Bool { self != .permanent }
+
+        /// The least wait before the next attempt, in seconds: the 429's `Retry-After` (or 0
+        /// without one), 0 for the other retryable classes, nil for ``permanent``. Callers wait
+        /// `max(minimumWait, their backoff)`.
+        public var minimumWait: TimeInterval? {
+            switch self {
+            case .permanent: nil
+            case .rateLimited(let retryAfter): retryAfter ?? 0
+            case .notSent, .outcomeUnknown, .serverFailure: 0
+            }
+        }
+
+        /// Whether no answer came from the server at all: the request never left
+        /// (``notSent``) or its answer never arrived (``outcomeUnknown(answered:)`` with
+        /// `answered: false`). Every other request to the same server would likely fail the
+        /// same way now, so a batch of reads can stop instead of trying each in turn.
+        public var isUnreachable: Bool {
+            switch self {
+            case .notSent, .outcomeUnknown(answered: false): true
+            case .outcomeUnknown(answered: true), .rateLimited, .serverFailure, .permanent: false
+            }
+        }
+    }
+
+    /// How this failure is classified for sending the request again (see ``Retryability``).
+    ///
+    /// ```swift
+    /// WireError.transport(.notSent(reason: "offline")).retryability          // .notSent
+    /// WireError.service(ServiceError(operation: "publish", status: 503, family: .unknown, message: ""))
+    ///     .retryability                                                         // .serverFailure
+    /// ```
+    public var retryability: Retryability {
+        switch self {
+        case .transport(.notSent): .notSent
+        case .transport(.outcomeUnknown): .outcomeUnknown(answered: false)
+        case .decoding: .outcomeUnknown(answered: true)
+        case .invalidArgument, .invalidConfiguration: .permanent
+        case .service(let service):
+            switch service.status {
+            case 408: .outcomeUnknown(answered: true)
+            case 429: .rateLimited(retryAfter: service.retryAfter)
+            case 500...599: .serverFailure
+            default: .permanent
+            }
+        }
+    }
+}
+
 /// An error response from a PubNub service.
 public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Which error body shape the service used.

@@ -14,34 +14,47 @@ enum FailureDecision: Sendable, Hashable {
     case conflict(OutboxFailure)
 
     /// Classifies a failed attempt of an op of `kind` that already had `serverFailures` 5xx answers.
+    ///
+    /// The op-specific rules come first (`opRule`, then 412); everything else follows
+    /// ``WireError/retryability``, the classification the reconciler's reads share.
     static func classify(_ error: WireError, kind: OutboxKind, serverFailures: Int, policy: RetryPolicy) -> FailureDecision {
-        switch error {
-        case .transport(.notSent(let reason)):
+        if case .service(let service) = error {
+            if let decision = opRule(service, kind: kind) { return decision }
+            if service.status == 412 { return .conflict(failure(error, .conflict)) }
+        }
+        switch error.retryability {
+        case .notSent:
+            return .retry(state: .pending, minimumWait: 0, failure: failure(error, .notSent), serverFailure: false)
+        case .outcomeUnknown:
+            // A timeout, a lost connection, a 408 or a 2xx we cannot read: the server may have applied it.
+            return .retry(state: .ambiguous, minimumWait: 0, failure: failure(error, .outcomeUnknown), serverFailure: false)
+        case .rateLimited(let retryAfter):
             return .retry(
-                state: .pending, minimumWait: 0, failure: OutboxFailure(errorClass: .notSent, message: reason),
-                serverFailure: false)
-        case .transport(.outcomeUnknown(let reason)):
-            return .retry(
-                state: .ambiguous, minimumWait: 0, failure: OutboxFailure(errorClass: .outcomeUnknown, message: reason),
-                serverFailure: false)
-        case .decoding(_, let status, let message):
-            // A 2xx we cannot read: the server applied something.
-            return .retry(
-                state: .ambiguous, minimumWait: 0,
-                failure: OutboxFailure(errorClass: .outcomeUnknown, httpStatus: status, message: "unreadable answer: \(message)"),
-                serverFailure: false)
-        case .invalidArgument(let message), .invalidConfiguration(let message):
-            return .dead(OutboxFailure(errorClass: .other, message: message))
-        case .service(let service):
-            return classify(service, kind: kind, serverFailures: serverFailures, policy: policy)
+                state: .pending, minimumWait: retryAfter ?? 0, failure: failure(error, .rateLimited), serverFailure: false)
+        case .serverFailure:
+            let record = failure(error, .server)
+            if serverFailures + 1 >= policy.maxServerFailures { return .dead(record) }
+            // A publish has no idempotency key: after a 5xx (a gateway may have forwarded it) it is
+            // probed before it is sent again. Every other op is safe to resend.
+            return .retry(state: kind == .send ? .ambiguous : .pending, minimumWait: 0, failure: record, serverFailure: true)
+        case .permanent:
+            if case .service(let service) = error, (400..<500).contains(service.status) {
+                return .dead(failure(error, .rejected))
+            }
+            return .dead(failure(error, .other))
         }
     }
 
+    /// Classifies a failed attempt whose answer was an error status (see the ``WireError`` overload).
     static func classify(_ error: ServiceError, kind: OutboxKind, serverFailures: Int, policy: RetryPolicy)
         -> FailureDecision
     {
-        let status = error.status
-        switch (status, kind) {
+        classify(.service(error), kind: kind, serverFailures: serverFailures, policy: policy)
+    }
+
+    /// The answers that prove an op's effect is in place although the request failed.
+    private static func opRule(_ error: ServiceError, kind: OutboxKind) -> FailureDecision? {
+        switch (error.status, kind) {
         case (409, .addReaction):
             return .done
         case (400, .removeReaction) where error.message.localizedCaseInsensitiveContains("no matching"):
@@ -49,30 +62,22 @@ enum FailureDecision: Sendable, Hashable {
         case (404, .removeUser), (404, .removeChannel):
             return .done
         default:
-            break
+            return nil
         }
-        switch status {
-        case 412:
-            return .conflict(OutboxFailure(errorClass: .conflict, httpStatus: status, message: error.message))
-        case 429:
-            return .retry(
-                state: .pending, minimumWait: error.retryAfter ?? 0,
-                failure: OutboxFailure(errorClass: .rateLimited, httpStatus: status, message: error.message),
-                serverFailure: false)
-        case 408:
-            return .retry(
-                state: .ambiguous, minimumWait: 0,
-                failure: OutboxFailure(errorClass: .outcomeUnknown, httpStatus: status, message: error.message),
-                serverFailure: false)
-        case 500...599:
-            let failure = OutboxFailure(errorClass: .server, httpStatus: status, message: error.message)
-            if serverFailures + 1 >= policy.maxServerFailures { return .dead(failure) }
-            // A publish has no idempotency key: after a 5xx (a gateway may have forwarded it) it is
-            // probed before it is sent again. Every other op is safe to resend.
-            return .retry(state: kind == .send ? .ambiguous : .pending, minimumWait: 0, failure: failure, serverFailure: true)
-        default:
-            return .dead(OutboxFailure(errorClass: status < 500 && status >= 400 ? .rejected : .other, httpStatus: status,
-                                       message: error.message))
+    }
+
+    /// The failure record of `error` under `errorClass`: the HTTP status when there was an
+    /// answer, and the server's message or the transport's reason.
+    private static func failure(_ error: WireError, _ errorClass: OutboxErrorClass) -> OutboxFailure {
+        switch error {
+        case .transport(.notSent(let reason)), .transport(.outcomeUnknown(let reason)):
+            OutboxFailure(errorClass: errorClass, message: reason)
+        case .decoding(_, let status, let message):
+            OutboxFailure(errorClass: errorClass, httpStatus: status, message: "unreadable answer: \(message)")
+        case .service(let service):
+            OutboxFailure(errorClass: errorClass, httpStatus: service.status, message: service.message)
+        case .invalidArgument(let message), .invalidConfiguration(let message):
+            OutboxFailure(errorClass: errorClass, message: message)
         }
     }
 }

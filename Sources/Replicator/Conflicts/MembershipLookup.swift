@@ -8,17 +8,19 @@ extension PubNubClient {
     /// GET, so the user's memberships are paged until the channel shows up.
     ///
     /// - Parameter run: performs each page request (the reconciler retries; the outbox does not).
+    ///   The listing is an ``ObjectPages``: it stops on a short page and refuses a repeated cursor.
     func findMembership(
         channel: String, user: String,
-        run: @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws
+        run: @escaping @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws
             -> ObjectPage<WireMembership<DefaultChatCustom>>
     ) async throws -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)? {
-        var query = ObjectListQuery(limit: 100)
-        while true {
-            let current = query
-            let page = try await run("memberships:\(user)") { () async throws(WireError) in
-                try await self.getMemberships(userId: user, current, as: DefaultChatCustom.self)
+        let scope = "memberships:\(user)"
+        let pages = ObjectPages(scope: scope, query: ObjectListQuery(limit: 100)) { query in
+            try await run(scope) { () async throws(WireError) in
+                try await self.getMemberships(userId: user, query, as: DefaultChatCustom.self)
             }
+        }
+        for try await page in pages {
             if let found = page.data.first(where: { $0.channel.id == channel }) {
                 var fields: [String: JSONValue] = [
                     "status": found.status.map(JSONValue.string) ?? .null, "type": found.type.map(JSONValue.string) ?? .null,
@@ -26,9 +28,8 @@ extension PubNubClient {
                 fields["custom"] = try found.custom.map { try JSONValue(encoding: $0) } ?? .null
                 return (.object(fields), found.updated, found.eTag)
             }
-            guard page.data.count >= query.limit, let next = page.next else { return nil }
-            query.start = next
         }
+        return nil
     }
 
 }

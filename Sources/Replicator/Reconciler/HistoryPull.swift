@@ -167,20 +167,18 @@ extension Reconciler {
         let max = min(Swift.max(1, options.pageSize), 100)
         var items = 0
         var fetchedThisFill = 0
+        var round = historyRound(channel: channel, pageSize: max, from: checkpoint)
         while true {
-            try Task.checkCancellation()
-            let query = HistoryQuery(
-                channels: [channel], max: max, start: checkpoint.isFilling ? checkpoint.fillCursor : nil,
-                end: checkpoint.applied?.next)
-            let page = try await fetch(scope) { () async throws(WireError) -> HistoryPage in
-                try await client.fetchHistory(query)
+            guard let page = try await round.next() else {
+                round = historyRound(channel: channel, pageSize: max, from: checkpoint)
+                continue
             }
-            var messages = page.channels[channel] ?? []
-            if let applied = checkpoint.applied { messages.removeAll { $0.timetoken <= applied } }
+            let messages = page.messages
             var next = checkpoint
             next.updatedAt = clock.now
-            let short = messages.count < max
+            let short = page.isLast
             let done: Bool
+            var closed = false
             if checkpoint.isFilling {
                 fetchedThisFill += messages.count
                 let deepEnough = checkpoint.applied == nil && options.initialMessages.map { fetchedThisFill >= $0 } == true
@@ -189,13 +187,10 @@ extension Reconciler {
                     next.applied = checkpoint.fillTop
                     next.fillTop = nil
                     next.fillCursor = nil
+                    closed = true
                 } else {
+                    // Where the round's next page starts.
                     next.fillCursor = messages.first?.timetoken
-                    // Paging back must reach older messages each time, or a server that ignores
-                    // `start` would be asked for the same page forever.
-                    if let cursor = next.fillCursor {
-                        try PageProgress(scope: scope).older(cursor, than: checkpoint.fillCursor)
-                    }
                 }
                 done = false
             } else if let newest = messages.last?.timetoken {
@@ -218,7 +213,22 @@ extension Reconciler {
             progress?(PullProgress(scope: channel, pages: report.pages, items: items))
             checkpoint = next
             if done { return report }
+            // A closed fill: the next round pages back from now to the new `applied`.
+            if closed { round = historyRound(channel: channel, pageSize: max, from: checkpoint) }
         }
+    }
+
+    /// One round of a catch-up: the channel's history paged back from the checkpoint's fill
+    /// cursor (or from now, when not filling) down to just above `applied`. ``HistoryPages``
+    /// stops it on a short page and refuses a server that ignores `start`.
+    private func historyRound(channel: String, pageSize: Int, from checkpoint: SyncCheckpoint) -> HistoryPages.AsyncIterator {
+        let scope = SyncCheckpoint.history(channel)
+        return HistoryPages(
+            channel: channel, pageSize: pageSize, start: checkpoint.isFilling ? checkpoint.fillCursor : nil,
+            end: checkpoint.applied?.next, scope: scope
+        ) { query in
+            try await self.fetch(scope) { () async throws(WireError) -> HistoryPage in try await self.client.fetchHistory(query) }
+        }.makeAsyncIterator()
     }
 
     /// Scroll-back: the page of messages just older than the oldest stored one (`start` = the

@@ -52,7 +52,8 @@ extension Reconciler {
         return report
     }
 
-    /// Pages a user or channel listing (`next` cursors, stopping on a short page), applying each page.
+    /// Pages a user or channel listing (``ObjectPages``: `next` cursors, stopping on a short page),
+    /// applying each page.
     private func pullListing<Object: Decodable & Hashable & Sendable & Identifiable & VersionedObject>(
         _ scope: String, table: ObjectTable, full: Bool,
         list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Object>,
@@ -69,18 +70,11 @@ extension Reconciler {
         var result = ObjectSyncResult()
         var seen = Set<String>()
         var newest = checkpoint?.cursor.flatMap { try? ISOTimestamp(parsing: $0) }
-        var progress = PageProgress(scope: scope)
-        while true {
-            try Task.checkCancellation()
-            let current = query
-            let page = try await fetch(scope) { () async throws(WireError) in try await list(current) }
+        for try await page in objectPages(scope, query, list) {
             logSkipped(page.skipped, scope: scope)
             result.add(try await apply(page.data))
             seen.formUnion(page.data.map(\.id))
             for stamp in page.data.compactMap(\.updated) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
-            guard page.data.count + page.skipped.count >= query.limit, let next = page.next else { break }
-            try progress.advance(to: next)
-            query.start = next
         }
         if full { result.removed = try await removeMissing(table: table, keeping: seen) }
         if let newest {
@@ -106,18 +100,13 @@ extension Reconciler {
         return try await replaceMemberships(of: .channel(channel), server: members)
     }
 
-    /// Every element of a membership listing (`next` cursors, stopping on a short page).
+    /// Every element of a membership listing (``ObjectPages``: `next` cursors, stopping on a short page).
     private func pageAll<Element: Decodable & Sendable & Hashable>(
         _ scope: String, list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>,
         convert: (Element) throws -> ChatMember<Custom>
     ) async throws -> [ChatMember<Custom>] {
         var members: [ChatMember<Custom>] = []
-        var query = ObjectListQuery(limit: 100)
-        var progress = PageProgress(scope: scope)
-        while true {
-            try Task.checkCancellation()
-            let current = query
-            let page = try await fetch(scope) { () async throws(WireError) in try await list(current) }
+        for try await page in objectPages(scope, ObjectListQuery(limit: 100), list) {
             var skipped = page.skipped
             for element in page.data {
                 do {
@@ -127,9 +116,17 @@ extension Reconciler {
                 }
             }
             logSkipped(skipped, scope: scope)
-            guard page.data.count + page.skipped.count >= query.limit, let next = page.next else { return members }
-            try progress.advance(to: next)
-            query.start = next
+        }
+        return members
+    }
+
+    /// An App Context listing whose every page request goes through the retry loop.
+    private func objectPages<Element: Decodable & Sendable & Hashable>(
+        _ scope: String, _ query: ObjectListQuery,
+        _ list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>
+    ) -> ObjectPages<Element> {
+        ObjectPages(scope: scope, query: query) { query in
+            try await self.fetch(scope) { () async throws(WireError) in try await list(query) }
         }
     }
 

@@ -15,13 +15,14 @@ extension Reconciler {
         let scope = SyncCheckpoint.reactions(channel)
         let snapshot = try await fetch(scope) { () async throws(WireError) -> Timetoken in try await client.time() }
         var actions: [ChatMessageAction] = []
-        var start = snapshot
-        while true {
-            try Task.checkCancellation()
-            let before = start
-            let page = try await fetch(scope) { () async throws(WireError) -> MessageActionsPage in
-                try await client.listMessageActions(channel: channel, start: before, end: window.lowerBound, limit: 100)
+        let pages = MessageActionPages(
+            channel: channel, start: snapshot, end: window.lowerBound, limit: 100, scope: scope
+        ) { query in
+            try await self.fetch(scope) { () async throws(WireError) -> MessageActionsPage in
+                try await self.client.listMessageActions(query)
             }
+        }
+        for try await page in pages {
             var skipped: [String] = []
             for action in page.data {
                 do {
@@ -31,10 +32,6 @@ extension Reconciler {
                 }
             }
             logSkipped(skipped, scope: scope)
-            guard let next = page.more?.start ?? (page.data.count >= 100 ? page.data.map(\.actionTimetoken).min() : nil)
-            else { break }
-            try PageProgress(scope: scope).older(next, than: start)
-            start = next
         }
         let result = try await replaceReactions(
             channel: channel, window: window, server: actions, snapshot: snapshot, currentUser: userId)

@@ -132,7 +132,7 @@ public actor Reconciler<Custom: ChatCustomData> {
     static func endsPulls(_ error: any Error) -> Bool {
         switch error as? ReconcilerError {
         case .deadlineExceeded?: return true
-        case .pullFailed(_, _, .transport)?: return true
+        case .pullFailed(_, _, let error)?: return error.retryability.isUnreachable
         default: return false
         }
     }
@@ -142,10 +142,7 @@ public actor Reconciler<Custom: ChatCustomData> {
     static func stopsSync(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
 
     /// Whether the request never left the device.
-    static func isOffline(_ error: WireError) -> Bool {
-        if case .transport(.notSent) = error { return true }
-        return false
-    }
+    static func isOffline(_ error: WireError) -> Bool { error.retryability == .notSent }
 
     /// Whether a pull failed because the device is offline.
     static func isOffline(_ error: any Error) -> Bool {
@@ -153,19 +150,10 @@ public actor Reconciler<Custom: ChatCustomData> {
         return false
     }
 
-    /// The least wait before retrying a failed read, or nil when retrying cannot help.
-    static func retryWait(_ error: WireError) -> TimeInterval? {
-        switch error {
-        case .transport, .decoding: return 0
-        case .invalidArgument, .invalidConfiguration: return nil
-        case .service(let service):
-            switch service.status {
-            case 429: return service.retryAfter ?? 0
-            case 408, 500...599: return 0
-            default: return nil
-            }
-        }
-    }
+    /// The least wait before retrying a failed read, or nil when retrying cannot help. A read has
+    /// no effect to look for, so every retryable class is simply sent again
+    /// (``WireError/Retryability/minimumWait``).
+    static func retryWait(_ error: WireError) -> TimeInterval? { error.retryability.minimumWait }
 }
 
 /// Errors of the reconciler.
