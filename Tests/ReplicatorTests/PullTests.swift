@@ -1,60 +1,11 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
 import Replicator
 import Testing
-
-/// A seeded die shared by hooks that run on other tasks.
-final class Dice: @unchecked Sendable {
-    private let lock = NSLock()
-    private var random: SplitMix64
-    private var enabled = true
-
-    init(seed: UInt64) { random = SplitMix64(seed: seed) }
-
-    /// True with probability `p` (never once disabled).
-    func roll(_ p: Double) -> Bool {
-        lock.withLock {
-            guard enabled else { return false }
-            return Double(random.next() >> 11) / Double(1 << 53) < p
-        }
-    }
-
-    func pick(_ count: Int) -> Int { lock.withLock { Int(random.next() % UInt64(count)) } }
-    func disable() { lock.withLock { enabled = false } }
-}
-
-struct SimulatedCrash: Error {}
-
-/// A payload in the chat format.
-func chatPayload(_ id: String, _ text: String = "hello") -> JSONValue {
-    ["id": .string(id), "text": .string(text), "createdAt": "2026-01-01T00:00:00.000Z"]
-}
-
-extension World {
-    func reconciler(options: ReconcilerOptions = ReconcilerOptions(), seed: UInt64 = 1) throws -> Reconciler<DefaultChatCustom> {
-        Reconciler(
-            store: store, client: try World.client(transport), outbox: outbox, options: options, clock: clock,
-            random: SplitMix64(seed: seed))
-    }
-
-    /// The local messages of `channel` with a timetoken, as (id, timetoken), in timetoken order.
-    func localMessages(_ channel: String) async throws -> [(id: String, timetoken: UInt64)] {
-        try await store.fetch(store.queries.messages(inChannel: channel)).compactMap { message in
-            message.timetoken.map { (message.id, $0.rawValue) }
-        }
-    }
-
-    /// The server's messages of `channel` as (id, timetoken), in timetoken order.
-    func serverMessages(_ channel: String) async -> [(id: String, timetoken: UInt64)] {
-        await server.storedMessages(channel: channel).map { stored in
-            if case .object(let body) = stored.message, case .string(let id)? = body["id"] { return (id, stored.timetoken) }
-            return ("pn:\(channel):\(stored.timetoken)", stored.timetoken)
-        }
-    }
-}
 
 @Suite("History pull")
 struct PullTests {
@@ -235,11 +186,4 @@ struct PullTests {
         #expect(stored[0].text == "just text" && stored[1].content == ["x": 1])
         #expect(stored.allSatisfy { $0.contentType == "pubnub/raw" && $0.userId == "bot" })
     }
-}
-
-/// A counter shared across tasks.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
 }
