@@ -100,8 +100,11 @@ extension World {
 /// A counter shared across tasks.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    private var count = 0
+    /// Counts one more and returns the new count.
+    func next() -> Int { lock.withLock { count += 1; return count } }
+    /// The count so far.
+    var value: Int { lock.withLock { count } }
 }
 
 /// Set by a task when it finishes; polled by the test (no sleeping).
