@@ -11,10 +11,10 @@ import PubNubWire
 /// Requests are read by ``PubNubSimulator/RawRequest/decoded()``, the parser the in-process
 /// transport uses too: the path is split on `/` **before** each segment is percent-decoded (a
 /// channel `a/b` arrives as `a%2Fb`), valueless query keys are accepted. Responses carry the
-/// service's real content type.
-/// Faults that answer (5xx, 429, 403, latency) apply over HTTP as in process. A lost response
-/// (applied) and, over HTTP, `offline` and dropped requests (not applied) cut the connection after
-/// the response head: the client cannot tell them apart, as with a real network. A
+/// service's real content type. Faults that answer (5xx, 429, 403, latency) apply over HTTP as in
+/// process. A lost response (applied) and, over HTTP, `offline` and dropped requests (not applied)
+/// cut the connection after the response head: the client cannot tell them apart, as with a real
+/// network. A
 /// ``ServerMisbehaviour`` adds real-time misbehaviour on top (dripped bodies, delayed publishes, a
 /// history that ignores `start`); a ``RequestLog`` records every request.
 public struct SimulatorResponder: HTTPResponder {
