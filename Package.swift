@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "ReplicaModel", targets: ["ReplicaModel"]),
         .library(name: "ReplicaStore", targets: ["ReplicaStore"]),
         .library(name: "PubNubWire", targets: ["PubNubWire"]),
+        // The simulator and the tools to test an app against it (docs/testing.md).
+        .library(name: "PubNubSimulatorTesting", targets: ["PubNubSimulatorTesting", "PubNubSimulator"]),
         .executable(name: "pnreplicate", targets: ["pnreplicate"]),
     ],
     dependencies: [
@@ -29,7 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
-        // Value types only: no I/O, Foundation alone.
+        // Value types only: no I/O, Foundation alone. Also the clock protocol that the replicator
+        // and the simulator share (`ReplicaClock`, `SystemClock`).
         .target(name: "ReplicaModel"),
         // The SQL migration files, bundled as resources.
         .target(
@@ -81,6 +84,14 @@ let package = Package(
             ],
             path: "Simulator/SimulatorHTTP"
         ),
+        // Testing an app against the simulator, as HummingbirdTesting does for Hummingbird: a virtual
+        // clock, an in-process transport over real request bytes with scripted faults, and a device
+        // harness (store + outbox + reconciler). Used by this repository's tests and `demo loop`.
+        .target(
+            name: "PubNubSimulatorTesting",
+            dependencies: ["PubNubSimulator", "PubNubWire", "ReplicaModel", "ReplicaStore", "Replicator"],
+            path: "Simulator/PubNubSimulatorTesting"
+        ),
         // The replicator: the outbox drain engine (and, later, the reconciler) between store and wire.
         .target(
             name: "Replicator",
@@ -96,6 +107,7 @@ let package = Package(
                 "Replicator",
                 "PubNubWire",
                 "PubNubSimulator",
+                "PubNubSimulatorTesting",
                 "SimulatorHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -143,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "ReplicatorTests",
             dependencies: [
-                "Replicator", "ReplicaStore", "PubNubSimulator", "PubNubWire", "ReplicaModel",
+                "Replicator", "ReplicaStore", "PubNubSimulator", "PubNubSimulatorTesting", "PubNubWire", "ReplicaModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -151,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "SimulatorTests",
             dependencies: [
-                "PubNubSimulator", "SimulatorHTTP", "PubNubWire", "PubNubWireNIO", "ReplicaModel",
+                "PubNubSimulator", "PubNubSimulatorTesting", "SimulatorHTTP", "PubNubWire", "PubNubWireNIO", "ReplicaModel",
                 // The hostile HTTP servers of HostileServerTests.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

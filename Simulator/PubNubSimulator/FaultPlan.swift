@@ -199,8 +199,8 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
 
-/// Applies a fault to a request handled by `server`. Shared by the in-process transport and the
-/// HTTP front end so that both behave the same.
+/// Applies a fault to a request handled by `server`. Shared by the HTTP front end and the
+/// in-process transport of `PubNubSimulatorTesting`, so that both behave the same.
 public enum FaultApplication {
     /// The outcome: a response, or a transport failure the client should see.
     public static func run(
@@ -238,26 +238,6 @@ public enum FaultApplication {
             let real = hostile.mutation.reachesServer ? await server.handle(request) : nil
             return hostile.answer(to: request, real: real)
         }
-    }
-}
-
-/// A ``Transport`` that calls a ``PubNubServer`` directly (no sockets, virtual time), with a fault plan.
-public struct InProcessTransport: Transport {
-    /// The server.
-    public let server: PubNubServer
-    /// The faults to inject.
-    public let plan: FaultPlan
-
-    /// A transport to `server`, with no faults unless a plan is given.
-    public init(server: PubNubServer, plan: FaultPlan = FaultPlan(seed: 0, profile: .none)) {
-        self.server = server
-        self.plan = plan
-    }
-
-    /// Decides a fault and answers.
-    public func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse {
-        try await FaultApplication.run(
-            request, on: server, fault: plan.decide(operation: request.operation, conditional: request.isConditional))
     }
 }
 

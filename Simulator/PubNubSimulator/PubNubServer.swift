@@ -14,7 +14,9 @@ public actor PubNubServer {
     /// The subscribe key the server accepts.
     public let subscribeKey: String
 
-    var clock: TimetokenClock
+    /// The server's clock: timetokens and App Context `updated` dates come from it.
+    public nonisolated let clock: any ReplicaClock
+    var timetokens: TimetokenClock
     var messages: [String: [StoredMessage]] = [:]
     var actions: [String: [StoredAction]] = [:]
     var users: [String: StoredObject] = [:]
@@ -25,11 +27,16 @@ public actor PubNubServer {
     /// How many requests were handled (for fault plans and tests).
     public private(set) var requestCount = 0
 
-    /// A server with the given keys and time source.
-    public init(publishKey: String = "demo", subscribeKey: String = "demo", time: any TimeSource = SystemTimeSource()) {
+    /// A server with the given keys, reading the time from `clock`.
+    ///
+    /// Pass the clock the replicator under test uses (a `VirtualClock` from
+    /// `PubNubSimulatorTesting`) and server timetokens and client retries share one timeline. A
+    /// timetoken is the clock's unix time × 10^7, and never less than the last one plus one.
+    public init(publishKey: String = "demo", subscribeKey: String = "demo", clock: any ReplicaClock = SystemClock()) {
         self.publishKey = publishKey
         self.subscribeKey = subscribeKey
-        self.clock = TimetokenClock(source: time)
+        self.clock = clock
+        self.timetokens = TimetokenClock(clock: clock)
     }
 
     /// Answers one request.
@@ -38,7 +45,7 @@ public actor PubNubServer {
         let s = request.pathSegments
         switch (request.method, s.first) {
         case (.get, "time") where s.count == 2:
-            return Reply.json(200, .array([.int(Int64(clock.next()))]), contentType: Reply.javascript)
+            return Reply.json(200, .array([.int(Int64(timetokens.next()))]), contentType: Reply.javascript)
         case (_, "publish"):
             return publish(request)
         case (_, "v3") where s.count >= 6 && s[2] == "sub-key":
@@ -72,7 +79,7 @@ public actor PubNubServer {
 
     /// A digest of the whole server state: equal digests mean equal state (determinism tests).
     public func stateDigest() -> String {
-        var text = "\(clock.last)|"
+        var text = "\(timetokens.last)|"
         for channel in messages.keys.sorted() {
             for m in messages[channel]! { text += "\(channel),\(m.timetoken),\(m.publisher),\((try? m.message.jsonString()) ?? "");" }
         }
@@ -98,6 +105,13 @@ public actor PubNubServer {
     /// The messages stored for a channel, oldest first (for tests and checkers).
     public func storedMessages(channel: String) -> [(timetoken: UInt64, message: JSONValue, publisher: String)] {
         (messages[channel] ?? []).map { ($0.timetoken, $0.message, $0.publisher) }
+    }
+
+    /// The message actions stored for a channel, in the order they were added (for tests and checkers).
+    public func storedActions(channel: String)
+        -> [(messageTimetoken: UInt64, actionTimetoken: UInt64, type: String, value: String, uuid: String)]
+    {
+        (actions[channel] ?? []).map { ($0.messageTimetoken, $0.actionTimetoken, $0.type, $0.value, $0.uuid) }
     }
 }
 

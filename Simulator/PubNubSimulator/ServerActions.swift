@@ -28,7 +28,7 @@ extension PubNubServer {
                 return Reply.objectError(409, "Action Already Added", source: "actions")
             }
             let action = StoredAction(type: type, value: value, uuid: request.actor, messageTimetoken: messageTT,
-                                      actionTimetoken: clock.next())
+                                      actionTimetoken: timetokens.next())
             actions[channel, default: []].append(action)
             return Reply.json(200, ["status": 200, "data": action.json])
         case (.delete, 5) where s[1] == "message" && s[3] == "action":

@@ -16,7 +16,7 @@ enum HistorySelection {
 extension PubNubServer {
     func publish(_ request: WireRequest) -> WireResponse {
         let s = request.pathSegments
-        let now = clock.source.now()
+        let now = timetokens.now
         guard s.count >= 6, s[1] == publishKey, s[2] == subscribeKey else {
             return Reply.publishError(400, "Invalid Key", timetoken: now)
         }
@@ -48,7 +48,7 @@ extension PubNubServer {
             }
             meta = parsed
         }
-        let timetoken = clock.next()
+        let timetoken = timetokens.next()
         let store = request.queryValue("store")
         if store != "0" && store != "false" {
             messages[channel, default: []].append(StoredMessage(
@@ -63,7 +63,7 @@ extension PubNubServer {
     @discardableResult
     public func seedMessages(channel: String, _ payloads: [JSONValue], publisher: String) -> [UInt64] {
         payloads.map { payload in
-            let timetoken = clock.next()
+            let timetoken = timetokens.next()
             messages[channel, default: []].append(StoredMessage(timetoken: timetoken, message: payload, publisher: publisher))
             return timetoken
         }

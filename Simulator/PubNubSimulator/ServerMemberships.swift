@@ -30,7 +30,7 @@ extension PubNubServer {
                 let status = item["status"] ?? .null, type = item["type"] ?? .null, custom = item["custom"] ?? .null
                 if let old, old.status == status, old.type == type, old.custom == custom { continue }
                 memberships[user, default: [:]][channel] = StoredMembership(
-                    status: status, type: type, custom: custom, updated: TimetokenClock.iso(clock.next()), eTag: nextETag())
+                    status: status, type: type, custom: custom, updated: TimetokenClock.iso(timetokens.next()), eTag: nextETag())
             }
             for entry in deletes {
                 guard let otherId = entry.objectValue?[otherKey]?.objectValue?["id"]?.stringValue else { continue }
@@ -88,7 +88,7 @@ extension PubNubServer {
     private func remoteEdit(_ existing: StoredObject?, id: String, fields: [String: JSONValue]) -> StoredObject {
         var object = existing ?? StoredObject(id: id, fields: [:], updated: "", eTag: "")
         for (key, value) in fields { object.fields[key] = value }
-        object.updated = TimetokenClock.iso(clock.next())
+        object.updated = TimetokenClock.iso(timetokens.next())
         object.eTag = nextETag()
         return object
     }

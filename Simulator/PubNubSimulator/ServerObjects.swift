@@ -79,7 +79,7 @@ extension PubNubServer {
         if let existing, existing.fields == fields {
             object = existing  // setting identical data changes nothing
         } else {
-            object = StoredObject(id: id, fields: fields, updated: TimetokenClock.iso(clock.next()), eTag: nextETag())
+            object = StoredObject(id: id, fields: fields, updated: TimetokenClock.iso(timetokens.next()), eTag: nextETag())
         }
         switch kind {
         case .user: users[id] = object

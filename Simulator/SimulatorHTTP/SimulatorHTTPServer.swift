@@ -8,11 +8,13 @@ import PubNubWire
 
 /// The simulator over HTTP: the same paths as PubNub, on 127.0.0.1.
 ///
-/// The path is split on `/` **before** each segment is percent-decoded (a channel `a/b` arrives as
-/// `a%2Fb`); valueless query keys are accepted; responses carry the service's real content type.
-/// Faults that answer (5xx, 429, 403, latency) apply over HTTP as in process. A lost response
-/// (applied) and, over HTTP, `offline` and dropped requests (not applied) cut the connection after
-/// the response head: the client cannot tell them apart, as with a real network. A
+/// Requests are read by ``PubNubSimulator/RawRequest/decoded()``, the parser the in-process
+/// transport uses too: the path is split on `/` **before** each segment is percent-decoded (a
+/// channel `a/b` arrives as `a%2Fb`), valueless query keys are accepted. Responses carry the
+/// service's real content type. Faults that answer (5xx, 429, 403, latency) apply over HTTP as in
+/// process. A lost response (applied) and, over HTTP, `offline` and dropped requests (not applied)
+/// cut the connection after the response head: the client cannot tell them apart, as with a real
+/// network. A
 /// ``ServerMisbehaviour`` adds real-time misbehaviour on top (dripped bodies, delayed publishes, a
 /// history that ignores `start`); a ``RequestLog`` records every request.
 public struct SimulatorResponder: HTTPResponder {
@@ -35,10 +37,7 @@ public struct SimulatorResponder: HTTPResponder {
     /// Converts the HTTP request, lets the server (and the fault plan) answer, converts back.
     public func respond(to request: Request, context: Context) async throws -> Response {
         await log?.record(method: request.method.rawValue, uri: request.uri.description)
-        guard let received = try await Self.wireRequest(request) else {
-            return response(WireResponse(status: 400, headers: ["Content-Type": "application/json"],
-                                         body: Data(#"{"status":400,"error":true,"message":"Bad Request"}"#.utf8)))
-        }
+        guard let received = try await Self.wireRequest(request) else { return response(RawRequest.badRequest) }
         let wire = misbehaviour.rewrite(received)
         if let delay = misbehaviour.publishDelay, ServerMisbehaviour.isPublish(wire) {
             // Cancelled only when the server stops; then answer at once.
@@ -53,31 +52,17 @@ public struct SimulatorResponder: HTTPResponder {
         }
     }
 
+    /// The request as the simulator reads it, through ``PubNubSimulator/RawRequest/decoded()``: the
+    /// same parser as the in-process transport's. Nil for bytes it cannot read.
     static func wireRequest(_ request: Request) async throws -> WireRequest? {
-        guard let method = PubNubWire.HTTPMethod(rawValue: request.method.rawValue) else { return nil }
-        var segments: [String] = []
-        for raw in request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            guard let decoded = PercentEncoding.decode(String(raw)) else { return nil }
-            segments.append(decoded)
-        }
-        var query: [QueryItem] = []
-        for pair in (request.uri.query ?? "").split(separator: "&") where !pair.isEmpty {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decode(String(parts[0])) else { return nil }
-            if parts.count == 2 {
-                guard let value = PercentEncoding.decode(String(parts[1])) else { return nil }
-                query.append(QueryItem(name, value))
-            } else {
-                query.append(QueryItem(name, nil))
-            }
-        }
         var headers: [String: String] = [:]
-        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        for field in request.headers { headers[field.name.rawName] = field.value }
         var copy = request
         let buffer = try await copy.collectBody(upTo: 1 << 20)
-        let body = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : nil
-        return WireRequest(method: method, pathSegments: segments, query: query, headers: headers, body: body,
-                           operation: segments.first ?? "/")
+        return RawRequest(
+            method: request.method.rawValue, target: request.uri.description, headers: headers,
+            body: Data(buffer.readableBytesView)
+        ).decoded()
     }
 
     func response(_ wire: WireResponse) -> Response {

@@ -46,7 +46,7 @@ public actor Outbox<Custom: ChatCustomData> {
     public nonisolated let client: PubNubClient
     /// The options.
     public nonisolated let options: OutboxOptions
-    let clock: any ReplicatorClock
+    let clock: any ReplicaClock
     var random: any RandomNumberGenerator & Sendable
     let logger: Logger
 
@@ -64,7 +64,7 @@ public actor Outbox<Custom: ChatCustomData> {
     /// An outbox over `store`, sending through `client`.
     public init(
         store: ChatStore<Custom>, client: PubNubClient, options: OutboxOptions = OutboxOptions(),
-        clock: any ReplicatorClock = SystemClock(),
+        clock: any ReplicaClock = SystemClock(),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         logger: Logger = Logger(label: "pnreplicate.outbox")
     ) {

@@ -5,7 +5,19 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+/// A TCP socket type (an enum case in Glibc, a plain constant in Darwin).
+private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+#elseif canImport(Darwin)
+import Darwin
+/// A TCP socket type (an enum case in Glibc, a plain constant in Darwin).
+private let streamSocketType = SOCK_STREAM
 #endif
+
+// Free functions, so that the C calls are not shadowed by `SilentPort.socket`.
+private func openStreamSocket() -> Int32 { socket(AF_INET, streamSocketType, 0) }
+private func bindSocket(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    bind(fd, address, length)
+}
 
 /// A TCP port that listens but never accepts: any connection to it would be left pending.
 struct SilentPort {
@@ -13,7 +25,7 @@ struct SilentPort {
     let port: Int
 
     init() throws {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = openStreamSocket()
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -21,7 +33,7 @@ struct SilentPort {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let size = length
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, size) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bindSocket(fd, $0, size) }
         }
         try #require(bound == 0 && listen(fd, 16) == 0)
         _ = withUnsafeMutablePointer(to: &address) {

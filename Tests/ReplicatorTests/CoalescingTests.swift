@@ -1,5 +1,6 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -201,16 +202,33 @@ struct CoalescingTests {
         }
     }
 
-    @Test("backoff delays stay within [d/2, d] of the capped exponential")
+    @Test("backoff starts at the documented 0.5 s, doubles up to the 60 s cap and stays there; jitter picks a point in [d/2, d]")
     func backoffIsBoundedAndJittered() {
         let policy = RetryPolicy()
-        for attempt in 1...40 {
-            let ceiling = min(policy.maxDelay, policy.baseDelay * pow(2, Double(min(attempt - 1, 30))))
-            for jitter in [0.0, 0.25, 0.5, 1.0] {
-                let delay = policy.delay(afterAttempt: attempt, jitter: jitter)
-                #expect(delay >= ceiling / 2 && delay <= ceiling && delay <= policy.maxDelay)
-            }
-            #expect(policy.delay(afterAttempt: attempt, jitter: 0) < policy.delay(afterAttempt: attempt, jitter: 1))
+        // The defaults as documented: first delay 0.5 s, longest 60 s; each failure doubles the delay.
+        let ceilings: [TimeInterval] = [0.5, 1, 2, 4, 8, 16, 32, 60, 60, 60]
+        #expect((1...10).map { policy.delay(afterAttempt: $0, jitter: 1) } == ceilings)
+        #expect((1...10).map { policy.delay(afterAttempt: $0, jitter: 0) } == ceilings.map { $0 / 2 })
+        var custom = RetryPolicy()
+        custom.baseDelay = 1
+        custom.maxDelay = 10
+        #expect((1...6).map { custom.delay(afterAttempt: $0, jitter: 1) } == [1, 2, 4, 8, 10, 10])
+        for jitter in [0.0, 0.25, 0.5, 0.99, 1.0] {
+            let delays = (1...200).map { policy.delay(afterAttempt: $0, jitter: jitter) }
+            #expect(delays.allSatisfy { $0 >= policy.baseDelay / 2 && $0 <= policy.maxDelay }, "jitter \(jitter)")
+            #expect(zip(delays, delays.dropFirst()).allSatisfy { $0 <= $1 }, "jitter \(jitter): the delay shrank")
+        }
+        // However many attempts (2^attempt would overflow), the delay is the cap's range, never more.
+        for attempt in [64, 1_000, Int.max] {
+            #expect(policy.delay(afterAttempt: attempt, jitter: 1) == policy.maxDelay)
+            #expect(policy.delay(afterAttempt: attempt, jitter: 0) == policy.maxDelay / 2)
+        }
+        // More jitter, a longer wait; jitter outside 0...1 is taken as its nearest end.
+        for attempt in 1...10 {
+            #expect(policy.delay(afterAttempt: attempt, jitter: 0) < policy.delay(afterAttempt: attempt, jitter: 0.5))
+            #expect(policy.delay(afterAttempt: attempt, jitter: 0.5) < policy.delay(afterAttempt: attempt, jitter: 1))
+            #expect(policy.delay(afterAttempt: attempt, jitter: -3) == policy.delay(afterAttempt: attempt, jitter: 0))
+            #expect(policy.delay(afterAttempt: attempt, jitter: 7) == policy.delay(afterAttempt: attempt, jitter: 1))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -18,7 +19,7 @@ struct ErrorClassTests {
         #expect(world.transport.requests.count == 41)
         #expect(await world.serverMessageIds("general") == [receipt.value!.id])
         // Backoff grew and stayed under the cap: the 41 attempts spread over minutes, not a busy loop.
-        let times = world.transport.requestTimes.map(\.at)
+        let times = world.transport.records.map(\.at)
         let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
         #expect(gaps.allSatisfy { $0 >= 0.25 && $0 <= 60 })
         #expect(gaps.last! >= 30)
@@ -64,7 +65,7 @@ struct ErrorClassTests {
         _ = try await world.outbox.send(text: "slow down", to: "general")
         world.transport.script(.tooManyRequests(retryAfter: 7))
         _ = try await world.outbox.drain()
-        let times = world.transport.requestTimes
+        let times = world.transport.records
         #expect(times.count == 2)
         #expect(times[1].at.timeIntervalSince(times[0].at) >= 7)
         let entries = try await world.entries()

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -53,17 +54,6 @@ final class BudgetTransport: Transport, @unchecked Sendable {
         }
         guard made <= FuzzConfig.requestBudget else { throw .notSent(reason: "fuzz: request budget spent") }
         return try await inner.send(request, to: origin)
-    }
-}
-
-/// The simulator's clock following a virtual clock that a hostile `Retry-After` may have pushed
-/// centuries ahead: clamped, so that the test's own conversion never traps.
-struct ClampedFollowClock: TimeSource {
-    let clock: VirtualClock
-    func now() -> UInt64 {
-        let seconds = clock.now.timeIntervalSince1970
-        guard seconds.isFinite, seconds > 0 else { return 0 }
-        return UInt64(min(seconds, 1e11) * 10_000_000)
     }
 }
 

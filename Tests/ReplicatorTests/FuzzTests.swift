@@ -1,5 +1,6 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -52,7 +53,7 @@ struct FuzzCase {
         var random = SplitMix64(seed: seed)
         func roll(_ p: Double) -> Bool { Double(random.next() >> 11) / Double(1 << 53) < p }
         let clock = VirtualClock()
-        let server = PubNubServer(time: ClampedFollowClock(clock: clock))
+        let server = PubNubServer(clock: clock)
         let plan = FaultPlan(seed: seed, profile: FaultProfile(name: "fuzz", hostileAnswer: 0.5))
         let budget = BudgetTransport(InProcessTransport(server: server, plan: plan))
         let hostile = try World.client(budget)

@@ -1,5 +1,6 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore

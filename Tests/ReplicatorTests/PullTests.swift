@@ -1,60 +1,11 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
 import Replicator
 import Testing
-
-/// A seeded die shared by hooks that run on other tasks.
-final class Dice: @unchecked Sendable {
-    private let lock = NSLock()
-    private var random: SplitMix64
-    private var enabled = true
-
-    init(seed: UInt64) { random = SplitMix64(seed: seed) }
-
-    /// True with probability `p` (never once disabled).
-    func roll(_ p: Double) -> Bool {
-        lock.withLock {
-            guard enabled else { return false }
-            return Double(random.next() >> 11) / Double(1 << 53) < p
-        }
-    }
-
-    func pick(_ count: Int) -> Int { lock.withLock { Int(random.next() % UInt64(count)) } }
-    func disable() { lock.withLock { enabled = false } }
-}
-
-struct SimulatedCrash: Error {}
-
-/// A payload in the chat format.
-func chatPayload(_ id: String, _ text: String = "hello") -> JSONValue {
-    ["id": .string(id), "text": .string(text), "createdAt": "2026-01-01T00:00:00.000Z"]
-}
-
-extension World {
-    func reconciler(options: ReconcilerOptions = ReconcilerOptions(), seed: UInt64 = 1) throws -> Reconciler<DefaultChatCustom> {
-        Reconciler(
-            store: store, client: try World.client(transport), outbox: outbox, options: options, clock: clock,
-            random: SplitMix64(seed: seed))
-    }
-
-    /// The local messages of `channel` with a timetoken, as (id, timetoken), in timetoken order.
-    func localMessages(_ channel: String) async throws -> [(id: String, timetoken: UInt64)] {
-        try await store.fetch(store.queries.messages(inChannel: channel)).compactMap { message in
-            message.timetoken.map { (message.id, $0.rawValue) }
-        }
-    }
-
-    /// The server's messages of `channel` as (id, timetoken), in timetoken order.
-    func serverMessages(_ channel: String) async -> [(id: String, timetoken: UInt64)] {
-        await server.storedMessages(channel: channel).map { stored in
-            if case .object(let body) = stored.message, case .string(let id)? = body["id"] { return (id, stored.timetoken) }
-            return ("pn:\(channel):\(stored.timetoken)", stored.timetoken)
-        }
-    }
-}
 
 @Suite("History pull")
 struct PullTests {
@@ -62,17 +13,26 @@ struct PullTests {
 
     /// Seeds the server, then pulls in rounds through a faulty transport, with crashes between
     /// applying a page and committing it and with other publishers writing while we page, until a
-    /// round succeeds; then one quiet round. Checks the checkpoint invariant after every round.
-    static func pull(seed: UInt64, messagesPerChannel: [Int]) async throws {
+    /// round succeeds; then one quiet round. Checks the checkpoint invariant after every round, and
+    /// each round's outcome against the crashes and faults it met. `mustBeInterrupted`: a history
+    /// long enough that at least one round must fail (a run the faults never interrupted would not
+    /// test recovery at all).
+    static func pull(seed: UInt64, messagesPerChannel: [Int], mustBeInterrupted: Bool = false) async throws {
         let world = try World(seed: seed, profile: .flaky)
         for (index, channel) in channels.enumerated() {
             let payloads = (0..<messagesPerChannel[index]).map { chatPayload("\(channel)-\($0)") }
             await world.server.seedMessages(channel: channel, payloads, publisher: "other")
         }
         let dice = Dice(seed: seed ^ 0xC0FFEE)
+        let crashes = Counter()
         var options = ReconcilerOptions()
         options.maxAttempts = 3
-        options.beforeHistoryCommit = { _ in if dice.roll(0.05) { throw SimulatedCrash() } }
+        options.beforeHistoryCommit = { _ in
+            if dice.roll(0.05) {
+                _ = crashes.next()
+                throw SimulatedCrash()
+            }
+        }
         // Someone else publishes while we page.
         let published = Counter()
         world.transport.onRequest { request in
@@ -84,10 +44,20 @@ struct PullTests {
         for round in 1... {
             #expect(round < 400, "seed \(seed): no successful round")
             if round >= 400 { return }
+            let before = (crashes: crashes.value, requests: world.transport.records.count)
             // A new reconciler each round: as after a crash, only the store carries state over.
             let reports = try await world.reconciler(options: options, seed: seed &+ UInt64(round)).pullHistory(channels: channels)
             try await checkInvariant(world, seed: seed)
-            if reports.allSatisfy({ $0.error == nil }) { break }
+            let failed = reports.contains { $0.error != nil }
+            // The round's outcome against what the crash counter and the fault log say happened
+            // in it. A round that met no fault and no crash succeeds. The first round pages every
+            // channel on its own (none has a checkpoint to share a request with), so a crash in it
+            // ends its channel's pull with an error, never silently.
+            let crashed = crashes.value > before.crashes
+            let faulted = world.transport.records[before.requests...].contains { $0.fault != .none }
+            #expect(!failed || crashed || faulted, "seed \(seed) round \(round): failed without a fault or a crash: \(reports)")
+            if round == 1 { #expect(failed || !crashed, "seed \(seed): a crash in the first round went unreported") }
+            if !failed { break }
             failedRounds += 1
         }
         dice.disable()
@@ -101,7 +71,7 @@ struct PullTests {
             #expect(local.map(\.timetoken) == remote.map(\.timetoken), "seed \(seed) \(channel): timetokens differ")
             #expect(Set(local.map(\.id)).count == local.count, "seed \(seed) \(channel): duplicate rows")
         }
-        #expect(failedRounds > 0 || messagesPerChannel.reduce(0, +) < 1000, "seed \(seed): the faults never interrupted a pull")
+        if mustBeInterrupted { #expect(failedRounds > 0, "seed \(seed): the faults never interrupted a pull") }
     }
 
     /// A checkpoint never passes a page that was not applied: every server message at or below
@@ -125,7 +95,7 @@ struct PullTests {
 
     @Test("10,000 messages on 3 channels arrive exactly once, in order, through faults and crashes", arguments: 1...3)
     func tenThousand(seed: UInt64) async throws {
-        try await Self.pull(seed: seed, messagesPerChannel: [5_000, 3_000, 2_000])
+        try await Self.pull(seed: seed, messagesPerChannel: [5_000, 3_000, 2_000], mustBeInterrupted: true)
     }
 
     @Test("small histories over many seeds", arguments: 10...49)
@@ -235,11 +205,4 @@ struct PullTests {
         #expect(stored[0].text == "just text" && stored[1].content == ["x": 1])
         #expect(stored.allSatisfy { $0.contentType == "pubnub/raw" && $0.userId == "bot" })
     }
-}
-
-/// A counter shared across tasks.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -19,14 +20,6 @@ struct ScenarioTests {
     func large() async throws {
         try await Scenario(seed: 4242, messages: 5000).run()
     }
-}
-
-/// Set by a task when it finishes; polled by the test (no sleeping).
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }
 
 struct Scenario {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import ReplicaStore

@@ -1,5 +1,6 @@
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import Testing
@@ -14,7 +15,7 @@ final class HostileCaseTransport: Transport, @unchecked Sendable {
 
     init(_ hostile: HostileCase) {
         self.hostile = hostile
-        server = PubNubServer(time: ManualTimeSource(start: 17_900_000_000_000_000))
+        server = PubNubServer(clock: VirtualClock())
     }
 
     var log: String { lock.withLock { answers.map { "\($0.request) -> \($0.status), \($0.bytes) bytes" }.joined(separator: "; ") } }

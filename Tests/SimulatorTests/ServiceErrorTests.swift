@@ -22,7 +22,7 @@ struct ServiceErrorTests {
         let sim = try InProcess()
         let tts = try await sim.publish(3, to: "ch")
         for i in 0..<5 {
-            sim.time.advance(by: 10)
+            sim.clock.advance(by: .microseconds(1))
             _ = try await sim.client.addMessageAction(channel: "ch", messageTimetoken: tts[0], type: "reaction", value: "v\(i)")
         }
         let dup = await serviceError {
@@ -56,10 +56,10 @@ struct ServiceErrorTests {
         fields.name = .value("Jane")
         let created = try await sim.client.setUser(id: "jane", fields: fields)
         let eTag = try #require(created.eTag)
-        sim.time.advance(by: 10_000)
+        sim.clock.advance(by: .milliseconds(1))
         await sim.server.remoteEditUser(id: "jane", fields: ["name": "Jane (other device)"])
         fields.name = .value("Jane D.")
-        sim.time.advance(by: 10_000)
+        sim.clock.advance(by: .milliseconds(1))
         let stale = await serviceError { _ = try await sim.client.setUser(id: "jane", fields: fields, ifMatch: eTag) }
         #expect(stale?.status == 412 && stale?.reason == .preconditionFailed && stale?.family == .object)
         #expect(stale?.message == "User to update has been modified after it was read.")
@@ -112,7 +112,7 @@ struct ServiceErrorTests {
         func run(seed: UInt64) async throws -> ([FaultDecision], String) {
             let sim = try InProcess(profile: .hostile, seed: seed)
             for i in 0..<200 {
-                sim.time.advance(by: 1000)
+                sim.clock.advance(by: .microseconds(100))
                 _ = try? await sim.client.publish(PublishRequest(channel: "ch\(i % 3)", message: .int(Int64(i))))
                 if i % 10 == 0 {
                     var fields = UserFields<FlatCustom>()

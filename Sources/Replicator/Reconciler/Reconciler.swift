@@ -70,7 +70,7 @@ public actor Reconciler<Custom: ChatCustomData> {
     let ops: Outbox<Custom>
     /// The options.
     public nonisolated let options: ReconcilerOptions
-    let clock: any ReplicatorClock
+    let clock: any ReplicaClock
     var random: any RandomNumberGenerator & Sendable
     let logger: Logger
 
@@ -78,7 +78,7 @@ public actor Reconciler<Custom: ChatCustomData> {
     /// its publishes and conflicts can be settled.
     public init(
         store: ChatStore<Custom>, client: PubNubClient, outbox: Outbox<Custom>? = nil,
-        options: ReconcilerOptions = ReconcilerOptions(), clock: any ReplicatorClock = SystemClock(),
+        options: ReconcilerOptions = ReconcilerOptions(), clock: any ReplicaClock = SystemClock(),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         logger: Logger = Logger(label: "pnreplicate.reconciler")
     ) {
