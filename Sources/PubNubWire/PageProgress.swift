@@ -41,22 +41,22 @@ public enum PagingError: Error, Sendable, Hashable, CustomStringConvertible {
 /// try progress.advance(to: "MTA")          // throws PagingError.noProgress(scope: "users", cursor: "MTA")
 /// try progress.older(Timetoken(rawValue: 5), than: Timetoken(rawValue: 9))   // accepted: 5 < 9
 /// ```
-public struct PageProgress: Sendable {
+package struct PageProgress: Sendable {
     /// What is being paged, for the error (e.g. `history:general`, `objects:users`).
-    public let scope: String
+    package let scope: String
     private var seen: Set<String> = []
 
     /// A check for one listing called `scope`.
-    public init(scope: String) { self.scope = scope }
+    package init(scope: String) { self.scope = scope }
 
     /// Accepts an opaque cursor (App Context `next`) not seen before in this listing.
-    public mutating func advance(to cursor: String) throws(PagingError) {
+    package mutating func advance(to cursor: String) throws(PagingError) {
         guard seen.insert(cursor).inserted else { throw .noProgress(scope: scope, cursor: cursor) }
     }
 
     /// Accepts a timetoken strictly older than the previous one (`nil`: the first page), for
     /// listings that page back through time (history, message actions).
-    public func older(_ next: Timetoken, than previous: Timetoken?) throws(PagingError) {
+    package func older(_ next: Timetoken, than previous: Timetoken?) throws(PagingError) {
         if let previous, next >= previous { throw .noProgress(scope: scope, cursor: next.description) }
     }
 }

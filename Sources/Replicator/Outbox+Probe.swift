@@ -43,18 +43,14 @@ extension Outbox {
         if let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }), earlier > floor {
             floor = Timetoken(rawValue: earlier.rawValue + 1)
         }
-        var start: Timetoken?
-        let progress = PageProgress(scope: "probe \(entry.id) in \(channel)")
-        while true {
-            let page = try await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start, end: floor))
-            let messages = page.channels[channel] ?? []
-            if let found = messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id) }) {
+        for try await page in HistoryPages(channel: channel, end: floor, scope: "probe \(entry.id) in \(channel)", fetch: {
+            try await self.client.fetchHistory($0)
+        }) {
+            if let found = page.messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id) }) {
                 return .applied(.published(found.timetoken))
             }
-            guard messages.count >= 100, let oldest = messages.first?.timetoken else { return .notApplied }
-            try progress.older(oldest, than: start)
-            start = oldest
         }
+        return .notApplied
     }
 
     static func isMessage(_ message: HistoryMessage, id: String, opId: String) -> Bool {
@@ -155,21 +151,16 @@ extension Outbox {
     /// Finds this user's (type, value) action on the message by listing the channel's actions
     /// newer than the message, newest page first.
     func findAction(_ entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
-        guard let channel = entry.operation.channel, let messageTimetoken else { return nil }
-        var start: Timetoken?
-        while true {
-            let page = try await client.listMessageActions(channel: channel, start: start, end: messageTimetoken, limit: 100)
+        guard let reaction = entry.operation.reaction, let messageTimetoken else { return nil }
+        for try await page in client.messageActionPages(channel: reaction.channel, end: messageTimetoken) {
             if let match = page.data.first(where: {
-                $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == entry.operation.reaction?.type
-                    && $0.value == entry.operation.reaction?.value
+                $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == reaction.type
+                    && $0.value == reaction.value
             }) {
                 return match.actionTimetoken
             }
-            guard page.data.count >= 100 || page.more != nil,
-                  let oldest = page.more?.start ?? page.data.map(\.actionTimetoken).min()
-            else { return nil }
-            start = oldest
         }
+        return nil
     }
 
     func remoteETag(of entry: OutboxEntry) async throws -> String? {
