@@ -6,11 +6,12 @@ import ReplicaModel
 public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// No fault.
     case none
-    /// The client is offline: nothing is sent (``TransportFailure/notSent(reason:)``).
+    /// The client is offline: nothing is sent (``PubNubWire/TransportFailure/notSent(reason:)``).
     case offline
     /// The request is lost on the way: the server never sees it (not sent, from the client's view).
     case dropRequest
-    /// The server applies the request but the response is lost (``TransportFailure/outcomeUnknown(reason:)``).
+    /// The server applies the request but the response is lost
+    /// (``PubNubWire/TransportFailure/outcomeUnknown(reason:)``).
     case dropResponse
     /// The response comes late (virtual milliseconds, recorded, never slept).
     case latency(milliseconds: Int)

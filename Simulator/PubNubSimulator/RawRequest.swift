@@ -11,8 +11,21 @@ import PubNubWire
 /// id, raw UTF-8 in a URL) fails in process as it would over HTTP.
 ///
 /// ## Topics
+///
+/// ### Creating a request
+///
 /// - ``init(method:target:headers:body:)``
 /// - ``init(encoding:for:)``
+///
+/// ### The bytes
+///
+/// - ``method``
+/// - ``target``
+/// - ``headers``
+/// - ``body``
+///
+/// ### Parsing
+///
 /// - ``decoded()``
 /// - ``badRequest``
 public struct RawRequest: Sendable, Hashable {

@@ -26,14 +26,32 @@ import PubNubWire
 /// ```
 ///
 /// ## Topics
+///
+/// ### Creating a transport
+///
 /// - ``init(server:plan:)``
+/// - ``server``
+///
+/// ### Faults
+///
+/// - ``plan``
 /// - ``use(_:)``
+/// - ``script(_:)-(Fault...)``
 /// - ``script(_:)-([Fault])``
 /// - ``onRequest(_:)``
 /// - ``crash(afterRequests:)``
+/// - ``crashed``
+///
+/// ### What the client asked
+///
 /// - ``records``
 /// - ``requests``
+/// - ``requestsAtServer``
 /// - ``Record``
+///
+/// ### Sending
+///
+/// - ``send(_:to:)``
 public final class InProcessTransport: Transport, @unchecked Sendable {
     /// One request as the client made it, when (on the server's clock) and what fault it met.
     public struct Record: Sendable {

@@ -20,8 +20,21 @@ import ReplicaStore
 /// `pn:<channel>:<timetoken>`. Reactions are `channel/messageTimetoken/type/value/user`.
 ///
 /// ## Topics
+///
+/// ### Taking a snapshot
+///
 /// - ``init(store:userId:channels:)``
 /// - ``init(server:userId:channels:as:)``
+/// - ``init()``
+///
+/// ### Contents
+///
+/// - ``users``
+/// - ``channels``
+/// - ``memberships``
+/// - ``messages``
+/// - ``reactions``
+/// - ``description``
 public struct ReplicaSnapshot: Equatable, Sendable, CustomStringConvertible {
     /// Users by id: their fields and eTag.
     public var users: [String: JSONValue] = [:]

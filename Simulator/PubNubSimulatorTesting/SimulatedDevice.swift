@@ -27,10 +27,30 @@ import Replicator
 /// a run replays exactly with the same seeds and fault plans.
 ///
 /// ## Topics
+///
+/// ### Creating a device
+///
 /// - ``init(server:clock:userId:plan:storePath:seed:outboxOptions:reconcilerOptions:)``
 /// - ``reopened(plan:seed:storePath:)``
+/// - ``temporaryStorePath()``
+///
+/// ### Parts
+///
+/// - ``clock``
+/// - ``server``
+/// - ``transport``
+/// - ``client``
+/// - ``store``
+/// - ``outbox``
+/// - ``reconciler``
+/// - ``storePath``
+/// - ``seed``
+///
+/// ### Syncing and comparing
+///
 /// - ``sync(pushingFor:)``
 /// - ``snapshot(channels:)``
+/// - ``outboxEntries()``
 /// - ``makeReconciler(options:seed:)``
 /// - ``observer(userId:)``
 public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {

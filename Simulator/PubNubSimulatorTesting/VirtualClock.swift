@@ -27,13 +27,24 @@ import ReplicaModel
 /// each without relying on the context.
 ///
 /// ## Topics
+///
+/// ### Creating a clock
+///
 /// - ``init(start:)``
+///
+/// ### Reading the time
+///
 /// - ``date``
 /// - ``instant``
+/// - ``minimumResolution``
+/// - ``Instant``
+///
+/// ### Moving time
+///
 /// - ``advance(by:)-(TimeInterval)``
 /// - ``advance(by:)-(Duration)``
 /// - ``sleep(until:)``
-/// - ``Instant``
+/// - ``sleep(until:tolerance:)``
 public final class VirtualClock: Clock, ReplicaClock, @unchecked Sendable {
     /// A moment on a ``VirtualClock``: a `Duration` since 1970-01-01T00:00:00Z.
     public struct Instant: InstantProtocol, CustomStringConvertible {

@@ -10,9 +10,21 @@ import PubNubWire
 /// show that a client bounds a whole request and a whole sync, not just the gaps between bytes.
 ///
 /// ## Topics
+///
+/// ### Creating misbehaviour
+///
+/// - ``init(dripInterval:publishDelay:historyIgnoresStart:)``
+/// - ``none``
+///
+/// ### Misbehaviours
+///
 /// - ``dripInterval``
 /// - ``publishDelay``
 /// - ``historyIgnoresStart``
+///
+/// ### Rewriting requests
+///
+/// - ``rewrite(_:)``
 public struct ServerMisbehaviour: Sendable, Equatable {
     /// The pause before each byte of every response body; `nil` writes bodies at once. A client
     /// with only an idle timeout never gives up on a dripping body.

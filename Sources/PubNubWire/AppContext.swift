@@ -266,7 +266,7 @@ extension PubNubClient {
         try decode(ObjectPage<T>.self, from: response, operation: operation)
     }
 
-    /// Decodes the object (`data`) of a get or set answer: a ``ChatUser`` or ``ChatChannel``.
+    /// Decodes the object (`data`) of a get or set answer: a ``ReplicaModel/ChatUser`` or ``ReplicaModel/ChatChannel``.
     public static func object<T: Decodable>(_ type: T.Type, from response: WireResponse, operation: String) throws(WireError) -> T {
         try decode(ObjectEnvelope<T>.self, from: response, operation: operation).data
     }

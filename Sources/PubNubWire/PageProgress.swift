@@ -6,7 +6,7 @@ import ReplicaModel
 /// A server that ignores `start` (or hands back the same `next` cursor) would otherwise be asked
 /// for the same page without end: thousands of identical requests and a sync that never returns.
 /// The pagers (``HistoryPages``, ``MessageActionPages``, ``ObjectPages``) check every position
-/// they are about to request with ``PageProgress`` and stop with this error the first time a
+/// they are about to request with `PageProgress` and stop with this error the first time a
 /// position repeats or moves the wrong way, so a loop over a pager never checks it again.
 ///
 /// ```swift

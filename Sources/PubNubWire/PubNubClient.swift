@@ -6,13 +6,76 @@ import ReplicaModel
 /// throws ``WireError`` and nothing else. No retries here: that is the outbox's job.
 ///
 /// ## Topics
-/// - Publish: ``publish(_:)``
-/// - History: ``fetchHistory(_:)``, ``fetchHistoryWithActions(_:)``, ``fetchLegacyHistory(_:)``,
-///   ``messageCounts(channels:since:)``, ``deleteMessages(channel:start:end:)``
-/// - Message actions: ``addMessageAction(channel:messageTimetoken:type:value:)``,
-///   ``removeMessageAction(channel:messageTimetoken:actionTimetoken:)``, ``listMessageActions(channel:start:end:limit:)``
-/// - App Context: users, channels, memberships and members
+///
+/// ### Creating a client
+///
+/// - ``init(configuration:transport:logger:)``
+/// - ``configuration``
+/// - ``transport``
+/// - ``perform(_:)``
+///
+/// ### Publishing
+///
+/// - ``publish(_:)``
+/// - ``publishRequest(_:)``
+/// - ``publishTimetoken(from:)``
 /// - ``time()``
+///
+/// ### History
+///
+/// - ``fetchHistory(_:)``
+/// - ``fetchHistoryWithActions(_:)``
+/// - ``fetchLegacyHistory(_:)``
+/// - ``historyPages(channel:pageSize:start:end:)``
+/// - ``historyCap(channelCount:withActions:)``
+/// - ``messageCounts(channels:since:)``
+/// - ``deleteMessages(channel:start:end:)``
+///
+/// ### Message actions
+///
+/// - ``addMessageAction(channel:messageTimetoken:type:value:)``
+/// - ``addMessageActionRequest(channel:messageTimetoken:type:value:)``
+/// - ``messageAction(from:operation:)``
+/// - ``removeMessageAction(channel:messageTimetoken:actionTimetoken:)``
+/// - ``removeMessageActionRequest(channel:messageTimetoken:actionTimetoken:)``
+/// - ``listMessageActions(channel:start:end:limit:)``
+/// - ``listMessageActions(_:)``
+/// - ``messageActionPages(channel:start:end:limit:)``
+///
+/// ### App Context users
+///
+/// - ``getUser(id:as:)``
+/// - ``listUsers(_:as:)``
+/// - ``userPages(_:as:)``
+/// - ``setUser(id:fields:ifMatch:)``
+/// - ``setUserRequest(id:fields:ifMatch:)``
+/// - ``removeUser(id:)``
+/// - ``removeUserRequest(id:)``
+///
+/// ### App Context channels
+///
+/// - ``getChannel(id:as:)``
+/// - ``listChannels(_:as:)``
+/// - ``channelPages(_:as:)``
+/// - ``setChannel(id:fields:ifMatch:)``
+/// - ``setChannelRequest(id:fields:ifMatch:)``
+/// - ``removeChannel(id:)``
+/// - ``removeChannelRequest(id:)``
+///
+/// ### App Context memberships and members
+///
+/// - ``getMemberships(userId:_:as:)``
+/// - ``membershipPages(userId:_:as:)``
+/// - ``setMemberships(userId:set:remove:query:as:)``
+/// - ``setMembershipsRequest(userId:set:remove:query:)``
+/// - ``getMembers(channelId:_:as:)``
+/// - ``memberPages(channelId:_:as:)``
+/// - ``setMembers(channelId:set:remove:query:as:)``
+///
+/// ### Decoding App Context answers
+///
+/// - ``page(of:from:operation:)``
+/// - ``object(_:from:operation:)``
 public struct PubNubClient: Sendable {
     /// Keys, user id and origin.
     public let configuration: PubNubConfiguration

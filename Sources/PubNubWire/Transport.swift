@@ -118,6 +118,9 @@ public enum TransportFailure: Error, Sendable, Hashable, CustomStringConvertible
 /// `docs/protocol.md`, "Request deadlines, the body cap and redirects".
 ///
 /// ## Topics
+///
+/// ### Limits
+///
 /// - ``defaultMaximumResponseBytes``
 /// - ``timeoutRange``
 public enum TransportLimits {

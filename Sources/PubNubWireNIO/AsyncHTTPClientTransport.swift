@@ -5,16 +5,16 @@ import NIOCore
 import NIOHTTP1
 import PubNubWire
 
-/// A ``Transport`` on AsyncHTTPClient: the fast default on Linux.
+/// A ``PubNubWire/Transport`` on AsyncHTTPClient: the fast default on Linux.
 ///
 /// Whether a failed request may have been applied is decided by whether its request head went
 /// out: AsyncHTTPClient tells its delegate when it writes the head, so a refused connection is
-/// ``TransportFailure/notSent(reason:)`` and a timeout or reset after sending is
-/// ``TransportFailure/outcomeUnknown(reason:)``. No retries happen here.
+/// ``PubNubWire/TransportFailure/notSent(reason:)`` and a timeout or reset after sending is
+/// ``PubNubWire/TransportFailure/outcomeUnknown(reason:)``. No retries happen here.
 ///
 /// Each request runs under an AsyncHTTPClient deadline, which bounds the whole exchange
 /// (connecting, sending and reading the entire body, not idle gaps); when it fires the reason says
-/// "deadline of N s exceeded". The body is capped (``TransportLimits/defaultMaximumResponseBytes``
+/// "deadline of N s exceeded". The body is capped (``PubNubWire/TransportLimits/defaultMaximumResponseBytes``
 /// unless configured), cancelling the calling task cancels the request at once, and redirects are
 /// never followed (`redirectConfiguration = .disallow`): the 3xx response itself is returned.
 public final class AsyncHTTPClientTransport: Transport {
@@ -26,7 +26,7 @@ public final class AsyncHTTPClientTransport: Transport {
     ///
     /// - Parameters:
     ///   - timeout: how long the whole request may take, connecting included; clamped into
-    ///     ``TransportLimits/timeoutRange``.
+    ///     ``PubNubWire/TransportLimits/timeoutRange``.
     ///   - connectionsPerHost: HTTP/1.1 connections kept per host (AsyncHTTPClient's default is 8).
     ///   - maximumResponseBytes: the largest response body accepted; a larger one fails the request.
     public init(

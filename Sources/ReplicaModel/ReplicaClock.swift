@@ -13,8 +13,14 @@ import Foundation
 /// simulator depend on, so that neither depends on the other to share a clock.
 ///
 /// ## Topics
+///
+/// ### Telling the time
+///
 /// - ``now``
 /// - ``sleep(until:)``
+///
+/// ### Clocks
+///
 /// - ``SystemClock``
 public protocol ReplicaClock: Sendable {
     /// The current time.

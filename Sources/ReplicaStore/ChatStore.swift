@@ -15,11 +15,67 @@ import ReplicaModel
 /// ```
 ///
 /// ## Topics
-/// - Opening: ``open(at:options:)``, ``inMemory(options:)``, ``migrationPlan(forStoreAt:)``
-/// - Migrating: ``migrate(dryRun:backupTo:)``
-/// - Writing: `load(users:)`, `load(channels:)`, `load(members:)`, `load(messages:)`,
-///   `load(messageActions:)`, `patch(...)`, `remove...`
-/// - Reading: ``queries``, ``fetch(_:)``, ``observe(_:)``, ``status()``
+///
+/// ### Opening
+///
+/// - ``open(at:options:)``
+/// - ``inMemory(options:)``
+/// - ``path``
+///
+/// ### Migrating and backing up
+///
+/// - ``migrationPlan(forStoreAt:options:)``
+/// - ``migrate(dryRun:backupTo:)``
+/// - ``backup(to:)``
+/// - ``defaultBackupPath()``
+///
+/// ### Reading
+///
+/// - ``queries``
+/// - ``fetch(_:)``
+/// - ``fetchNow(_:)``
+/// - ``observe(_:)``
+/// - ``oldestTimetoken(channel:)``
+/// - ``status()``
+/// - ``countedTables``
+///
+/// ### Loading
+///
+/// - ``load(users:batchSize:onBatch:)``
+/// - ``load(channels:batchSize:onBatch:)``
+/// - ``load(members:forceWrite:batchSize:onBatch:)``
+/// - ``load(messages:processMessageActions:batchSize:onBatch:)``
+/// - ``load(messageActions:batchSize:onBatch:)``
+///
+/// ### Patching and removing
+///
+/// - ``patch(user:)``
+/// - ``patch(channel:)``
+/// - ``patch(member:)``
+/// - ``setPresence(channelId:userId:isPresent:state:)``
+/// - ``removeUser(id:)``
+/// - ``removeChannel(id:)``
+/// - ``removeMember(channelId:userId:)``
+/// - ``removeMessage(id:)``
+/// - ``removeMessageAction(channelId:messageTimetoken:messageId:type:value:userId:)``
+///
+/// ### Sync state
+///
+/// - ``saveCheckpoint(_:)``
+/// - ``tryAcquireDrainLease()``
+/// - ``drainLeaseHolder()``
+/// - ``drainLeasePath``
+///
+/// ### Errors
+///
+/// - ``isStorageFailure(_:)``
+///
+/// ### Model types
+///
+/// - ``User``
+/// - ``Channel``
+/// - ``Member``
+/// - ``Message``
 public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// A user with this store's custom type.
     public typealias User = ChatUser<Custom.User>

@@ -187,8 +187,9 @@ extension Outbox {
     }
 
     /// Re-types an object decoded with JSON custom data as the store's custom type. An answer
-    /// whose custom data the store's types refuse is an unreadable answer (``WireError/decoding``),
-    /// so the op is handled as one that may have been applied.
+    /// whose custom data the store's types refuse is an unreadable answer
+    /// (``PubNubWire/WireError/decoding(operation:status:message:)``), so the op is handled as one
+    /// that may have been applied.
     static func convert<T: Decodable>(_ value: some Encodable) throws(WireError) -> T {
         do {
             return try JSONValue(encoding: value).decode(as: T.self)

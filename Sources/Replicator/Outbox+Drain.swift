@@ -56,7 +56,7 @@ public enum OutboxWait: Sendable, Hashable {
 struct LaneHead: Sendable {
     /// The op.
     var entry: OutboxEntry
-    /// The state of ``OutboxEntry/dependsOn`` while that op is still in the outbox.
+    /// The state of ``ReplicaStore/OutboxEntry/dependsOn`` while that op is still in the outbox.
     var parentState: OutboxState?
 
     /// Reads the head's parent state in `tx`.

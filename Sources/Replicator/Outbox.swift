@@ -29,13 +29,44 @@ public struct OutboxOptions: Sendable {
 /// ```
 ///
 /// ## Topics
-/// - Enqueue: ``send(text:to:contentType:content:custom:meta:)``, ``discardMessage(id:)``,
-///   ``addReaction(_:type:toMessage:)``, ``removeReaction(_:type:fromMessage:)``,
-///   ``setMembership(channel:user:edit:)``, ``removeMembership(channel:user:)``, ``setUser(id:edit:)``,
-///   ``removeUser(id:)``, ``setChannel(id:edit:)``, ``removeChannel(id:)``
-/// - Failures: ``retry(opId:)``, ``discard(opId:)``
-/// - Replay: ``drain(until:)``, ``run()``, ``plan()``
-/// - Observation: ``events()``, ``completion(of:)``
+///
+/// ### Creating an outbox
+///
+/// - ``init(store:client:options:clock:random:logger:)``
+/// - ``store``
+/// - ``client``
+/// - ``options``
+/// - ``userId``
+/// - ``Message``
+///
+/// ### Enqueue
+///
+/// - ``send(text:to:contentType:content:custom:meta:)``
+/// - ``discardMessage(id:)``
+/// - ``addReaction(_:type:toMessage:)``
+/// - ``removeReaction(_:type:fromMessage:)``
+/// - ``setMembership(channel:user:edit:)``
+/// - ``removeMembership(channel:user:)``
+/// - ``setUser(id:edit:)``
+/// - ``removeUser(id:)``
+/// - ``setChannel(id:edit:)``
+/// - ``removeChannel(id:)``
+///
+/// ### Failures
+///
+/// - ``retry(opId:)``
+/// - ``discard(opId:)``
+///
+/// ### Replay
+///
+/// - ``drain(until:)``
+/// - ``run()``
+/// - ``plan()``
+///
+/// ### Observation
+///
+/// - ``events()``
+/// - ``completion(of:)``
 public actor Outbox<Custom: ChatCustomData> {
     /// A message with the store's custom type.
     public typealias Message = ChatMessage<Custom.Message>

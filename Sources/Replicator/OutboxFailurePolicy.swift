@@ -16,7 +16,7 @@ enum FailureDecision: Sendable, Hashable {
     /// Classifies a failed attempt of an op of `kind` that already had `serverFailures` 5xx answers.
     ///
     /// The op-specific rules come first (`opRule`, then 412); everything else follows
-    /// ``WireError/retryability``, the classification the reconciler's reads share.
+    /// ``PubNubWire/WireError/retryability``, the classification the reconciler's reads share.
     static func classify(_ error: WireError, kind: OutboxKind, serverFailures: Int, policy: RetryPolicy) -> FailureDecision {
         if case .service(let service) = error {
             if let decision = opRule(service, kind: kind) { return decision }
@@ -45,7 +45,7 @@ enum FailureDecision: Sendable, Hashable {
         }
     }
 
-    /// Classifies a failed attempt whose answer was an error status (see the ``WireError`` overload).
+    /// Classifies a failed attempt whose answer was an error status (see the ``PubNubWire/WireError`` overload).
     static func classify(_ error: ServiceError, kind: OutboxKind, serverFailures: Int, policy: RetryPolicy)
         -> FailureDecision
     {

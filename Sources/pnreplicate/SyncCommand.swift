@@ -173,7 +173,7 @@ struct SyncTimeout: Error, CustomStringConvertible {
     }
 }
 
-/// The JSON `sync --json` prints: each part of the ``SyncReport``.
+/// The JSON `sync --json` prints: each part of the ``Replicator/SyncReport``.
 struct SyncOutput: Encodable {
     /// Object pull counts of one scope.
     struct Objects: Encodable {

@@ -5,8 +5,8 @@ import ReplicaModel
 ///
 /// Each case carries its own fields, so code that handles an op switches on the operation and
 /// finds every value it needs already there: no optional to unpack, no field that may be missing.
-/// The store keeps an operation in the `outbox.payload` column (``OutboxPayload``, the
-/// row's JSON form); ``init(kind:payload:)`` is the one place that form is checked.
+/// The store keeps an operation in the `outbox.payload` column (`OutboxPayload`, the
+/// row's JSON form); `init(kind:payload:)` is the one place that form is checked.
 ///
 /// ```swift
 /// switch entry.operation {

@@ -30,8 +30,8 @@ extension ChatStore {
     /// Inserts or updates messages by id. A stored pending message that comes back with a
     /// timetoken becomes `sent`; a timetoken is never erased by a version without one.
     ///
-    /// - Parameter processMessageActions: also store each message's embedded ``ChatMessage/messageActions``
-    ///   (history-with-actions) in the same batch.
+    /// - Parameter processMessageActions: also store each message's embedded
+    ///   ``ReplicaModel/ChatMessage/messageActions`` (history-with-actions) in the same batch.
     @discardableResult
     public func load(
         messages: [Message], processMessageActions: Bool = true, batchSize: Int = 256,

@@ -8,7 +8,7 @@ extension PubNubClient {
     /// GET, so the user's memberships are paged until the channel shows up.
     ///
     /// - Parameter run: performs each page request (the reconciler retries; the outbox does not).
-    ///   The listing is an ``ObjectPages``: it stops on a short page and refuses a repeated cursor.
+    ///   The listing is an ``PubNubWire/ObjectPages``: it stops on a short page and refuses a repeated cursor.
     func findMembership(
         channel: String, user: String,
         run: @escaping @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws

@@ -39,7 +39,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case metaNotAnObject
     /// The edit changes nothing.
     case emptyEdit(String)
-    /// Another process holds the store's drain lease (see ``DrainLease``) and did not give it up
+    /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
     /// in time: only one process sends a store's outbox at a time.
     case drainLeaseHeld(path: String, holder: Int32?)
     /// Writing the outbox's own state failed (disk full, I/O error): the drain stopped rather

@@ -219,7 +219,7 @@ extension Reconciler {
     }
 
     /// One round of a catch-up: the channel's history paged back from the checkpoint's fill
-    /// cursor (or from now, when not filling) down to just above `applied`. ``HistoryPages``
+    /// cursor (or from now, when not filling) down to just above `applied`. ``PubNubWire/HistoryPages``
     /// stops it on a short page and refuses a server that ignores `start`.
     private func historyRound(channel: String, pageSize: Int, from checkpoint: SyncCheckpoint) -> HistoryPages.AsyncIterator {
         let scope = SyncCheckpoint.history(channel)

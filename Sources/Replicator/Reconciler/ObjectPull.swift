@@ -52,7 +52,7 @@ extension Reconciler {
         return report
     }
 
-    /// Pages a user or channel listing (``ObjectPages``: `next` cursors, stopping on a short page),
+    /// Pages a user or channel listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page),
     /// applying each page.
     private func pullListing<Object: Decodable & Hashable & Sendable & Identifiable & VersionedObject>(
         _ scope: String, table: ObjectTable, full: Bool,
@@ -100,7 +100,7 @@ extension Reconciler {
         return try await replaceMemberships(of: .channel(channel), server: members)
     }
 
-    /// Every element of a membership listing (``ObjectPages``: `next` cursors, stopping on a short page).
+    /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page).
     private func pageAll<Element: Decodable & Sendable & Hashable>(
         _ scope: String, list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>,
         convert: (Element) throws -> ChatMember<Custom>

@@ -49,12 +49,43 @@ public struct ReconcilerOptions: Sendable {
 /// See `docs/reconciler.md` and `docs/conflicts.md`.
 ///
 /// ## Topics
-/// - Everything: ``sync(pushDeadline:deadline:full:progress:)``
-/// - History: ``pullHistory(channels:progress:)``, ``catchUp(channel:)``, ``loadOlder(channel:limit:)``,
-///   ``remoteHistory(channel:start:end:reverse:limit:)``
-/// - Reactions: ``pullReactions(channel:)``
-/// - Objects: ``pullObjects(full:)``
-/// - Conflicts: ``resolveConflicts()``, ``resolve(conflictId:take:)``
+///
+/// ### Creating a reconciler
+///
+/// - ``init(store:client:outbox:options:clock:random:logger:)``
+/// - ``store``
+/// - ``client``
+/// - ``outbox``
+/// - ``options``
+/// - ``userId``
+/// - ``Message``
+///
+/// ### Everything
+///
+/// - ``sync(pushDeadline:deadline:full:progress:)``
+/// - ``channelsOfInterest(extra:)``
+///
+/// ### History
+///
+/// - ``pullHistory(channels:progress:)``
+/// - ``catchUp(channel:progress:)``
+/// - ``loadOlder(channel:limit:)``
+/// - ``remoteHistory(channel:start:end:reverse:limit:)``
+/// - ``foreignContentType``
+/// - ``unknownPublisher``
+///
+/// ### Reactions
+///
+/// - ``pullReactions(channel:)``
+///
+/// ### Objects
+///
+/// - ``pullObjects(full:channels:)``
+///
+/// ### Conflicts
+///
+/// - ``resolveConflicts()``
+/// - ``resolve(conflictId:take:)``
 public actor Reconciler<Custom: ChatCustomData> {
     /// A message with the store's custom type.
     public typealias Message = ChatMessage<Custom.Message>
@@ -152,7 +183,7 @@ public actor Reconciler<Custom: ChatCustomData> {
 
     /// The least wait before retrying a failed read, or nil when retrying cannot help. A read has
     /// no effect to look for, so every retryable class is simply sent again
-    /// (``WireError/Retryability/minimumWait``).
+    /// (``PubNubWire/WireError/Retryability/minimumWait``).
     static func retryWait(_ error: WireError) -> TimeInterval? { error.retryability.minimumWait }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import ReplicaModel
 import ReplicaStore
 
-/// What one ``Reconciler/sync(pushDeadline:full:progress:)`` did.
+/// What one ``Reconciler/sync(pushDeadline:deadline:full:progress:)`` did.
 public struct SyncReport: Sendable {
     /// The outbox drains (push), added up.
     public var push = DrainReport()
