@@ -105,14 +105,13 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// stored, as JSON text (the op's new base snapshot when it is sent again).
     @discardableResult
     func storeServerVersion(_ remote: JSONValue?, of entry: OutboxEntry) throws -> String? {
-        let coding = SnapshotCoding()
         var snapshot: String?
         switch entry.operation {
         case .setUser(let id, _), .removeUser(let id):
             if let remote {
                 let user = try remote.decode(as: User.self)
                 try tx.upsert(user: user, force: true)
-                snapshot = try coding.json(user)
+                snapshot = try tx.snapshot(user)
             } else {
                 try tx.deleteUser(id: id)
             }
@@ -120,7 +119,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             if let remote {
                 let channel = try remote.decode(as: Channel.self)
                 try tx.upsert(channel: channel, force: true)
-                snapshot = try coding.json(channel)
+                snapshot = try tx.snapshot(channel)
             } else {
                 try tx.deleteChannel(id: id)
             }
@@ -138,7 +137,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.updated = try remote.objectValue?["updated"]?.stringValue.map { try ISOTimestamp(parsing: $0) }
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
-            snapshot = try coding.json(member)
+            snapshot = try tx.snapshot(member)
         case .send, .addReaction, .removeReaction:
             return nil
         }
@@ -151,7 +150,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// Undoes an op's optimistic local change (the op is withdrawn or cancelled), then lays the
     /// other unsent ops of its target back over the result.
     func revert(_ entry: OutboxEntry) throws {
-        func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try SnapshotCoding.decode(T.self, of: entry) }
+        func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try tx.decodeSnapshot(T.self, of: entry) }
         switch entry.operation {
         case .send(_, let messageId, _, _):
             try tx.deleteUnsentMessage(id: messageId)
@@ -215,31 +214,5 @@ struct LocalOverlay<Custom: ChatCustomData> {
         }
         try reapplyPending(target: target)
         return Applied(outcome: outcome, overlaid: true)
-    }
-}
-
-/// JSON text of a stored object, as op rows keep base snapshots (compact, sorted keys).
-struct SnapshotCoding {
-    private let encoder: JSONEncoder
-
-    init() {
-        encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    }
-
-    /// The snapshot text of `value`, or nil.
-    func json<T: Encodable>(_ value: T?) throws -> String? {
-        guard let value else { return nil }
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    /// Decodes an op's base snapshot; an unreadable one is a corrupt store value.
-    static func decode<T: Decodable>(_ type: T.Type, of entry: OutboxEntry) throws -> T? {
-        guard let text = entry.baseSnapshot else { return nil }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
-        } catch {
-            throw StoreError.corruptValue(table: "outbox", column: "base_snapshot", key: entry.id, message: "\(error)")
-        }
     }
 }

@@ -57,9 +57,6 @@ extension StoreTransaction {
         return try OutboxEntry.fetchAll(db, where: "kind IN (\(list))")
     }
 
-    /// Every op, in enqueue order.
-    package func allOps() throws -> [OutboxEntry] { try OutboxEntry.fetchAll(db) }
-
     /// The first op (lowest `seq`) in one of `states` of every lane.
     package func laneHeads(states: Set<OutboxState>) throws -> [OutboxEntry] {
         try OutboxEntry.fetchAll(

@@ -158,6 +158,16 @@ package final class StoreTransaction<Custom: ChatCustomData> {
             ).map { (row: Row) -> (Int64, String) in (row[0], row[1]) }, uniquingKeysWith: { a, _ in a })
     }
 
+    // MARK: Snapshots
+
+    /// An object as op rows keep it (`base_snapshot`): compact JSON with sorted keys; nil for nil.
+    package func snapshot<T: Encodable>(_ value: T?) throws -> String? { try coding.json(value) }
+
+    /// Decodes an op's base snapshot; an unreadable one is ``StoreError/corruptValue(table:column:key:message:)``.
+    package func decodeSnapshot<T: Decodable>(_ type: T.Type, of entry: OutboxEntry) throws -> T? {
+        try coding.decode(T.self, entry.baseSnapshot, table: "outbox", column: "base_snapshot", key: entry.id)
+    }
+
     // MARK: Checkpoints
 
     /// Writes a checkpoint (inserted or replaced by scope).

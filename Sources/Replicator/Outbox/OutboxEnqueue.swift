@@ -86,7 +86,7 @@ extension OpTransaction {
         try insert(
             NewOutboxRow(.removeReaction(reaction, actionTimetoken: stored.actionTimetoken),
                          lane: OutboxKeys.reactionLane(messageId), target: target,
-                         baseSnapshot: try SnapshotCoding().json(stored),
+                         baseSnapshot: try tx.snapshot(stored),
                          dependsOn: message.timetoken == nil ? message.sendOp : nil),
             id: opId, now: now)
         return OutboxReceipt(value: nil, opId: opId, disposition: .enqueued)
@@ -104,7 +104,7 @@ extension OpTransaction {
         let op = NewOutboxRow(
             .setMembership(channel: channelId, user: userId, fields: fields), lane: target, target: target,
             baseETag: stored?.eTag,
-            baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
+            baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
         let (id, disposition) = try insertOrMerge(op, id: opId, now: now)
         return OutboxReceipt(value: local, opId: id, disposition: disposition)
     }
@@ -118,7 +118,7 @@ extension OpTransaction {
         try tx.deleteMember(channelId: channelId, userId: userId)
         let op = NewOutboxRow(
             .removeMembership(channel: channelId, user: userId), lane: target, target: target, baseETag: stored?.eTag,
-            baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
+            baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
         let (id, disposition) = try insertOrReplace(op, id: opId, now: now)
         return OutboxReceipt(value: nil, opId: id, disposition: disposition)
     }
@@ -167,7 +167,7 @@ extension OpTransaction {
     ) throws -> (String?, OutboxDisposition) {
         let op = NewOutboxRow(
             operation, lane: target, target: target, baseETag: stored?.eTag,
-            baseUpdated: stored?.updated?.description, baseSnapshot: try SnapshotCoding().json(stored))
+            baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
         return operation.isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
     }
 

@@ -145,7 +145,7 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// Edits of the same object made while this one was in flight were based on the version it
     /// replaced; their base becomes the version it produced, so they do not conflict with it.
     private func rebaseLaterOps<Object: VersionedObject & Encodable>(target: String, on server: Object) throws {
-        let snapshot = try SnapshotCoding().json(server)
+        let snapshot = try tx.snapshot(server)
         for var op in try tx.ops(target: target) {
             op.baseETag = server.eTag
             op.baseUpdated = server.updated?.description
