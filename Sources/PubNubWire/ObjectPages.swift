@@ -1,0 +1,64 @@
+import Foundation
+import ReplicaModel
+
+// The App Context pager; the engine and the stop rule are in Pagers.swift.
+
+/// An App Context listing (users, channels, a user's memberships, a channel's members) followed
+/// through its `next` cursors, one request per page.
+///
+/// The first request is `query` as given; each next one is `query` with `start` set to the
+/// previous page's `next`. A page is the last when it holds fewer than `query.limit` elements,
+/// counting those left out as unreadable (``ObjectPage/skipped``), or has no `next`: App Context
+/// sends `next` even on its last page. An empty page is delivered too and ends the listing.
+///
+/// Throws what `fetch` throws, unchanged; ``PagingError/noProgress(scope:cursor:)`` when a `next`
+/// cursor repeats; `CancellationError` when the task is cancelled before a request. Nothing is
+/// prefetched.
+///
+/// ```swift
+/// for try await page in client.membershipPages(userId: "alice", as: DefaultChatCustom.self) {
+///     if let membership = page.data.first(where: { $0.channel.id == "general" }) { return membership }
+/// }
+/// ```
+public struct ObjectPages<Item: Decodable & Sendable & Hashable>: AsyncSequence, Sendable {
+    /// The first request's query; later ones change only `start`.
+    public let query: ObjectListQuery
+    /// Names the listing in ``PagingError``.
+    public let scope: String
+    private let fetch: @Sendable (ObjectListQuery) async throws -> ObjectPage<Item>
+
+    /// Follows the listing that `fetch` reads, starting with `query`.
+    ///
+    /// - Parameters:
+    ///   - scope: names the listing in ``PagingError`` (e.g. `objects:users`, `members:general`).
+    ///   - fetch: makes one request, e.g. `{ try await client.listUsers($0) }`; wrap it to retry.
+    ///     Its errors reach the caller unchanged.
+    public init(
+        scope: String, query: ObjectListQuery = ObjectListQuery(),
+        fetch: @escaping @Sendable (ObjectListQuery) async throws -> ObjectPage<Item>
+    ) {
+        self.query = query
+        self.scope = scope
+        self.fetch = fetch
+    }
+
+    /// The iterator; each ``next()`` makes at most one request.
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        var walk: PageWalk<String, ObjectPage<Item>>
+
+        /// The next page, or nil after the last one.
+        public mutating func next() async throws -> ObjectPage<Item>? { try await walk.next() }
+    }
+
+    /// Starts the listing (no request is made until the first ``AsyncIterator/next()``).
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (query, fetch) = (query, fetch)
+        return AsyncIterator(walk: PageWalk(scope: scope, start: query.start) { start in
+            var current = query
+            current.start = start
+            let page = try await fetch(current)
+            let next = StopRule.next(entries: page.data.count + page.skipped.count, limit: query.limit, cursor: page.next)
+            return (page, next)
+        })
+    }
+}
