@@ -20,31 +20,10 @@ struct CLI {
         return directory.appendingPathComponent("pnreplicate")
     }
 
-    private static let launchLock = NSLock()
-
-    /// Starts `process`, one launch at a time: Foundation's `Process.run()` on Linux is not safe
-    /// to call from several threads at once (a parallel launch crashed CI with a bad pointer in
-    /// `Process.run`, while another launch was closing its descriptors).
-    static func launch(_ process: Process) throws {
-        try launchLock.withLock { try process.run() }
-    }
-
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try CLI.launch(process)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        let process = try ChildProcess(binary.path, arguments, environment: environment, stdout: .pipe, stderr: .pipe)
+        let termination = process.wait()
+        return Result(status: termination.status, stdout: process.stdout, stderr: process.stderr)
     }
 
     static func temporaryStore() -> String {
@@ -126,16 +105,14 @@ struct CLITests {
     func tamperedStoreRefused() throws {
         let store = CLI.temporaryStore()
         _ = try CLI.run(["migrate", "--store", store])
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = [
-            "python3", "-c",
-            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update pnreplicate_migrations set checksum='0'\"); c.commit()",
-            store,
-        ]
-        try CLI.launch(sqlite)
-        sqlite.waitUntilExit()
-        try #require(sqlite.terminationStatus == 0)
+        let sqlite = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update pnreplicate_migrations set checksum='0'\"); c.commit()",
+                store,
+            ])
+        try #require(sqlite.wait().status == 0)
         let result = try CLI.run(["status", "--store", store])
         #expect(result.status != 0)
         #expect(result.stderr.contains("migration 0001_initial was changed after it was applied"))

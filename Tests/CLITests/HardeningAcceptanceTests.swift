@@ -25,7 +25,7 @@ final class BoundedProcess {
     /// How a bounded run ended.
     struct Outcome {
         var status: Int32
-        var reason: Process.TerminationReason
+        var reason: Termination.Reason
         var stdout: String
         var stderr: String
         var seconds: Double
@@ -44,39 +44,36 @@ final class BoundedProcess {
         static func format(_ seconds: Double) -> String { String(format: "%.1f", seconds) }
     }
 
-    let process = Process()
+    let process: ChildProcess
     private let stdoutPath: String
     private let stderrPath: String
     private let started: ContinuousClock.Instant
 
-    /// Starts `pnreplicate arguments` (one launch at a time, through ``CLI/launch(_:)``).
+    /// Starts `pnreplicate arguments`.
     init(_ arguments: [String], environment: [String: String]) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnreplicate-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         stdoutPath = directory.appendingPathComponent("stdout").path
         stderrPath = directory.appendingPathComponent("stderr").path
-        for path in [stdoutPath, stderrPath] { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-        process.executableURL = CLI.acceptanceBinary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
         started = .now
-        try CLI.launch(process)
+        process = try ChildProcess(
+            CLI.acceptanceBinary.path, arguments, environment: environment, stdout: .file(stdoutPath),
+            stderr: .file(stderrPath))
     }
 
     /// Waits for the process to end, at most `limit` after it started; then kills it (SIGKILL).
     func wait(limit: Duration) async -> Outcome {
-        while process.isRunning, ContinuousClock.now - started < limit, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        var ended = await process.wait(until: started + limit)
         let elapsed = ContinuousClock.now - started
-        let killed = process.isRunning
-        if killed { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        let killed = ended == nil
+        if killed {
+            process.signal(SIGKILL)
+            ended = process.wait()
+        }
+        let termination = ended!
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Outcome(
-            status: process.terminationStatus, reason: process.terminationReason,
+            status: termination.status, reason: termination.reason,
             stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "", seconds: seconds, killed: killed)
     }
@@ -91,7 +88,7 @@ final class BoundedProcess {
 
 /// `pnreplicate simulator serve` with misbehaviour flags and a request log, on a free port.
 final class MisbehavingSimulator {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let requestLogPath: String
 
@@ -102,13 +99,9 @@ final class MisbehavingSimulator {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         requestLogPath = directory.appendingPathComponent("requests.log").path
         let stdoutPath = directory.appendingPathComponent("stdout").path
-        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        let process = Process()
-        process.executableURL = CLI.acceptanceBinary
-        process.arguments = ["simulator", "serve", "--port", "0", "--request-log", requestLogPath] + flags
-        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
-        process.standardError = FileHandle.nullDevice
-        try CLI.launch(process)
+        let process = try ChildProcess(
+            CLI.acceptanceBinary.path, ["simulator", "serve", "--port", "0", "--request-log", requestLogPath] + flags,
+            stdout: .file(stdoutPath), stderr: .nullDevice)
         let started = ContinuousClock.now
         var line = ""
         while ContinuousClock.now - started < .seconds(30), process.isRunning {
@@ -146,13 +139,10 @@ final class MisbehavingSimulator {
     /// still being dripped to clients that are connected).
     func stop() { Self.stop(process) }
 
-    static func stop(_ process: Process) {
-        guard process.isRunning else { return process.waitUntilExit() }
+    static func stop(_ process: ChildProcess) {
         process.terminate()
-        let started = ContinuousClock.now
-        while process.isRunning, ContinuousClock.now - started < .seconds(10) { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if process.wait(timeout: .seconds(10)) == nil { process.signal(SIGKILL) }
+        process.wait()
     }
 }
 

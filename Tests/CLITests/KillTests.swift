@@ -12,21 +12,15 @@ import Darwin
 
 /// A `pnreplicate simulator serve` process on a free port.
 final class SimulatorProcess {
-    let process = Process()
+    let process: ChildProcess
     let port: Int
 
     init(faults: String, seed: UInt64) throws {
-        process.executableURL = CLI.binary
-        process.arguments = ["simulator", "serve", "--port", "0", "--faults", faults, "--seed", "\(seed)"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try CLI.launch(process)
-        var line = Data()
-        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        process = try ChildProcess(
+            CLI.binary.path, ["simulator", "serve", "--port", "0", "--faults", faults, "--seed", "\(seed)"],
+            stdout: .pipe, stderr: .nullDevice)
+        let output = process.stdout { $0.contains("\n") }
+        let text = String(output.prefix { $0 != "\n" })
         port = try #require(text.split(separator: ":").last.flatMap { Int($0) }, "simulator said: \(text)")
     }
 
@@ -34,7 +28,7 @@ final class SimulatorProcess {
 
     func stop() {
         process.terminate()
-        process.waitUntilExit()
+        process.wait()
     }
 }
 
@@ -57,18 +51,14 @@ struct KillTests {
         var random = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
         for round in 0..<Self.rounds {
-            let sync = Process()
-            sync.executableURL = CLI.binary
-            sync.arguments = ["sync", "--store", store, "--timeout", "30"]
-            sync.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
-            sync.standardOutput = FileHandle.nullDevice
-            sync.standardError = FileHandle.nullDevice
-            try CLI.launch(sync)
+            let sync = try ChildProcess(
+                CLI.binary.path, ["sync", "--store", store, "--timeout", "30"], environment: env,
+                stdout: .nullDevice, stderr: .nullDevice)
             // The kill moment is what is random here; nothing is asserted about timing.
             usleep(UInt32.random(in: 20_000...300_000, using: &random))
-            kill(sync.processIdentifier, SIGKILL)
-            sync.waitUntilExit()
-            #expect(sync.terminationReason == .uncaughtSignal || sync.terminationStatus == 0, "round \(round)")
+            sync.signal(SIGKILL)
+            let ended = sync.wait()
+            #expect(ended.reason == .uncaughtSignal || ended.status == 0, "round \(round)")
             let plan = try CLI.run(["--dry-run", "--json", "--store", store], environment: env)
             let ops = try CLI.json(plan.stdout)["ops"] as? [Any]
             if ops?.isEmpty == false { killedWithWorkLeft += 1 }

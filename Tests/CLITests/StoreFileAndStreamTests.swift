@@ -12,7 +12,7 @@ import Darwin
 /// Runs the binary with a time limit and chosen standard streams: for commands that used to hang
 /// or be killed, where `CLI.run` would wait forever or hide how the process ended.
 struct BoundedRun {
-    var reason: Process.TerminationReason
+    var reason: Termination.Reason
     var status: Int32
     var stdout: String
     var stderr: String
@@ -26,31 +26,24 @@ struct BoundedRun {
     /// Runs `executable` (the pnreplicate binary unless given) with `arguments`. `stderr` replaces
     /// the captured stderr pipe when given.
     static func run(
-        _ arguments: [String], executable: URL = CLI.binary, stderr errorStream: Any? = nil, limit: Duration = .seconds(20)
+        _ arguments: [String], executable: URL = CLI.binary, stderr errorStream: ChildProcess.Stream? = nil,
+        limit: Duration = .seconds(20)
     ) throws -> BoundedRun {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = errorStream ?? err
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
         let clock = ContinuousClock()
         let start = clock.now
-        try CLI.launch(process)
-        let timeout = DispatchTime.now() + .milliseconds(Int(limit.components.seconds * 1000))
-        let timedOut = exited.wait(timeout: timeout) == .timedOut
+        let process = try ChildProcess(executable.path, arguments, stdout: .pipe, stderr: errorStream ?? .pipe)
+        var ended = process.wait(timeout: limit)
+        let timedOut = ended == nil
         if timedOut {
             process.terminate()
-            exited.wait()
+            ended = process.wait()
         }
         let elapsed = clock.now - start
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = errorStream == nil ? String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) : ""
+        let termination = ended!
+        let stdout = process.stdout
+        let stderr = errorStream == nil ? process.stderr : ""
         return BoundedRun(
-            reason: process.terminationReason, status: process.terminationStatus, stdout: stdout, stderr: stderr,
+            reason: termination.reason, status: termination.status, stdout: stdout, stderr: stderr,
             timedOut: timedOut,
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
@@ -60,9 +53,10 @@ struct BoundedRun {
 struct StandardStreamTests {
     @Test("stderr a pipe nobody reads: a failing command exits 1 instead of dying of SIGPIPE")
     func stderrBrokenPipe() throws {
-        let broken = Pipe()
-        try broken.fileHandleForReading.close()
-        let result = try BoundedRun.run(["status", "--store", CLI.temporaryStore()], stderr: broken)
+        let broken = try ChildProcess.pipe()
+        close(broken.read)
+        defer { close(broken.write) }
+        let result = try BoundedRun.run(["status", "--store", CLI.temporaryStore()], stderr: .descriptor(broken.write))
         #expect(result.exitedWithOne, "\(result.reason) \(result.status)")
     }
 
@@ -148,15 +142,13 @@ struct StoreFileTests {
     @Test("status on an SQLite file of another program: not a pnreplicate store, left unchanged")
     func statusOnForeignDatabase() throws {
         let store = CLI.temporaryStore()
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = [
-            "python3", "-c",
-            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(text)'); c.commit()", store,
-        ]
-        try CLI.launch(sqlite)
-        sqlite.waitUntilExit()
-        try #require(sqlite.terminationStatus == 0)
+        let sqlite = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(text)'); c.commit()", store,
+            ])
+        try #require(sqlite.wait().status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let result = try CLI.run(["status", "--store", store])
         #expect(result.status == 1)
@@ -169,36 +161,27 @@ struct StoreFileTests {
         let store = CLI.temporaryStore()
         try #require(try CLI.run(["demo", "--store", store]).status == 0)
         // A second process takes the write lock and holds it until its stdin closes.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = [
-            "python3", "-c",
-            """
-            import sqlite3,sys
-            c=sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute("BEGIN EXCLUSIVE")
-            c.execute("DELETE FROM sync_checkpoints")
-            print("locked", flush=True)
-            sys.stdin.read()
-            c.execute("ROLLBACK")
-            """,
-            store,
-        ]
-        let input = Pipe()
-        let output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try CLI.launch(holder)
+        let holder = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import sqlite3,sys
+                c=sqlite3.connect(sys.argv[1], isolation_level=None)
+                c.execute("BEGIN EXCLUSIVE")
+                c.execute("DELETE FROM sync_checkpoints")
+                print("locked", flush=True)
+                sys.stdin.read()
+                c.execute("ROLLBACK")
+                """,
+                store,
+            ], stdin: .pipe, stdout: .pipe)
         defer {
-            try? input.fileHandleForWriting.close()
-            holder.waitUntilExit()
+            holder.closeStdin()
+            holder.wait()
         }
-        var announced = Data()
-        while !String(decoding: announced, as: UTF8.self).contains("locked") {
-            let chunk = output.fileHandleForReading.availableData
-            try #require(!chunk.isEmpty, "the lock holder exited early")
-            announced.append(chunk)
-        }
+        let announced = holder.stdout { $0.contains("locked") }
+        try #require(announced.contains("locked"), "the lock holder exited early")
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         for command in [["status", "--json"], ["show", "users", "--json"], ["--dry-run"]] {
             let result = try BoundedRun.run(command + ["--store", store])
