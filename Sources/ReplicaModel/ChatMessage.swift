@@ -31,7 +31,7 @@ public struct MessagePayload<Custom: CustomData>: Codable, Hashable, Sendable {
         id: String, text: String, contentType: String? = nil, content: JSONValue? = nil, custom: Custom? = nil,
         createdAt: ISOTimestamp
     ) throws(ModelValidationError) {
-        if id.isEmpty { throw .emptyIdentifier(field: "message.id") }
+        try Validation.validateMessageId(id)
         try Validation.validateMessageText(text, field: "message.text")
         self.id = id
         self.text = text

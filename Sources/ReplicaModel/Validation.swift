@@ -62,6 +62,14 @@ public enum Validation {
     /// `.` and `..` are refused because ids travel as URL path segments: URL normalisation removes
     /// them, so `/v2/objects/KEY/uuids/..` would reach `/v2/objects/KEY` instead. The same rule
     /// applies to ids that come from a server (the item is skipped with a logged reason).
+    /// Checks a message's own id (the `id` in its payload): not empty, and without U+0000, which
+    /// the store could not keep (SQLite text reads back cut at a NUL, so the row would come back
+    /// with another id). Message ids are the app's, so PubNub's id rules do not apply otherwise.
+    public static func validateMessageId(_ id: String, field: String = "message.id") throws(ModelValidationError) {
+        if id.isEmpty { throw .emptyIdentifier(field: field) }
+        if id.unicodeScalars.contains("\u{0}") { throw .forbiddenCharacter(field: field, character: "U+0") }
+    }
+
     public static func validateIdentifier(_ id: String, field: String) throws(ModelValidationError) {
         if id.isEmpty { throw .emptyIdentifier(field: field) }
         if id == "." || id == ".." { throw .reservedIdentifier(field: field, id: id) }

@@ -97,10 +97,13 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
 
     let logger: Logger
     let runner: MigrationRunner
+    /// Whether the store was opened read-only (``StoreOptions/readOnly``): nothing may write to it.
+    package let isReadOnly: Bool
 
     private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
         self.writer = writer
         self.path = path
+        isReadOnly = options.readOnly
         self.logger = options.logger
         self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
     }
@@ -196,10 +199,6 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             let (_, pending) = try writer.read { try runner.inspect($0) }
             if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
         }
-        // A process that died mid-request left ops in flight: they may have arrived, so they are
-        // probed before any resend. Only when no live process is draining (holds the lease): a
-        // live drainer's in-flight op is not a crash's leftover.
-        try tryAcquireDrainLease()?.release()
     }
 
     /// Applies pending migrations, or with `dryRun` only reports them and changes nothing.

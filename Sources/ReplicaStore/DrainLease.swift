@@ -10,8 +10,8 @@ import Foundation
 ///
 /// Two drainers on one store would publish a message twice: the second would find the first's
 /// in-flight op, take it for the leftover of a crash, probe too early and resend. So sending is
-/// done only under this lease, and the in-flight → ambiguous recovery runs only when the lease is
-/// acquired (then no live process can have an op in flight).
+/// done only under this lease, and the outbox's in-flight → ambiguous recovery runs only when it
+/// has acquired the lease (then no live process can have an op in flight).
 ///
 /// The lease is an exclusive `flock` on a file next to the store, `<store>.lock`, holding the
 /// holder's process id. The operating system drops the lock when the process dies, however it
@@ -19,8 +19,8 @@ import Foundation
 /// it would let two processes lock two different files). An in-memory store has no file and no
 /// other process: its lease is always granted.
 ///
-/// Apps rarely touch this: ``ChatStore`` tries the lease when it opens (to recover a crashed
-/// run's ops) and the outbox holds it for the length of each drain.
+/// Apps rarely touch this: an outbox tries the lease when it is made (to recover a crashed run's
+/// ops) and holds it for the length of each drain.
 ///
 /// ```swift
 /// if let lease = try store.tryAcquireDrainLease() {
@@ -65,16 +65,13 @@ extension ChatStore {
     /// Takes the drain lease if no other holder has it, without waiting; nil when another process
     /// (or another ``DrainLease`` in this one) holds it.
     ///
-    /// On success, ops an earlier holder left in flight (it died mid-request) become ambiguous,
-    /// so that they are probed before any resend.
+    /// The holder is then the only process sending this store's outbox: an op still `inflight`
+    /// was left by an earlier holder that died mid-request (the outbox recovers it).
     ///
     /// - Throws: ``StoreError/database(message:)`` when the lock file cannot be created or locked
     ///   for another reason than being held (a read-only folder, say).
     public func tryAcquireDrainLease() throws -> DrainLease? {
-        guard let lockPath = drainLeasePath else {
-            try recoverInflightLogging()
-            return DrainLease(descriptor: -1, lockPath: nil)
-        }
+        guard let lockPath = drainLeasePath else { return DrainLease(descriptor: -1, lockPath: nil) }
         let fd = SystemCalls.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw StoreError.database(message: "cannot open the drain lease \(lockPath): \(String(cString: strerror(errno)))")
@@ -88,37 +85,13 @@ extension ChatStore {
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        let lease = DrainLease(descriptor: fd, lockPath: lockPath)
-        do {
-            try recoverInflightLogging()
-        } catch {
-            lease.release()
-            throw error
-        }
-        return lease
+        return DrainLease(descriptor: fd, lockPath: lockPath)
     }
 
     /// The process id written by the lease's current (or last) holder, if the file names one.
     public func drainLeaseHolder() -> Int32? {
         guard let lockPath = drainLeasePath, let data = FileManager.default.contents(atPath: lockPath) else { return nil }
         return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
-    /// The lease's one rule about ops: `inflight` means "being sent by the lease's holder". Whoever
-    /// takes the lease holds it alone, so an op still `inflight` then was left by a holder that
-    /// died mid-request; it may have arrived, so it becomes `ambiguous` (probed before any
-    /// resend). Every other op state change is the outbox's (Replicator's `OpTransaction`).
-    private func recoverInflightLogging() throws {
-        // Read first: a store with nothing in flight (the usual case) is not written to.
-        let inflight = try writer.read { db in
-            try db.tableExists("outbox") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE state = 'inflight'") ?? 0 : 0
-        }
-        guard inflight > 0 else { return }
-        let recovered = try writer.write { db in
-            try db.execute(sql: "UPDATE outbox SET state = 'ambiguous' WHERE state = 'inflight'")
-            return db.changesCount
-        }
-        logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
     }
 }
 

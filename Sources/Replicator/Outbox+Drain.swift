@@ -103,6 +103,12 @@ extension Outbox {
         storeFailure = nil
         let lease = try await acquireLease(until: deadline)
         defer { lease.release() }
+        // Holding the lease, an op still in flight was left by a process that died mid-request.
+        if try await store.reading({ try !$0.ops(states: [.inflight]).isEmpty }) {
+            let now = clock.now
+            let recovered = try await commit { try $0.recoverAbandoned(now: now) }
+            logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
+        }
         while true {
             try Task.checkCancellation()
             if let failure = storeFailure { throw OutboxError.storeFailed("\(failure)") }

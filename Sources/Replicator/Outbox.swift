@@ -105,6 +105,25 @@ public actor Outbox<Custom: ChatCustomData> {
         self.clock = clock
         self.random = random
         self.logger = logger
+        recoverAbandonedOps()
+    }
+
+    /// A process that died mid-request left ops in flight: they may have arrived, so they become
+    /// ambiguous (probed before any resend), as soon as an outbox is made on the store. Only when
+    /// no live process is draining it (holds the lease), and never on a read-only store. A failure
+    /// is logged: the next drain, which holds the lease, recovers them then.
+    private nonisolated func recoverAbandonedOps() {
+        guard !store.isReadOnly else { return }
+        do {
+            guard let lease = try store.tryAcquireDrainLease() else { return }
+            defer { lease.release() }
+            guard try store.readingNow({ try !$0.ops(states: [.inflight]).isEmpty }) else { return }
+            let now = clock.now
+            let recovered = try store.transactionNow { try OpTransaction($0).recoverAbandoned(now: now) }
+            logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
+        } catch {
+            logger.warning("cannot recover the outbox's in-flight ops yet", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The current user: the author of sends and reactions.

@@ -47,7 +47,8 @@ struct OutboxEventLedgerTests {
         try await ledger.expectMatch(world.store, events: listener.flush(), "flaky, seed \(seed)")
 
         // The process dies mid-request: its op is left in flight. The next process finds it
-        // ambiguous (the drain lease's recovery, made while the store opens) and probes it.
+        // ambiguous (the crash recovery made while its outbox is created, before anyone can
+        // listen) and probes it.
         let last = try await world.outbox.send(text: "last words", to: "c1").value!.id
         let op = try #require(try await world.entries().first { $0.operation.messageId == last })
         _ = try await world.outbox.markInflightForTest(op.id, now: world.clock.now)
@@ -176,8 +177,8 @@ struct Ledger {
         }
     }
 
-    /// The rows written while a store opened (the drain lease's recovery of ops a dead process
-    /// left in flight, made before any outbox exists to announce it), marked as checked.
+    /// The rows written while an outbox was created (the recovery of ops a dead process left in
+    /// flight, made before anyone can subscribe to its events), marked as checked.
     mutating func skipRecovery(_ store: ChatStore<DefaultChatCustom>) async throws -> [Row] {
         let rows = try await Self.rows(store, after: checked)
         for row in rows { states[row.opId] = row.new }

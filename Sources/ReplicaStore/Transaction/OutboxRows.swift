@@ -51,6 +51,11 @@ extension StoreTransaction {
         try OutboxEntry.fetchAll(db, where: "depends_on = ?", arguments: [id])
     }
 
+    /// The ops in one of `states`, in enqueue order.
+    package func ops(states: Set<OutboxState>) throws -> [OutboxEntry] {
+        try OutboxEntry.fetchAll(db, where: "state IN (\(Self.list(states)))")
+    }
+
     /// The ops of the given kinds, in enqueue order.
     package func ops(kinds: Set<OutboxKind>) throws -> [OutboxEntry] {
         let list = kinds.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")

@@ -190,6 +190,17 @@ extension ChatStore {
         try await write { db in try body(StoreTransaction(db)) }
     }
 
+    /// ``transaction(_:)``, blocking the calling thread (for synchronous callers; never from a
+    /// database access).
+    package func transactionNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
+        try writer.write { db in try body(StoreTransaction(db)) }
+    }
+
+    /// ``reading(_:)``, blocking the calling thread.
+    package func readingNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
+        try writer.read { db in try body(StoreTransaction(db)) }
+    }
+
     /// Runs `body` on a read-only snapshot of the store.
     package func reading<T: Sendable>(_ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T) async throws -> T {
         try await writer.read { db in try body(StoreTransaction(db)) }

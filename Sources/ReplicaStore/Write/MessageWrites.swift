@@ -8,7 +8,7 @@ extension ChatStore {
     ) throws -> UpsertOutcome {
         try Validation.validateIdentifier(message.channelId, field: "message.channelId")
         try Validation.validateIdentifier(message.userId, field: "message.userId")
-        if message.id.isEmpty { throw ModelValidationError.emptyIdentifier(field: "message.id") }
+        try Validation.validateMessageId(message.id)
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
         let arguments: StatementArguments = [

@@ -85,6 +85,22 @@ final class OpTransaction<Custom: ChatCustomData> {
         }
     }
 
+    /// Ops left `inflight` by a process that died mid-request (the caller holds the drain lease,
+    /// so no live process is sending them) may have arrived: they become `ambiguous`, to be
+    /// probed before any resend. Returns how many.
+    func recoverAbandoned(now: Date) throws -> Int {
+        let abandoned = try tx.ops(states: [.inflight])
+        for var entry in abandoned {
+            entry.state = .ambiguous
+            entry.updatedAt = now
+            try tx.save(entry)
+            changes.events.append(.ambiguous(
+                opId: entry.id, at: entry.nextAttemptAt ?? now,
+                failure: OutboxFailure(errorClass: .outcomeUnknown, message: "left in flight by a process that stopped")))
+        }
+        return abandoned.count
+    }
+
     /// Rebases a conflicted edit on the server's version: a new base eTag and the `rebase` flag
     /// cleared. The fields are left alone (an enqueue may have merged more into them meanwhile).
     func rebase(_ id: String, baseETag: String?, now: Date) throws {
