@@ -27,7 +27,7 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     /// A channel; `id` is checked with ``Validation/validateIdentifier(_:field:)``.
     public init(
-        id: String, name: String? = nil, type: String = "default", status: String? = nil, details: String? = nil,
+        id: String, name: String? = nil, type: String = FieldSchema.defaultType, status: String? = nil, details: String? = nil,
         custom: Custom? = nil, updated: ISOTimestamp? = nil, eTag: String? = nil, memberCount: Int? = nil
     ) throws(ModelValidationError) {
         try Validation.validateIdentifier(id, field: "channel.id")
@@ -67,7 +67,7 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         try self.init(
             id: c.decode(String.self, forKey: .id),
             name: c.decodeIfPresent(String.self, forKey: .name),
-            type: c.decodeIfPresent(String.self, forKey: .type) ?? "default",
+            type: FieldSchema.type(c.decodeIfPresent(String.self, forKey: .type)),
             status: c.decodeIfPresent(String.self, forKey: .status),
             details: c.decodeIfPresent(String.self, forKey: .description),
             custom: c.decodeIfPresent(Custom.self, forKey: .custom),
@@ -81,7 +81,7 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         try c.encode(id, forKey: .id)
         try c.encodeIfPresent(name, forKey: .name)
         try c.encodeIfPresent(details, forKey: .description)
-        if type != "default" { try c.encode(type, forKey: .type) }
+        if type != FieldSchema.defaultType { try c.encode(type, forKey: .type) }
         try c.encodeIfPresent(status, forKey: .status)
         try c.encodeIfPresent(custom, forKey: .custom)
         try c.encodeIfPresent(eTag, forKey: .eTag)

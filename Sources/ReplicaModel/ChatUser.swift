@@ -28,7 +28,7 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
 
     /// A user; `id` is checked with ``Validation/validateIdentifier(_:field:)``.
     public init(
-        id: String, name: String? = nil, type: String = "default", status: String? = nil,
+        id: String, name: String? = nil, type: String = FieldSchema.defaultType, status: String? = nil,
         externalId: String? = nil, profileUrl: String? = nil, email: String? = nil, custom: Custom? = nil,
         updated: ISOTimestamp? = nil, eTag: String? = nil
     ) throws(ModelValidationError) {
@@ -58,7 +58,7 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
         try self.init(
             id: c.decode(String.self, forKey: .id),
             name: c.decodeIfPresent(String.self, forKey: .name),
-            type: c.decodeIfPresent(String.self, forKey: .type) ?? "default",
+            type: FieldSchema.type(c.decodeIfPresent(String.self, forKey: .type)),
             status: c.decodeIfPresent(String.self, forKey: .status),
             externalId: c.decodeIfPresent(String.self, forKey: .externalId),
             profileUrl: c.decodeIfPresent(String.self, forKey: .profileUrl),
@@ -76,7 +76,7 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
         try c.encodeIfPresent(email, forKey: .email)
         try c.encodeIfPresent(externalId, forKey: .externalId)
         try c.encodeIfPresent(profileUrl, forKey: .profileUrl)
-        if type != "default" { try c.encode(type, forKey: .type) }
+        if type != FieldSchema.defaultType { try c.encode(type, forKey: .type) }
         try c.encodeIfPresent(status, forKey: .status)
         try c.encodeIfPresent(custom, forKey: .custom)
         try c.encodeIfPresent(eTag, forKey: .eTag)
