@@ -30,14 +30,14 @@ struct HostileMutator {
         .text(""), .text("yesterday"), .text("2020-13-01T00:00:00Z"), .text("2020-01-01T24:00:00Z"),
         .text("1969-12-31T23:59:59.999999999Z"), .text("9999-12-31T23:59:59-23:59"), .number("0"), .number("1e300"),
     ]
-    static var oddIds: [HostileJSON] {
+    static let oddIds: [HostileJSON] = {
         [
             .text(""), .text("."), .text(".."), .text("a/b"), .text("../x"), .text(String(repeating: "x", count: 93)),
             .text(String(repeating: "y", count: 300)), .string([0]), .text("a\u{1}b"), .text("\n"), .text(" "),
             .text(String(repeating: "🙂", count: 30)), .text("%2F"), .text("?"), .text("#"), .text("\u{202E}evil"),
             .text("general"), .text("me"),
         ]
-    }
+    }()
 
     mutating func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
     mutating func below(_ bound: Int) -> Int { bound <= 0 ? 0 : Int(random.next() % UInt64(bound)) }

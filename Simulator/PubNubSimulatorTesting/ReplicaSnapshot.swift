@@ -83,16 +83,21 @@ public struct ReplicaSnapshot: Equatable, Sendable, CustomStringConvertible {
         server: PubNubServer, userId: String, channels: [String], as custom: Custom.Type = DefaultChatCustom.self
     ) async throws {
         let client = try PubNubClient.simulated(InProcessTransport(server: server), userId: userId)
-        for user in try await Self.all({ query throws(WireError) in try await client.listUsers(query, as: JSONValue.self) }) {
-            users[user.id] = try Self.object(user)
+        // Through the library's pagers, so a repeated cursor is an error rather than a short
+        // listing; a page with entries the client cannot read makes the snapshot fail too.
+        for try await page in client.userPages(as: JSONValue.self) {
+            try Self.refuseSkipped(page.skipped, in: "users")
+            for user in page.data { users[user.id] = try Self.object(user) }
         }
-        for channel in try await Self.all({ query throws(WireError) in try await client.listChannels(query, as: JSONValue.self) }) {
-            self.channels[channel.id] = try Self.object(channel)
+        for try await page in client.channelPages(as: JSONValue.self) {
+            try Self.refuseSkipped(page.skipped, in: "channels")
+            for channel in page.data { self.channels[channel.id] = try Self.object(channel) }
         }
-        for member in try await Self.all({ query throws(WireError) in
-            try await client.getMemberships(userId: userId, query, as: custom)
-        }) {
-            memberships[member.channel.id] = try Self.membership(status: member.status, eTag: member.eTag, custom: member.custom)
+        for try await page in client.membershipPages(userId: userId, as: custom) {
+            try Self.refuseSkipped(page.skipped, in: "memberships of \(userId)")
+            for member in page.data {
+                memberships[member.channel.id] = try Self.membership(status: member.status, eTag: member.eTag, custom: member.custom)
+            }
         }
         for channel in channels {
             messages[channel] = await server.storedMessages(channel: channel).map { stored in
@@ -129,17 +134,10 @@ public struct ReplicaSnapshot: Equatable, Sendable, CustomStringConvertible {
         "\(channel)/\(messageTimetoken)/\(type)/\(value)/\(userId)"
     }
 
-    /// Every element of an App Context listing: `read` gets each page's query and returns the page.
-    static func all<Element>(
-        _ read: (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>
-    ) async throws(WireError) -> [Element] {
-        var query = ObjectListQuery()
-        var elements: [Element] = []
-        while true {
-            let page = try await read(query)
-            elements += page.data
-            guard let next = page.next, page.data.count == query.limit, next != query.start else { return elements }
-            query.start = next
+    /// A snapshot that left entries out would compare as equal when it should not.
+    static func refuseSkipped(_ skipped: [String], in listing: String) throws {
+        guard skipped.isEmpty else {
+            throw WireError.decoding(operation: listing, status: 200, message: "unreadable entries: \(skipped)")
         }
     }
 }

@@ -93,7 +93,8 @@ public struct HistoryPages: AsyncSequence, Sendable {
             let answer = try await fetch(HistoryQuery(channels: [channel], max: pageSize, start: start, end: end))
             var messages = answer.channels[channel] ?? []
             if let end { messages.removeAll { $0.timetoken < end } }
-            let next = StopRule.next(entries: messages.count, limit: pageSize, cursor: messages.first?.timetoken)
+            let next = StopRule.next(
+                entries: messages.count, limit: pageSize, cursor: messages.map(\.timetoken).min(), floor: end)
             return (Page(messages: messages, isLast: next == nil), next)
         })
     }

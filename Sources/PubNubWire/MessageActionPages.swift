@@ -87,7 +87,7 @@ public struct MessageActionPages: AsyncSequence, Sendable {
             let page = try await fetch(MessageActionsQuery(channel: channel, start: start, end: end, limit: limit))
             let next = StopRule.next(
                 entries: page.data.count, limit: limit, cursor: page.data.map(\.actionTimetoken).min(),
-                truncatedAt: page.more?.start)
+                truncatedAt: page.more?.start, floor: end)
             return (page, next)
         })
     }

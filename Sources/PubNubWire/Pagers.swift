@@ -30,8 +30,21 @@ enum StopRule {
     ///   - truncatedAt: a continuation the server sends only when it cut the page short (message
     ///     actions' `more.start`); followed whatever the page's size.
     static func next<Position>(entries: Int, limit: Int, cursor: Position?, truncatedAt: Position? = nil) -> Position? {
+        // An empty page ends the listing, whatever continuation it carries.
+        if entries == 0 { return nil }
         if let truncatedAt { return truncatedAt }
         return entries >= limit ? cursor : nil
+    }
+
+    /// ``next(entries:limit:cursor:truncatedAt:)`` for a read back through time down to `floor`
+    /// (inclusive): a continuation at or below the floor has nothing left to read (and one a
+    /// server sends below it is not followed).
+    static func next<Position: Comparable>(
+        entries: Int, limit: Int, cursor: Position?, truncatedAt: Position? = nil, floor: Position?
+    ) -> Position? {
+        guard let next = next(entries: entries, limit: limit, cursor: cursor, truncatedAt: truncatedAt) else { return nil }
+        if let floor, next <= floor { return nil }
+        return next
     }
 }
 

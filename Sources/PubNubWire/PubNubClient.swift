@@ -121,8 +121,8 @@ public struct PubNubClient: Sendable {
         return response
     }
 
-    /// The error for a 3xx: names the `Location` as scheme, host, port and path only (no user
-    /// info, query or fragment, at most 200 characters), since the text is logged and stored.
+    /// The error for a 3xx: names the `Location` as scheme, host and port only, since the text is
+    /// logged and stored, and PubNub paths carry the keys (and a publish's message).
     static func refusedRedirect(operation: String, response: WireResponse) -> ServiceError {
         var target = "(no Location header)"
         if let location = response.header("location") {
@@ -132,8 +132,7 @@ public struct PubNubClient: Sendable {
                 if let scheme = components.scheme, let host = components.host {
                     text = scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
                 }
-                text += components.percentEncodedPath
-                if !text.isEmpty { target = "to " + String(text.prefix(200)) }
+                target = text.isEmpty ? "to a path on the same origin" : "to " + String(text.prefix(200))
             }
         }
         return ServiceError(

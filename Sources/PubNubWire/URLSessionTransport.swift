@@ -128,12 +128,11 @@ private final class Exchange: @unchecked Sendable {
         return true
     }
 
-    /// Ends the request without a response: not sent if the task never started.
+    /// Ends the request without a response: not sent if the task never started. Whether it
+    /// started is read under the same lock that records the outcome, so a `start` racing with
+    /// this abort either sees the outcome (and never resumes the task) or is seen as started.
     func abort(reason: String) {
-        lock.lock()
-        let failure: TransportFailure = started ? .outcomeUnknown(reason: reason) : .notSent(reason: reason)
-        lock.unlock()
-        finish(.failure(failure))
+        finish { started in .failure(started ? .outcomeUnknown(reason: reason) : .notSent(reason: reason)) }
     }
 
     /// Whether a body of `expectedLength` bytes (-1 when unknown) fits; ends the request when not.
@@ -175,12 +174,16 @@ private final class Exchange: @unchecked Sendable {
         finish(.success(WireResponse(status: http.statusCode, headers: headers, body: body)))
     }
 
-    private func finish(_ result: Result<WireResponse, TransportFailure>) {
+    private func finish(_ result: Result<WireResponse, TransportFailure>) { finish { _ in result } }
+
+    /// Records the first outcome (made from whether the task started) and resumes the caller.
+    private func finish(_ outcomeFor: (_ started: Bool) -> Result<WireResponse, TransportFailure>) {
         lock.lock()
         guard outcome == nil else {
             lock.unlock()
             return
         }
+        let result = outcomeFor(started)
         outcome = result
         body = Data()
         let continuation = self.continuation

@@ -42,11 +42,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// Stores a pulled membership, as ``applyServer(user:)``. A listing carries the other side's
     /// object only partly (or by id): a fuller stored one is kept.
     func applyServer(member: Member) throws -> Applied {
-        var incoming = member
-        if let stored = try tx.member(channelId: member.channelId, userId: member.userId) {
-            if incoming.channel.eTag == nil { incoming.channel = stored.channel }
-            if incoming.user.eTag == nil { incoming.user = stored.user }
-        }
+        let incoming = try keepingStoredSides(of: member, onlyUnversioned: true)
         return try overlay(
             OutboxKeys.member(member.channelId, member.userId), after: tx.upsert(member: incoming, force: false))
     }
@@ -78,8 +74,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
 
     // MARK: Server state from the outbox
 
-    /// Stores the server's answer to an op on `target` (forced: the answer is the newest version),
-    /// then the later unsent edits over it.
+    /// Stores the server's answer to an op on `target` (under the store's version rule), then the
+    /// later unsent edits over it, whether or not the row changed.
     func storeAnswer(user: User) throws { _ = try overlay(OutboxKeys.user(user.id), after: tx.upsert(user: user), always: true) }
 
     /// As ``storeAnswer(user:)`` for a channel.
@@ -90,11 +86,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// As ``storeAnswer(user:)`` for a membership; the answer's channel and user objects may be
     /// partial, so the stored ones are kept.
     func storeAnswer(member server: Member) throws -> Member {
-        var member = server
-        if let stored = try tx.member(channelId: server.channelId, userId: server.userId) {
-            member.channel = stored.channel
-            member.user = stored.user
-        }
+        let member = try keepingStoredSides(of: server)
         _ = try overlay(
             OutboxKeys.member(server.channelId, server.userId), after: tx.upsert(member: member, force: false), always: true)
         return member
@@ -128,12 +120,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 try tx.deleteMember(channelId: channelId, userId: userId)
                 break
             }
-            let stored = try tx.member(channelId: channelId, userId: userId)
-            var member = try MemberEdit.apply(remote.objectValue ?? [:], to: Member(channelId: channelId, userId: userId))
-            if let stored {
-                member.channel = stored.channel
-                member.user = stored.user
-            }
+            var member = try keepingStoredSides(
+                of: try MemberEdit.apply(remote.objectValue ?? [:], to: Member(channelId: channelId, userId: userId)))
             member.updated = try remote.objectValue?["updated"]?.stringValue.map { try ISOTimestamp(parsing: $0) }
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
@@ -204,6 +192,17 @@ struct LocalOverlay<Custom: ChatCustomData> {
             }
         }
     }
+    /// A membership from the server with the stored membership's channel and user objects: a
+    /// membership answer or listing carries the other sides only partly (or by id). With
+    /// `onlyUnversioned`, a side the server sent whole (it has an eTag) is kept.
+    private func keepingStoredSides(of member: Member, onlyUnversioned: Bool = false) throws -> Member {
+        guard let stored = try tx.member(channelId: member.channelId, userId: member.userId) else { return member }
+        var result = member
+        if !onlyUnversioned || member.channel.eTag == nil { result.channel = stored.channel }
+        if !onlyUnversioned || member.user.eTag == nil { result.user = stored.user }
+        return result
+    }
+
     /// Lays the unsent ops of `target` over a row just written; without `always`, only when the
     /// write changed the row and an op is queued (an unchanged row still shows them).
     private func overlay(_ target: String, after outcome: UpsertOutcome, always: Bool = false) throws -> Applied {

@@ -21,8 +21,8 @@ extension Outbox {
         } catch let error as WireError {
             await recordWireFailure(entry, error)
         } catch is CancellationError {
-            // The drain was cancelled mid-attempt: the op stays as the store has it (in flight ops
-            // become ambiguous when the store is next opened).
+            // The drain was cancelled mid-attempt: the op stays as the store has it (an op left in
+            // flight becomes ambiguous when the next outbox is made or the next drain takes the lease).
             return
         } catch {
             // A store error (disk full, I/O error) stops the drain rather than retry an op whose

@@ -31,7 +31,7 @@ public enum OutboxWait: Sendable, Hashable {
     case backoff(until: Date)
     /// It waits for the op it depends on (a reaction waiting for its message's publish).
     case parent(opId: String, state: OutboxState)
-    /// Another drain is sending it (or crashed while doing so: reopening the store makes it ambiguous).
+    /// Another drain is sending it (or crashed while doing so: the next outbox made on the store, or the next drain, makes it ambiguous).
     case inflight
     /// A dead letter: waits for the app.
     case dead

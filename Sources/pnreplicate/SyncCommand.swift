@@ -32,7 +32,7 @@ struct Sync: AsyncParsableCommand {
 
     func validate() throws {
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
-            throw ValidationError("--timeout must be a number of seconds from 0 to 86400, got \(timeout)")
+            throw ValidationError("--timeout must be a number of seconds greater than 0 and at most 86400, got \(timeout)")
         }
     }
 
@@ -45,12 +45,15 @@ struct Sync: AsyncParsableCommand {
             let deadline = Date().addingTimeInterval(timeout)
             let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
             let pushProgress = showProgress ? Task { await Self.showProgress(session.outbox) } : nil
+            // The progress line goes on success and failure alike (an error is printed after it).
+            defer {
+                pushProgress?.cancel()
+                if showProgress { Output.standardError("\r\u{1B}[K") }
+            }
             let report = try await Self.bounded(by: timeout) {
                 try await session.reconciler.sync(
                     pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
             }
-            pushProgress?.cancel()
-            if showProgress { Output.standardError("\r\u{1B}[K") }
             if options.json {
                 try Output.json(SyncOutput(report))
             } else {

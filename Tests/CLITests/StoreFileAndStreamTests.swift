@@ -35,7 +35,8 @@ struct BoundedRun {
         var ended = process.wait(timeout: limit)
         let timedOut = ended == nil
         if timedOut {
-            process.terminate()
+            // SIGKILL, not SIGTERM: a process that handles or ignores SIGTERM must not hang the test.
+            process.signal(SIGKILL)
             ended = process.wait()
         }
         let elapsed = clock.now - start
