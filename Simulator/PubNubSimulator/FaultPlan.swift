@@ -27,6 +27,12 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// A mangled answer (``HostileCase``): wrong types, odd numbers and dates, truncated or
     /// oversized bodies, HTML 5xx, redirects, odd `Retry-After`, ... The case seed rebuilds it.
     case hostileAnswer(seed: UInt64)
+    /// Subscribe only: the server forgot the connection's cursor and answers from another region
+    /// with its current cursor and no events; what was published in between is lost to it.
+    case staleCursor
+    /// Subscribe only: a burst of signals overflows the connection's buffer just before the
+    /// answer, so the oldest pending events are dropped and the answer is full (100 events).
+    case bufferOverflow
 
     /// A short name for logs.
     public var description: String {
@@ -41,6 +47,8 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .forbidden: "http-403"
         case .preconditionRace: "412-race"
         case .hostileAnswer(let seed): HostileCase(seed: seed).description
+        case .staleCursor: "stale-cursor"
+        case .bufferOverflow: "buffer-overflow"
         }
     }
 }
@@ -67,12 +75,16 @@ public struct FaultProfile: Sendable, Hashable {
     public var latency = 0.0
     /// Probability of a mangled answer (``Fault/hostileAnswer(seed:)``).
     public var hostileAnswer = 0.0
+    /// Probability that a subscribe meets a forgotten cursor (``Fault/staleCursor``).
+    public var staleCursor = 0.0
+    /// Probability that a subscribe's buffer overflows (``Fault/bufferOverflow``).
+    public var bufferOverflow = 0.0
 
     /// A profile; every probability defaults to 0.
     public init(
         name: String, offline: Double = 0, dropRequest: Double = 0, dropResponse: Double = 0, serverError: Double = 0,
         tooManyRequests: Double = 0, forbidden: Double = 0, preconditionRace: Double = 0, latency: Double = 0,
-        hostileAnswer: Double = 0
+        hostileAnswer: Double = 0, staleCursor: Double = 0, bufferOverflow: Double = 0
     ) {
         self.name = name
         self.offline = offline
@@ -84,6 +96,8 @@ public struct FaultProfile: Sendable, Hashable {
         self.preconditionRace = preconditionRace
         self.latency = latency
         self.hostileAnswer = hostileAnswer
+        self.staleCursor = staleCursor
+        self.bufferOverflow = bufferOverflow
     }
 
     /// No faults.
@@ -103,8 +117,14 @@ public struct FaultProfile: Sendable, Hashable {
     /// truthfully: for testing that no answer can crash a client, lose or duplicate its data.
     public static let hostileServer = FaultProfile(name: "hostile-server", hostileAnswer: 0.40)
 
+    /// Live sync's weather: ``flaky`` for every request, and for subscribes 5% cut long polls
+    /// (lost answers), 3% forgotten cursors and 3% buffer overflows.
+    public static let live = FaultProfile(
+        name: "live", dropRequest: 0.05, dropResponse: 0.05, serverError: 0.05, tooManyRequests: 0.03, latency: 0.10,
+        staleCursor: 0.03, bufferOverflow: 0.03)
+
     /// The profiles by name.
-    public static let all: [FaultProfile] = [.none, .flaky, .offline, .hostile, .hostileServer]
+    public static let all: [FaultProfile] = [.none, .flaky, .offline, .hostile, .hostileServer, .live]
 
     /// A profile by name, or nil.
     public static func named(_ name: String) -> FaultProfile? { all.first { $0.name == name } }
@@ -164,7 +184,7 @@ public final class FaultPlan: @unchecked Sendable {
                 (profile.forbidden, .forbidden),
                 (profile.latency, .latency(milliseconds: Int(detail % 2000) + 50)),
                 (profile.hostileAnswer, .hostileAnswer(seed: detail)),
-            ]
+            ] + (operation == "subscribe" ? [(profile.staleCursor, .staleCursor), (profile.bufferOverflow, .bufferOverflow)] : [])
             for (probability, candidate) in table {
                 threshold += probability
                 if roll < threshold {
@@ -209,16 +229,18 @@ public enum FaultApplication {
     ) async throws(TransportFailure) -> WireResponse {
         switch fault {
         case .none, .latency:
-            return await server.handle(request)
+            return await server.respond(request)
+        case .staleCursor, .bufferOverflow:
+            return await server.respond(request, fault: fault)
         case .preconditionRace:
             await server.raceConditionalWrite(request)
-            return await server.handle(request)
+            return await server.respond(request)
         case .offline:
             throw .notSent(reason: "simulated: offline")
         case .dropRequest:
             throw .notSent(reason: "simulated: request dropped")
         case .dropResponse:
-            _ = await server.handle(request)
+            _ = await server.respond(request)
             throw .outcomeUnknown(reason: "simulated: response lost after the server applied the request")
         case .serverError(let status):
             if request.pathSegments.first == "publish" {
@@ -236,7 +258,7 @@ public enum FaultApplication {
                 403, ["message": "Forbidden", "payload": ["channels": []], "error": true, "service": "Access Manager", "status": 403])
         case .hostileAnswer(let seed):
             let hostile = HostileCase(seed: seed)
-            let real = hostile.mutation.reachesServer ? await server.handle(request) : nil
+            let real = hostile.mutation.reachesServer ? await server.respond(request) : nil
             return hostile.answer(to: request, real: real)
         }
     }

@@ -24,6 +24,15 @@ public actor PubNubServer {
     /// Memberships by user id, then channel id.
     var memberships: [String: [String: StoredMembership]] = [:]
     var eTagCounter: UInt64 = 0
+    /// Events for subscribers, oldest first, within the retention (``SubscribeSettings``).
+    var liveEvents: [LiveEvent] = []
+    var pollWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var waiterCounter: UInt64 = 0
+    /// How subscribe behaves (hold time, buffer, retention, region).
+    public var subscribeSettings = SubscribeSettings()
+    /// Events that a subscribe answer left out because the connection's buffer overflowed
+    /// (``SubscribeSettings/bufferSize``): what a client must recover from history.
+    public internal(set) var bufferDrops = 0
     /// How many requests were handled (for fault plans and tests).
     public private(set) var requestCount = 0
 
@@ -39,7 +48,34 @@ public actor PubNubServer {
         self.timetokens = TimetokenClock(clock: clock)
     }
 
-    /// Answers one request.
+    /// Changes how subscribe behaves (a test's short hold time, say).
+    public func configureSubscribe(_ settings: SubscribeSettings) { subscribeSettings = settings }
+
+    /// Answers one request, holding a subscribe long poll until events arrive or its hold time
+    /// passes. The HTTP front end and the in-process transport call this.
+    public func respond(_ request: WireRequest) async -> WireResponse {
+        await respond(request, fault: .none)
+    }
+
+    /// Answers one request meeting `fault`; only ``Fault/staleCursor`` and
+    /// ``Fault/bufferOverflow`` change an answer here, and only a subscribe's.
+    func respond(_ request: WireRequest, fault: Fault) async -> WireResponse {
+        guard Self.isSubscribe(request) else { return handle(request) }
+        requestCount += 1
+        switch fault {
+        case .staleCursor: return await subscribe(request, fault: .staleCursor)
+        case .bufferOverflow: return await subscribe(request, fault: .bufferOverflow)
+        default: return await subscribe(request)
+        }
+    }
+
+    /// Whether `request` is a subscribe (`/v2/subscribe/...`).
+    static func isSubscribe(_ request: WireRequest) -> Bool {
+        request.method == .get && request.pathSegments.count >= 2 && request.pathSegments[0] == "v2"
+            && request.pathSegments[1] == "subscribe"
+    }
+
+    /// Answers one request at once; a subscribe receive is answered without holding it.
     public func handle(_ request: WireRequest) -> WireResponse {
         requestCount += 1
         let s = request.pathSegments
@@ -48,6 +84,10 @@ public actor PubNubServer {
             return Reply.json(200, .array([.int(Int64(timetokens.next()))]), contentType: Reply.javascript)
         case (_, "publish"):
             return publish(request)
+        case (.get, "signal"):
+            return signal(request)
+        case (.get, "v2") where s.count >= 2 && s[1] == "presence":
+            return presence(request)
         case (_, "v3") where s.count >= 6 && s[2] == "sub-key":
             guard s[3] == subscribeKey else { return Reply.historyError(400, "Invalid Subkey") }
             switch (request.method, s[1], s[4]) {

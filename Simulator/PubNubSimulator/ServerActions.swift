@@ -30,6 +30,7 @@ extension PubNubServer {
             let action = StoredAction(type: type, value: value, uuid: request.actor, messageTimetoken: messageTT,
                                       actionTimetoken: timetokens.next())
             actions[channel, default: []].append(action)
+            emitAction(action, channel: channel, added: true)
             return Reply.json(200, ["status": 200, "data": action.json])
         case (.delete, 5) where s[1] == "message" && s[3] == "action":
             guard let messageTT = UInt64(s[2]), let actionTT = UInt64(s[4]) else {
@@ -42,6 +43,7 @@ extension PubNubServer {
             guard matching.contains(where: { $0.uuid == request.actor }) else {
                 return Reply.objectError(400, "Not deleting message action: wrong uuid specified", source: "actions")
             }
+            for action in matching where action.uuid == request.actor { emitAction(action, channel: channel, added: false) }
             actions[channel]?.removeAll {
                 $0.messageTimetoken == messageTT && $0.actionTimetoken == actionTT && $0.uuid == request.actor
             }

@@ -50,11 +50,14 @@ extension PubNubServer {
         }
         let timetoken = timetokens.next()
         let store = request.queryValue("store")
+        let customType = request.queryValue("custom_message_type")
         if store != "0" && store != "false" {
             messages[channel, default: []].append(StoredMessage(
                 timetoken: timetoken, message: message, publisher: request.actor, meta: meta,
-                customMessageType: request.queryValue("custom_message_type")))
+                customMessageType: customType))
         }
+        emit(channel: channel, timetoken: timetoken, kind: nil, publisher: request.actor, payload: message, meta: meta,
+             customMessageType: customType)
         return Reply.json(200, [1, "Sent", .string(String(timetoken))], contentType: Reply.javascript)
     }
 
@@ -65,6 +68,7 @@ extension PubNubServer {
         payloads.map { payload in
             let timetoken = timetokens.next()
             messages[channel, default: []].append(StoredMessage(timetoken: timetoken, message: payload, publisher: publisher))
+            emit(channel: channel, timetoken: timetoken, kind: nil, publisher: publisher, payload: payload)
             return timetoken
         }
     }

@@ -29,13 +29,18 @@ extension PubNubServer {
                 let old = memberships[user]?[channel]
                 let status = item["status"] ?? .null, type = item["type"] ?? .null, custom = item["custom"] ?? .null
                 if let old, old.status == status, old.type == type, old.custom == custom { continue }
-                memberships[user, default: [:]][channel] = StoredMembership(
+                let membership = StoredMembership(
                     status: status, type: type, custom: custom, updated: TimetokenClock.iso(timetokens.next()), eTag: nextETag())
+                memberships[user, default: [:]][channel] = membership
+                emitMembership(user: user, channel: channel, membership: membership, updated: membership.updated, eTag: membership.eTag)
             }
             for entry in deletes {
                 guard let otherId = entry.objectValue?[otherKey]?.objectValue?["id"]?.stringValue else { continue }
                 let (user, channel) = ofUser ? (id, otherId) : (otherId, id)
-                memberships[user]?[channel] = nil
+                if memberships[user]?.removeValue(forKey: channel) != nil {
+                    emitMembership(user: user, channel: channel, membership: nil,
+                                   updated: TimetokenClock.iso(timetokens.next()), eTag: nextETag())
+                }
             }
         }
         let include = include(request)
@@ -77,12 +82,16 @@ extension PubNubServer {
     /// Changes a user's fields as another device would (new eTag and `updated`): forces a 412 on
     /// the next conditional write that carries the old eTag.
     public func remoteEditUser(id: String, fields: [String: JSONValue]) {
-        users[id] = remoteEdit(users[id], id: id, fields: fields)
+        let old = users[id]
+        users[id] = remoteEdit(old, id: id, fields: fields)
+        emitObjectSet(kind: .user, old: old, new: users[id]!)
     }
 
     /// Changes a channel's fields as another device would.
     public func remoteEditChannel(id: String, fields: [String: JSONValue]) {
-        channels[id] = remoteEdit(channels[id], id: id, fields: fields)
+        let old = channels[id]
+        channels[id] = remoteEdit(old, id: id, fields: fields)
+        emitObjectSet(kind: .channel, old: old, new: channels[id]!)
     }
 
     private func remoteEdit(_ existing: StoredObject?, id: String, fields: [String: JSONValue]) -> StoredObject {

@@ -28,10 +28,12 @@ extension PubNubServer {
         case (.get, 2): return getObject(request, kind: kind, id: s[1])
         case (.patch, 2): return setObject(request, kind: kind, id: s[1])
         case (.delete, 2):
+            let existed: Bool
             switch kind {
-            case .user: users[s[1]] = nil
-            case .channel: channels[s[1]] = nil
+            case .user: existed = users.removeValue(forKey: s[1]) != nil
+            case .channel: existed = channels.removeValue(forKey: s[1]) != nil
             }
+            if existed { emitObjectDelete(kind: kind, id: s[1]) }
             return Reply.json(200, ["status": 200, "data": nil])
         case (.get, 3), (.patch, 3):
             return memberships(request, kind: kind, id: s[1], listing: s[2])
@@ -85,6 +87,7 @@ extension PubNubServer {
         case .user: users[id] = object
         case .channel: channels[id] = object
         }
+        if object != existing { emitObjectSet(kind: kind, old: existing, new: object) }
         return Reply.json(200, ["status": 200, "data": json(object, kind: kind, include: include(request))])
     }
 

@@ -41,6 +41,10 @@ public struct WireRequest: Sendable, Hashable {
     public var body: Data?
     /// A name for logs and metrics ("publish", "fetchHistory", ...); never contains keys.
     public var operation: String
+    /// How long this request may take as a whole, overriding the transport's own timeout; nil
+    /// uses the transport's. Long polls (``PubNubClient/subscribe(_:)``) set it past the
+    /// server's hold time.
+    public var timeout: Duration?
 
     /// A request.
     public init(

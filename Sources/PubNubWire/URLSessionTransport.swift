@@ -39,7 +39,8 @@ public final class URLSessionTransport: Transport {
         // a backstop (whole seconds: FoundationNetworking truncates them to Int).
         let backstop = (Double(self.timeout.components.seconds) + 2).rounded(.up)
         configuration.timeoutIntervalForRequest = backstop
-        configuration.timeoutIntervalForResource = backstop
+        // Each request sets its own idle backstop below (a long poll's is longer than the default).
+        configuration.timeoutIntervalForResource = 86_400
         configuration.httpMaximumConnectionsPerHost = 16
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         exchanges = ExchangeTable()
@@ -60,6 +61,8 @@ public final class URLSessionTransport: Transport {
         urlRequest.httpMethod = request.method.rawValue
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
+        let timeout = request.timeout.map(TransportLimits.clamp) ?? self.timeout
+        urlRequest.timeoutInterval = (Double(timeout.components.seconds) + 2).rounded(.up)
 
         let task = session.dataTask(with: urlRequest)
         let exchange = Exchange(maximumBytes: maximumResponseBytes)

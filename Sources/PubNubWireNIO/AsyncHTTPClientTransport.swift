@@ -64,6 +64,7 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         guard !Task.isCancelled else { throw .notSent(reason: "cancelled before sending") }
         let delegate = CollectingDelegate(maximumBytes: maximumResponseBytes)
+        let timeout = request.timeout.map(TransportLimits.clamp) ?? self.timeout
         let task = client.execute(request: clientRequest, delegate: delegate, deadline: .now() + Self.timeAmount(timeout))
         do {
             // `get()` ignores task cancellation; the handler cancels the request instead.

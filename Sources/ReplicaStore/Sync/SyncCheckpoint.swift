@@ -47,6 +47,12 @@ public struct SyncCheckpoint: Sendable, Hashable, Codable {
     public static func history(_ channel: String) -> String { "history:\(channel)" }
     /// The scope of a channel's reaction pull.
     public static func reactions(_ channel: String) -> String { "reactions:\(channel)" }
+    /// The scope of a channel's live checkpoint: every event published on the channel up to
+    /// `applied` is stored (written by the live sync, `docs/live.md`).
+    public static func live(_ channel: String) -> String { "live:\(channel)" }
+
+    /// The scope prefixes whose checkpoint is a timetoken (`applied`) rather than a cursor.
+    static let timetokenPrefixes = ["history:", "reactions:", "live:"]
     /// The scope of the user listing.
     public static let users = "objects:users"
     /// The scope of the channel listing.
@@ -61,7 +67,7 @@ extension SyncCheckpoint {
     init(row: Row) {
         scope = row[0]
         let text: String? = row[1]
-        if scope.hasPrefix("history:") || scope.hasPrefix("reactions:") {
+        if Self.timetokenPrefixes.contains(where: scope.hasPrefix) {
             applied = text.flatMap { UInt64($0) }.map(Timetoken.init(rawValue:))
         } else {
             cursor = text

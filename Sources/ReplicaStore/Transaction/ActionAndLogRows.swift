@@ -85,6 +85,21 @@ extension StoreTransaction {
         }
     }
 
+    /// Deletes `userId`'s (type, value) action on the message at `messageTimetoken` of
+    /// `channel`, PubNub's identity of an action; returns whether a row was deleted.
+    @discardableResult
+    package func deleteAction(
+        channel: String, messageTimetoken: Timetoken, type: String, value: String, userId: String
+    ) throws -> Bool {
+        let messageTT = try StoreCoding.column(messageTimetoken, field: "action.messageTimetoken")
+        try db.execute(
+            sql: """
+                DELETE FROM message_actions
+                WHERE channel_id = ? AND message_timetoken = ? AND type = ? AND value = ? AND user_id = ?
+                """, arguments: [channel, messageTT, type, value, userId])
+        return db.changesCount > 0
+    }
+
     /// Deletes one action row.
     package func deleteAction(rowId: Int64) throws {
         try db.execute(sql: "DELETE FROM message_actions WHERE id = ?", arguments: [rowId])

@@ -172,6 +172,9 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// Writes a checkpoint (inserted or replaced by scope).
     package func write(_ checkpoint: SyncCheckpoint) throws { try checkpoint.write(db) }
+
+    /// The stored checkpoint of `scope`, if any.
+    package func checkpoint(_ scope: String) throws -> SyncCheckpoint? { try SyncCheckpoint.read(scope, db) }
 }
 
 extension ChatStore {

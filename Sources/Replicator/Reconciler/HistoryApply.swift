@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ReplicaModel
 import ReplicaStore
 
@@ -50,34 +51,38 @@ extension Reconciler {
             return try await ops.commit { ops in
                 let tx = ops.tx
                 var result = HistoryPageResult()
-                for message in messages {
-                    if let timetoken = message.timetoken,
-                       let holder = try tx.messageId(channel: message.channelId, timetoken: timetoken, other: message.id)
-                    {
-                        logger.warning("skipped a history message whose timetoken another stored message holds", metadata: [
-                            "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder)",
-                        ])
-                        result.skipped += 1
-                        continue
-                    }
-                    switch try tx.upsert(message: message) {
-                    case .inserted: result.inserted += 1
-                    case .unchanged: result.unchanged += 1
-                    case .updated:
-                        result.updated += 1
-                        if let timetoken = message.timetoken,
-                           let opId = try ops.completeByPull(messageId: message.id, timetoken: timetoken)
-                        {
-                            result.completedSends.append(CompletedSend(opId: opId, messageId: message.id, timetoken: timetoken))
-                        }
-                    }
-                }
+                for message in messages { try Self.apply(message, ops: ops, into: &result, logger: logger) }
                 if let checkpoint { try tx.write(checkpoint) }
                 try beforeCommit?()
                 return result
             }
         } catch {
             throw ChatStore<Custom>.storeError(error)
+        }
+    }
+
+    /// Stores one message from the server (a history page's or a live event's): upserted by id;
+    /// a pending message of ours becomes `sent` and its publish op is finished (announced by the
+    /// outbox). A message whose timetoken another stored message holds is skipped.
+    static func apply(_ message: Message, ops: OpTransaction<Custom>, into result: inout HistoryPageResult, logger: Logger) throws {
+        let tx = ops.tx
+        if let timetoken = message.timetoken,
+           let holder = try tx.messageId(channel: message.channelId, timetoken: timetoken, other: message.id)
+        {
+            logger.warning("skipped a message whose timetoken another stored message holds", metadata: [
+                "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder)",
+            ])
+            result.skipped += 1
+            return
+        }
+        switch try tx.upsert(message: message) {
+        case .inserted: result.inserted += 1
+        case .unchanged: result.unchanged += 1
+        case .updated:
+            result.updated += 1
+            if let timetoken = message.timetoken, let opId = try ops.completeByPull(messageId: message.id, timetoken: timetoken) {
+                result.completedSends.append(CompletedSend(opId: opId, messageId: message.id, timetoken: timetoken))
+            }
         }
     }
 }

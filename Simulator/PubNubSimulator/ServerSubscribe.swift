@@ -1,0 +1,267 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+/// One event the simulator delivers to subscribers: an envelope of a subscribe answer (`m[]`).
+struct LiveEvent: Sendable {
+    var timetoken: UInt64
+    var channel: String
+    /// The whole envelope, `p` and `c` included.
+    var envelope: JSONValue
+    /// A burst signal of ``Fault/bufferOverflow`` (not counted as a lost event when dropped).
+    var isNoise = false
+}
+
+/// How the simulator's subscribe endpoint behaves: PubNub's real rules with the hold time
+/// configurable (short in tests). See `docs/simulator.md`, "Subscribe".
+public struct SubscribeSettings: Sendable, Hashable {
+    /// How long an idle long poll is held before an empty answer; PubNub holds about 280 s.
+    /// Zero answers at once (tests that step a client by hand). Real time, not the server's clock.
+    public var hold: Duration = .seconds(280)
+    /// Events a connection's buffer keeps (shared by all its channels); the oldest are dropped
+    /// silently beyond it. PubNub's default is 100.
+    public var bufferSize = 100
+    /// How long an event stays in the buffer, on the server's clock: 20 minutes.
+    public var retention: TimeInterval = 1200
+    /// The region the server answers from (`t.r`, `p.r`).
+    public var region = 12
+
+    /// PubNub's rules.
+    public init() {}
+
+    /// PubNub's rules with another hold time.
+    public init(hold: Duration) { self.hold = hold }
+}
+
+extension PubNubServer {
+    // MARK: Emitting events
+
+    /// Records an event for subscribers of `channel` and wakes the long polls waiting.
+    func emit(channel: String, timetoken: UInt64, kind: Int?, publisher: String?, payload: JSONValue,
+              meta: JSONValue? = nil, customMessageType: String? = nil, isNoise: Bool = false) {
+        var envelope: [String: JSONValue] = [
+            "a": "1", "f": 0, "k": .string(subscribeKey), "c": .string(channel), "b": .string(channel), "d": payload,
+            "p": ["t": .string(String(timetoken)), "r": .int(Int64(subscribeSettings.region))],
+        ]
+        if let kind { envelope["e"] = .int(Int64(kind)) }
+        if let publisher { envelope["i"] = .string(publisher) }
+        if let meta { envelope["u"] = meta }
+        if let customMessageType { envelope["cmt"] = .string(customMessageType) }
+        liveEvents.append(LiveEvent(timetoken: timetoken, channel: channel, envelope: .object(envelope), isNoise: isNoise))
+        pruneLiveEvents()
+        let waiting = pollWaiters
+        pollWaiters = [:]
+        for continuation in waiting.values { continuation.resume() }
+    }
+
+    /// Drops events past the retention, and the oldest beyond a memory bound (a clock that
+    /// never moves would otherwise keep them all).
+    private func pruneLiveEvents() {
+        let floor = retentionFloor
+        if let first = liveEvents.firstIndex(where: { $0.timetoken >= floor }), first > 0 {
+            liveEvents.removeFirst(first)
+        } else if liveEvents.last.map({ $0.timetoken < floor }) == true {
+            liveEvents.removeAll()
+        }
+        if liveEvents.count > 200_000 { liveEvents.removeFirst(liveEvents.count - 200_000) }
+    }
+
+    /// The oldest timetoken still in any buffer.
+    private var retentionFloor: UInt64 {
+        let now = timetokens.now
+        let span = UInt64(max(0, min(subscribeSettings.retention, 1e9)) * 10_000_000)
+        return now > span ? now - span : 0
+    }
+
+    /// A user or channel `set` event: only the fields that changed (all set fields for a new
+    /// object), with `id`, `updated` and `eTag`, on the object's own channel.
+    func emitObjectSet(kind: ObjectKind, old: StoredObject?, new object: StoredObject) {
+        var data: [String: JSONValue] = ["id": .string(object.id), "updated": .string(object.updated), "eTag": .string(object.eTag)]
+        for field in kind.fields {
+            let before = old?.fields[field] ?? .null, after = object.fields[field] ?? .null
+            if before != after { data[field] = after }
+        }
+        let payload: JSONValue = [
+            "source": "objects", "version": "2.0", "event": "set", "type": .string(kind == .user ? "uuid" : "channel"),
+            "data": .object(data),
+        ]
+        emit(channel: object.id, timetoken: timetokens.next(), kind: 2, publisher: nil, payload: payload)
+    }
+
+    /// A user or channel `delete` event.
+    func emitObjectDelete(kind: ObjectKind, id: String) {
+        let payload: JSONValue = [
+            "source": "objects", "version": "2.0", "event": "delete", "type": .string(kind == .user ? "uuid" : "channel"),
+            "data": ["id": .string(id)],
+        ]
+        emit(channel: id, timetoken: timetokens.next(), kind: 2, publisher: nil, payload: payload)
+    }
+
+    /// A membership `set` (all its fields: `custom`, `status`, `type`) or `delete` event, on the
+    /// user's channel and on the channel, as PubNub delivers them.
+    func emitMembership(user: String, channel: String, membership: StoredMembership?, updated: String, eTag: String) {
+        var data: [String: JSONValue] = [
+            "uuid": ["id": .string(user)], "channel": ["id": .string(channel)], "updated": .string(updated), "eTag": .string(eTag),
+        ]
+        if let membership {
+            data["custom"] = membership.custom
+            data["status"] = membership.status
+            data["type"] = membership.type
+        }
+        let payload: JSONValue = [
+            "source": "objects", "version": "2.0", "event": .string(membership == nil ? "delete" : "set"), "type": "membership",
+            "data": .object(data),
+        ]
+        let timetoken = timetokens.next()
+        for target in Set([user, channel]).sorted() {
+            emit(channel: target, timetoken: timetoken, kind: 2, publisher: nil, payload: payload)
+        }
+    }
+
+    /// A message action event on the message's channel, `i` = the actor.
+    func emitAction(_ action: StoredAction, channel: String, added: Bool) {
+        let payload: JSONValue = [
+            "source": "actions", "version": "1.0", "event": .string(added ? "added" : "removed"),
+            "data": [
+                "type": .string(action.type), "value": .string(action.value),
+                "messageTimetoken": .string(String(action.messageTimetoken)),
+                "actionTimetoken": .string(String(action.actionTimetoken)),
+            ],
+        ]
+        emit(channel: channel, timetoken: timetokens.next(), kind: 3, publisher: action.uuid, payload: payload)
+    }
+
+    // MARK: Signals
+
+    /// `GET /signal/{pub}/{sub}/0/{channel}/0/{json}`: delivered to subscribers (`e: 1`), never stored.
+    func signal(_ request: WireRequest) -> WireResponse {
+        let s = request.pathSegments
+        let now = timetokens.now
+        guard s.count == 7, s[1] == publishKey, s[2] == subscribeKey else { return Reply.publishError(400, "Invalid Key", timetoken: now) }
+        guard let message = try? JSONValue(jsonData: Data(s[6].utf8)) else {
+            return Reply.publishError(400, "Invalid JSON", timetoken: now)
+        }
+        if s[6].utf8.count > 64 { return Reply.publishError(400, "Signal size too large", timetoken: now) }
+        let timetoken = timetokens.next()
+        emit(channel: s[4], timetoken: timetoken, kind: 1, publisher: request.actor, payload: message,
+             customMessageType: request.queryValue("custom_message_type"))
+        return Reply.json(200, [1, "Sent", .string(String(timetoken))], contentType: Reply.javascript)
+    }
+
+    // MARK: Subscribe
+
+    /// What a subscribe request meets besides a clean answer.
+    enum SubscribeFault {
+        case none
+        /// The server forgot the cursor: it answers from another region with its current
+        /// cursor and no events (the events in between are lost to this connection).
+        case staleCursor
+        /// A burst of signals fills the connection's buffer just before the answer, so that the
+        /// oldest pending events are dropped.
+        case bufferOverflow
+    }
+
+    /// `GET /v2/subscribe/{sub}/{channels}/0`: a handshake (`tt` 0 or absent) answers at once
+    /// with the current cursor; a receive answers with the buffered events newer than `tt` on the
+    /// channels, holding an idle request up to ``SubscribeSettings/hold``.
+    func subscribe(_ request: WireRequest, fault: SubscribeFault = .none) async -> WireResponse {
+        let s = request.pathSegments
+        guard s.count == 5, s[4] == "0" else { return Reply.notFound() }
+        guard s[2] == subscribeKey else { return Reply.subscribeError(400, "Invalid Subscribe Key") }
+        let channels = Set(s[3].split(separator: ",").map(String.init)).subtracting([""])
+        guard !channels.isEmpty || request.queryValue("channel-group") != nil else {
+            return Reply.subscribeError(400, "Invalid Arguments: no channels")
+        }
+        let tt: UInt64
+        if let text = request.queryValue("tt") {
+            guard let value = UInt64(text) else { return Reply.subscribeError(400, "Invalid Timetoken") }
+            tt = value
+        } else {
+            tt = 0
+        }
+        let region = subscribeSettings.region
+        if tt == 0 { return Reply.subscribeAnswer(timetoken: currentCursor(after: 0), region: region, events: []) }
+        switch fault {
+        case .none: break
+        case .staleCursor:
+            return Reply.subscribeAnswer(timetoken: currentCursor(after: tt), region: region + 1, events: [])
+        case .bufferOverflow:
+            if let channel = channels.sorted().first {
+                for index in 0..<subscribeSettings.bufferSize {
+                    emit(channel: channel, timetoken: timetokens.next(), kind: 1, publisher: "pn-simulator-burst",
+                         payload: ["burst": .int(Int64(index))], isNoise: true)
+                }
+            }
+        }
+        var events = pending(after: tt, channels: channels)
+        if events.isEmpty && subscribeSettings.hold > .zero {
+            let deadline = ContinuousClock.now + subscribeSettings.hold
+            while events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled {
+                await waitForEvent(until: deadline)
+                events = pending(after: tt, channels: channels)
+            }
+        }
+        let kept = Array(events.suffix(subscribeSettings.bufferSize))
+        let dropped = events.dropLast(kept.count).filter { !$0.isNoise }.count
+        if dropped > 0 { bufferDrops += dropped }
+        return Reply.subscribeAnswer(timetoken: currentCursor(after: tt), region: region, events: kept.map(\.envelope))
+    }
+
+    /// The cursor of an answer: the server's present, never before `tt` nor any event handed out.
+    private func currentCursor(after tt: UInt64) -> UInt64 { max(timetokens.now, timetokens.last, tt) }
+
+    /// Buffered events newer than `tt` on `channels`, oldest first, within the retention.
+    private func pending(after tt: UInt64, channels: Set<String>) -> [LiveEvent] {
+        let floor = max(tt &+ 1, retentionFloor)
+        var low = 0, high = liveEvents.count
+        while low < high {
+            let mid = (low + high) / 2
+            if liveEvents[mid].timetoken < floor { low = mid + 1 } else { high = mid }
+        }
+        return liveEvents[low...].filter { channels.contains($0.channel) }
+    }
+
+    /// Suspends until an event is emitted, `deadline` passes or the task is cancelled.
+    private func waitForEvent(until deadline: ContinuousClock.Instant) async {
+        waiterCounter += 1
+        let id = waiterCounter
+        let timer = Task { [weak self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            await self?.wake(id)
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in pollWaiters[id] = continuation }
+        } onCancel: {
+            Task { [weak self] in await self?.wake(id) }
+        }
+        timer.cancel()
+    }
+
+    private func wake(_ id: UInt64) {
+        pollWaiters.removeValue(forKey: id)?.resume()
+    }
+
+    /// `GET /v2/presence/sub-key/{sub}/channel/{channels}/leave` and `/heartbeat`: acknowledged.
+    func presence(_ request: WireRequest) -> WireResponse {
+        let s = request.pathSegments
+        guard s.count == 7, s[3] == subscribeKey, s[4] == "channel" else { return Reply.notFound() }
+        switch s[6] {
+        case "leave":
+            return Reply.json(200, ["status": 200, "message": "OK", "action": "leave", "service": "Presence"])
+        case "heartbeat":
+            return Reply.json(200, ["status": 200, "message": "OK", "service": "Presence"])
+        default:
+            return Reply.notFound()
+        }
+    }
+}
+
+extension Reply {
+    static func subscribeAnswer(timetoken: UInt64, region: Int, events: [JSONValue]) -> WireResponse {
+        json(200, ["t": ["t": .string(String(timetoken)), "r": .int(Int64(region))], "m": .array(events)], contentType: javascript)
+    }
+
+    static func subscribeError(_ status: Int, _ message: String) -> WireResponse {
+        json(status, ["status": .int(Int64(status)), "error": true, "service": "Balancer", "message": .string(message)])
+    }
+}

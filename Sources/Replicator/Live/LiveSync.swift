@@ -1,0 +1,509 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// Options of a ``LiveSync``.
+public struct LiveSyncOptions: Sendable {
+    /// Channels to follow besides the current user's memberships (and ``ReconcilerOptions/channels``).
+    public var channels: [String] = []
+    /// User ids whose App Context events to follow besides the current user's own.
+    public var users: [String] = []
+    /// A cursor that moves further than this in one answer (seconds) may have skipped events
+    /// that aged out of the server's buffer (PubNub keeps them 20 minutes): the channels are
+    /// filled from history. An idle long poll moves it about 280 s. Default 10 minutes.
+    public var maximumCursorJump: TimeInterval = 600
+    /// How long to wait between failed requests (subscribe and gap fills): exponential with jitter,
+    /// a 429's `Retry-After` at least.
+    public var retry = RetryPolicy()
+    /// How long the client waits for a long poll; longer than the server's hold (280 s).
+    public var pollTimeout: Duration = .seconds(310)
+    /// The presence timeout sent as `heartbeat`, in seconds; nil sends none.
+    public var heartbeat: Int?
+    /// A subscribe filter on publish metadata (`filter-expr`). Events it filters out are still
+    /// stored by history fills; leave it nil unless every writer agrees on it.
+    public var filterExpression: String?
+    /// How long ``LiveSync/run()`` waits before looking again when there is nothing to follow.
+    public var idleInterval: TimeInterval = 5
+
+    /// Default options.
+    public init() {}
+}
+
+/// Where a ``LiveSync`` stands.
+public enum LiveState: Sendable, Hashable, CustomStringConvertible {
+    /// Asking the server for a cursor (a handshake).
+    case connecting
+    /// Filling gaps from history before the channels are declared live.
+    case catchingUp(channels: [String])
+    /// Connected, with every followed channel complete up to the cursor.
+    case live
+    /// A request failed; retrying after a backoff. The reason is one line, without keys.
+    case offline(reason: String)
+    /// ``LiveSync/run()`` returned (cancelled).
+    case stopped
+
+    /// `live`, `offline: reason`, ...
+    public var description: String {
+        switch self {
+        case .connecting: "connecting"
+        case .catchingUp(let channels): "catching up (\(channels.count) channel\(channels.count == 1 ? "" : "s"))"
+        case .live: "live"
+        case .offline(let reason): "offline: \(reason)"
+        case .stopped: "stopped"
+        }
+    }
+}
+
+/// Why a channel is filled from history. See `docs/live.md`, "The gap rule".
+public enum GapReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The first connect of this process (events since the last run are not in any buffer).
+    case firstConnect = "first-connect"
+    /// A request failed: events may have aged out or overflowed meanwhile.
+    case reconnect
+    /// An answer held as many events as the server's buffer (100): older ones may have been dropped.
+    case fullBuffer = "full-buffer"
+    /// The server answered from another region, or with a cursor older than the one sent.
+    case cursorReset = "cursor-reset"
+    /// The cursor moved further than ``LiveSyncOptions/maximumCursorJump`` in one answer.
+    case cursorJump = "cursor-jump"
+    /// An event could not be read or applied.
+    case unreadableEvent = "unreadable-event"
+    /// The channel was just added (a new membership or an app request).
+    case newChannel = "new-channel"
+}
+
+/// What one gap fill did.
+public struct GapFillReport: Sendable, Hashable {
+    /// The channels filled, each with why.
+    public var channels: [String: GapReason]
+    /// The timetoken the filled channels are now complete up to (the live cursor when the fill began).
+    public var through: Timetoken
+    /// Messages the history pull stored for the first time: events the live stream did not deliver.
+    public var recoveredMessages: Int
+    /// Reactions added or removed by the reactions pull.
+    public var reactionChanges: Int
+    /// Whether App Context objects were pulled too.
+    public var objects: Bool
+}
+
+/// What a ``LiveSync`` reports, in order: state changes, each event received, each gap fill.
+public enum LiveActivity: Sendable, Hashable {
+    /// The state changed.
+    case state(LiveState)
+    /// An event arrived and was applied (or skipped, with the reason in its outcome).
+    case event(LiveEventRecord)
+    /// Channels were filled from history.
+    case gapFilled(GapFillReport)
+}
+
+/// Counters of a ``LiveSync``, for tests, benchmarks and `pnreplicate listen`.
+public struct LiveSyncStatistics: Sendable, Hashable {
+    /// Subscribe answers received (handshakes excluded).
+    public var answers = 0
+    /// Envelopes received.
+    public var events = 0
+    /// Failed requests.
+    public var failures = 0
+    /// Gap fills, by reason (a fill of several channels counts once per channel).
+    public var fills: [GapReason: Int] = [:]
+    /// Messages the fills stored that the live stream had not delivered.
+    public var recoveredMessages = 0
+}
+
+/// Errors of a live sync.
+public enum LiveSyncError: Error, Sendable, CustomStringConvertible {
+    /// Filling a channel from history failed; the fill is retried after a backoff.
+    case gapFillFailed(channel: String, reason: String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .gapFillFailed(let channel, let reason): "gap fill of \(channel) failed: \(reason)"
+        }
+    }
+}
+
+/// Keeps a store live: subscribes to the channels of interest, applies every event PubNub pushes
+/// through the reconciler's apply path, and fills every possible gap from history before it
+/// calls a channel live. One per store.
+///
+/// ```swift
+/// let live = LiveSync(reconciler: reconciler)
+/// let task = Task { try await live.run() }          // until cancelled
+/// for await state in live.states() { print(state) } // connecting, catching up, live, offline: ...
+/// ```
+///
+/// PubNub delivers live events at most once: a connection's buffer holds 100 events for 20
+/// minutes and drops the oldest silently. So the store never trusts the stream alone: it keeps,
+/// per channel, a live checkpoint (``ReplicaStore/SyncCheckpoint/live(_:)``) up to which it holds
+/// everything, moves it only in the transaction that applied the events before it, and fills
+/// from history (``GapReason``) whenever the stream may have lost something. See `docs/live.md`.
+///
+/// ## Topics
+///
+/// ### Creating a live sync
+///
+/// - ``init(reconciler:options:clock:random:logger:)``
+/// - ``LiveSyncOptions``
+///
+/// ### Running
+///
+/// - ``run()``
+/// - ``state``
+/// - ``states()``
+/// - ``activity()``
+/// - ``statistics``
+/// - ``LiveState``
+/// - ``LiveActivity``
+/// - ``GapReason``
+/// - ``GapFillReport``
+public actor LiveSync<Custom: ChatCustomData> {
+    /// The reconciler whose apply path and pulls this uses.
+    public nonisolated let reconciler: Reconciler<Custom>
+    /// The options.
+    public nonisolated let options: LiveSyncOptions
+    let clock: any ReplicaClock
+    var random: any RandomNumberGenerator & Sendable
+    let logger: Logger
+    private let hub = ActivityHub()
+
+    /// The current state.
+    public private(set) var state: LiveState = .connecting
+    /// The counters.
+    public private(set) var statistics = LiveSyncStatistics()
+    /// The cursor of the stream; nil before the handshake and after a reset.
+    private(set) var cursor: SubscribeCursor?
+    /// The channels subscribed in the last request.
+    private(set) var subscribed: [String] = []
+    /// Channels to fill from history before they are live, with why.
+    private(set) var needsFill: [String: GapReason] = [:]
+    /// Whether App Context objects must be pulled again (an object fetch failed).
+    private var needsObjects = false
+    private var consecutiveFailures = 0
+
+    /// A live sync over `reconciler`'s store and client.
+    public init(
+        reconciler: Reconciler<Custom>, options: LiveSyncOptions = LiveSyncOptions(), clock: any ReplicaClock = SystemClock(),
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        logger: Logger = Logger(label: "pnreplicate.live")
+    ) {
+        self.reconciler = reconciler
+        self.options = options
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    /// The states from now on, starting with the current one. Each call makes a new sequence;
+    /// a slow reader sees the newest states (up to 16 are kept).
+    public nonisolated func states() -> AsyncStream<LiveState> {
+        let (stream, continuation) = AsyncStream<LiveState>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        hub.addStates(continuation)
+        Task { await self.seed(continuation) }
+        return stream
+    }
+
+    private func seed(_ continuation: AsyncStream<LiveState>.Continuation) { continuation.yield(state) }
+
+    /// Everything from now on: states, events, gap fills. Each call makes a new sequence, which
+    /// keeps every element until read: read it (or drop it) promptly.
+    public nonisolated func activity() -> AsyncStream<LiveActivity> {
+        let (stream, continuation) = AsyncStream<LiveActivity>.makeStream()
+        hub.addActivity(continuation)
+        return stream
+    }
+
+    /// Subscribes and applies events until the task is cancelled; then the state is
+    /// ``LiveState/stopped`` and the sequences of ``states()`` and ``activity()`` finish.
+    /// Network failures never end it (they are retried with backoff and reported as
+    /// ``LiveState/offline(reason:)``); a failing store does (the error is thrown).
+    public func run() async throws {
+        defer {
+            set(.stopped)
+            hub.finish()
+        }
+        do {
+            while !Task.isCancelled {
+                if try await step() == .idle {
+                    try await clock.sleep(until: clock.now.addingTimeInterval(options.idleInterval))
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+
+    /// Whether the stream is live with nothing left to fill.
+    var isCaughtUp: Bool { state == .live && needsFill.isEmpty && !needsObjects && cursor != nil }
+
+    /// What one ``step()`` did.
+    enum Step: Equatable {
+        /// Nothing to follow.
+        case idle
+        /// A handshake, a fill or an answer.
+        case progressed
+        /// A request failed; the backoff was slept.
+        case failed
+    }
+
+    /// One unit of work: a handshake, a gap fill or one long poll and its events. Tests call it
+    /// directly to interleave devices deterministically.
+    @discardableResult
+    func step() async throws -> Step {
+        let (channels, messageChannels) = try await followedChannels()
+        let added = Set(channels).subtracting(subscribed)
+        if !subscribed.isEmpty || cursor != nil {
+            for channel in added where needsFill[channel] == nil { needsFill[channel] = .newChannel }
+        }
+        for channel in Set(subscribed).subtracting(channels) { needsFill[channel] = nil }
+        subscribed = channels
+        guard !channels.isEmpty else { return .idle }
+
+        guard let cursor else {
+            set(.connecting)
+            do {
+                var request = SubscribeRequest(channels: channels)
+                request.timeout = options.pollTimeout
+                request.heartbeat = options.heartbeat
+                request.filterExpression = options.filterExpression
+                self.cursor = try await reconciler.client.subscribe(request).cursor
+            } catch {
+                return try await failed(error)
+            }
+            let reason: GapReason = statistics.answers == 0 && statistics.failures == 0 ? .firstConnect : .cursorReset
+            for channel in channels where needsFill[channel] == nil { needsFill[channel] = reason }
+            consecutiveFailures = 0
+            return .progressed
+        }
+
+        if !needsFill.isEmpty || needsObjects {
+            return try await fill(through: cursor.timetoken, messageChannels: Set(messageChannels))
+        }
+        set(.live)
+        return try await poll(channels, from: cursor)
+    }
+
+    /// One long poll from `cursor` and its events.
+    private func poll(_ channels: [String], from cursor: SubscribeCursor) async throws -> Step {
+        var request = SubscribeRequest(channels: channels, cursor: cursor)
+        request.timeout = options.pollTimeout
+        request.heartbeat = options.heartbeat
+        request.filterExpression = options.filterExpression
+        let answer: SubscribeAnswer
+        do {
+            answer = try await reconciler.client.subscribe(request)
+        } catch {
+            return try await failed(error)
+        }
+        consecutiveFailures = 0
+        statistics.answers += 1
+        statistics.events += answer.envelopes.count
+        var gap: GapReason?
+        if answer.mayHaveOverflowed {
+            gap = .fullBuffer
+        } else if answer.cursor.region != cursor.region || answer.cursor.timetoken < cursor.timetoken {
+            gap = .cursorReset
+        } else if answer.cursor.timetoken.date.timeIntervalSince(cursor.timetoken.date) > options.maximumCursorJump {
+            gap = .cursorJump
+        }
+        let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
+        let result = try await reconciler.applyLive(answer.envelopes, advancing: advancing, through: answer.cursor.timetoken)
+        for record in result.applied { hub.send(.event(record)) }
+        if let gap {
+            logger.info("live stream may have lost events", metadata: ["reason": "\(gap.rawValue)", "channels": "\(channels.count)"])
+            for channel in channels where needsFill[channel] == nil { needsFill[channel] = gap }
+        }
+        for channel in result.unreadableChannels where channels.contains(channel) && needsFill[channel] == nil {
+            needsFill[channel] = .unreadableEvent
+        }
+        self.cursor = answer.cursor
+        for object in result.incomplete.sorted(by: { $0.description < $1.description }) {
+            do {
+                try await reconciler.refresh(object)
+            } catch {
+                if Self.stopsRun(error) { throw error }
+                logger.warning("could not fetch an object a live event changed", metadata: ["object": "\(object)", "error": "\(error)"])
+                needsObjects = true
+            }
+        }
+        return .progressed
+    }
+
+    /// Fills the channels in ``needsFill`` from history (and the App Context objects), then marks
+    /// them complete up to `through`.
+    private func fill(through: Timetoken, messageChannels: Set<String>) async throws -> Step {
+        let filling = needsFill
+        set(.catchingUp(channels: filling.keys.sorted()))
+        var report = GapFillReport(channels: filling, through: through, recoveredMessages: 0, reactionChanges: 0, objects: true)
+        do {
+            let history = Set(filling.keys).intersection(messageChannels).sorted()
+            let filled = try await reconciler.fillGap(channels: history)
+            report.recoveredMessages = filled.inserted
+            report.reactionChanges = filled.reactionChanges
+            let now = clock.now
+            try await reconciler.store.storeTransaction { tx in
+                for channel in filling.keys {
+                    try tx.write(SyncCheckpoint(scope: SyncCheckpoint.live(channel), applied: through, updatedAt: now))
+                }
+            }
+        } catch {
+            return try await failed(error)
+        }
+        for (channel, reason) in filling {
+            if needsFill[channel] == reason { needsFill[channel] = nil }
+            statistics.fills[reason, default: 0] += 1
+        }
+        needsObjects = false
+        consecutiveFailures = 0
+        statistics.recoveredMessages += report.recoveredMessages
+        if report.recoveredMessages > 0 {
+            logger.info("gap filled from history", metadata: ["messages": "\(report.recoveredMessages)", "channels": "\(filling.count)"])
+        }
+        hub.send(.gapFilled(report))
+        return .progressed
+    }
+
+    /// A failed request: every channel is filled again before the next poll (events may have
+    /// been lost meanwhile), the state says why, and the backoff is slept.
+    private func failed(_ error: any Error) async throws -> Step {
+        if error is CancellationError || Task.isCancelled { throw CancellationError() }
+        if Self.stopsRun(error) { throw error }
+        statistics.failures += 1
+        consecutiveFailures += 1
+        var minimum: TimeInterval = 0
+        if let wire = error as? WireError {
+            minimum = wire.retryability.minimumWait ?? 0
+            // An answer that cannot be read, or a refused cursor: start again from a handshake.
+            if case .decoding = wire { cursor = nil }
+            if case .service(let service) = wire, service.status == 400 { cursor = nil }
+        }
+        for channel in subscribed where needsFill[channel] == nil { needsFill[channel] = .reconnect }
+        let reason = Self.reason(error)
+        set(.offline(reason: reason))
+        logger.debug("live sync request failed", metadata: ["error": "\(reason)", "attempt": "\(consecutiveFailures)"])
+        let jitter = Double(random.next() >> 11) / Double(1 << 53)
+        let delay = max(minimum, options.retry.delay(afterAttempt: consecutiveFailures, jitter: jitter))
+        try await clock.sleep(until: clock.now.addingTimeInterval(delay))
+        return .failed
+    }
+
+    /// A one-line reason: the error's own description (wire errors never carry keys).
+    static func reason(_ error: any Error) -> String {
+        String(String(describing: error).prefix(300))
+    }
+
+    /// Whether an error ends ``run()``: the store failed.
+    static func stopsRun(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
+
+    /// The channels to subscribe (sorted): memberships, channels with messages, the options'
+    /// channels, the current user's id and ``LiveSyncOptions/users``; and which of them carry
+    /// messages (all but the user-id channels).
+    private func followedChannels() async throws -> (all: [String], messages: [String]) {
+        let messages = try await reconciler.channelsOfInterest(extra: options.channels)
+        let users = Set(options.users + [reconciler.userId])
+        let all = Set(messages).union(users)
+        return (all.sorted(), messages.filter { !users.contains($0) || options.channels.contains($0) })
+    }
+
+    private func set(_ new: LiveState) {
+        guard new != state else { return }
+        state = new
+        hub.send(.state(new))
+    }
+}
+
+/// The continuations of ``LiveSync/states()`` and ``LiveSync/activity()``, behind a lock so that
+/// subscribing needs no `await`.
+final class ActivityHub: @unchecked Sendable {
+    private let lock = NSLock()
+    private var states: [AsyncStream<LiveState>.Continuation] = []
+    private var activity: [AsyncStream<LiveActivity>.Continuation] = []
+    private var finished = false
+
+    func addStates(_ continuation: AsyncStream<LiveState>.Continuation) {
+        let done = lock.withLock {
+            if !finished { states.append(continuation) }
+            return finished
+        }
+        if done { continuation.finish() }
+    }
+
+    func addActivity(_ continuation: AsyncStream<LiveActivity>.Continuation) {
+        let done = lock.withLock {
+            if !finished { activity.append(continuation) }
+            return finished
+        }
+        if done { continuation.finish() }
+    }
+
+    func send(_ element: LiveActivity) {
+        let (states, activity) = lock.withLock { (self.states, self.activity) }
+        if case .state(let state) = element { for c in states { c.yield(state) } }
+        for c in activity { c.yield(element) }
+    }
+
+    func finish() {
+        let (states, activity) = lock.withLock {
+            finished = true
+            defer {
+                self.states = []
+                self.activity = []
+            }
+            return (self.states, self.activity)
+        }
+        for c in states { c.finish() }
+        for c in activity { c.finish() }
+    }
+}
+
+extension Reconciler {
+    /// What a gap fill stored.
+    struct GapFill {
+        var inserted = 0
+        var reactionChanges = 0
+    }
+
+    /// Fills a gap: App Context objects, then the history and reactions of `channels`, through
+    /// the same pulls as a sync. Throws the first failure (what was applied stays applied).
+    func fillGap(channels: [String]) async throws -> GapFill {
+        var fill = GapFill()
+        _ = try await pullObjects()
+        for report in try await pullHistory(channels: channels) {
+            if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
+            fill.inserted += report.inserted
+        }
+        for channel in channels {
+            let result = try await pullReactions(channel: channel)
+            fill.reactionChanges += result.added + result.removed
+        }
+        return fill
+    }
+
+    /// Fetches one user or channel whole and stores it (a live event carried only part of it);
+    /// removes it when the server no longer has it.
+    func refresh(_ object: ObjectRef) async throws {
+        do {
+            switch object {
+            case .user(let id):
+                let user = try await fetch("user:\(id)") { () async throws(WireError) in
+                    try await client.getUser(id: id, as: Custom.User.self)
+                }
+                _ = try await applyPulled(users: [user])
+            case .channel(let id):
+                let channel = try await fetch("channel:\(id)") { () async throws(WireError) in
+                    try await client.getChannel(id: id, as: Custom.Channel.self)
+                }
+                _ = try await applyPulled(channels: [channel])
+            }
+        } catch ReconcilerError.pullFailed(_, _, .service(let service)) where service.status == 404 {
+            _ = try await store.storeTransaction { tx in
+                switch object {
+                case .user(let id): try LocalOverlay(tx: tx).serverLacks(.users, id: id)
+                case .channel(let id): try LocalOverlay(tx: tx).serverLacks(.channels, id: id)
+                }
+            }
+        }
+    }
+}

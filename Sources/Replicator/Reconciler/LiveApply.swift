@@ -1,0 +1,262 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What applying one subscribe answer did.
+public struct LiveApplyResult: Sendable, Hashable {
+    /// Messages (and file messages): stored for the first time, changed, already stored.
+    public var messages = HistoryPageResult()
+    /// Reactions (message actions) added or removed.
+    public var actionsChanged = 0
+    /// App Context objects stored, changed or removed.
+    public var objectsChanged = 0
+    /// Changes left alone because a local op is pending on the same target (read-your-writes).
+    public var keptPending = 0
+    /// Events this version stores nothing for (signals, presence, unknown kinds).
+    public var ignored = 0
+    /// Channels with an event that could not be read or applied: their history must be pulled
+    /// again, since the event is as good as lost.
+    public var unreadableChannels: Set<String> = []
+    /// Users and channels that an event changed only partly while the store has no full version
+    /// of them: they are fetched whole next.
+    public var incomplete: Set<ObjectRef> = []
+    /// One line per applied event, in order (for `pnreplicate listen`).
+    public var applied: [LiveEventRecord] = []
+
+    /// An empty result.
+    public init() {}
+}
+
+/// A user or channel, by id.
+public enum ObjectRef: Sendable, Hashable, CustomStringConvertible {
+    /// A user.
+    case user(String)
+    /// A channel.
+    case channel(String)
+
+    /// `user:id` or `channel:id`.
+    public var description: String {
+        switch self {
+        case .user(let id): "user:\(id)"
+        case .channel(let id): "channel:\(id)"
+        }
+    }
+}
+
+/// One event a live sync received, as `pnreplicate listen` prints it.
+public struct LiveEventRecord: Sendable, Hashable, Codable {
+    /// `message`, `file`, `reaction-added`, `reaction-removed`, `user-set`, `user-removed`,
+    /// `channel-set`, `channel-removed`, `membership-set`, `membership-removed`, `signal`,
+    /// `presence`, `unknown` or `unreadable`.
+    public var kind: String
+    /// The channel it arrived on.
+    public var channel: String
+    /// Its timetoken (`p.t`), when it had one.
+    public var timetoken: Timetoken?
+    /// The publisher or actor (`i`).
+    public var publisher: String?
+    /// What it was about: a message id, `type:value` on a message timetoken, an object id.
+    public var subject: String
+    /// What the store did: `inserted`, `updated`, `unchanged`, `removed`, `kept-pending`,
+    /// `ignored`, `skipped` (with the reason).
+    public var outcome: String
+}
+
+extension Reconciler {
+    /// Applies the events of one subscribe answer in one transaction, through the same rules as
+    /// a pull: messages are upserted by id (the echo of an own publish finishes its send op),
+    /// reactions and App Context changes respect pending local ops (``LocalOverlay``). When
+    /// `through` is given, the live checkpoint of each of `advancing` moves to it in the same
+    /// transaction, and so does a history checkpoint that is not in the middle of a fill: the
+    /// store holds everything of those channels up to `through`.
+    func applyLive(
+        _ envelopes: [SubscribeEnvelope], advancing: Set<String>, through: Timetoken?
+    ) async throws(StoreError) -> LiveApplyResult {
+        let logger = logger
+        let currentUser = userId
+        let now = clock.now
+        do {
+            return try await ops.commit { ops in
+                var result = LiveApplyResult()
+                for envelope in envelopes {
+                    do {
+                        try Self.applyLive(envelope, ops: ops, currentUser: currentUser, into: &result, logger: logger)
+                    } catch {
+                        // One event the model refuses never stops the others; its channel is pulled again.
+                        // A failing store stops them all.
+                        if ChatStore<Custom>.isStorageFailure(error) { throw error }
+                        result.unreadableChannels.insert(envelope.channel)
+                        result.applied.append(envelope.record(kind: "unreadable", subject: "-", outcome: "skipped: \(error)"))
+                        logger.warning("skipped a live event the model refuses", metadata: [
+                            "channel": "\(envelope.channel)", "reason": "\(error)",
+                        ])
+                    }
+                }
+                if let through {
+                    for channel in advancing.subtracting(result.unreadableChannels) {
+                        try ops.tx.write(SyncCheckpoint(scope: SyncCheckpoint.live(channel), applied: through, updatedAt: now))
+                        if var history = try ops.tx.checkpoint(SyncCheckpoint.history(channel)),
+                           let applied = history.applied, applied < through, !history.isFilling
+                        {
+                            history.applied = through
+                            history.updatedAt = now
+                            try ops.tx.write(history)
+                        }
+                    }
+                }
+                return result
+            }
+        } catch {
+            throw ChatStore<Custom>.storeError(error)
+        }
+    }
+
+    private static func applyLive(
+        _ envelope: SubscribeEnvelope, ops: OpTransaction<Custom>, currentUser: String, into result: inout LiveApplyResult,
+        logger: Logger
+    ) throws {
+        let tx = ops.tx
+        let channel = envelope.channel
+        switch envelope.event {
+        case .message, .file:
+            guard let timetoken = envelope.timetoken else { return }
+            let message = try Self.message(
+                HistoryMessage(
+                    message: envelope.payload, timetoken: timetoken, uuid: envelope.publisher, meta: envelope.meta,
+                    messageType: envelope.kind, customMessageType: envelope.customMessageType),
+                channel: channel)
+            var one = HistoryPageResult()
+            try Self.apply(message, ops: ops, into: &one, logger: logger)
+            result.messages.add(one)
+            let outcome = one.inserted > 0 ? "inserted" : one.updated > 0 ? "updated" : one.skipped > 0 ? "skipped" : "unchanged"
+            result.applied.append(envelope.record(kind: envelope.event == .file ? "file" : "message", subject: message.id, outcome: outcome))
+        case .messageAction(let event):
+            let action = event.action
+            let subject = "\(action.type):\(action.value) on \(action.messageTimetoken)"
+            guard let messageTT = Int64(exactly: action.messageTimetoken.rawValue) else {
+                throw LiveEventError(reason: "message timetoken \(action.messageTimetoken) out of range")
+            }
+            let messageId = try tx.messageIds(channel: channel, window: messageTT...messageTT)[messageTT]
+            var outcome: String
+            if action.uuid == currentUser, let messageId {
+                let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
+                let target = OutboxKeys.reaction(messageId, action.type, action.value)
+                if (event.added && pending.removes.contains(target)) || (!event.added && pending.adds.contains(target)) {
+                    result.keptPending += 1
+                    result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: "kept-pending"))
+                    return
+                }
+            }
+            if event.added {
+                var model = try action.model(channel: channel)
+                model.messageId = messageId
+                outcome = try tx.upsert(action: model) == .unchanged ? "unchanged" : "inserted"
+            } else {
+                let removed = try tx.deleteAction(
+                    channel: channel, messageTimetoken: action.messageTimetoken, type: action.type, value: action.value,
+                    userId: action.uuid)
+                outcome = removed ? "removed" : "unchanged"
+            }
+            if outcome != "unchanged" { result.actionsChanged += 1 }
+            result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
+        case .appContext(let event):
+            let (kind, subject, outcome) = try applyLive(event, ops: ops, into: &result)
+            if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
+            if outcome == "kept-pending" { result.keptPending += 1 }
+            result.applied.append(envelope.record(kind: kind, subject: subject, outcome: outcome))
+        case .signal, .presence, .unknown:
+            result.ignored += 1
+            let kind: String
+            switch envelope.event {
+            case .signal: kind = "signal"
+            case .presence: kind = "presence"
+            default: kind = "unknown"
+            }
+            result.applied.append(envelope.record(kind: kind, subject: "-", outcome: "ignored"))
+        case .unreadable(let reason):
+            if !channel.isEmpty { result.unreadableChannels.insert(channel) }
+            result.applied.append(envelope.record(kind: "unreadable", subject: "-", outcome: "skipped: \(reason)"))
+            logger.warning("skipped a live event that could not be read", metadata: ["channel": "\(channel)", "reason": "\(reason)"])
+        }
+    }
+
+    /// Applies an App Context event; returns (kind, subject, outcome) for the event's record.
+    private static func applyLive(
+        _ event: AppContextEvent, ops: OpTransaction<Custom>, into result: inout LiveApplyResult
+    ) throws -> (String, String, String) {
+        let tx = ops.tx
+        let overlay = LocalOverlay<Custom>(tx: tx)
+        func stamp(_ text: String?) throws -> ISOTimestamp? { try text.map { try ISOTimestamp(parsing: $0) } }
+        func word(_ outcome: UpsertOutcome) -> String {
+            switch outcome {
+            case .inserted: "inserted"
+            case .updated: "updated"
+            case .unchanged: "unchanged"
+            }
+        }
+        switch event {
+        case .userSet(let id, let fields, let updated, let eTag):
+            let stored = try tx.user(id: id)
+            var user = try UserEdit<Custom.User>.apply(fields, to: stored ?? ChatUser(id: id))
+            if stored?.eTag == nil {
+                // Only the changed fields came: the rest is unknown until the whole user is fetched.
+                result.incomplete.insert(.user(id))
+                user.eTag = nil
+                user.updated = nil
+            } else {
+                user.eTag = eTag
+                user.updated = try stamp(updated)
+            }
+            return ("user-set", id, word(try overlay.applyServer(user: user).outcome))
+        case .channelSet(let id, let fields, let updated, let eTag):
+            let stored = try tx.channel(id: id)
+            var channel = try ChannelEdit<Custom.Channel>.apply(fields, to: stored ?? ChatChannel(id: id))
+            if stored?.eTag == nil {
+                result.incomplete.insert(.channel(id))
+                channel.eTag = nil
+                channel.updated = nil
+            } else {
+                channel.eTag = eTag
+                channel.updated = try stamp(updated)
+            }
+            return ("channel-set", id, word(try overlay.applyServer(channel: channel).outcome))
+        case .userRemoved(let id):
+            return ("user-removed", id, try overlay.serverLacks(.users, id: id) ? "removed" : "kept-pending")
+        case .channelRemoved(let id):
+            return ("channel-removed", id, try overlay.serverLacks(.channels, id: id) ? "removed" : "kept-pending")
+        case .membershipSet(let channelId, let userId, let fields, let updated, let eTag):
+            let stored = try tx.member(channelId: channelId, userId: userId)
+            var member = try MemberEdit<Custom.Member>.apply(fields, to: stored ?? ChatMember(channelId: channelId, userId: userId))
+            member.eTag = eTag
+            member.updated = try stamp(updated)
+            return ("membership-set", "\(channelId)/\(userId)", word(try overlay.applyServer(member: member).outcome))
+        case .membershipRemoved(let channelId, let userId):
+            let removed = try overlay.serverLacks(channelId: channelId, userId: userId)
+            return ("membership-removed", "\(channelId)/\(userId)", removed ? "removed" : "kept-pending")
+        }
+    }
+}
+
+/// Why one live event could not be applied.
+struct LiveEventError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+}
+
+extension SubscribeEnvelope {
+    func record(kind: String, subject: String, outcome: String) -> LiveEventRecord {
+        LiveEventRecord(kind: kind, channel: channel, timetoken: timetoken, publisher: publisher, subject: subject, outcome: outcome)
+    }
+}
+
+extension HistoryPageResult {
+    mutating func add(_ other: HistoryPageResult) {
+        inserted += other.inserted
+        updated += other.updated
+        unchanged += other.unchanged
+        skipped += other.skipped
+        completedSends += other.completedSends
+    }
+}
