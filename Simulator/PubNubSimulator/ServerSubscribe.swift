@@ -208,7 +208,7 @@ extension PubNubServer {
     }
 
     /// The cursor of an answer: the server's present, never before `tt` nor any event handed out.
-    private func currentCursor(after tt: UInt64) -> UInt64 { max(timetokens.now, timetokens.last, tt) }
+    private func currentCursor(after tt: UInt64) -> UInt64 { max(timetokens.cursor(), tt) }
 
     /// Buffered events newer than `tt` on `channels`, oldest first, within the retention.
     private func pending(after tt: UInt64, channels: Set<String>) -> [LiveEvent] {

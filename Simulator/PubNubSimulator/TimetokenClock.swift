@@ -14,6 +14,14 @@ struct TimetokenClock {
     /// The clock's time as a timetoken, without handing one out (error answers carry it).
     var now: UInt64 { Self.timetoken(clock.now) }
 
+    /// A subscribe cursor: the present, never before the last timetoken handed out, and reserved,
+    /// so that every later timetoken is strictly greater (a subscriber asking for events after
+    /// it misses none published at the same instant).
+    mutating func cursor() -> UInt64 {
+        last = max(now, last)
+        return last
+    }
+
     /// The next timetoken.
     mutating func next() -> UInt64 {
         last = max(now, last + 1)
