@@ -237,6 +237,9 @@ extension PubNubServer {
         timer.cancel()
     }
 
+    /// Long polls waiting at the server for an event (tests wait for one before publishing).
+    public var waitingPolls: Int { pollWaiters.count }
+
     private func wake(_ id: UInt64) {
         pollWaiters.removeValue(forKey: id)?.resume()
     }

@@ -14,6 +14,15 @@ public struct WireMessageAction: Codable, Sendable, Hashable {
     /// The message it belongs to.
     public var messageTimetoken: Timetoken
 
+    /// An action as the server describes it.
+    public init(type: String, value: String, uuid: String, actionTimetoken: Timetoken, messageTimetoken: Timetoken) {
+        self.type = type
+        self.value = value
+        self.uuid = uuid
+        self.actionTimetoken = actionTimetoken
+        self.messageTimetoken = messageTimetoken
+    }
+
     /// This action as a model value on `channel`.
     public func model(channel: String) throws(ModelValidationError) -> ChatMessageAction {
         try ChatMessageAction(

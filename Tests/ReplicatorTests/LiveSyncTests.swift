@@ -56,6 +56,32 @@ struct LiveWorld {
 
 @Suite("Live sync")
 struct LiveSyncTests {
+    @Test("a running live sync puts another device's message in front of a ValueObservation, with no sync call",
+          .timeLimit(.minutes(1)))
+    func observationSeesLiveMessage() async throws {
+        // Long polls held up to 30 s of real time, woken by the publish.
+        let world = try await LiveWorld(hold: .seconds(30))
+        try await world.join(["a", "b"], ["c1"])
+        let (a, live) = try world.device("a", seed: 11)
+        let (b, _) = try world.device("b", seed: 12)
+        let observation = a.store.observe(a.store.queries.messages(inChannel: "c1"))
+        let states = live.states()
+        let running = Task { try await live.run() }
+        for await state in states where state == .live { break }
+        let receipt = try await b.outbox.send(text: "seen live", to: "c1")
+        _ = try await b.outbox.drain(until: world.clock.now.addingTimeInterval(10))
+        var seen: [ChatMessage<FlatCustom>] = []
+        for try await messages in observation where messages.contains(where: { $0.id == receipt.value!.id && $0.timetoken != nil }) {
+            seen = messages
+            break
+        }
+        #expect(seen.count == 1)
+        running.cancel()
+        try await running.value
+        #expect(await live.state == .stopped)
+        #expect(await live.statistics.recoveredMessages == 0, "it came live, not from a fill")
+    }
+
     @Test("a message another device publishes lands in the store on the next poll, with no sync")
     func deliversMessages() async throws {
         let world = try await LiveWorld()

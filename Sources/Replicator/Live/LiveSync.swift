@@ -230,8 +230,11 @@ public actor LiveSync<Custom: ChatCustomData> {
                     try await clock.sleep(until: clock.now.addingTimeInterval(options.idleInterval))
                 }
             }
-        } catch is CancellationError {
-            return
+        } catch {
+            // Cancelled: whatever the cancellation interrupted (a store write reports it as a
+            // store error) ends the run quietly.
+            if error is CancellationError || Task.isCancelled { return }
+            throw error
         }
     }
 
