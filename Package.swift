@@ -143,6 +143,14 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // Run by hand in release mode: publish-to-observation latency and live vs history ingest.
+        .executableTarget(
+            name: "LiveBenchmarks",
+            dependencies: [
+                "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator",
+                "SimulatorHTTP", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel"]),
         .testTarget(
             name: "ReplicaStoreTests",

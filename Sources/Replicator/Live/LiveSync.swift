@@ -239,10 +239,13 @@ public actor LiveSync<Custom: ChatCustomData> {
     }
 
     /// Whether the stream is live with nothing left to fill.
-    var isCaughtUp: Bool { state == .live && needsFill.isEmpty && !needsObjects && cursor != nil }
+    package var isCaughtUp: Bool { state == .live && isReadyToPoll }
+
+    /// Whether the next step is a long poll (a cursor, nothing to fill).
+    package var isReadyToPoll: Bool { needsFill.isEmpty && !needsObjects && cursor != nil }
 
     /// What one ``step()`` did.
-    enum Step: Equatable {
+    package enum Step: Equatable {
         /// Nothing to follow.
         case idle
         /// A handshake, a fill or an answer.
@@ -252,9 +255,9 @@ public actor LiveSync<Custom: ChatCustomData> {
     }
 
     /// One unit of work: a handshake, a gap fill or one long poll and its events. Tests call it
-    /// directly to interleave devices deterministically.
+    /// directly to interleave devices deterministically; the benchmark to time the live path alone.
     @discardableResult
-    func step() async throws -> Step {
+    package func step() async throws -> Step {
         let (channels, messageChannels) = try await followedChannels()
         let added = Set(channels).subtracting(subscribed)
         if !subscribed.isEmpty || cursor != nil {
