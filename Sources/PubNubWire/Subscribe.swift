@@ -261,29 +261,89 @@ extension PubNubClient {
     public static func subscribeAnswer(from response: WireResponse, operation: String = "subscribe") throws(WireError)
         -> SubscribeAnswer
     {
-        let root: JSONValue
+        let wire: SubscribeDecoding.Answer
         do {
-            root = try JSONValue(jsonData: response.body)
+            wire = try JSONDecoder().decode(SubscribeDecoding.Answer.self, from: response.body)
         } catch {
-            throw .decoding(operation: operation, status: response.status, message: "the answer is not JSON")
+            throw .decoding(operation: operation, status: response.status, message: "the answer is not JSON with an m array")
         }
-        guard let t = root.objectValue?["t"]?.objectValue, let timetoken = SubscribeDecoding.timetoken(t["t"]) else {
+        guard let t = wire.t, let timetoken = t.t else {
             throw .decoding(operation: operation, status: response.status, message: "the answer has no readable cursor t.t")
         }
-        let region = SubscribeDecoding.int(t["r"]) ?? 0
-        var envelopes: [SubscribeEnvelope] = []
-        if let m = root.objectValue?["m"] {
-            guard let list = m.arrayValue else {
-                throw .decoding(operation: operation, status: response.status, message: "m is not an array")
-            }
-            envelopes = list.map(SubscribeDecoding.envelope)
-        }
-        return SubscribeAnswer(cursor: SubscribeCursor(timetoken: timetoken, region: Int(clamping: region)), envelopes: envelopes)
+        return SubscribeAnswer(
+            cursor: SubscribeCursor(timetoken: timetoken, region: Int(clamping: t.r ?? 0)),
+            envelopes: (wire.m ?? []).map(\.envelope))
     }
 }
 
 /// Reading envelopes leniently: a wrong type in one field costs that envelope, never the answer.
 enum SubscribeDecoding {
+    /// The answer's outer shape: `t` required (checked by the caller), `m` an array when present.
+    struct Answer: Decodable {
+        var t: Cursor?
+        var m: [Element]?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            t = try? container.decodeIfPresent(Cursor.self, forKey: .t)
+            m = try container.decodeIfPresent([Element].self, forKey: .m)
+        }
+
+        enum CodingKeys: String, CodingKey { case t, m }
+    }
+
+    /// `t`, each field read leniently (a timetoken as a string or a number).
+    struct Cursor: Decodable {
+        var t: Timetoken?
+        var r: Int64?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            t = try? container.decodeIfPresent(Timetoken.self, forKey: .t)
+            r = Lenient.int(container, .r)
+        }
+
+        enum CodingKeys: String, CodingKey { case t, r }
+    }
+
+    /// One element of `m`: decoded field by field, each with `try?`, so that a field of the wrong
+    /// type costs that field (and then, maybe, the envelope), never the answer. An element that
+    /// is not an object is kept whole.
+    struct Element: Decodable {
+        var envelope: SubscribeEnvelope
+
+        init(from decoder: any Decoder) throws {
+            guard let container = try? decoder.container(keyedBy: CodingKeys.self) else {
+                let raw = (try? JSONValue(from: decoder)) ?? .null
+                envelope = SubscribeEnvelope(channel: "", timetoken: nil, payload: raw, event: .unreadable(reason: "not an object"))
+                return
+            }
+            let publish = try? container.decodeIfPresent(Cursor.self, forKey: .p)
+            let meta = (try? container.decodeIfPresent(JSONValue.self, forKey: .u)).flatMap { $0 }
+            envelope = SubscribeDecoding.envelope(
+                channel: Lenient.string(container, .c), subscription: Lenient.string(container, .b),
+                timetoken: publish?.t, publisher: Lenient.string(container, .i),
+                kind: Lenient.int(container, .e).map { Int(clamping: $0) },
+                payload: (try? container.decodeIfPresent(JSONValue.self, forKey: .d)).flatMap { $0 } ?? .null,
+                meta: meta, customMessageType: Lenient.string(container, .cmt))
+        }
+
+        enum CodingKeys: String, CodingKey { case b, c, d, e, i, p, u, cmt }
+    }
+
+    /// Reading one field of a keyed container whatever its JSON type.
+    enum Lenient {
+        static func string<K: CodingKey>(_ container: KeyedDecodingContainer<K>, _ key: K) -> String? {
+            if let text = try? container.decodeIfPresent(String.self, forKey: key) { return text }
+            return (try? container.decodeIfPresent(Int64.self, forKey: key)).flatMap { $0 }.map(String.init)
+        }
+
+        static func int<K: CodingKey>(_ container: KeyedDecodingContainer<K>, _ key: K) -> Int64? {
+            if let number = try? container.decodeIfPresent(Int64.self, forKey: key) { return number }
+            return (try? container.decodeIfPresent(String.self, forKey: key)).flatMap { $0 }.flatMap { Int64($0) }
+        }
+    }
+
     static func timetoken(_ value: JSONValue?) -> Timetoken? {
         switch value {
         case .string(let text)?: try? Timetoken(parsing: text)
@@ -309,18 +369,16 @@ enum SubscribeDecoding {
         }
     }
 
-    static func envelope(_ value: JSONValue) -> SubscribeEnvelope {
-        guard let fields = value.objectValue else {
-            return SubscribeEnvelope(channel: "", timetoken: nil, payload: value, event: .unreadable(reason: "not an object"))
-        }
-        let channel = string(fields["c"]) ?? ""
-        let timetoken = timetoken(fields["p"]?.objectValue?["t"])
-        let kind = int(fields["e"]).map { Int(clamping: $0) }
-        let payload = fields["d"] ?? .null
-        let meta = fields["u"].flatMap { $0.isNull || $0 == .string("") ? nil : $0 }
+    /// An envelope from its fields: the event decided by `c`, `p.t` and `e`.
+    static func envelope(
+        channel: String?, subscription: String?, timetoken: Timetoken?, publisher: String?, kind: Int?, payload: JSONValue,
+        meta: JSONValue?, customMessageType: String?
+    ) -> SubscribeEnvelope {
+        let channel = channel ?? ""
         var envelope = SubscribeEnvelope(
-            channel: channel, subscription: string(fields["b"]), timetoken: timetoken, publisher: string(fields["i"]),
-            kind: kind, payload: payload, meta: meta, customMessageType: string(fields["cmt"]), event: .message)
+            channel: channel, subscription: subscription, timetoken: timetoken, publisher: publisher, kind: kind,
+            payload: payload, meta: meta.flatMap { $0.isNull || $0 == .string("") ? nil : $0 },
+            customMessageType: customMessageType, event: .message)
         if channel.isEmpty {
             envelope.event = .unreadable(reason: "no channel (c)")
         } else if timetoken == nil {
@@ -332,7 +390,7 @@ enum SubscribeDecoding {
             case 0: envelope.event = .message
             case 1: envelope.event = .signal
             case 2: envelope.event = appContext(payload)
-            case 3: envelope.event = messageAction(payload, actor: envelope.publisher)
+            case 3: envelope.event = messageAction(payload, actor: publisher)
             case 4: envelope.event = .file
             case let other: envelope.event = .unknown(kind: other)
             }

@@ -151,6 +151,26 @@ struct LiveSyncTests {
         #expect(try await a.store.fetch(a.store.queries.messages(inChannel: "c1")).count == 1)
     }
 
+    @Test("a fill that fails never stops the stream: events keep arriving live, the fill is retried and recovers the rest")
+    func failingFillKeepsStreaming() async throws {
+        let world = try await LiveWorld()
+        try await world.join(["a"], ["c1"])
+        let (a, live) = try world.device("a", seed: 13)
+        try await LiveWorld.settle(live)
+        _ = try await world.web.publish(PublishRequest(channel: "c1", message: .string("lost to the reset")))
+        // The poll meets a forgotten cursor; the fill's first request is refused.
+        a.transport.script(.staleCursor, .forbidden)
+        try await live.step()
+        #expect(try await live.step() == .failed)
+        if case .offline = await live.state {} else { Issue.record("expected offline, got \(await live.state)") }
+        _ = try await world.web.publish(PublishRequest(channel: "c1", message: .string("live meanwhile")))
+        try await live.step()
+        let texts = try await a.store.fetch(a.store.queries.messages(inChannel: "c1")).map(\.text)
+        #expect(texts == ["live meanwhile"], "the poll ran between two fill attempts")
+        try await LiveWorld.settle(live)
+        #expect(try await a.store.fetch(a.store.queries.messages(inChannel: "c1")).count == 2)
+    }
+
     @Test("events older than the buffer's 20 minutes are recovered: the cursor's jump gives the gap away")
     func agedOutEvents() async throws {
         let world = try await LiveWorld()

@@ -23,7 +23,15 @@ extension ChatStore {
 }
 
 extension ChatQueries {
-    /// The ids of the channels `userId` is a member of, and of every channel with stored messages.
+    /// The ids of the channels `userId` is a member of, sorted (an index lookup: cheap to ask often).
+    public func channelIds(memberOf userId: String) -> StoreQuery<[String]> {
+        StoreQuery { db in
+            try String.fetchAll(db, sql: "SELECT channel_id FROM members WHERE user_id = ? ORDER BY 1", arguments: [userId])
+        }
+    }
+
+    /// The channels `userId` is a member of, or that hold stored messages, sorted (a scan of
+    /// the messages index: callers that ask often cache it).
     public func channelIds(memberOrWithMessages userId: String) -> StoreQuery<[String]> {
         StoreQuery { db in
             try String.fetchAll(

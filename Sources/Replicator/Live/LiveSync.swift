@@ -182,6 +182,16 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Whether App Context objects must be pulled again (an object fetch failed).
     private var needsObjects = false
     private var consecutiveFailures = 0
+    /// Whether a handshake ever succeeded in this process (the first one is `first-connect`).
+    private var connectedOnce = false
+    /// After a failed fill, one long poll runs before the fill is tried again, so that a fill
+    /// that keeps failing (a channel the keys may not read, say) never stops the stream.
+    private var pollBeforeNextFill = false
+    /// Fills failed in a row (their backoff keeps growing even while polls succeed in between).
+    private var fillFailures = 0
+    /// The channels of interest as last read, and when (see `followedChannels()`).
+    private var messageChannels: Set<String> = []
+    private var messageChannelsAt: Date?
 
     /// A live sync over `reconciler`'s store and client.
     public init(
@@ -278,16 +288,18 @@ public actor LiveSync<Custom: ChatCustomData> {
             } catch {
                 return try await failed(error)
             }
-            let reason: GapReason = statistics.answers == 0 && statistics.failures == 0 ? .firstConnect : .cursorReset
+            let reason: GapReason = connectedOnce ? .cursorReset : .firstConnect
+            connectedOnce = true
             for channel in channels where needsFill[channel] == nil { needsFill[channel] = reason }
             consecutiveFailures = 0
             return .progressed
         }
 
-        if !needsFill.isEmpty || needsObjects {
+        if (!needsFill.isEmpty || needsObjects) && !pollBeforeNextFill {
             return try await fill(through: cursor.timetoken, messageChannels: Set(messageChannels))
         }
-        set(.live)
+        pollBeforeNextFill = false
+        if needsFill.isEmpty && !needsObjects { set(.live) }
         return try await poll(channels, from: cursor)
     }
 
@@ -355,6 +367,8 @@ public actor LiveSync<Custom: ChatCustomData> {
                 }
             }
         } catch {
+            pollBeforeNextFill = true
+            fillFailures += 1
             return try await failed(error)
         }
         for (channel, reason) in filling {
@@ -363,6 +377,8 @@ public actor LiveSync<Custom: ChatCustomData> {
         }
         needsObjects = false
         consecutiveFailures = 0
+        fillFailures = 0
+        messageChannelsAt = nil
         statistics.recoveredMessages += report.recoveredMessages
         if report.recoveredMessages > 0 {
             logger.info("gap filled from history", metadata: ["messages": "\(report.recoveredMessages)", "channels": "\(filling.count)"])
@@ -390,7 +406,8 @@ public actor LiveSync<Custom: ChatCustomData> {
         set(.offline(reason: reason))
         logger.debug("live sync request failed", metadata: ["error": "\(reason)", "attempt": "\(consecutiveFailures)"])
         let jitter = Double(random.next() >> 11) / Double(1 << 53)
-        let delay = max(minimum, options.retry.delay(afterAttempt: consecutiveFailures, jitter: jitter))
+        let attempt = max(consecutiveFailures, fillFailures)
+        let delay = max(minimum, options.retry.delay(afterAttempt: attempt, jitter: jitter))
         try await clock.sleep(until: clock.now.addingTimeInterval(delay))
         return .failed
     }
@@ -405,13 +422,24 @@ public actor LiveSync<Custom: ChatCustomData> {
 
     /// The channels to subscribe (sorted): memberships, channels with messages, the options'
     /// channels, the current user's id and ``LiveSyncOptions/users``; and which of them carry
-    /// messages (all but the user-id channels).
+    /// messages (all but the user-id channels). Memberships are read on every call (an index
+    /// lookup); the channels with messages (a scan) at most every ``channelRefreshInterval`` and
+    /// after each fill, since only a pull or an own send adds one that is not already followed.
     private func followedChannels() async throws -> (all: [String], messages: [String]) {
-        let messages = try await reconciler.channelsOfInterest(extra: options.channels)
+        let store = reconciler.store
+        if let at = messageChannelsAt, clock.now.timeIntervalSince(at) < Self.channelRefreshInterval {
+        } else {
+            messageChannels = Set(try await reconciler.channelsOfInterest(extra: options.channels))
+            messageChannelsAt = clock.now
+        }
+        let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
+        let messages = messageChannels.union(memberships)
         let users = Set(options.users + [reconciler.userId])
-        let all = Set(messages).union(users)
-        return (all.sorted(), messages.filter { !users.contains($0) || options.channels.contains($0) })
+        return (messages.union(users).sorted(), messages.filter { !users.contains($0) || options.channels.contains($0) }.sorted())
     }
+
+    /// How often the channels with stored messages are read again (seconds on the injected clock).
+    static var channelRefreshInterval: TimeInterval { 30 }
 
     private func set(_ new: LiveState) {
         guard new != state else { return }
