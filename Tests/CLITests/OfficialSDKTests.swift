@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The official PubNub Python SDK against `pnreplicate simulator serve`: the script
+/// `Tests/Compat/python_sdk_check.py` subscribes (event-engine long poll), publishes, adds a
+/// message action, sets App Context user, channel and membership, sends a signal and reads history
+/// and actions back, checking every event the SDK's listener receives (docs/simulator.md, "Official
+/// SDKs").
+enum OfficialSDK {
+    /// `python3` on the PATH, as an absolute path (`posix_spawn` does not search the PATH).
+    static let python: URL? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("python3") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// Whether `python3 -c "import pubnub"` succeeds.
+    static let isInstalled: Bool = {
+        guard let python, let run = try? BoundedRun.run(["-c", "import pubnub"], executable: python, limit: .seconds(30))
+        else { return false }
+        return !run.timedOut && run.reason == .exit && run.status == 0
+    }()
+
+    /// CI must run the check (`.ci/run` installs the SDK); elsewhere a missing SDK skips it.
+    static let isRequired = ProcessInfo.processInfo.environment["CI"] != nil
+
+    /// The script, found from this file's path (the package's root is two levels up).
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Compat/python_sdk_check.py")
+}
+
+@Suite("the official PubNub Python SDK against the simulator")
+struct OfficialSDKTests {
+    // Skipped when the `pubnub` Python package is not installed (`python3 -m pip install pubnub`),
+    // except under CI (the CI variable set), where a missing SDK fails the test instead.
+    @Test(
+        "python_sdk_check.py: subscribe events, publish, actions, App Context, signal, history",
+        .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
+    func pythonSDK() throws {
+        try #require(
+            OfficialSDK.isInstalled,
+            "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
+        let python = try #require(OfficialSDK.python)
+        let simulator = try SimulatorProcess(faults: "none", seed: 0)
+        defer {
+            // SIGKILL, not `stop()`'s SIGTERM: the subscriber's last long poll is still held by
+            // the server after the script has gone (the server does not notice the closed
+            // connection), and a graceful shutdown waits for it, up to the 280 s hold.
+            simulator.process.signal(SIGKILL)
+            simulator.process.wait()
+        }
+        // The script bounds itself at 30 s; the limit here only guards against a script that hangs.
+        let run = try BoundedRun.run(
+            [OfficialSDK.script.path, "127.0.0.1:\(simulator.port)"], executable: python, limit: .seconds(60))
+        #expect(
+            !run.timedOut && run.reason == .exit && run.status == 0,
+            "python_sdk_check.py ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after 60 s)" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")
+    }
+}
