@@ -28,6 +28,8 @@ public actor PubNubServer {
     var liveEvents: [LiveEvent] = []
     var pollWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     var waiterCounter: UInt64 = 0
+    /// Set by ``releaseHeldPolls()``: long polls are no longer held.
+    var closing = false
     /// How subscribe behaves (hold time, buffer, retention, region).
     public var subscribeSettings = SubscribeSettings()
     /// Events that a subscribe answer left out because the connection's buffer overflowed

@@ -194,9 +194,9 @@ extension PubNubServer {
             }
         }
         var events = pending(after: tt, channels: channels)
-        if events.isEmpty && subscribeSettings.hold > .zero {
+        if events.isEmpty && subscribeSettings.hold > .zero && !closing {
             let deadline = ContinuousClock.now + subscribeSettings.hold
-            while events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled {
+            while events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !closing {
                 await waitForEvent(until: deadline)
                 events = pending(after: tt, channels: channels)
             }
@@ -235,6 +235,15 @@ extension PubNubServer {
             Task { [weak self] in await self?.wake(id) }
         }
         timer.cancel()
+    }
+
+    /// Answers every held long poll now, and every later one at once: the server is stopping
+    /// (a graceful shutdown would otherwise wait out each hold, up to 280 s).
+    public func releaseHeldPolls() {
+        closing = true
+        let waiting = pollWaiters
+        pollWaiters = [:]
+        for continuation in waiting.values { continuation.resume() }
     }
 
     /// Long polls waiting at the server for an event (tests wait for one before publishing).

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import PubNubSimulator
 import PubNubWire
+import ServiceLifecycle
 
 /// The simulator over HTTP: the same paths as PubNub, on 127.0.0.1.
 ///
@@ -95,9 +96,24 @@ public enum SimulatorHTTPServer {
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger)
         if handleSignals {
-            try await app.runService()
+            // A group stops its services in reverse order: the held polls are answered first,
+            // then the HTTP server drains the (now finished) requests.
+            let group = ServiceGroup(configuration: .init(
+                services: [app, HeldPollRelease(server: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
         } else {
             try await app.run()
         }
+    }
+}
+
+/// Answers the held long polls as soon as a graceful shutdown starts (SIGINT, SIGTERM), so that
+/// stopping never waits out a subscribe's hold.
+struct HeldPollRelease: Service {
+    let server: PubNubServer
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await server.releaseHeldPolls()
     }
 }
