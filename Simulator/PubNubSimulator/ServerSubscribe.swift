@@ -6,8 +6,9 @@ import ReplicaModel
 struct LiveEvent: Sendable {
     var timetoken: UInt64
     var channel: String
-    /// The whole envelope, `p` and `c` included.
-    var envelope: JSONValue
+    /// The whole envelope, `p` and `c` included, encoded once when the event happens (every
+    /// answer that carries it copies these bytes).
+    var envelope: Data
     /// A burst signal of ``Fault/bufferOverflow`` (not counted as a lost event when dropped).
     var isNoise = false
 }
@@ -47,7 +48,8 @@ extension PubNubServer {
         if let publisher { envelope["i"] = .string(publisher) }
         if let meta { envelope["u"] = meta }
         if let customMessageType { envelope["cmt"] = .string(customMessageType) }
-        liveEvents.append(LiveEvent(timetoken: timetoken, channel: channel, envelope: .object(envelope), isNoise: isNoise))
+        let bytes = (try? JSONValue.object(envelope).jsonData()) ?? Data("{}".utf8)
+        liveEvents.append(LiveEvent(timetoken: timetoken, channel: channel, envelope: bytes, isNoise: isNoise))
         pruneLiveEvents()
         let waiting = pollWaiters
         pollWaiters = [:]
@@ -269,8 +271,16 @@ extension PubNubServer {
 }
 
 extension Reply {
-    static func subscribeAnswer(timetoken: UInt64, region: Int, events: [JSONValue]) -> WireResponse {
-        json(200, ["t": ["t": .string(String(timetoken)), "r": .int(Int64(region))], "m": .array(events)], contentType: javascript)
+    /// `{"t":{"t":"<tt>","r":<region>},"m":[<envelopes>]}`, the envelopes' bytes copied as encoded.
+    static func subscribeAnswer(timetoken: UInt64, region: Int, events: [Data]) -> WireResponse {
+        var body = Data(#"{"t":{"t":"\#(timetoken)","r":\#(region)},"m":["#.utf8)
+        body.reserveCapacity(body.count + events.reduce(2) { $0 + $1.count + 1 })
+        for (index, event) in events.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(event)
+        }
+        body.append(contentsOf: Array("]}".utf8))
+        return WireResponse(status: 200, headers: ["Content-Type": javascript], body: body)
     }
 
     static func subscribeError(_ status: Int, _ message: String) -> WireResponse {
