@@ -189,6 +189,18 @@ extension Reconciler {
         let tx = ops.tx
         let overlay = LocalOverlay<Custom>(tx: tx)
         func stamp(_ text: String?) throws -> ISOTimestamp? { try text.map { try ISOTimestamp(parsing: $0) } }
+        // The version a merged `set` is stored with: the event's, when the store held the whole
+        // object; none otherwise (only the changed fields came: the rest is unknown until the whole
+        // object is fetched, and any version the server sends then must win).
+        func version(_ stored: (some VersionedObject)?, _ ref: ObjectRef, updated: String?, eTag: String?) throws
+            -> (String?, ISOTimestamp?)
+        {
+            guard stored?.eTag != nil else {
+                result.incomplete.insert(ref)
+                return (nil, nil)
+            }
+            return (eTag, try stamp(updated))
+        }
         func word(_ outcome: UpsertOutcome) -> String {
             switch outcome {
             case .inserted: "inserted"
@@ -200,27 +212,12 @@ extension Reconciler {
         case .userSet(let id, let fields, let updated, let eTag):
             let stored = try tx.user(id: id)
             var user = try UserEdit<Custom.User>.apply(fields, to: stored ?? ChatUser(id: id))
-            if stored?.eTag == nil {
-                // Only the changed fields came: the rest is unknown until the whole user is fetched.
-                result.incomplete.insert(.user(id))
-                user.eTag = nil
-                user.updated = nil
-            } else {
-                user.eTag = eTag
-                user.updated = try stamp(updated)
-            }
+            (user.eTag, user.updated) = try version(stored, .user(id), updated: updated, eTag: eTag)
             return ("user-set", id, word(try overlay.applyServer(user: user).outcome))
         case .channelSet(let id, let fields, let updated, let eTag):
             let stored = try tx.channel(id: id)
             var channel = try ChannelEdit<Custom.Channel>.apply(fields, to: stored ?? ChatChannel(id: id))
-            if stored?.eTag == nil {
-                result.incomplete.insert(.channel(id))
-                channel.eTag = nil
-                channel.updated = nil
-            } else {
-                channel.eTag = eTag
-                channel.updated = try stamp(updated)
-            }
+            (channel.eTag, channel.updated) = try version(stored, .channel(id), updated: updated, eTag: eTag)
             return ("channel-set", id, word(try overlay.applyServer(channel: channel).outcome))
         case .userRemoved(let id):
             return ("user-removed", id, try overlay.serverLacks(.users, id: id) ? "removed" : "kept-pending")
