@@ -31,6 +31,14 @@ import ReplicaModel
 /// - ``messageCounts(channels:since:)``
 /// - ``deleteMessages(channel:start:end:)``
 ///
+/// ### Subscribe
+///
+/// - ``subscribe(_:)``
+/// - ``subscribeRequest(_:)``
+/// - ``handshake(_:)``
+/// - ``leave(channels:)``
+/// - ``subscribeAnswer(from:operation:)``
+///
 /// ### Message actions
 ///
 /// - ``addMessageAction(channel:messageTimetoken:type:value:)``
