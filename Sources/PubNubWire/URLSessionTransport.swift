@@ -43,6 +43,11 @@ public final class URLSessionTransport: Transport {
         configuration.timeoutIntervalForResource = 86_400
         configuration.httpMaximumConnectionsPerHost = 16
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // No cache at all, not just an ignored one: with one, FoundationNetworking on Linux looks a
+        // task's cached response up on another queue, and a cancel landing meanwhile reports the
+        // task failed after it left the session's registry, a fatal error ("Trying to access a
+        // behaviour for a task that in not in the registry"; `listen` stopped mid-request hit it).
+        configuration.urlCache = nil
         exchanges = ExchangeTable()
         session = URLSession(configuration: configuration, delegate: exchanges, delegateQueue: nil)
     }

@@ -17,6 +17,13 @@ enum Output {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
+    /// `value` as one line of compact JSON with sorted keys (JSON lines), without the newline.
+    static func jsonLine<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
     /// One line on stderr: `pnreplicate: <what went wrong>`.
     static func error(_ error: any Error) {
         let text: String

@@ -20,6 +20,10 @@ struct SimulatorCommand: AsyncParsableCommand {
                 before it is applied and answered; --history-ignores-start drops `start` and `end` \
                 from history reads, so paging backwards returns the newest page forever. \
                 --request-log records every request, one line each.
+
+                Subscribe is served as PubNub does: an idle long poll is held --subscribe-hold \
+                seconds (280 by default; 1 keeps a test's listeners moving, 0 answers at once), and \
+                each connection's buffer keeps 100 events for 20 minutes.
                 """)
 
         @Option(help: "Port to bind (0 picks a free one).")
@@ -28,7 +32,11 @@ struct SimulatorCommand: AsyncParsableCommand {
         @Option(help: "Seed of the fault plan; the same seed and requests give the same faults.")
         var seed: UInt64 = 0
 
-        @Option(help: "Fault profile: none, flaky, offline, hostile (transport faults), hostile-server (mangled answers: docs/simulator.md).")
+        @Option(
+            help: """
+                Fault profile: none, flaky, offline, hostile (transport faults), hostile-server (mangled answers: \
+                docs/simulator.md), live (flaky, plus cut long polls, forgotten cursors and buffer overflows on subscribe).
+                """)
         var faults = "none"
 
         @Option(help: "The publish key the simulator accepts.")
@@ -49,6 +57,12 @@ struct SimulatorCommand: AsyncParsableCommand {
                 valueName: "seconds"))
         var publishDelay: Double?
 
+        @Option(
+            help: ArgumentHelp(
+                "Hold an idle subscribe long poll this many seconds (0-3600) before its empty answer; 0 answers at once.",
+                valueName: "seconds"))
+        var subscribeHold: Double = 280
+
         @Flag(help: "History reads ignore `start` and `end`: paging backwards gets the newest page forever.")
         var historyIgnoresStart = false
 
@@ -66,6 +80,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             }
             if let publishDelay, !(0...3600).contains(publishDelay) {
                 throw ValidationError("--publish-delay must be 0-3600 seconds")
+            }
+            guard (0...3600).contains(subscribeHold) else {
+                throw ValidationError("--subscribe-hold must be 0-3600 seconds")
             }
         }
 
@@ -88,6 +105,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey)
+                await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
                 let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
                 let faults = self.faults
                 let seed = self.seed

@@ -15,9 +15,10 @@ final class SimulatorProcess {
     let process: ChildProcess
     let port: Int
 
-    init(faults: String, seed: UInt64) throws {
+    /// `arguments` go after the port, faults and seed.
+    init(faults: String, seed: UInt64, arguments: [String] = []) throws {
         process = try ChildProcess(
-            CLI.binary.path, ["simulator", "serve", "--port", "0", "--faults", faults, "--seed", "\(seed)"],
+            CLI.binary.path, ["simulator", "serve", "--port", "0", "--faults", faults, "--seed", "\(seed)"] + arguments,
             stdout: .pipe, stderr: .nullDevice)
         let output = process.stdout { $0.contains("\n") }
         let text = String(output.prefix { $0 != "\n" })

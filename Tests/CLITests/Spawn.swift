@@ -246,6 +246,20 @@ final class ChildProcess: @unchecked Sendable {
         stdoutCapture?.text(when: predicate) ?? ""
     }
 
+    /// The child's stdout so far, once `predicate` holds for it, the pipe reaches EOF or `limit`
+    /// has passed (the caller tells which by asking `predicate` again).
+    func stdout(when predicate: (String) -> Bool, within limit: Duration) -> String {
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        return stdoutCapture?.text(when: predicate, until: Date().addingTimeInterval(seconds)) ?? ""
+    }
+
+    /// The child's stderr so far, once `predicate` holds for it, the pipe reaches EOF or `limit`
+    /// has passed.
+    func stderr(when predicate: (String) -> Bool, within limit: Duration) -> String {
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        return stderrCapture?.text(when: predicate, until: Date().addingTimeInterval(seconds)) ?? ""
+    }
+
     deinit {
         if stdinWriter >= 0 { close(stdinWriter) }
     }
@@ -290,12 +304,18 @@ private final class Capture: @unchecked Sendable {
         }
     }
 
-    func text(when predicate: (String) -> Bool) -> String {
+    /// The text so far once `predicate` holds, the pipe ended or `deadline` (if any) passed.
+    func text(when predicate: (String) -> Bool, until deadline: Date? = nil) -> String {
         condition.withLock {
             while true {
                 let text = String(decoding: data, as: UTF8.self)
                 if ended || predicate(text) { return text }
-                condition.wait()
+                // No `wait(until: .distantFuture)`: corelibs Foundation traps converting it to a timespec.
+                if let deadline {
+                    if !condition.wait(until: deadline) { return String(decoding: data, as: UTF8.self) }
+                } else {
+                    condition.wait()
+                }
             }
         }
     }

@@ -1,0 +1,244 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `pnreplicate listen`: keep the store live with a ``Replicator/LiveSync`` until SIGINT or
+/// SIGTERM, printing one line per event received.
+///
+/// The store and the connection are opened as `sync` opens them; the long poll carries its own
+/// 310 s deadline (``Replicator/LiveSyncOptions/pollTimeout``), every other request the usual
+/// one. Events go to stdout, one line each (JSON lines with `--json`), as soon as they are
+/// applied; state changes and gap fills go to stderr with `--verbose`, or to stdout as JSON
+/// lines with `--json`. Lines carry ids, never message text. On SIGINT or SIGTERM the live sync
+/// is cancelled and awaited, the last line (`stopped`) is written, the store is closed and the
+/// exit status is 0. The outbox is left alone: `sync` sends it.
+struct Listen: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Subscribe and apply live events to the store until SIGINT or SIGTERM, one line per event.",
+        discussion: """
+            Follows the channels the user is a member of or has messages in and each --channel, \
+            and the App Context events of the user and of each --user. Prints each event as it is \
+            applied: `CHANNEL TIMETOKEN KIND SUBJECT OUTCOME (from PUBLISHER)`, or with --json one \
+            JSON object per line (`"type":"event"`, and `"state"` and `"gap-filled"` lines too). \
+            Message text is never printed.
+
+            The gap rule: PubNub delivers live events at most once (a connection's buffer keeps \
+            100 events for 20 minutes and drops the oldest silently), so the store never trusts \
+            the stream alone. Each channel has a live checkpoint up to which the store holds \
+            everything; it moves only in the transaction that applied the events before it. \
+            Whenever the stream may have lost something (the first connect of a run, a failed \
+            request, an answer as full as the buffer, a reset or far-jumping cursor, an event that \
+            cannot be read, a new channel) the channel is filled from history before it is called \
+            live again. So messages sent while nothing listened arrive through that fill, and a \
+            listen killed at any moment loses nothing on its next run.
+
+            Stops on SIGINT or SIGTERM with exit status 0; exits 1 when the store fails. Network \
+            failures never end it: they are retried with backoff (`offline` with --verbose).
+            """)
+
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .customLong("channel"), help: "Also follow this channel (repeatable).")
+    var channels: [String] = []
+    @Option(name: .customLong("user"), help: "Also follow this user's App Context events (repeatable).")
+    var users: [String] = []
+
+    func validate() throws {
+        for (flag, ids) in [("--channel", channels), ("--user", users)] {
+            for id in ids {
+                do {
+                    try Validation.validateIdentifier(id, field: "\(flag) \"\(id)\"")
+                } catch {
+                    throw ValidationError("\(error)")
+                }
+            }
+        }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            // Before anything else, so that a signal during the store's opening is not lost.
+            let stop = StopSwitch()
+            let trap = await SignalTrap([SIGINT, SIGTERM]) { _ in stop.pull() }
+            defer { trap.cancel() }
+            try await listen(until: stop)
+        }
+    }
+
+    /// Runs the live sync until `stop` is pulled; the session (and with it the store) is released
+    /// when this returns.
+    private func listen(until stop: StopSwitch) async throws {
+        let session = try Session(store: options, connection: connection)
+        var liveOptions = LiveSyncOptions()
+        liveOptions.channels = channels
+        liveOptions.users = users
+        var logger = Logger(label: "pnreplicate.live")
+        logger.logLevel = options.verbose ? .debug : .warning
+        let live = LiveSync(reconciler: session.reconciler, options: liveOptions, logger: logger)
+        let printer = ActivityPrinter(json: options.json, verbose: options.verbose)
+        // Subscribed before the run starts, so that nothing is missed.
+        let activity = live.activity()
+        printer.print(.state(await live.state))
+        let running = Task { try await live.run() }
+        stop.attach(running)
+        // The sequence finishes when the run returns (``LiveState/stopped`` is its last element).
+        for await item in activity { printer.print(item) }
+        do {
+            try await running.value
+        } catch where stop.isPulled && !ChatStore<DefaultChatCustom>.isStorageFailure(error) {
+            // The stop interrupted a store access (GRDB turns cancellation into an error, which
+            // the live sync does not take for one): nothing was half-written, so a clean stop.
+        }
+    }
+}
+
+/// Writes a live sync's activity: events on stdout, states and gap fills on stderr (`--verbose`)
+/// or, with `--json`, everything on stdout as JSON lines. Each line is one `write`, unbuffered.
+struct ActivityPrinter {
+    var json: Bool
+    var verbose: Bool
+
+    func print(_ item: LiveActivity) {
+        if json {
+            if let line = try? Output.jsonLine(ActivityLine(item)) { Output.standardOutput(line + "\n") }
+            return
+        }
+        switch item {
+        case .event(let record):
+            Output.standardOutput(Self.text(record) + "\n")
+        case .state(let state):
+            if verbose { Output.standardError("state: \(state)\n") }
+        case .gapFilled(let report):
+            if verbose { Output.standardError(Self.text(report) + "\n") }
+        }
+    }
+
+    /// `c1 17900000000000001 message m-1 inserted (from u1)`.
+    static func text(_ record: LiveEventRecord) -> String {
+        let timetoken = record.timetoken?.description ?? "-"
+        let from = record.publisher.map { " (from \($0))" } ?? ""
+        return "\(record.channel) \(timetoken) \(record.kind) \(record.subject) \(record.outcome)\(from)"
+    }
+
+    /// `gap filled through T: c1 (first-connect), c2 (reconnect); 3 messages recovered, 0 reaction changes`.
+    static func text(_ report: GapFillReport) -> String {
+        let channels = report.channels.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value.rawValue))" }
+        return "gap filled through \(report.through): \(channels.joined(separator: ", ")); "
+            + "\(report.recoveredMessages) message\(report.recoveredMessages == 1 ? "" : "s") recovered, "
+            + "\(report.reactionChanges) reaction change\(report.reactionChanges == 1 ? "" : "s")"
+    }
+}
+
+/// One JSON line of `listen --json`: an event (the ``Replicator/LiveEventRecord``'s fields), a
+/// state or a gap fill, told apart by `type`.
+struct ActivityLine: Encodable {
+    var item: LiveActivity
+
+    init(_ item: LiveActivity) { self.item = item }
+
+    enum Keys: String, CodingKey {
+        case type, state, channels, reason, through, recoveredMessages, reactionChanges, objects
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch item {
+        case .event(let record):
+            try record.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("event", forKey: .type)
+        case .state(let state):
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("state", forKey: .type)
+            switch state {
+            case .connecting: try container.encode("connecting", forKey: .state)
+            case .catchingUp(let channels):
+                try container.encode("catching-up", forKey: .state)
+                try container.encode(channels, forKey: .channels)
+            case .live: try container.encode("live", forKey: .state)
+            case .offline(let reason):
+                try container.encode("offline", forKey: .state)
+                try container.encode(reason, forKey: .reason)
+            case .stopped: try container.encode("stopped", forKey: .state)
+            }
+        case .gapFilled(let report):
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("gap-filled", forKey: .type)
+            try container.encode(report.channels.mapValues(\.rawValue), forKey: .channels)
+            try container.encode(report.through, forKey: .through)
+            try container.encode(report.recoveredMessages, forKey: .recoveredMessages)
+            try container.encode(report.reactionChanges, forKey: .reactionChanges)
+            try container.encode(report.objects, forKey: .objects)
+        }
+    }
+}
+
+/// Cancels the task attached to it when pulled; pulled before a task is attached, it cancels
+/// that task as soon as it is attached.
+final class StopSwitch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pulled = false
+    private var task: Task<Void, any Error>?
+
+    /// Whether ``pull()`` was called.
+    var isPulled: Bool { lock.withLock { pulled } }
+
+    /// Cancels the attached task, now or when it is attached.
+    func pull() {
+        let task = lock.withLock {
+            pulled = true
+            return self.task
+        }
+        task?.cancel()
+    }
+
+    /// Attaches `task`; cancels it at once if the switch was already pulled.
+    func attach(_ task: Task<Void, any Error>) {
+        let pulled = lock.withLock {
+            self.task = task
+            return self.pulled
+        }
+        if pulled { task.cancel() }
+    }
+}
+
+/// Turns signals into calls of a handler instead of their default action (ending the process at
+/// once), through Dispatch signal sources.
+///
+/// Each signal is ignored first (on Darwin the kqueue source sees it only then; on Linux Dispatch
+/// installs its own handler when the source registers, in place of the ignore), and the
+/// initializer returns only once every source is registered, so that no signal from then on is
+/// missed.
+final class SignalTrap: @unchecked Sendable {
+    /// Set once in `init`; Dispatch sources are thread-safe.
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) async {
+        let queue = DispatchQueue(label: "pnreplicate.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { handler(number) }
+            await withCheckedContinuation { (registered: CheckedContinuation<Void, Never>) in
+                source.setRegistrationHandler { registered.resume() }
+                source.resume()
+            }
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    /// Stops listening; the signals stay ignored.
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}
