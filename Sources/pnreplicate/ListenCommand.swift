@@ -92,12 +92,8 @@ struct Listen: AsyncParsableCommand {
         stop.attach(running)
         // The sequence finishes when the run returns (``LiveState/stopped`` is its last element).
         for await item in activity { printer.print(item) }
-        do {
-            try await running.value
-        } catch where stop.isPulled && !ChatStore<DefaultChatCustom>.isStorageFailure(error) {
-            // The stop interrupted a store access (GRDB turns cancellation into an error, which
-            // the live sync does not take for one): nothing was half-written, so a clean stop.
-        }
+        // A stop that interrupts a store access is a clean stop: `LiveSync.run()` owns that rule.
+        try await running.value
     }
 }
 
