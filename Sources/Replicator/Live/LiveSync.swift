@@ -284,7 +284,12 @@ public actor LiveSync<Custom: ChatCustomData> {
                 request.timeout = options.pollTimeout
                 request.heartbeat = options.heartbeat
                 request.filterExpression = options.filterExpression
-                self.cursor = try await reconciler.client.subscribe(request).cursor
+                let cursor = try await reconciler.client.subscribe(request).cursor
+                // A handshake cursor a day ahead of this device's clock is a broken answer, not the present.
+                guard cursor.timetoken.date.timeIntervalSince(clock.now) < 86_400 else {
+                    throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor a day in the future: \(cursor)")
+                }
+                self.cursor = cursor
             } catch {
                 return try await failed(error)
             }
@@ -336,7 +341,10 @@ public actor LiveSync<Custom: ChatCustomData> {
         for channel in result.unreadableChannels where channels.contains(channel) && needsFill[channel] == nil {
             needsFill[channel] = .unreadableEvent
         }
-        self.cursor = answer.cursor
+        // A cursor that moved back, changed region or leapt ahead is not trusted to continue
+        // from (a cursor in the future would silently skip every later event): a new handshake
+        // takes the server's present, and the fill covers the time in between.
+        self.cursor = gap == .cursorReset || gap == .cursorJump ? nil : answer.cursor
         for object in result.incomplete.sorted(by: { $0.description < $1.description }) {
             do {
                 try await reconciler.refresh(object)
