@@ -28,6 +28,8 @@ public actor PubNubServer {
     var liveEvents: [LiveEvent] = []
     var pollWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     var waiterCounter: UInt64 = 0
+    /// Whether a subscribe ever arrived: events are kept for subscribers from then on.
+    var hasSubscribers = false
     /// Set by ``releaseHeldPolls()``: long polls are no longer held.
     var closing = false
     /// How subscribe behaves (hold time, buffer, retention, region).

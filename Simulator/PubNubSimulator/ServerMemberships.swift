@@ -38,8 +38,9 @@ extension PubNubServer {
                 guard let otherId = entry.objectValue?[otherKey]?.objectValue?["id"]?.stringValue else { continue }
                 let (user, channel) = ofUser ? (id, otherId) : (otherId, id)
                 if memberships[user]?.removeValue(forKey: channel) != nil {
-                    emitMembership(user: user, channel: channel, membership: nil,
-                                   updated: TimetokenClock.iso(timetokens.next()), eTag: nextETag())
+                    // The removal's `updated` is its event's timetoken (taken there); no eTag is
+                    // spent on it, so the eTags of later changes stay as they were.
+                    emitMembership(user: user, channel: channel, membership: nil, updated: nil, eTag: nil)
                 }
             }
         }

@@ -40,6 +40,9 @@ extension PubNubServer {
     /// Records an event for subscribers of `channel` and wakes the long polls waiting.
     func emit(channel: String, timetoken: UInt64, kind: Int?, publisher: String?, payload: JSONValue,
               meta: JSONValue? = nil, customMessageType: String? = nil, isNoise: Bool = false) {
+        // No connection, no buffer: until a first subscribe arrives nothing is kept (and a
+        // server nobody subscribes to does no extra work per change).
+        guard hasSubscribers else { return }
         var envelope: [String: JSONValue] = [
             "a": "1", "f": 0, "k": .string(subscribeKey), "c": .string(channel), "b": .string(channel), "d": payload,
             "p": ["t": .string(String(timetoken)), "r": .int(Int64(subscribeSettings.region))],
@@ -87,7 +90,8 @@ extension PubNubServer {
             "source": "objects", "version": "2.0", "event": "set", "type": .string(kind == .user ? "uuid" : "channel"),
             "data": .object(data),
         ]
-        emit(channel: object.id, timetoken: timetokens.next(), kind: 2, publisher: nil, payload: payload)
+        // The change took the last timetoken (its `updated`): the event shares it.
+        emit(channel: object.id, timetoken: timetokens.last, kind: 2, publisher: nil, payload: payload)
     }
 
     /// A user or channel `delete` event.
@@ -101,10 +105,14 @@ extension PubNubServer {
 
     /// A membership `set` (all its fields: `custom`, `status`, `type`) or `delete` event, on the
     /// user's channel and on the channel, as PubNub delivers them.
-    func emitMembership(user: String, channel: String, membership: StoredMembership?, updated: String, eTag: String) {
+    func emitMembership(user: String, channel: String, membership: StoredMembership?, updated: String?, eTag: String?) {
+        // A set took the last timetoken (its `updated`) and shares it; a removal takes its own.
+        let timetoken = membership == nil ? timetokens.next() : timetokens.last
         var data: [String: JSONValue] = [
-            "uuid": ["id": .string(user)], "channel": ["id": .string(channel)], "updated": .string(updated), "eTag": .string(eTag),
+            "uuid": ["id": .string(user)], "channel": ["id": .string(channel)],
+            "updated": .string(updated ?? TimetokenClock.iso(timetoken)),
         ]
+        if let eTag { data["eTag"] = .string(eTag) }
         if let membership {
             data["custom"] = membership.custom
             data["status"] = membership.status
@@ -114,7 +122,6 @@ extension PubNubServer {
             "source": "objects", "version": "2.0", "event": .string(membership == nil ? "delete" : "set"), "type": "membership",
             "data": .object(data),
         ]
-        let timetoken = timetokens.next()
         for target in Set([user, channel]).sorted() {
             emit(channel: target, timetoken: timetoken, kind: 2, publisher: nil, payload: payload)
         }
@@ -130,7 +137,9 @@ extension PubNubServer {
                 "actionTimetoken": .string(String(action.actionTimetoken)),
             ],
         ]
-        emit(channel: channel, timetoken: timetokens.next(), kind: 3, publisher: action.uuid, payload: payload)
+        // An added action's event shares its action timetoken; a removal takes its own.
+        emit(channel: channel, timetoken: added ? action.actionTimetoken : timetokens.next(), kind: 3, publisher: action.uuid,
+             payload: payload)
     }
 
     // MARK: Signals
@@ -174,6 +183,7 @@ extension PubNubServer {
         guard !channels.isEmpty || request.queryValue("channel-group") != nil else {
             return Reply.subscribeError(400, "Invalid Arguments: no channels")
         }
+        hasSubscribers = true
         let tt: UInt64
         if let text = request.queryValue("tt") {
             guard let value = UInt64(text) else { return Reply.subscribeError(400, "Invalid Timetoken") }
