@@ -84,15 +84,17 @@ extension PubNubServer {
     /// the next conditional write that carries the old eTag.
     public func remoteEditUser(id: String, fields: [String: JSONValue]) {
         let old = users[id]
-        users[id] = remoteEdit(old, id: id, fields: fields)
-        emitObjectSet(kind: .user, old: old, new: users[id]!)
+        let edited = remoteEdit(old, id: id, fields: fields)
+        users[id] = edited
+        emitObjectSet(kind: .user, old: old, new: edited)
     }
 
     /// Changes a channel's fields as another device would.
     public func remoteEditChannel(id: String, fields: [String: JSONValue]) {
         let old = channels[id]
-        channels[id] = remoteEdit(old, id: id, fields: fields)
-        emitObjectSet(kind: .channel, old: old, new: channels[id]!)
+        let edited = remoteEdit(old, id: id, fields: fields)
+        channels[id] = edited
+        emitObjectSet(kind: .channel, old: old, new: edited)
     }
 
     private func remoteEdit(_ existing: StoredObject?, id: String, fields: [String: JSONValue]) -> StoredObject {
