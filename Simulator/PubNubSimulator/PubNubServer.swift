@@ -37,6 +37,16 @@ public actor PubNubServer {
     /// Events that a subscribe answer left out because the connection's buffer overflowed
     /// (``SubscribeSettings/bufferSize``): what a client must recover from history.
     public internal(set) var bufferDrops = 0
+    /// How presence behaves (timeouts, announce maximum, interval).
+    public internal(set) var presenceSettings = PresenceSettings()
+    /// Who is present where: channel, then user id.
+    var occupants: [String: [String: Occupant]] = [:]
+    /// Presence state: channel, then user id.
+    var presenceStates: [String: [String: JSONValue]] = [:]
+    /// Channels in interval mode with changes not yet announced.
+    var intervalChanges: [String: IntervalChanges] = [:]
+    /// No presence work (expiry, interval) is due before this timetoken.
+    var presenceDue = UInt64.max
     /// How many requests were handled (for fault plans and tests).
     public private(set) var requestCount = 0
 
@@ -66,6 +76,7 @@ public actor PubNubServer {
     func respond(_ request: WireRequest, fault: Fault) async -> WireResponse {
         guard Self.isSubscribe(request) else { return handle(request) }
         requestCount += 1
+        sweepPresence()
         switch fault {
         case .staleCursor: return await subscribe(request, fault: .staleCursor)
         case .bufferOverflow: return await subscribe(request, fault: .bufferOverflow)
@@ -82,6 +93,7 @@ public actor PubNubServer {
     /// Answers one request at once; a subscribe receive is answered without holding it.
     public func handle(_ request: WireRequest) -> WireResponse {
         requestCount += 1
+        sweepPresence()
         let s = request.pathSegments
         switch (request.method, s.first) {
         case (.get, "time") where s.count == 2:

@@ -184,6 +184,14 @@ extension PubNubServer {
             return Reply.subscribeError(400, "Invalid Arguments: no channels")
         }
         hasSubscribers = true
+        // A subscribe is a heartbeat: the subscriber is present on its channels (not on `-pnpres`).
+        var state: [String: JSONValue]?
+        switch Self.stateParameter(request) {
+        case .absent: state = nil
+        case .invalid: return Reply.subscribeError(400, "Invalid JSON in state")
+        case .object(let object): state = object
+        }
+        touchPresence(channels: channels.sorted(), uuid: request.actor, timeout: request.int("heartbeat"), state: state)
         let tt: UInt64
         if let text = request.queryValue("tt") {
             guard let value = UInt64(text) else { return Reply.subscribeError(400, "Invalid Timetoken") }
@@ -263,20 +271,6 @@ extension PubNubServer {
 
     private func wake(_ id: UInt64) {
         pollWaiters.removeValue(forKey: id)?.resume()
-    }
-
-    /// `GET /v2/presence/sub-key/{sub}/channel/{channels}/leave` and `/heartbeat`: acknowledged.
-    func presence(_ request: WireRequest) -> WireResponse {
-        let s = request.pathSegments
-        guard s.count == 7, s[3] == subscribeKey, s[4] == "channel" else { return Reply.notFound() }
-        switch s[6] {
-        case "leave":
-            return Reply.json(200, ["status": 200, "message": "OK", "action": "leave", "service": "Presence"])
-        case "heartbeat":
-            return Reply.json(200, ["status": 200, "message": "OK", "service": "Presence"])
-        default:
-            return Reply.notFound()
-        }
     }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 import ReplicaModel
 
-/// Virtual time that never waits: sleeping moves the clock to the wake-up time at once.
+/// Virtual time that never waits: sleeping moves the clock to the wake-up time at once (or, made
+/// with ``Sleeps/untilAdvanced``, waits for the test to advance it).
 ///
 /// One `VirtualClock` drives a whole test: pass it to the outbox and the reconciler (as their
 /// ``ReplicaModel/ReplicaClock``) and to the simulator (`PubNubServer(clock:)`), and every
@@ -31,6 +32,8 @@ import ReplicaModel
 /// ### Creating a clock
 ///
 /// - ``init(start:)``
+/// - ``init(start:sleeps:)``
+/// - ``Sleeps``
 ///
 /// ### Reading the time
 ///
@@ -94,14 +97,44 @@ public final class VirtualClock: Clock, ReplicaClock, @unchecked Sendable {
         public var description: String { ISOTimestamp(date: date).description }
     }
 
+    /// What a sleep on the clock does.
+    public enum Sleeps: Sendable, Hashable {
+        /// A sleep moves the clock to its wake-up time at once (backoffs and deadlines are crossed
+        /// instantly). The default.
+        case jump
+        /// A sleep waits until ``advance(by:)-(TimeInterval)`` moves the clock to its wake-up time:
+        /// for timers that run beside the code under test (heartbeats, typing expiry), which would
+        /// otherwise push everyone's time ahead on their own.
+        case untilAdvanced
+    }
+
     // A lock, not an actor: both protocols require `now` to be readable synchronously.
     private let lock = NSLock()
     private var current: Instant
+    private let sleeps: Sleeps
+    private var sleepers: [UInt64: (deadline: Instant, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    private var sleeperCounter: UInt64 = 0
 
     /// A clock starting at `start` (by default 2026-09-21T13:46:40Z, timetoken 17900000000000000).
     public init(start: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
         current = Instant(start)
+        sleeps = .jump
     }
+
+    /// A clock starting at `start` whose sleeps behave as `sleeps` says.
+    ///
+    /// ```swift
+    /// let clock = VirtualClock(sleeps: .untilAdvanced)
+    /// let timer = Task { try await clock.sleep(until: clock.now.addingTimeInterval(5)) }
+    /// clock.advance(by: 5)          // now the timer wakes
+    /// ```
+    public init(start: Date = Date(timeIntervalSince1970: 1_790_000_000), sleeps: Sleeps) {
+        current = Instant(start)
+        self.sleeps = sleeps
+    }
+
+    /// Sleeps waiting for ``advance(by:)-(TimeInterval)`` (``Sleeps/untilAdvanced`` clocks).
+    public var waitingSleepers: Int { lock.withLock { sleepers.count } }
 
     /// The current time as a date: what the outbox, the reconciler and the simulator read.
     public var now: Date { date }
@@ -123,15 +156,42 @@ public final class VirtualClock: Clock, ReplicaClock, @unchecked Sendable {
 
     /// Moves time forward by `duration` (nothing for a negative one).
     public func advance(by duration: Duration) {
-        lock.withLock { if duration > .zero { current = current.advanced(by: duration) } }
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
+            if duration > .zero { current = current.advanced(by: duration) }
+            let due = sleepers.filter { $0.value.deadline <= current }
+            for id in due.keys { sleepers[id] = nil }
+            return due.sorted { $0.value.deadline < $1.value.deadline }.map(\.value.continuation)
+        }
+        for continuation in woken { continuation.resume() }
     }
 
     /// Jumps to `deadline` when it is later than now, then yields; never waits. `tolerance` is
     /// ignored. Throws `CancellationError` when the task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        lock.withLock { current = max(current, deadline) }
-        await Task.yield()
+        guard sleeps == .untilAdvanced else {
+            lock.withLock { current = max(current, deadline) }
+            await Task.yield()
+            return
+        }
+        let id = lock.withLock { () -> UInt64 in
+            sleeperCounter += 1
+            return sleeperCounter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let now = lock.withLock { () -> Bool in
+                    if deadline <= current || Task.isCancelled { return true }
+                    sleepers[id] = (deadline, continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let continuation = lock.withLock { sleepers.removeValue(forKey: id)?.continuation }
+            continuation?.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
     }
 
     /// Jumps to `date` when it is later than now, then yields; never waits. Afterwards ``date``

@@ -99,10 +99,16 @@ public enum SimulatorHTTPServer {
             // A group stops its services in reverse order: the held polls are answered first,
             // then the HTTP server drains the (now finished) requests.
             let group = ServiceGroup(configuration: .init(
-                services: [app, HeldPollRelease(server: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [app, HeldPollRelease(server: server), PresenceSweep(server: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         } else {
-            try await app.run()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await app.run() }
+                group.addTask { await PresenceSweep.loop(server) }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
         }
     }
 }
@@ -115,5 +121,22 @@ struct HeldPollRelease: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await server.releaseHeldPolls()
+    }
+}
+
+/// Times out silent subscribers once a second on the real clock, so that a held long poll hears
+/// the `timeout` event without waiting for another request to arrive.
+struct PresenceSweep: Service {
+    let server: PubNubServer
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await Self.loop(server) }
+    }
+
+    static func loop(_ server: PubNubServer) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            await server.sweepPresence()
+        }
     }
 }

@@ -172,29 +172,6 @@ public enum AppContextEvent: Sendable, Hashable {
     case membershipRemoved(channelId: String, userId: String)
 }
 
-/// A presence event (on `<channel>-pnpres`).
-public struct PresenceEvent: Sendable, Hashable {
-    /// `join`, `leave`, `timeout`, `state-change` or `interval`.
-    public var action: String
-    /// The channel, without `-pnpres`.
-    public var channel: String
-    /// The user, for a single-user event.
-    public var userId: String?
-    /// The occupancy after the event.
-    public var occupancy: Int?
-    /// Seconds since 1970.
-    public var timestamp: Int64?
-
-    /// An event.
-    public init(action: String, channel: String, userId: String? = nil, occupancy: Int? = nil, timestamp: Int64? = nil) {
-        self.action = action
-        self.channel = channel
-        self.userId = userId
-        self.occupancy = occupancy
-        self.timestamp = timestamp
-    }
-}
-
 extension PubNubClient {
     /// The request ``subscribe(_:)`` sends: `GET /v2/subscribe/{sub}/{channels}/0` with `tt`
     /// (0 for a handshake), `tr`, `channel-group`, `heartbeat`, `state`, `filter-expr` and `ee`.
@@ -242,19 +219,6 @@ extension PubNubClient {
     /// A handshake: the server's current cursor for `channels`, with no events.
     public func handshake(_ channels: [String]) async throws(WireError) -> SubscribeCursor {
         try await subscribe(SubscribeRequest(channels: channels)).cursor
-    }
-
-    /// Leaves `channels` (`/v2/presence/sub-key/{sub}/channel/{channels}/leave`): other members
-    /// see this user leave at once rather than after the presence timeout.
-    public func leave(channels: [String]) async throws(WireError) {
-        guard !channels.isEmpty, channels.allSatisfy({ !$0.isEmpty && !$0.contains(",") }) else {
-            throw .invalidArgument("leave needs channels without commas")
-        }
-        let request = WireRequest(
-            method: .get,
-            pathSegments: ["v2", "presence", "sub-key", configuration.subscribeKey, "channel", channels.sorted().joined(separator: ","), "leave"],
-            query: commonQuery(), operation: "leave")
-        _ = try await perform(request)
     }
 
     /// Decodes a subscribe answer (exposed for tests and tools that read recorded traffic).
@@ -402,9 +366,19 @@ enum SubscribeDecoding {
         guard let d = payload.objectValue, let action = d["action"]?.stringValue else {
             return .unreadable(reason: "presence event without an action")
         }
+        let kind = PresenceAction(rawValue: action)
+        let userId = string(d["uuid"])
+        switch kind {
+        case .join, .leave, .timeout, .stateChange:
+            guard let userId, !userId.isEmpty else { return .unreadable(reason: "presence \(action) without a uuid") }
+        case .interval, .other: break
+        }
+        func ids(_ key: String) -> [String] { d[key]?.arrayValue?.compactMap { string($0) } ?? [] }
+        let state = d["data"].flatMap { $0.isNull ? nil : $0 }
         return .presence(PresenceEvent(
-            action: action, channel: channel, userId: string(d["uuid"]), occupancy: int(d["occupancy"]).map { Int(clamping: $0) },
-            timestamp: int(d["timestamp"])))
+            action: kind, channel: channel, userId: userId, occupancy: int(d["occupancy"]).map { Int(clamping: $0) },
+            timestamp: int(d["timestamp"]), state: state, joined: ids("join"), left: ids("leave"), timedOut: ids("timeout"),
+            hereNowRefresh: d["here_now_refresh"] == .bool(true)))
     }
 
     static func messageAction(_ payload: JSONValue, actor: String?) -> SubscribeEvent {

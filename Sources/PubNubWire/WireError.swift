@@ -12,6 +12,9 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidConfiguration(String)
     /// An argument breaks a protocol rule (e.g. `limit` above 100).
     case invalidArgument(String)
+    /// A payload is over the server's size limit (a signal over 64 bytes), refused before
+    /// sending: shorten it, or publish it as a message instead.
+    case payloadTooLarge(operation: String, bytes: Int, limit: Int)
 
     /// A one-line explanation; never contains keys.
     public var description: String {
@@ -21,6 +24,7 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
         case .decoding(let operation, let status, let message): "\(operation): cannot decode HTTP \(status) body: \(message)"
         case .invalidConfiguration(let what): "invalid configuration: \(what)"
         case .invalidArgument(let what): "invalid argument: \(what)"
+        case .payloadTooLarge(let operation, let bytes, let limit): "\(operation): the payload is \(bytes) bytes; the limit is \(limit)"
         }
     }
 }
@@ -38,7 +42,7 @@ extension WireError {
     /// | HTTP 408, a 2xx body that cannot be read (`.decoding`) | ``outcomeUnknown(answered:)`` with `answered: true` |
     /// | HTTP 429 | ``rateLimited(retryAfter:)`` |
     /// | HTTP 500-599 | ``serverFailure`` |
-    /// | any other status (3xx redirects, 4xx), `.invalidArgument`, `.invalidConfiguration` | ``permanent`` |
+    /// | any other status (3xx redirects, 4xx), `.invalidArgument`, `.invalidConfiguration`, `.payloadTooLarge` | ``permanent`` |
     ///
     /// ```swift
     /// do {
@@ -106,7 +110,7 @@ extension WireError {
         case .transport(.notSent): .notSent
         case .transport(.outcomeUnknown): .outcomeUnknown(answered: false)
         case .decoding: .outcomeUnknown(answered: true)
-        case .invalidArgument, .invalidConfiguration: .permanent
+        case .invalidArgument, .invalidConfiguration, .payloadTooLarge: .permanent
         case .service(let service):
             switch service.status {
             case 408: .outcomeUnknown(answered: true)

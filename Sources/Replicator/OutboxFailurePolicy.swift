@@ -78,6 +78,8 @@ enum FailureDecision: Sendable, Hashable {
             OutboxFailure(errorClass: errorClass, httpStatus: service.status, message: service.message)
         case .invalidArgument(let message), .invalidConfiguration(let message):
             OutboxFailure(errorClass: errorClass, message: message)
+        case .payloadTooLarge:
+            OutboxFailure(errorClass: errorClass, message: error.description)
         }
     }
 }

@@ -28,8 +28,10 @@ struct Listen: AsyncParsableCommand {
             Follows the channels the user is a member of or has messages in and each --channel, \
             and the App Context events of the user and of each --user. Prints each event as it is \
             applied: `CHANNEL TIMETOKEN KIND SUBJECT OUTCOME (from PUBLISHER)`, or with --json one \
-            JSON object per line (`"type":"event"`, and `"state"` and `"gap-filled"` lines too). \
-            Message text is never printed.
+            JSON object per line (`"type":"event"`, and `"state"`, `"gap-filled"` and \
+            `"presence-refreshed"` lines too). Message text is never printed. Typing signals \
+            print as `typing started`/`typing stopped`; with --presence, presence events as \
+            `presence-join USER present` and so on (on CHANNEL-pnpres).
 
             The gap rule: PubNub delivers live events at most once (a connection's buffer keeps \
             100 events for 20 minutes and drops the oldest silently), so the store never trusts \
@@ -51,8 +53,13 @@ struct Listen: AsyncParsableCommand {
     var channels: [String] = []
     @Option(name: .customLong("user"), help: "Also follow this user's App Context events (repeatable).")
     var users: [String] = []
+    @Flag(name: .customLong("presence"), help: "Follow presence: be present (heartbeats), print join, leave, timeout and state-change events, keep members' presence in the store, leave on stop.")
+    var presence = false
+    @Option(name: .customLong("presence-timeout"), help: "With --presence: the presence timeout in seconds (20 or more; default 300).")
+    var presenceTimeout: Int = 300
 
     func validate() throws {
+        guard presenceTimeout >= 20 else { throw ValidationError("--presence-timeout must be 20 seconds or more") }
         for (flag, ids) in [("--channel", channels), ("--user", users)] {
             for id in ids {
                 do {
@@ -81,6 +88,7 @@ struct Listen: AsyncParsableCommand {
         var liveOptions = LiveSyncOptions()
         liveOptions.channels = channels
         liveOptions.users = users
+        if presence { liveOptions.presence = PresenceOptions(timeout: presenceTimeout) }
         var logger = Logger(label: "pnreplicate.live")
         logger.logLevel = options.verbose ? .debug : .warning
         let live = LiveSync(reconciler: session.reconciler, options: liveOptions, logger: logger)
@@ -115,7 +123,14 @@ struct ActivityPrinter {
             if verbose { Output.standardError("state: \(state)\n") }
         case .gapFilled(let report):
             if verbose { Output.standardError(Self.text(report) + "\n") }
+        case .presenceRefreshed(let counts):
+            if verbose { Output.standardError(Self.text(presence: counts) + "\n") }
         }
+    }
+
+    /// `presence read: c1 (2 here), c2 (0 here)`.
+    static func text(presence counts: [String: Int]) -> String {
+        "presence read: " + counts.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value) here)" }.joined(separator: ", ")
     }
 
     /// `c1 17900000000000001 message m-1 inserted (from u1)`.
@@ -142,7 +157,7 @@ struct ActivityLine: Encodable {
     init(_ item: LiveActivity) { self.item = item }
 
     enum Keys: String, CodingKey {
-        case type, state, channels, reason, through, recoveredMessages, reactionChanges, objects
+        case type, state, channels, reason, through, recoveredMessages, reactionChanges, objects, occupancy
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -173,6 +188,10 @@ struct ActivityLine: Encodable {
             try container.encode(report.recoveredMessages, forKey: .recoveredMessages)
             try container.encode(report.reactionChanges, forKey: .reactionChanges)
             try container.encode(report.objects, forKey: .objects)
+        case .presenceRefreshed(let counts):
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("presence-refreshed", forKey: .type)
+            try container.encode(counts, forKey: .occupancy)
         }
     }
 }

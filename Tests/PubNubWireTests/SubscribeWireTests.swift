@@ -70,7 +70,7 @@ struct SubscribeWireTests {
             updated: "2019-10-06T01:55:50.645685Z", eTag: "E")))
         #expect(events[5] == .appContext(.channelRemoved(id: "ch")))
         #expect(events[6] == .file && answer.envelopes[6].customMessageType == "test-message-type")
-        #expect(events[7] == .presence(PresenceEvent(action: "join", channel: "ch", userId: "listener", occupancy: 1, timestamp: 1_481_896_358)))
+        #expect(events[7] == .presence(PresenceEvent(action: .join, channel: "ch", userId: "listener", occupancy: 1, timestamp: 1_481_896_358)))
         #expect(events[8] == .unknown(kind: 5))
         #expect(!answer.mayHaveOverflowed)
     }

@@ -90,9 +90,16 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     }
 
     /// The members of a channel sorted by user name (then id), optionally without one user
-    /// (typically the current one) and/or only those present.
+    /// (typically the current one) and/or only those present. With `presentFirst`, the present
+    /// ones come first (a member list "sorted by presence status and name").
+    ///
+    /// ```swift
+    /// let online = store.queries.members(ofChannel: "general", onlyPresent: true)
+    /// for try await members in store.observe(online) { render(members) }   // live as presence changes
+    /// ```
     public func members(
-        ofChannel channelId: String, excludingUser excludedUserId: String? = nil, onlyPresent: Bool = false
+        ofChannel channelId: String, excludingUser excludedUserId: String? = nil, onlyPresent: Bool = false,
+        presentFirst: Bool = false
     ) -> StoreQuery<[Member]> {
         StoreQuery { db in
             let coding = StoreCoding()
@@ -103,8 +110,8 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
                     WHERE m.channel_id = ?
                       AND (?2 IS NULL OR m.user_id <> ?2)
                       AND (?3 = 0 OR m.is_present = 1)
-                    ORDER BY u.name, u.id
-                    """, arguments: [channelId, excludedUserId, onlyPresent]
+                    ORDER BY CASE WHEN ?4 = 1 AND m.is_present = 1 THEN 0 ELSE 1 END, u.name, u.id
+                    """, arguments: [channelId, excludedUserId, onlyPresent, presentFirst]
             ).map { try coding.member($0) }
         }
     }

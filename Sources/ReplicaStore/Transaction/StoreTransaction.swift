@@ -79,6 +79,33 @@ package final class StoreTransaction<Custom: ChatCustomData> {
         try db.execute(sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?", arguments: [channelId, userId])
     }
 
+    /// Sets the presence of one stored membership (`state` only while present; leaving clears
+    /// it). Returns whether the row changed: nothing is written when it already says so, and a
+    /// user without a membership row is not stored at all.
+    @discardableResult
+    package func setPresence(channelId: String, userId: String, isPresent: Bool, state: JSONValue?) throws -> Bool {
+        let stateText = isPresent ? try coding.json(state) : nil
+        try db.execute(
+            sql: """
+                UPDATE members SET is_present = ?1, presence_state = ?2
+                WHERE channel_id = ?3 AND user_id = ?4 AND (is_present IS NOT ?1 OR presence_state IS NOT ?2)
+                """, arguments: [isPresent, stateText, channelId, userId])
+        return db.changesCount > 0
+    }
+
+    /// Sets the presence of every stored member of a channel from a full list (a here-now):
+    /// those in `present` are present with their state, every other member is absent. Returns
+    /// how many rows changed.
+    @discardableResult
+    package func replacePresence(channelId: String, present: [String: JSONValue?]) throws -> Int {
+        var changed = 0
+        for (channel, userId) in try memberships(of: .channel(channelId)) {
+            let state = present[userId]
+            if try setPresence(channelId: channel, userId: userId, isPresent: state != nil, state: state ?? nil) { changed += 1 }
+        }
+        return changed
+    }
+
     /// The (channel, user) pairs stored on one side: a user's channels or a channel's members.
     package func memberships(of side: MembershipSide) throws -> [(channelId: String, userId: String)] {
         switch side {

@@ -19,8 +19,12 @@ public struct LiveSyncOptions: Sendable {
     public var retry = RetryPolicy()
     /// How long the client waits for a long poll; longer than the server's hold (280 s).
     public var pollTimeout: Duration = .seconds(310)
-    /// The presence timeout sent as `heartbeat`, in seconds; nil sends none.
-    public var heartbeat: Int?
+    /// Presence: nil (the default) follows none; set, the live sync tells PubNub this user is
+    /// here (heartbeats), keeps the members' `isPresent` and presence state current (here-now on
+    /// every (re)connect and gap, presence events live) and leaves on stop. See `docs/presence.md`.
+    public var presence: PresenceOptions?
+    /// The typing timeout (seconds) of ``LiveSync/typing``: the Chat SDK's `typingTimeout`, default 5.
+    public var typingTimeout: TimeInterval = 5
     /// A subscribe filter on publish metadata (`filter-expr`). Events it filters out are still
     /// stored by history fills; leave it nil unless every writer agrees on it.
     public var filterExpression: String?
@@ -29,6 +33,46 @@ public struct LiveSyncOptions: Sendable {
 
     /// Default options.
     public init() {}
+}
+
+/// How a ``LiveSync`` follows presence (``LiveSyncOptions/presence``).
+///
+/// ```swift
+/// var options = LiveSyncOptions()
+/// options.presence = PresenceOptions(timeout: 60)     // heartbeats every 29 s
+/// options.presence?.state = ["general": ["mood": "busy"]]
+/// ```
+public struct PresenceOptions: Sendable, Hashable {
+    /// The presence timeout (seconds, `heartbeat`): PubNub announces a `timeout` for this user
+    /// when it hears nothing from them for this long. PubNub's default and this one: 300; minimum 20.
+    public var timeout: Int
+    /// Seconds between heartbeats while connected; nil means `timeout / 2 - 1` (the JS and
+    /// Python SDKs' rule); 0 sends none (the subscribe long poll is then the only heartbeat,
+    /// enough while the timeout exceeds the server's 280 s hold).
+    public var heartbeatInterval: TimeInterval?
+    /// The channels whose presence is followed (`<channel>-pnpres`, here-now); nil follows every
+    /// followed channel but the user-id channels. Listed channels are followed for messages too.
+    public var channels: [String]?
+    /// This user's presence state per channel, sent with each subscribe and heartbeat.
+    public var state: [String: JSONValue] = [:]
+    /// Whether stopping the run sends `leave`, so that others see this user go at once rather
+    /// than after the timeout.
+    public var leaveOnStop = true
+    /// How long the `leave` on stop may take before the stop goes on without it.
+    public var leaveTimeout: Duration = .seconds(2)
+
+    /// Presence with a timeout of `timeout` seconds.
+    public init(timeout: Int = 300, heartbeatInterval: TimeInterval? = nil, channels: [String]? = nil) {
+        self.timeout = timeout
+        self.heartbeatInterval = heartbeatInterval
+        self.channels = channels
+    }
+
+    /// The interval actually used: ``heartbeatInterval``, or `timeout / 2 - 1`; nil for none.
+    public var effectiveHeartbeatInterval: TimeInterval? {
+        let interval = heartbeatInterval ?? Double(timeout / 2 - 1)
+        return interval.isFinite && interval > 0 ? max(interval, 1) : nil
+    }
 }
 
 /// Where a ``LiveSync`` stands.
@@ -96,6 +140,9 @@ public enum LiveActivity: Sendable, Hashable {
     case event(LiveEventRecord)
     /// Channels were filled from history.
     case gapFilled(GapFillReport)
+    /// A here-now replaced who is present on these channels (after a (re)connect or a gap):
+    /// each channel with its occupancy.
+    case presenceRefreshed([String: Int])
 }
 
 /// Counters of a ``LiveSync``, for tests, benchmarks and `pnreplicate listen`.
@@ -110,6 +157,12 @@ public struct LiveSyncStatistics: Sendable, Hashable {
     public var fills: [GapReason: Int] = [:]
     /// Messages the fills stored that the live stream had not delivered.
     public var recoveredMessages = 0
+    /// Here-now calls that replaced the members' presence.
+    public var presenceRefreshes = 0
+    /// Heartbeats sent.
+    public var heartbeats = 0
+    /// Heartbeats that failed (never retried: the next one, or the next poll, renews presence).
+    public var failedHeartbeats = 0
 }
 
 /// Errors of a live sync.
@@ -168,6 +221,9 @@ public actor LiveSync<Custom: ChatCustomData> {
     var random: any RandomNumberGenerator & Sendable
     let logger: Logger
     private let hub = ActivityHub()
+    /// Who is typing, fed by the signals this live sync receives; ``TypingIndicators/startTyping(in:)``
+    /// and ``TypingIndicators/stopTyping(in:)`` send the current user's.
+    public nonisolated let typing: TypingIndicators
 
     /// The current state.
     public private(set) var state: LiveState = .connecting
@@ -192,6 +248,13 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// The channels of interest as last read, and when (see `followedChannels()`).
     private var messageChannels: Set<String> = []
     private var messageChannelsAt: Date?
+    /// The channels whose presence is followed (subscribed as `<channel>-pnpres`).
+    private(set) var presenceChannels: [String] = []
+    /// Presence channels whose occupants must be read again (here-now) before presence events
+    /// alone can be trusted: after a (re)connect, a gap, or an `interval` that asked for it.
+    private(set) var needsHereNow: Set<String> = []
+    /// After a failed here-now, one long poll runs before it is tried again.
+    private var pollBeforeNextHereNow = false
 
     /// A live sync over `reconciler`'s store and client.
     public init(
@@ -204,6 +267,11 @@ public actor LiveSync<Custom: ChatCustomData> {
         self.clock = clock
         self.random = random
         self.logger = logger
+        let store = reconciler.store
+        self.typing = TypingIndicators(
+            client: reconciler.client, timeout: options.typingTimeout, clock: clock,
+            channelType: { id in try? await store.fetch(store.queries.channel(id: id))?.type },
+            logger: Logger(label: logger.label + ".typing"))
     }
 
     /// The states from now on, starting with the current one. Each call makes a new sequence;
@@ -229,30 +297,100 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// ``LiveState/stopped`` and the sequences of ``states()`` and ``activity()`` finish.
     /// Network failures never end it (they are retried with backoff and reported as
     /// ``LiveState/offline(reason:)``); a failing store does (the error is thrown).
+    ///
+    /// With ``LiveSyncOptions/presence`` it also sends heartbeats at the configured interval
+    /// while connected (sleeping on the injected clock), and `leave` when stopped.
     public func run() async throws {
         defer {
             set(.stopped)
             hub.finish()
         }
         do {
-            while !Task.isCancelled {
-                if try await step() == .idle {
-                    try await clock.sleep(until: clock.now.addingTimeInterval(options.idleInterval))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let interval = options.presence?.effectiveHeartbeatInterval {
+                    group.addTask { try await self.heartbeats(every: interval) }
                 }
+                group.addTask { try await self.loop() }
+                defer { group.cancelAll() }
+                try await group.next()
             }
         } catch {
             // Cancelled: whatever the cancellation interrupted (a store write reports it as a
             // store error) ends the run quietly.
-            if error is CancellationError || Task.isCancelled { return }
-            throw error
+            guard error is CancellationError || Task.isCancelled else { throw error }
+        }
+        await leaveOnStop()
+    }
+
+    private func loop() async throws {
+        while !Task.isCancelled {
+            if try await step() == .idle {
+                try await clock.sleep(until: clock.now.addingTimeInterval(options.idleInterval))
+            }
+        }
+        throw CancellationError()
+    }
+
+    /// Sends a heartbeat every `interval` seconds on the injected clock.
+    private func heartbeats(every interval: TimeInterval) async throws {
+        while !Task.isCancelled {
+            try await clock.sleep(until: clock.now.addingTimeInterval(interval))
+            await sendHeartbeat()
+        }
+        throw CancellationError()
+    }
+
+    /// One heartbeat for the subscribed channels, when connected and following presence. A
+    /// failure is counted and logged, never retried: the next heartbeat or poll renews presence.
+    package func sendHeartbeat() async {
+        guard let presence = options.presence, cursor != nil, !subscribed.isEmpty else { return }
+        do {
+            try await reconciler.client.heartbeat(channels: subscribed, timeout: presence.timeout, state: presenceState(subscribed))
+            statistics.heartbeats += 1
+        } catch {
+            statistics.failedHeartbeats += 1
+            logger.debug("heartbeat failed", metadata: ["error": "\(Self.reason(error))"])
         }
     }
 
-    /// Whether the stream is live with nothing left to fill.
+    /// `leave` for the subscribed channels, when following presence and connected once; bounded
+    /// by ``PresenceOptions/leaveTimeout`` and not cancelled by the stop itself.
+    private func leaveOnStop() async {
+        guard let presence = options.presence, presence.leaveOnStop, connectedOnce, !subscribed.isEmpty else { return }
+        let client = reconciler.client, channels = subscribed, timeout = presence.leaveTimeout
+        let logger = logger
+        await Task {
+            do {
+                try await client.leave(channels: channels, timeout: timeout)
+            } catch {
+                logger.debug("leave on stop failed", metadata: ["error": "\(error)"])
+            }
+        }.value
+    }
+
+    /// The presence state to send for `channels` (only those that have one).
+    private func presenceState(_ channels: [String]) -> [String: JSONValue]? {
+        guard let state = options.presence?.state, !state.isEmpty else { return nil }
+        let wanted = Set(channels)
+        let kept = state.filter { wanted.contains($0.key) }
+        return kept.isEmpty ? nil : kept
+    }
+
+    /// A subscribe request for the followed channels and the presence channels.
+    private func subscribeRequest(_ channels: [String], cursor: SubscribeCursor?) -> SubscribeRequest {
+        var request = SubscribeRequest(channels: channels + presenceChannels.map { $0 + "-pnpres" }, cursor: cursor)
+        request.timeout = options.pollTimeout
+        request.heartbeat = options.presence?.timeout
+        request.state = presenceState(channels).map { JSONValue.object($0) }
+        request.filterExpression = options.filterExpression
+        return request
+    }
+
+    /// Whether the stream is live with nothing left to fill or to read again.
     package var isCaughtUp: Bool { state == .live && isReadyToPoll }
 
-    /// Whether the next step is a long poll (a cursor, nothing to fill).
-    package var isReadyToPoll: Bool { needsFill.isEmpty && !needsObjects && cursor != nil }
+    /// Whether the next step is a long poll (a cursor, nothing to fill, no here-now due).
+    package var isReadyToPoll: Bool { needsFill.isEmpty && !needsObjects && cursor != nil && needsHereNow.isEmpty }
 
     /// What one ``step()`` did.
     package enum Step: Equatable {
@@ -268,23 +406,22 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// directly to interleave devices deterministically; the benchmark to time the live path alone.
     @discardableResult
     package func step() async throws -> Step {
-        let (channels, messageChannels) = try await followedChannels()
+        let (channels, messageChannels, presence) = try await followedChannels()
         let added = Set(channels).subtracting(subscribed)
         if !subscribed.isEmpty || cursor != nil {
             for channel in added where needsFill[channel] == nil { needsFill[channel] = .newChannel }
+            needsHereNow.formUnion(Set(presence).subtracting(presenceChannels))
         }
         for channel in Set(subscribed).subtracting(channels) { needsFill[channel] = nil }
+        needsHereNow.formIntersection(presence)
         subscribed = channels
+        presenceChannels = presence
         guard !channels.isEmpty else { return .idle }
 
         guard let cursor else {
             set(.connecting)
             do {
-                var request = SubscribeRequest(channels: channels)
-                request.timeout = options.pollTimeout
-                request.heartbeat = options.heartbeat
-                request.filterExpression = options.filterExpression
-                let cursor = try await reconciler.client.subscribe(request).cursor
+                let cursor = try await reconciler.client.subscribe(subscribeRequest(channels, cursor: nil)).cursor
                 // A handshake cursor a day ahead of this device's clock is a broken answer, not the present.
                 guard cursor.timetoken.date.timeIntervalSince(clock.now) < 86_400 else {
                     throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor a day in the future: \(cursor)")
@@ -296,6 +433,7 @@ public actor LiveSync<Custom: ChatCustomData> {
             let reason: GapReason = connectedOnce ? .cursorReset : .firstConnect
             connectedOnce = true
             for channel in channels where needsFill[channel] == nil { needsFill[channel] = reason }
+            needsHereNow = Set(presence)
             consecutiveFailures = 0
             return .progressed
         }
@@ -305,18 +443,16 @@ public actor LiveSync<Custom: ChatCustomData> {
         }
         pollBeforeNextFill = false
         if needsFill.isEmpty && !needsObjects { set(.live) }
+        if !needsHereNow.isEmpty && !pollBeforeNextHereNow { return try await refreshPresence() }
+        pollBeforeNextHereNow = false
         return try await poll(channels, from: cursor)
     }
 
     /// One long poll from `cursor` and its events.
     private func poll(_ channels: [String], from cursor: SubscribeCursor) async throws -> Step {
-        var request = SubscribeRequest(channels: channels, cursor: cursor)
-        request.timeout = options.pollTimeout
-        request.heartbeat = options.heartbeat
-        request.filterExpression = options.filterExpression
         let answer: SubscribeAnswer
         do {
-            answer = try await reconciler.client.subscribe(request)
+            answer = try await reconciler.client.subscribe(subscribeRequest(channels, cursor: cursor))
         } catch {
             return try await failed(error)
         }
@@ -334,6 +470,10 @@ public actor LiveSync<Custom: ChatCustomData> {
         let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
         let result = try await reconciler.applyLive(answer.envelopes, advancing: advancing, through: answer.cursor.timetoken)
         for record in result.applied { hub.send(.event(record)) }
+        for envelope in answer.envelopes where envelope.event == .signal {
+            await typing.receive(channel: envelope.channel, userId: envelope.publisher ?? "", payload: envelope.payload)
+        }
+        needsHereNow.formUnion(result.presenceRefresh.intersection(presenceChannels))
         if let gap {
             logger.info("live stream may have lost events", metadata: ["reason": "\(gap.rawValue)", "channels": "\(channels.count)"])
             for channel in channels where needsFill[channel] == nil { needsFill[channel] = gap }
@@ -341,6 +481,9 @@ public actor LiveSync<Custom: ChatCustomData> {
         for channel in result.unreadableChannels where channels.contains(channel) && needsFill[channel] == nil {
             needsFill[channel] = .unreadableEvent
         }
+        // Presence events are not in history: a gap on a presence channel is healed by a
+        // here-now once its fill is done (see `fill`); a lost presence event by one at once.
+        if gap != nil { needsHereNow.formUnion(presenceChannels) }
         // A cursor that moved back, changed region or leapt ahead is not trusted to continue
         // from (a cursor in the future would silently skip every later event): a new handshake
         // takes the server's present, and the fill covers the time in between.
@@ -383,6 +526,8 @@ public actor LiveSync<Custom: ChatCustomData> {
             if needsFill[channel] == reason { needsFill[channel] = nil }
             statistics.fills[reason, default: 0] += 1
         }
+        // Whoever timed out or joined during the gap: presence events are not in history.
+        needsHereNow.formUnion(Set(filling.keys).intersection(presenceChannels))
         needsObjects = false
         consecutiveFailures = 0
         fillFailures = 0
@@ -392,6 +537,26 @@ public actor LiveSync<Custom: ChatCustomData> {
             logger.info("gap filled from history", metadata: ["messages": "\(report.recoveredMessages)", "channels": "\(filling.count)"])
         }
         hub.send(.gapFilled(report))
+        return .progressed
+    }
+
+    /// Reads who is on the channels in ``needsHereNow`` (here-now, with state) and replaces the
+    /// members' presence with it. A failure never stops the stream: it is logged and tried again
+    /// after the next poll.
+    private func refreshPresence() async throws -> Step {
+        let channels = needsHereNow.sorted()
+        do {
+            let answer = try await reconciler.client.hereNowAll(channels: channels, includeState: true)
+            let counts = try await reconciler.applyHereNow(answer, channels: channels)
+            needsHereNow.subtract(channels)
+            statistics.presenceRefreshes += 1
+            hub.send(.presenceRefreshed(counts))
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            if Self.stopsRun(error) { throw error }
+            pollBeforeNextHereNow = true
+            logger.warning("here-now failed; presence is read again after the next poll", metadata: ["error": "\(Self.reason(error))"])
+        }
         return .progressed
     }
 
@@ -433,17 +598,23 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// messages (all but the user-id channels). Memberships are read on every call (an index
     /// lookup); the channels with messages (a scan) at most every ``channelRefreshInterval`` and
     /// after each fill, since only a pull or an own send adds one that is not already followed.
-    private func followedChannels() async throws -> (all: [String], messages: [String]) {
+    private func followedChannels() async throws -> (all: [String], messages: [String], presence: [String]) {
         let store = reconciler.store
+        let extra = options.channels + (options.presence?.channels ?? [])
         if let at = messageChannelsAt, clock.now.timeIntervalSince(at) < Self.channelRefreshInterval {
         } else {
-            messageChannels = Set(try await reconciler.channelsOfInterest(extra: options.channels))
+            messageChannels = Set(try await reconciler.channelsOfInterest(extra: extra))
             messageChannelsAt = clock.now
         }
         let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
         let messages = messageChannels.union(memberships)
         let users = Set(options.users + [reconciler.userId])
-        return (messages.union(users).sorted(), messages.filter { !users.contains($0) || options.channels.contains($0) }.sorted())
+        let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()
+        var presence: [String] = []
+        if let options = options.presence {
+            presence = options.channels.map { Array(Set($0)).sorted() } ?? withMessages
+        }
+        return (messages.union(users).sorted(), withMessages, presence)
     }
 
     /// How often the channels with stored messages are read again (seconds on the injected clock).

@@ -14,7 +14,12 @@ public struct LiveApplyResult: Sendable, Hashable {
     public var objectsChanged = 0
     /// Changes left alone because a local op is pending on the same target (read-your-writes).
     public var keptPending = 0
-    /// Events this version stores nothing for (signals, presence, unknown kinds).
+    /// Members whose presence (``ReplicaModel/ChatMember/isPresent``, state) an event changed.
+    public var presenceChanged = 0
+    /// Presence channels (without `-pnpres`) to read again with a here-now: an `interval`
+    /// event asked for it (`here_now_refresh`) or a presence event could not be read.
+    public var presenceRefresh: Set<String> = []
+    /// Events this version stores nothing for (signals, unknown kinds).
     public var ignored = 0
     /// Channels with an event that could not be read or applied: their history must be pulled
     /// again, since the event is as good as lost.
@@ -48,8 +53,9 @@ public enum ObjectRef: Sendable, Hashable, CustomStringConvertible {
 /// One event a live sync received, as `pnreplicate listen` prints it.
 public struct LiveEventRecord: Sendable, Hashable, Codable {
     /// `message`, `file`, `reaction-added`, `reaction-removed`, `user-set`, `user-removed`,
-    /// `channel-set`, `channel-removed`, `membership-set`, `membership-removed`, `signal`,
-    /// `presence`, `unknown` or `unreadable`.
+    /// `channel-set`, `channel-removed`, `membership-set`, `membership-removed`, `typing`,
+    /// `signal`, `presence-join`, `presence-leave`, `presence-timeout`, `presence-state-change`,
+    /// `presence-interval` (`presence-<action>`), `unknown` or `unreadable`.
     public var kind: String
     /// The channel it arrived on.
     public var channel: String
@@ -57,10 +63,12 @@ public struct LiveEventRecord: Sendable, Hashable, Codable {
     public var timetoken: Timetoken?
     /// The publisher or actor (`i`).
     public var publisher: String?
-    /// What it was about: a message id, `type:value` on a message timetoken, an object id.
+    /// What it was about: a message id, `type:value` on a message timetoken, an object id, a
+    /// user id (presence), `started`/`stopped` (typing).
     public var subject: String
     /// What the store did: `inserted`, `updated`, `unchanged`, `removed`, `kept-pending`,
-    /// `ignored`, `skipped` (with the reason).
+    /// `present`, `absent` (presence), `delivered` (signals, never stored), `ignored`,
+    /// `skipped` (with the reason).
     public var outcome: String
 }
 
@@ -166,19 +174,75 @@ extension Reconciler {
             if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
             if outcome == "kept-pending" { result.keptPending += 1 }
             result.applied.append(envelope.record(kind: kind, subject: subject, outcome: outcome))
-        case .signal, .presence, .unknown:
-            result.ignored += 1
-            let kind: String
-            switch envelope.event {
-            case .signal: kind = "signal"
-            case .presence: kind = "presence"
-            default: kind = "unknown"
+        case .presence(let event):
+            try applyLive(event, tx: tx, envelope: envelope, into: &result)
+        case .signal:
+            // Signals are never stored; typing ones go to ``TypingIndicators`` (by ``LiveSync``).
+            if let typing = TypingSignal.isTyping(envelope.payload) {
+                result.applied.append(envelope.record(kind: "typing", subject: typing ? "started" : "stopped", outcome: "delivered"))
+            } else {
+                result.applied.append(envelope.record(kind: "signal", subject: "-", outcome: "delivered"))
             }
-            result.applied.append(envelope.record(kind: kind, subject: "-", outcome: "ignored"))
+        case .unknown:
+            result.ignored += 1
+            result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "ignored"))
         case .unreadable(let reason):
-            if !channel.isEmpty { result.unreadableChannels.insert(channel) }
+            if channel.hasSuffix("-pnpres") {
+                result.presenceRefresh.insert(String(channel.dropLast("-pnpres".count)))
+            } else if !channel.isEmpty {
+                result.unreadableChannels.insert(channel)
+            }
             result.applied.append(envelope.record(kind: "unreadable", subject: "-", outcome: "skipped: \(reason)"))
             logger.warning("skipped a live event that could not be read", metadata: ["channel": "\(channel)", "reason": "\(reason)"])
+        }
+    }
+
+    /// Applies a presence event to the member rows of its channel (a user without a membership
+    /// row is not stored). Join and state-change make the user present with the event's state;
+    /// leave and timeout absent; an interval applies its lists, or asks for a here-now.
+    private static func applyLive(
+        _ event: PresenceEvent, tx: StoreTransaction<Custom>, envelope: SubscribeEnvelope, into result: inout LiveApplyResult
+    ) throws {
+        let kind = "presence-\(event.action.rawValue)"
+        func set(_ userId: String, present: Bool, state: JSONValue?) throws -> Bool {
+            let changed = try tx.setPresence(channelId: event.channel, userId: userId, isPresent: present, state: state)
+            if changed { result.presenceChanged += 1 }
+            return changed
+        }
+        switch event.action {
+        case .join, .stateChange, .leave, .timeout:
+            guard let userId = event.userId else { return }
+            let present = event.action == .join || event.action == .stateChange
+            let changed = try set(userId, present: present, state: event.state)
+            result.applied.append(envelope.record(kind: kind, subject: userId, outcome: changed ? (present ? "present" : "absent") : "unchanged"))
+        case .interval:
+            var changes = 0
+            for userId in event.joined where try set(userId, present: true, state: nil) { changes += 1 }
+            for userId in event.left + event.timedOut where try set(userId, present: false, state: nil) { changes += 1 }
+            if event.hereNowRefresh { result.presenceRefresh.insert(event.channel) }
+            let subject = "\(event.joined.count) joined, \(event.left.count) left, \(event.timedOut.count) timed out"
+                + (event.hereNowRefresh ? ", here-now asked" : "")
+            result.applied.append(envelope.record(kind: kind, subject: subject, outcome: changes > 0 ? "updated" : "unchanged"))
+        case .other:
+            result.ignored += 1
+            result.applied.append(envelope.record(kind: kind, subject: event.userId ?? "-", outcome: "ignored"))
+        }
+    }
+
+    /// Replaces the presence of the members of `channels` with a here-now's answer, in one
+    /// transaction: the listed occupants are present with their state, every other member is
+    /// absent (a channel the answer lacks has nobody). Returns each channel's occupancy.
+    func applyHereNow(_ answer: HereNowAnswer, channels: [String]) async throws -> [String: Int] {
+        try await store.storeTransaction { tx in
+            var counts: [String: Int] = [:]
+            for channel in channels {
+                let occupancy = answer.channels[channel] ?? ChannelOccupancy(occupancy: 0, occupants: [])
+                var present: [String: JSONValue?] = [:]
+                for occupant in occupancy.occupants { present[occupant.userId] = .some(occupant.state) }
+                try tx.replacePresence(channelId: channel, present: present)
+                counts[channel] = occupancy.occupancy
+            }
+            return counts
         }
     }
 
