@@ -4,10 +4,14 @@ the pnreplicate simulator unchanged.
 
 Usage: python3 Tests/Compat/python_sdk_check.py 127.0.0.1:PORT
 
-A subscriber listens on a fresh channel and on its own user-id channel; a second client publishes,
-adds a message action, sets the subscriber's user metadata, the channel's metadata and a
-membership, and sends a signal. The subscriber's listener must see each event, with the right
-fields; history (fetch_messages with actions) and get_message_actions must show the same data.
+A subscriber listens, with presence, on a fresh channel and on its own user-id channel; a second
+client publishes, adds a message action, sets the subscriber's user metadata, the channel's
+metadata and a membership, and sends a signal (and one over the 64-byte limit, which must fail).
+The subscriber's listener must see each event, with the right fields; history (fetch_messages with
+actions) and get_message_actions must show the same data. Presence: the subscriber's own join,
+here_now (one channel and two), where_now, and a third client that subscribes with a presence
+timeout (heartbeats on), sets its state (get_state must return it) and unsubscribes: the listener
+must see its join, state-change and leave.
 One line per check on stdout ("ok ..." or "FAIL ..."); the exit status is 0 only when every check
 passed. The whole run is bounded (TOTAL_SECONDS), so it never hangs.
 
@@ -28,6 +32,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 try:
     from pubnub.callbacks import SubscribeCallback
     from pubnub.enums import PNStatusCategory
+    from pubnub.exceptions import PubNubException
     from pubnub.models.consumer.message_actions import PNMessageAction
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.subscription import PNEventEmitter
@@ -56,8 +61,13 @@ def work_around_sdk_app_context_dispatch():
         print(f"note SDK bug worked around: PNEventEmitter lacks {', '.join(missing)}", flush=True)
 
 
-TOTAL_SECONDS = 30
+TOTAL_SECONDS = 45
 EVENT_SECONDS = 10
+# The presence timeout of the client that joins (the smallest PubNub accepts); its heartbeats go
+# every timeout / 2 - 1 s, as the SDK computes.
+PRESENCE_TIMEOUT = 20
+# How far a presence event's `timestamp` (unix seconds) may be from this machine's clock.
+CLOCK_SLACK_SECONDS = 120
 
 failures = []
 
@@ -126,7 +136,9 @@ class Recorder(SubscribeCallback):
         return ", ".join(kind for kind, _ in self.events) or "nothing"
 
 
-def client(origin, user_id):
+def client(origin, user_id, presence_timeout=None):
+    """A client of the simulator; with `presence_timeout`, it sends `heartbeat=<timeout>` on every
+    subscribe, runs the SDK's heartbeat loop and sends a leave when it unsubscribes."""
     config = PNConfiguration()
     config.publish_key = "demo"
     config.subscribe_key = "demo"
@@ -136,23 +148,55 @@ def client(origin, user_id):
     # Fail fast instead of retrying against a simulator that is not there.
     config.non_subscribe_request_timeout = 5
     config.connect_timeout = 5
+    if presence_timeout is not None:
+        config.set_presence_timeout(presence_timeout)
+        config.enable_presence_heartbeat = True
     return PubNubAsyncio(config)
+
+
+def describe_presence(event):
+    return (f"event={event.event!r} uuid={event.uuid!r} channel={event.channel!r} occupancy={event.occupancy!r} "
+            f"state={event.state!r} timestamp={event.timestamp!r} timetoken={event.timetoken!r}")
+
+
+def describe_here_now(result):
+    channels = result.channels if isinstance(result.channels, list) else list(result.channels or [])
+    return (f"total_channels={result.total_channels} total_occupancy={result.total_occupancy} channels=" + str([
+        (c.channel_name, c.occupancy, [(o.uuid, o.state) for o in (c.occupants or [])]) for c in channels]))
+
+
+def here_now_channel(result, name):
+    channels = result.channels if isinstance(result.channels, list) else []
+    return next((c for c in channels if c.channel_name == name), None)
+
+
+def check_presence_event(name, event, action, uuid, channel, occupancy, state=None):
+    """The fields the SDK parses from a presence event's `d` (and `p.t`)."""
+    now = time.time()
+    check(name, event.event == action and event.uuid == uuid and event.channel == channel
+          and event.occupancy == occupancy and (state is None or event.state == state)
+          and abs(event.timestamp - now) < CLOCK_SLACK_SECONDS and event.timetoken > 0,
+          f"got {describe_presence(event)}; expected event={action!r} uuid={uuid!r} channel={channel!r} "
+          f"occupancy={occupancy}{f' state={state!r}' if state is not None else ''}, timestamp near {int(now)}")
 
 
 async def run(origin):
     run_id = uuidlib.uuid4().hex[:8]
     channel = f"py-compat-{run_id}"
+    second_channel = f"py-compat-{run_id}-b"
     subscriber_id = f"py-sub-{run_id}"
     publisher_id = f"py-pub-{run_id}"
+    joiner_id = f"py-join-{run_id}"
 
     subscriber = client(origin, subscriber_id)
     publisher = client(origin, publisher_id)
+    joiner = client(origin, joiner_id, presence_timeout=PRESENCE_TIMEOUT)
     recorder = Recorder()
     subscriber.add_listener(recorder)
     try:
         # Subscribe: the channel and the subscriber's own user-id channel (App Context user and
-        # membership events arrive there).
-        subscriber.subscribe().channels([channel, subscriber_id]).execute()
+        # membership events arrive there), with presence (`<channel>-pnpres` too).
+        subscriber.subscribe().channels([channel, subscriber_id]).with_presence().execute()
         connected = await recorder.wait_for(
             "status", lambda s: s.category == PNStatusCategory.PNConnectedCategory)
         if not check("subscribe handshake: listener got PNConnectedCategory", connected is not None,
@@ -238,6 +282,100 @@ async def run(origin):
                   and signal.channel == channel,
                   f"{signal.publisher} {signal.timetoken} != {publisher_id} {signalled.timetoken}")
 
+        # A signal over 64 bytes: PubNub answers 400 [0,"Signal size too large","<tt>"]; the SDK
+        # raises it. It must not reach the listener: the next (small) signal comes alone.
+        big = {"text": "x" * 80}
+        try:
+            rejected = await publisher.signal().channel(channel).message(big).result()
+            check("signal over 64 bytes: PubNubException", False, f"answered {rejected}")
+        except PubNubException as error:
+            check("signal over 64 bytes: PubNubException 400 'Signal size too large'",
+                  error.get_status_code() == 400 and "Signal size too large" in str(error)
+                  and error.status is not None and error.status.category == PNStatusCategory.PNBadRequestCategory,
+                  f"status {error.get_status_code()}, category {getattr(error.status, 'category', None)}: {error}")
+        await publisher.signal().channel(channel).message({"typing": False}).result()
+        after = await recorder.wait_for("signal", lambda s: s.message == {"typing": False})
+        check("signal over 64 bytes: not delivered (the next signal arrives alone)",
+              after is not None and not any(kind == "signal" and p.message == big for kind, p in recorder.events),
+              f"listener saw {[p.message for kind, p in recorder.events if kind == 'signal']}")
+
+        # Presence. The subscriber's own join: PubNub announces it after the handshake's cursor,
+        # so the subscriber's next long poll brings it (recorded traffic: pubnub/python
+        # tests/integrational/fixtures/asyncio/subscription/join_leave.yaml).
+        own_join = await recorder.wait_for(
+            "presence", lambda p: p.event == "join" and p.uuid == subscriber_id and p.channel == channel)
+        if check("presence: the subscriber's own join received", own_join is not None,
+                 f"listener saw {[describe_presence(p) for kind, p in recorder.events if kind == 'presence']}"):
+            check_presence_event("presence: own join fields", own_join, "join", subscriber_id, channel, 1)
+
+        here = await publisher.here_now().channels([channel]).include_uuids(True).include_state(True).result()
+        entry = here_now_channel(here, channel)
+        check("here_now one channel: the subscriber, occupancy 1",
+              here.total_channels == 1 and here.total_occupancy == 1 and entry is not None and entry.occupancy == 1
+              and [(o.uuid, o.state) for o in entry.occupants] == [(subscriber_id, None)],
+              describe_here_now(here))
+
+        where = await publisher.where_now().uuid(subscriber_id).result()
+        check("where_now: the subscriber's channels", sorted(where.channels) == sorted([channel, subscriber_id]),
+              str(where.channels))
+
+        # A third client joins the channel and a second one (presence timeout set, heartbeats on).
+        joiner.subscribe().channels([channel, second_channel]).execute()
+        join = await recorder.wait_for(
+            "presence", lambda p: p.event == "join" and p.uuid == joiner_id and p.channel == channel)
+        if check("presence: join of a second client received", join is not None,
+                 f"listener saw {[describe_presence(p) for kind, p in recorder.events if kind == 'presence']}"):
+            check_presence_event("presence: join fields", join, "join", joiner_id, channel, 2)
+
+        # Its state, on both channels: a state-change on the channel the subscriber watches.
+        state = {"mood": "curious", "level": 3}
+        stored = await joiner.set_state().channels([channel, second_channel]).state(state).result()
+        check("set_state: answered with the state", getattr(stored, "state", None) == state,
+              str(getattr(stored, "__dict__", stored)))
+        change = await recorder.wait_for(
+            "presence", lambda p: p.event == "state-change" and p.uuid == joiner_id and p.channel == channel)
+        if check("presence: state-change received", change is not None,
+                 f"listener saw {[describe_presence(p) for kind, p in recorder.events if kind == 'presence']}"):
+            check_presence_event("presence: state-change fields", change, "state-change", joiner_id, channel, 2,
+                                 state=state)
+
+        got = await publisher.get_state().channels([channel]).uuid(joiner_id).result()
+        check("get_state one channel: what set_state stored", got.channels == {channel: state}, str(got.channels))
+        got = await joiner.get_state().channels([channel, second_channel]).result()
+        check("get_state two channels: what set_state stored",
+              got.channels == {channel: state, second_channel: state}, str(got.channels))
+
+        here = await publisher.here_now().channels([channel]).include_uuids(True).include_state(True).result()
+        entry = here_now_channel(here, channel)
+        check("here_now one channel with state: both users, the joiner's state",
+              here.total_occupancy == 2 and entry is not None and entry.occupancy == 2
+              and sorted((o.uuid, str(o.state)) for o in entry.occupants)
+              == sorted([(subscriber_id, "None"), (joiner_id, str(state))]),
+              describe_here_now(here))
+
+        both = await publisher.here_now().channels([channel, second_channel]).include_uuids(True).result()
+        first, second = here_now_channel(both, channel), here_now_channel(both, second_channel)
+        check("here_now two channels: payload.channels, total_occupancy 3",
+              both.total_channels == 2 and both.total_occupancy == 3
+              and first is not None and first.occupancy == 2
+              and sorted(o.uuid for o in first.occupants) == sorted([subscriber_id, joiner_id])
+              and second is not None and second.occupancy == 1
+              and [o.uuid for o in second.occupants] == [joiner_id],
+              describe_here_now(both))
+
+        # It unsubscribes: the SDK's presence engine sends a leave.
+        joiner.unsubscribe().channels([channel, second_channel]).execute()
+        leave = await recorder.wait_for(
+            "presence", lambda p: p.event == "leave" and p.uuid == joiner_id and p.channel == channel)
+        if check("presence: leave received", leave is not None,
+                 f"listener saw {[describe_presence(p) for kind, p in recorder.events if kind == 'presence']}"):
+            check_presence_event("presence: leave fields", leave, "leave", joiner_id, channel, 1)
+        check("presence: no timeout event (the leave came first)",
+              not any(kind == "presence" and p.event == "timeout" for kind, p in recorder.events),
+              str([describe_presence(p) for kind, p in recorder.events if kind == "presence"]))
+        where = await publisher.where_now().uuid(joiner_id).result()
+        check("where_now after the leave: nowhere", list(where.channels) == [], str(where.channels))
+
         # History and actions, read back by the subscriber.
         history = await subscriber.fetch_messages().channels([channel]).include_message_actions(True) \
             .include_meta(True).include_uuid(True).result()
@@ -269,7 +407,7 @@ async def run(origin):
               and user.data.get("custom") == {"lang": "py"}, str(user.data))
     finally:
         subscriber.unsubscribe_all()
-        for pubnub in (subscriber, publisher):
+        for pubnub in (subscriber, publisher, joiner):
             try:
                 await asyncio.wait_for(pubnub.stop(), 5)
             except Exception as error:  # the run's outcome is the checks, not the shutdown

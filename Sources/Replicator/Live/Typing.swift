@@ -102,11 +102,13 @@ public actor TypingIndicators {
 
     /// Says the current user stopped typing in `channel` (message sent, field cleared). Sends
     /// `false` only when a `true` went out within the timeout (otherwise the others have already
-    /// dropped the user). Returns whether one was sent.
+    /// dropped the user), or always with `force` (a `true` another process sent, say). Returns
+    /// whether one was sent.
     @discardableResult
-    public func stopTyping(in channel: String) async throws -> Bool {
+    public func stopTyping(in channel: String, force: Bool = false) async throws -> Bool {
         if await channelType(channel) == "public" { throw TypingError.publicChannel(channel) }
-        guard let last = sentTrue.removeValue(forKey: channel), clock.now.timeIntervalSince(last) < timeout else { return false }
+        let last = sentTrue.removeValue(forKey: channel)
+        guard force || last.map({ clock.now.timeIntervalSince($0) < timeout }) == true else { return false }
         _ = try await client.signal(SignalRequest(channel: channel, message: TypingSignal.payload(isTyping: false)))
         return true
     }
