@@ -191,7 +191,6 @@ extension PubNubServer {
         case .invalid: return Reply.subscribeError(400, "Invalid JSON in state")
         case .object(let object): state = object
         }
-        touchPresence(channels: channels.sorted(), uuid: request.actor, timeout: request.int("heartbeat"), state: state)
         let tt: UInt64
         if let text = request.queryValue("tt") {
             guard let value = UInt64(text) else { return Reply.subscribeError(400, "Invalid Timetoken") }
@@ -200,7 +199,14 @@ extension PubNubServer {
             tt = 0
         }
         let region = subscribeSettings.region
-        if tt == 0 { return Reply.subscribeAnswer(timetoken: currentCursor(after: 0), region: region, events: []) }
+        if tt == 0 {
+            // The handshake's cursor comes before the subscriber's own join, so that its first
+            // long poll hears the join, as on PubNub.
+            let cursor = currentCursor(after: 0)
+            touchPresence(channels: channels.sorted(), uuid: request.actor, timeout: request.int("heartbeat"), state: state)
+            return Reply.subscribeAnswer(timetoken: cursor, region: region, events: [])
+        }
+        touchPresence(channels: channels.sorted(), uuid: request.actor, timeout: request.int("heartbeat"), state: state)
         switch fault {
         case .none: break
         case .staleCursor:

@@ -16,7 +16,10 @@ One line per check on stdout ("ok ..." or "FAIL ..."); the exit status is 0 only
 passed. The whole run is bounded (TOTAL_SECONDS), so it never hangs.
 
 Checked with pubnub 10.8.0. The SDK itself is not changed; one client-side bug of it, unrelated to
-what the server sends, is worked around: see work_around_sdk_app_context_dispatch.
+what the server sends, is worked around: see work_around_sdk_app_context_dispatch. Another one is
+only noise: once the joining client has unsubscribed from all its channels, the SDK's presence
+engine starts a heartbeat with no channels, which fails its own validation before any request
+("Heartbeat failed: Channel or group missing" on stderr); stopping the client ends its retries.
 """
 
 import asyncio
@@ -349,8 +352,8 @@ async def run(origin):
         entry = here_now_channel(here, channel)
         check("here_now one channel with state: both users, the joiner's state",
               here.total_occupancy == 2 and entry is not None and entry.occupancy == 2
-              and sorted((o.uuid, str(o.state)) for o in entry.occupants)
-              == sorted([(subscriber_id, "None"), (joiner_id, str(state))]),
+              and {o.uuid: o.state for o in entry.occupants} == {subscriber_id: None, joiner_id: state}
+              and len(entry.occupants) == 2,
               describe_here_now(here))
 
         both = await publisher.here_now().channels([channel, second_channel]).include_uuids(True).result()
