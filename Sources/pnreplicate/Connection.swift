@@ -28,6 +28,24 @@ struct ConnectionOptions: ParsableArguments {
             userId: userId ?? environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli",
             origin: origin ?? environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com")
     }
+
+    /// A client on a URLSession transport whose requests each end within `timeout` seconds, for
+    /// commands that talk to PubNub without an outbox or a reconciler.
+    func client(timeout: TimeInterval = 15) throws -> PubNubClient {
+        PubNubClient(configuration: try configuration(), transport: URLSessionTransport(timeout: timeout))
+    }
+}
+
+/// Refuses, as a usage error, an id flag the model cannot store (`--channel "a,b"`), before
+/// anything is opened or sent. `flag` names it in the message.
+func validateIdentifiers(_ ids: [String], flag: String) throws {
+    for id in ids {
+        do {
+            try Validation.validateIdentifier(id, field: "\(flag) \"\(id)\"")
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
 }
 
 /// A store, an outbox over it and a reconciler sharing its client, as one command uses them.

@@ -60,15 +60,8 @@ struct Listen: AsyncParsableCommand {
 
     func validate() throws {
         guard presenceTimeout >= 20 else { throw ValidationError("--presence-timeout must be 20 seconds or more") }
-        for (flag, ids) in [("--channel", channels), ("--user", users)] {
-            for id in ids {
-                do {
-                    try Validation.validateIdentifier(id, field: "\(flag) \"\(id)\"")
-                } catch {
-                    throw ValidationError("\(error)")
-                }
-            }
-        }
+        try validateIdentifiers(channels, flag: "--channel")
+        try validateIdentifiers(users, flag: "--user")
     }
 
     func run() async throws {

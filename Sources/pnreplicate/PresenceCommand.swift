@@ -22,18 +22,12 @@ struct PresenceCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The channel.") var channel: String
 
-    func validate() throws {
-        do {
-            try Validation.validateIdentifier(channel, field: "--channel")
-        } catch {
-            throw ValidationError("\(error)")
-        }
-    }
+    func validate() throws { try validateIdentifiers([channel], flag: "--channel") }
 
     func run() async throws {
         try await runReportingErrors {
             let store = try options.openForReading()
-            let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport(timeout: 15))
+            let client = try connection.client()
             let answer = try await client.hereNowAll(channels: [channel], includeState: true)
             let occupancy = answer.channels[channel] ?? ChannelOccupancy(occupancy: 0, occupants: [])
             let members = try await store.fetch(store.queries.members(ofChannel: channel, presentFirst: true))
@@ -100,20 +94,14 @@ struct TypingCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The channel.") var channel: String
     @Flag(name: .long, help: "Signal that the user stopped typing.") var stop = false
 
-    func validate() throws {
-        do {
-            try Validation.validateIdentifier(channel, field: "--channel")
-        } catch {
-            throw ValidationError("\(error)")
-        }
-    }
+    func validate() throws { try validateIdentifiers([channel], flag: "--channel") }
 
     func run() async throws {
         try await runReportingErrors {
             // The store is only read (a channel's type), and only when it exists: typing never
             // writes to it.
             let store = FileManager.default.fileExists(atPath: options.storePath) ? try options.openForReading() : nil
-            let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport(timeout: 15))
+            let client = try connection.client()
             let typing = TypingIndicators(
                 client: client,
                 channelType: { id in

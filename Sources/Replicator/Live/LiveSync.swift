@@ -555,7 +555,12 @@ public actor LiveSync<Custom: ChatCustomData> {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if Self.stopsRun(error) { throw error }
             pollBeforeNextHereNow = true
-            logger.warning("here-now failed; presence is read again after the next poll", metadata: ["error": "\(Self.reason(error))"])
+            // A network failure is the poll's to report (offline); a refusal (presence not enabled
+            // on the keyset, no permission) is worth a warning.
+            let transient = (error as? WireError)?.retryability.isRetryable ?? false
+            logger.log(
+                level: transient ? .debug : .warning, "here-now failed; presence is read again after the next poll",
+                metadata: ["error": "\(Self.reason(error))"])
         }
         return .progressed
     }
