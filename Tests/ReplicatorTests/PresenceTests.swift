@@ -139,6 +139,22 @@ struct PresenceTests {
         #expect(!heardTimeout && sawRefresh)
     }
 
+    @Test("a member row a live membership event adds gets its presence from a here-now", .timeLimit(.minutes(1)))
+    func newMemberRowReadsPresence() async throws {
+        let world = try await PresenceWorld()
+        try await world.join(["a"], "room")
+        let (a, liveA) = try world.device("a", seed: 10)
+        try await LiveWorld.settle(liveA)
+        // c is on the channel (subscribed) before it becomes a member: its join found no row.
+        let c = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "c")
+        _ = try await c.subscribe(SubscribeRequest(channels: ["room"]))
+        try await LiveWorld.settle(liveA)
+        #expect(try await a.store.fetch(a.store.queries.member(channelId: "room", userId: "c")) == nil)
+        try await world.join(["c"], "room")
+        try await LiveWorld.settle(liveA)
+        #expect(try await a.store.fetch(a.store.queries.member(channelId: "room", userId: "c"))?.isPresent == true)
+    }
+
     @Test("heartbeats keep a quiet device present past its timeout; without them it times out", .timeLimit(.minutes(1)))
     func heartbeatsKeepPresence() async throws {
         let world = try await PresenceWorld()

@@ -17,7 +17,8 @@ public struct LiveApplyResult: Sendable, Hashable {
     /// Members whose presence (``ReplicaModel/ChatMember/isPresent``, state) an event changed.
     public var presenceChanged = 0
     /// Presence channels (without `-pnpres`) to read again with a here-now: an `interval`
-    /// event asked for it (`here_now_refresh`) or a presence event could not be read.
+    /// event asked for it (`here_now_refresh`), a presence event could not be read, or a
+    /// membership event added a member row (whose presence is unknown).
     public var presenceRefresh: Set<String> = []
     /// Events this version stores nothing for (signals, unknown kinds).
     public var ignored = 0
@@ -292,7 +293,10 @@ extension Reconciler {
             var member = try MemberEdit<Custom.Member>.apply(fields, to: stored ?? ChatMember(channelId: channelId, userId: userId))
             member.eTag = eTag
             member.updated = try stamp(updated)
-            return ("membership-set", "\(channelId)/\(userId)", word(try overlay.applyServer(member: member).outcome))
+            let outcome = try overlay.applyServer(member: member).outcome
+            // A new member row has no presence yet: the channel's occupants are read again.
+            if outcome == .inserted { result.presenceRefresh.insert(channelId) }
+            return ("membership-set", "\(channelId)/\(userId)", word(outcome))
         case .membershipRemoved(let channelId, let userId):
             let removed = try overlay.serverLacks(channelId: channelId, userId: userId)
             return ("membership-removed", "\(channelId)/\(userId)", removed ? "removed" : "kept-pending")
