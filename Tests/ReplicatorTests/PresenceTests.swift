@@ -61,7 +61,7 @@ struct PresenceTests {
     static func present(_ members: [Member]) -> [String] { members.map(\.userId) }
 
     @Test("join, state change, leave and heartbeat timeout reach the member rows and an observation of present members",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func presenceLifecycle() async throws {
         let world = try await PresenceWorld()
         try await world.join(["a", "b"], "room")
@@ -106,7 +106,7 @@ struct PresenceTests {
     }
 
     @Test("a member that timed out while the device was away shows as absent after catch-up (here-now after the gap)",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func timeoutWhileAway() async throws {
         let world = try await PresenceWorld()
         try await world.join(["a", "b"], "room")
@@ -125,7 +125,8 @@ struct PresenceTests {
         try await LiveWorld.settle(liveA)
         #expect(try await a.store.fetch(a.store.queries.member(channelId: "room", userId: "b"))?.isPresent == false)
         #expect(try await a.store.fetch(a.store.queries.member(channelId: "room", userId: "a"))?.isPresent == true)
-        #expect(await liveA.statistics.presenceRefreshes > refreshes)
+        // A here-now was read (so the loop below ends at its report).
+        try #require(await liveA.statistics.presenceRefreshes > refreshes)
         // The timeout itself never arrived live: the here-now after the gap told it.
         var heardTimeout = false
         var sawRefresh = false
@@ -139,7 +140,7 @@ struct PresenceTests {
         #expect(!heardTimeout && sawRefresh)
     }
 
-    @Test("a member row a live membership event adds gets its presence from a here-now", .timeLimit(.minutes(1)))
+    @Test("a member row a live membership event adds gets its presence from a here-now", .timeLimit(.minutes(3)))
     func newMemberRowReadsPresence() async throws {
         let world = try await PresenceWorld()
         try await world.join(["a"], "room")
@@ -155,7 +156,7 @@ struct PresenceTests {
         #expect(try await a.store.fetch(a.store.queries.member(channelId: "room", userId: "c"))?.isPresent == true)
     }
 
-    @Test("heartbeats keep a quiet device present past its timeout; without them it times out", .timeLimit(.minutes(1)))
+    @Test("heartbeats keep a quiet device present past its timeout; without them it times out", .timeLimit(.minutes(3)))
     func heartbeatsKeepPresence() async throws {
         let world = try await PresenceWorld()
         try await world.join(["a", "b"], "room")
@@ -176,7 +177,7 @@ struct PresenceTests {
         #expect(try await b.store.fetch(b.store.queries.member(channelId: "room", userId: "a"))?.isPresent == false)
     }
 
-    @Test("a running live sync heartbeats on the injected clock and leaves when stopped", .timeLimit(.minutes(1)))
+    @Test("a running live sync heartbeats on the injected clock and leaves when stopped", .timeLimit(.minutes(3)))
     func runHeartbeatsAndLeaves() async throws {
         let world = try await PresenceWorld()
         await world.server.configureSubscribe(SubscribeSettings(hold: .seconds(30)))
@@ -205,7 +206,7 @@ struct PresenceTests {
     }
 
     @Test("typing: B sees A within one event, drops A after the timeout, and a stop is heard; throttled as the Chat SDK",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func typingBetweenTwoDevices() async throws {
         let world = try await PresenceWorld()
         try await world.join(["a", "b"], "room")
