@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// Where a draft belongs: a channel, or a thread of it (the root message's timetoken).
+public struct DraftKey: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The channel.
+    public var channelId: String
+    /// The thread's root message, or nil for the channel itself.
+    public var threadRoot: Timetoken?
+
+    /// The draft of `channelId` (or of the thread under `threadRoot`).
+    public init(channelId: String, threadRoot: Timetoken? = nil) {
+        self.channelId = channelId
+        self.threadRoot = threadRoot
+    }
+
+    /// `channel` or `channel/threadRoot`.
+    public var description: String { threadRoot.map { "\(channelId)/\($0)" } ?? channelId }
+}
+
+/// A draft as stored, with when it last changed.
+public struct StoredDraft: Sendable, Hashable {
+    /// Where it belongs.
+    public var key: DraftKey
+    /// The draft.
+    public var draft: MessageDraft
+    /// When it was last saved.
+    public var updatedAt: Date
+}
+
+extension ChatStore {
+    /// Changes the draft of `key` in one transaction: reads it (an empty draft when there is
+    /// none), runs `edit` on it, and saves the result, or deletes the row when the result is
+    /// empty (no text, no quote). Returns the saved draft.
+    ///
+    /// Call it once per user edit (each keystroke's `insertText`/`removeText`, or `update(text:)`
+    /// with the field's content): nothing is debounced, so nothing typed is ever only in memory.
+    /// A transaction per keystroke costs well under a millisecond; an app that wants fewer writes
+    /// must batch the edits itself and accept losing the batch in progress on a crash.
+    ///
+    /// ```swift
+    /// let key = DraftKey(channelId: "general")
+    /// try await store.editDraft(key) { try $0.insertText(offset: 0, text: "Hi ") }
+    /// ```
+    ///
+    /// An error thrown by `edit` (a refused mention, say) rolls the transaction back and is
+    /// rethrown as is: the stored draft is unchanged.
+    @discardableResult
+    public func editDraft(
+        _ key: DraftKey, at date: Date = Date(), _ edit: @escaping @Sendable (inout MessageDraft) throws -> Void
+    ) async throws -> MessageDraft {
+        let result: Result<MessageDraft, any Error> = try await write { db in
+            var draft = try Self.draft(key, db: db) ?? MessageDraft()
+            do {
+                try edit(&draft)
+            } catch {
+                return .failure(error)
+            }
+            try Self.save(draft, key: key, at: date, db: db)
+            return .success(draft)
+        }
+        return try result.get()
+    }
+
+    /// Replaces the draft of `key` (deletes it when `draft` is empty).
+    public func saveDraft(_ draft: MessageDraft, for key: DraftKey, at date: Date = Date()) async throws(StoreError) {
+        try await write { db in try Self.save(draft, key: key, at: date, db: db) }
+    }
+
+    /// Deletes the draft of `key`; returns whether there was one.
+    @discardableResult
+    public func removeDraft(_ key: DraftKey) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?",
+                arguments: [key.channelId, try Self.threadColumn(key)])
+            return db.changesCount > 0
+        }
+    }
+
+    static func threadColumn(_ key: DraftKey) throws(StoreError) -> Int64 {
+        try StoreCoding.column(key.threadRoot, field: "draft.threadRoot") ?? 0
+    }
+
+    static func save(_ draft: MessageDraft, key: DraftKey, at date: Date, db: Database) throws {
+        let thread = try threadColumn(key)
+        if draft.isEmpty && draft.quotedMessage == nil {
+            try db.execute(sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?", arguments: [key.channelId, thread])
+            return
+        }
+        let json = try StoreCoding().json(draft) ?? "{}"
+        try db.execute(
+            sql: """
+                INSERT INTO drafts (channel_id, thread_root, text, draft, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (channel_id, thread_root) DO UPDATE SET
+                    text = excluded.text, draft = excluded.draft, updated_at = excluded.updated_at
+                """, arguments: [key.channelId, thread, draft.text, json, date.milliseconds])
+    }
+
+    static func draft(_ key: DraftKey, db: Database) throws -> MessageDraft? {
+        let thread = try threadColumn(key)
+        guard let text = try String.fetchOne(
+            db, sql: "SELECT draft FROM drafts WHERE channel_id = ? AND thread_root = ?", arguments: [key.channelId, thread])
+        else { return nil }
+        return try StoreCoding().decode(MessageDraft.self, text, table: "drafts", column: "draft", key: key.description)
+    }
+}
+
+extension ChatQueries {
+    /// The draft of `key`, or nil. Observe it (`store.observe(...)`) to show the draft wherever it
+    /// was last edited.
+    public func draft(_ key: DraftKey) -> StoreQuery<MessageDraft?> {
+        StoreQuery { db in try ChatStore<Custom>.draft(key, db: db) }
+    }
+
+    /// Every stored draft, most recently changed first.
+    public func drafts() -> StoreQuery<[StoredDraft]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db, sql: "SELECT channel_id, thread_root, draft, updated_at FROM drafts ORDER BY updated_at DESC, channel_id, thread_root"
+            ).map { row in
+                let channel: String = row[0]
+                let thread: Int64 = row[1]
+                let key = DraftKey(channelId: channel, threadRoot: thread > 0 ? Timetoken(rawValue: UInt64(thread)) : nil)
+                let draft = try coding.decode(MessageDraft.self, row[2], table: "drafts", column: "draft", key: key.description)
+                    ?? MessageDraft()
+                return StoredDraft(key: key, draft: draft, updatedAt: Date(milliseconds: row[3]))
+            }
+        }
+    }
+}

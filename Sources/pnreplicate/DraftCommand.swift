@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// `pnreplicate draft`: the message drafts kept in the store (one per channel, and per thread).
+struct DraftCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "draft",
+        abstract: "Show, edit and list the message drafts kept in the store.",
+        discussion: """
+            A draft is saved in the store with each change, so it survives a restart or a crash \
+            (at most the edit in progress is lost). Offsets and lengths count UTF-16 code units, \
+            as the PubNub Chat SDK does. Sending a draft through the outbox comes with a later \
+            version; `draft show` prints the text it would send.
+            """,
+        subcommands: [Show.self, Set.self, Mention.self, Clear.self, List.self])
+
+    /// The draft a command works on.
+    struct Target: ParsableArguments {
+        @Option(name: .customLong("channel"), help: "The channel.") var channel: String
+        @Option(name: .customLong("thread"), help: "The thread's root message timetoken (a thread's draft).") var thread: String?
+
+        func validate() throws {
+            try validateIdentifiers([channel], flag: "--channel")
+            _ = try key()
+        }
+
+        func key() throws -> DraftKey {
+            guard let thread else { return DraftKey(channelId: channel) }
+            guard let timetoken = try? Timetoken(parsing: thread), timetoken.rawValue > 0 else {
+                throw ValidationError("--thread must be a message timetoken (17 digits)")
+            }
+            return DraftKey(channelId: channel, threadRoot: timetoken)
+        }
+    }
+
+    /// Opens the store for writing (created and migrated when needed).
+    static func open(_ options: StoreOptionsGroup) throws -> ChatStore<DefaultChatCustom> {
+        try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: options.storeOptions(migration: .automatic))
+    }
+
+    /// Prints a draft: text, mentions, quote and the text it would send; or JSON.
+    static func print(_ draft: MessageDraft?, key: DraftKey, json: Bool) throws {
+        let draft = draft ?? MessageDraft()
+        if json { return try Output.json(DraftOutput(key: key, draft: draft)) }
+        var lines = ["draft of \(key): \(draft.isEmpty ? "(empty)" : "\"\(draft.text)\"")"]
+        for mention in draft.mentions {
+            lines.append("  mention \(mention.offset)+\(mention.length) -> \(mention.target)")
+        }
+        if let quote = draft.quotedMessage { lines.append("  quotes \(quote.timetoken) by \(quote.userId)") }
+        if !draft.isEmpty { lines.append("  sends: \(draft.render())") }
+        Output.standardOutput(lines.joined(separator: "\n") + "\n")
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a draft (reads the store only).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var target: Target
+
+        func run() async throws {
+            try await runReportingErrors {
+                let store = try options.openForReading()
+                let key = try target.key()
+                try DraftCommand.print(try await store.fetch(store.queries.draft(key)), key: key, json: options.json)
+            }
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a draft's text TEXT (mentions whose text is untouched are kept, as the Chat SDK's update).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "The new text.") var text: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let text = self.text
+                let draft = try await DraftCommand.open(options).editDraft(key) { $0.update(text: text) }
+                try DraftCommand.print(draft, key: key, json: options.json)
+            }
+        }
+    }
+
+    struct Mention: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Link LENGTH code units from OFFSET to a user, a channel or a URL (refused when it overlaps another mention).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "Where the mention starts (UTF-16 code units).") var offset: Int
+        @Option(name: .long, help: "How long it is (UTF-16 code units).") var length: Int
+        @Option(name: .long, help: "Mention this user id.") var user: String?
+        @Option(name: .customLong("to-channel"), help: "Reference this channel id.") var toChannel: String?
+        @Option(name: .long, help: "Link to this URL.") var url: String?
+
+        func validate() throws {
+            guard [user, toChannel, url].compactMap({ $0 }).count == 1 else {
+                throw ValidationError("give exactly one of --user, --to-channel, --url")
+            }
+        }
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let mentionTarget: MentionTarget = user.map { .user($0) } ?? toChannel.map { .channel($0) } ?? .url(url ?? "")
+                let (offset, length) = (self.offset, self.length)
+                let draft = try await DraftCommand.open(options).editDraft(key) {
+                    try $0.addMention(offset: offset, length: length, target: mentionTarget)
+                }
+                try DraftCommand.print(draft, key: key, json: options.json)
+            }
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a draft.")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var target: Target
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let removed = try await DraftCommand.open(options).removeDraft(key)
+                if options.json { return try Output.json(["draft": key.description, "removed": removed ? "yes" : "no"]) }
+                Output.standardOutput(removed ? "draft of \(key) removed\n" : "no draft of \(key)\n")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every draft, most recently changed first (reads the store only).")
+        @OptionGroup var options: StoreOptionsGroup
+
+        func run() async throws {
+            try await runReportingErrors {
+                let store = try options.openForReading()
+                let drafts = try await store.fetch(store.queries.drafts())
+                if options.json { return try Output.json(drafts.map { DraftOutput(key: $0.key, draft: $0.draft) }) }
+                if drafts.isEmpty { return Output.standardOutput("no drafts\n") }
+                for stored in drafts {
+                    Output.standardOutput("\(stored.key)  \(stored.draft.mentions.count) mention(s)  \"\(stored.draft.text)\"\n")
+                }
+            }
+        }
+    }
+}
+
+/// What `draft ... --json` prints.
+struct DraftOutput: Encodable {
+    var key: DraftKey
+    var draft: MessageDraft
+    /// The text the draft would be sent as.
+    var rendered: String
+    var elements: [MessageElement]
+
+    init(key: DraftKey, draft: MessageDraft) {
+        self.key = key
+        self.draft = draft
+        rendered = draft.render()
+        elements = draft.elements
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import ReplicaModel
+@testable import ReplicaStore
+import Testing
+
+@Suite("Drafts in the store")
+struct DraftStoreTests {
+    @Test("each edit is saved in its own transaction; the draft, its mentions and its quote survive reopening the store")
+    func persistence() async throws {
+        let path = Fixture.temporaryPath()
+        let key = DraftKey(channelId: "general")
+        let thread = DraftKey(channelId: "general", threadRoot: 17_900_000_000_000_001)
+        do {
+            let store = try Store.open(at: path)
+            try await store.editDraft(key) { try $0.insertText(offset: 0, text: "Hi Alice 👋") }
+            try await store.editDraft(key) { try $0.addMention(offset: 3, length: 5, target: .user("alice")) }
+            try await store.editDraft(key) { $0.quotedMessage = QuotedMessage(timetoken: 17_900_000_000_000_002, text: "q", userId: "bob") }
+            try await store.editDraft(thread) { try $0.insertText(offset: 0, text: "in the thread") }
+        }
+        let reopened = try Store.open(at: path)
+        let draft = try #require(try await reopened.fetch(reopened.queries.draft(key)))
+        #expect(draft.text == "Hi Alice 👋" && draft.render() == "Hi [Alice](pn-user://alice) 👋")
+        #expect(draft.quotedMessage?.userId == "bob")
+        #expect(try await reopened.fetch(reopened.queries.draft(thread))?.text == "in the thread")
+        #expect(try await reopened.fetch(reopened.queries.drafts()).map(\.key).sorted { $0.description < $1.description } == [key, thread])
+    }
+
+    @Test("a refused edit changes nothing; an edit that empties the draft deletes it; removeDraft removes it")
+    func refusalAndEmpty() async throws {
+        let store = try Fixture.store()
+        let key = DraftKey(channelId: "c")
+        try await store.editDraft(key) { try $0.insertText(offset: 0, text: "abc") }
+        await #expect(throws: MessageDraftError.self) {
+            try await store.editDraft(key) { draft in
+                try draft.insertText(offset: 3, text: "def")
+                try draft.addMention(offset: 10, length: 1, target: .user("x"))   // out of range: the whole edit is refused
+            }
+        }
+        #expect(try await store.fetch(store.queries.draft(key))?.text == "abc")
+        try await store.editDraft(key) { try $0.removeText(offset: 0, length: 3) }
+        #expect(try await store.fetch(store.queries.draft(key)) == nil)
+        #expect(try await store.fetch(store.queries.drafts()).isEmpty)
+        try await store.saveDraft(try MessageDraft(text: "x"), for: key)
+        #expect(try await store.removeDraft(key))
+        #expect(try await !store.removeDraft(key))
+    }
+
+    @Test("an observation of a draft sees every saved edit")
+    func observation() async throws {
+        let store = try Fixture.store()
+        let key = DraftKey(channelId: "c")
+        var values = store.observe(store.queries.draft(key)).makeAsyncIterator()
+        #expect(try await values.next() == .some(nil))
+        try await store.editDraft(key) { try $0.insertText(offset: 0, text: "h") }
+        #expect(try await values.next()??.text == "h")
+        try await store.editDraft(key) { try $0.insertText(offset: 1, text: "i") }
+        #expect(try await values.next()??.text == "hi")
+    }
+
+    @Test("a draft row that is not a draft is a typed error, not a crash")
+    func corruptRow() async throws {
+        let store = try Fixture.store()
+        try await store.write { db in
+            try db.execute(sql: "INSERT INTO drafts (channel_id, thread_root, text, draft, updated_at) VALUES ('c', 0, 'x', '{\"text\":\"ab\",\"mentions\":[{\"offset\":5,\"length\":1,\"target\":{\"user\":{\"_0\":\"u\"}}}]}', 0)")
+        }
+        await #expect(throws: StoreError.self) { _ = try await store.fetch(store.queries.draft(DraftKey(channelId: "c"))) }
+    }
+}
