@@ -66,3 +66,40 @@ struct DraftStoreTests {
         await #expect(throws: StoreError.self) { _ = try await store.fetch(store.queries.draft(DraftKey(channelId: "c"))) }
     }
 }
+
+@Suite("Mention suggestions from the store")
+struct MentionSuggestionTests {
+    @Test("@ suggests the channel's members (or all users) by name prefix, then id; # suggests channels; limits apply; offline")
+    func suggestions() async throws {
+        let store = try Fixture.store()
+        _ = try await store.load(users: [
+            try Fixture.user("alice", name: "Alice"), try Fixture.user("alfred", name: "Alfred"),
+            try Fixture.user("al_x", name: "Zed"), try Fixture.user("alan", name: "Alan"), try Fixture.user("alicia", name: "Alicia"),
+            try Fixture.user("zoe", name: "Ali Zoe"), try Fixture.user("alix", name: "Xavier"),
+        ])
+        _ = try await store.load(channels: [try Fixture.channel("general", name: "General"), try Fixture.channel("gen-z")])
+        _ = try await store.load(members: [
+            try Fixture.member("general", "alice"), try Fixture.member("general", "alfred"), try Fixture.member("general", "al_x"),
+        ])
+        let draft = try MessageDraft(text: "hi @ali and @alf, see #gen")
+        let suggestions = try await store.fetch(store.queries.mentionSuggestions(for: draft, inChannel: "general"))
+        #expect(suggestions.map(\.replaceWith) == ["Alice", "Alfred", "General", "gen-z"])
+        #expect(suggestions.first == SuggestedMention(offset: 3, replaceFrom: "@ali", replaceWith: "Alice", target: .user("alice")))
+
+        var options = SuggestionOptions()
+        options.userSource = .global
+        let global = try await store.fetch(store.queries.mentionSuggestions(
+            for: try MessageDraft(text: "@ali"), inChannel: "general", options: options))
+        // Name matches first (by name), then id matches: alix's name is Xavier.
+        #expect(global.map(\.target) == [.user("zoe"), .user("alice"), .user("alicia"), .user("alix")])
+        options.userLimit = 2
+        #expect(try await store.fetch(store.queries.mentionSuggestions(
+            for: try MessageDraft(text: "@ali"), inChannel: "general", options: options)).count == 2)
+        let all = try await store.fetch(store.queries.mentionSuggestions(for: try MessageDraft(text: "@ala"), inChannel: "general"))
+        #expect(all.isEmpty)   // alan is no member of general
+
+        var picked = draft
+        try picked.insertSuggestedMention(suggestions[0], text: suggestions[0].replaceWith)
+        #expect(picked.render() == "hi [Alice](pn-user://alice) and @alf, see #gen")
+    }
+}
