@@ -188,6 +188,20 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         if !messageActions.isEmpty { try c.encode(messageActions, forKey: .messageActions) }
     }
 
+    /// The text as elements: plain text, and the mentions, channel references and links the
+    /// PubNub Chat SDK writes into it as `[text](pn-user://id)`, `[text](pn-channel://id)` and
+    /// `[text](url)` (``MessageDraft/elements(parsing:)``).
+    public var elements: [MessageElement] { MessageDraft.elements(parsing: text) }
+
+    /// The users the text mentions, in order, each once.
+    public var mentionedUserIds: [String] {
+        var seen = Set<String>()
+        return elements.compactMap { element in
+            guard case .link(_, .user(let id)) = element, seen.insert(id).inserted else { return nil }
+            return id
+        }
+    }
+
     /// The JSON payload this message publishes.
     public var payload: MessagePayload<Custom> {
         // The stored fields were validated when the message was made.

@@ -142,6 +142,31 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
         }
     }
 
+    /// The messages whose text mentions `userId` (a `[…](pn-user://userId)` link, as the PubNub
+    /// Chat SDK writes mentions), oldest first; pending ones last, in send order. The text is
+    /// narrowed with `LIKE` and each candidate is checked by parsing its elements, so an id that
+    /// is the prefix of another never matches it.
+    public func messages(mentioning userId: String) -> StoreQuery<[Message]> {
+        let target = MessageDraft.render([.link(text: "x", target: .user(userId))]).dropFirst(3)   // "(pn-user://id)"
+        var pattern = "%"
+        for character in target {
+            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+            pattern.append(character)
+        }
+        pattern += "%"
+        let like = pattern
+        return StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.message) FROM messages msg WHERE msg.text LIKE ? ESCAPE '\\'
+                    ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
+                    """, arguments: [like]
+            ).map { try coding.message($0) }.filter { $0.mentionedUserIds.contains(userId) }
+        }
+    }
+
     /// The messages a user published, oldest first; pending ones last, in send order.
     public func messages(byUser userId: String) -> StoreQuery<[Message]> {
         StoreQuery { db in

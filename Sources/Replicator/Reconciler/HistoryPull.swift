@@ -301,10 +301,16 @@ extension Reconciler {
         {
             return message
         }
-        let text = entry.message.stringValue.flatMap { (try? Validation.validateMessageText($0, field: "text")) != nil ? $0 : nil }
+        // A plain string, or the Chat SDK's `{"type":"text","text":…}` (its mentions and links are
+        // in the text: ``ReplicaModel/ChatMessage/elements``), gives the message its text.
+        let chatText = entry.message.objectValue.flatMap { $0["type"] == .string("text") ? $0["text"]?.stringValue : nil }
+        let text = (entry.message.stringValue ?? chatText).flatMap {
+            (try? Validation.validateMessageText($0, field: "text")) != nil ? $0 : nil
+        }
         func foreign(_ userId: String) throws -> Message {
             try Message(
-                id: "pn:\(channel):\(entry.timetoken)", text: text ?? "", contentType: foreignContentType,
+                id: "pn:\(channel):\(entry.timetoken)", text: text ?? "",
+                contentType: chatText != nil && text != nil ? chatSDKTextContentType : foreignContentType,
                 content: entry.message, createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken,
                 userId: userId, channelId: channel)
         }
@@ -315,6 +321,9 @@ extension Reconciler {
 
     /// The content type of a message whose payload is not in the chat format.
     public static var foreignContentType: String { "pubnub/raw" }
+    /// The content type of a message in the PubNub Chat SDK's format (`{"type":"text","text":…,
+    /// "files":[]}`): its text is the payload's `text`, with mentions and links in it.
+    public static var chatSDKTextContentType: String { "pubnub/chat-text" }
     /// The user id given to a message whose publisher history did not name.
     public static var unknownPublisher: String { "unknown" }
 }
