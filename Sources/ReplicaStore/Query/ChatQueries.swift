@@ -148,13 +148,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     /// is the prefix of another never matches it.
     public func messages(mentioning userId: String) -> StoreQuery<[Message]> {
         let target = MessageDraft.render([.link(text: "x", target: .user(userId))]).dropFirst(3)   // "(pn-user://id)"
-        var pattern = "%"
-        for character in target {
-            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
-            pattern.append(character)
-        }
-        pattern += "%"
-        let like = pattern
+        let like = "%" + Self.likeEscaped(String(target)) + "%"
         return StoreQuery { db in
             let coding = StoreCoding()
             return try Row.fetchAll(

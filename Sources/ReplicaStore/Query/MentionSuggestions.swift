@@ -84,13 +84,17 @@ extension ChatQueries {
         }
     }
 
-    /// `text%` with `%`, `_` and `\` escaped (`ESCAPE '\'`).
-    static func likePrefix(_ text: String) -> String {
+    /// `text%` for `LIKE ? ESCAPE '\'`.
+    static func likePrefix(_ text: String) -> String { likeEscaped(text) + "%" }
+
+    /// `text` with `%`, `_` and `\` escaped for `LIKE ? ESCAPE '\'`: the one place that escapes a
+    /// `LIKE` pattern.
+    static func likeEscaped(_ text: String) -> String {
         var escaped = ""
-        for character in text {
-            if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
-            escaped.append(character)
+        for scalar in text.unicodeScalars {
+            if scalar == "%" || scalar == "_" || scalar == "\\" { escaped.unicodeScalars.append("\\") }
+            escaped.unicodeScalars.append(scalar)
         }
-        return escaped + "%"
+        return escaped
     }
 }
