@@ -252,7 +252,7 @@ public struct MessageDraft: Sendable, Hashable, Codable {
     }
 
     /// Makes the text `text`, keeping every mention whose text the change did not touch: the
-    /// old text is diffed to the new one (``TextDiff/semanticDiff(from:to:)``) and each deletion
+    /// old text is diffed to the new one (``TextDiff/semanticDiff(from:to:halfMatch:)``) and each deletion
     /// and insertion is replayed left to right through the edit rules. Call it with the whole
     /// text field's content after each change when the UI gives no finer edits.
     public mutating func update(text: String) {
