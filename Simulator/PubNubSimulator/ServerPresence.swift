@@ -54,11 +54,11 @@ extension PubNubServer {
     // MARK: Occupancy
 
     /// A subscribe or heartbeat from `uuid`: joins the channels it is not on (a `join` event, with
-    /// its state when one is given) and moves its timeout `timeout` seconds ahead; a state that
+    /// its state when one is given) and moves its timeout `timeout` seconds ahead (the request
+    /// that brought it has already swept the expired, in `handle`/`respond`); a state that
     /// differs from the stored one is a `state-change` for a user already present.
     func touchPresence(channels: [String], uuid: String, timeout: Int?, state: [String: JSONValue]?) {
         guard !uuid.isEmpty else { return }
-        sweepPresence()
         let seconds = max(presenceSettings.minimumTimeout, timeout ?? presenceSettings.defaultTimeout)
         let expires = timetokens.now &+ UInt64(seconds) &* 10_000_000
         for channel in channels where !channel.hasSuffix("-pnpres") {
@@ -103,9 +103,8 @@ extension PubNubServer {
         for item in expired.sorted(by: { ($0.at, $0.channel, $0.uuid) < ($1.at, $1.channel, $1.uuid) }) {
             removePresence(channels: [item.channel], uuid: item.uuid, action: .timeout, at: item.at)
         }
-        let period = UInt64(max(0, min(presenceSettings.interval, 1e6)) * 10_000_000)
         for channel in intervalChanges.keys.sorted() {
-            guard let changes = intervalChanges[channel], !changes.isEmpty, now >= changes.last &+ period else { continue }
+            guard let changes = intervalChanges[channel], !changes.isEmpty, now >= changes.last &+ intervalTicks else { continue }
             var payload: [String: JSONValue] = [
                 "action": "interval", "occupancy": .int(Int64(occupants[channel]?.count ?? 0)),
                 "timestamp": .int(Int64(now / 10_000_000)),
@@ -122,12 +121,14 @@ extension PubNubServer {
         }
     }
 
+    /// ``PresenceSettings/interval`` in timetoken units (10^-7 s).
+    private var intervalTicks: UInt64 { UInt64(max(0, min(presenceSettings.interval, 1e6)) * 10_000_000) }
+
     /// The earliest moment the next sweep has work: an expiry or a due interval.
     private func nextPresenceDue() -> UInt64 {
-        let period = UInt64(max(0, min(presenceSettings.interval, 1e6)) * 10_000_000)
         var due = UInt64.max
         for users in occupants.values { for occupant in users.values { due = min(due, occupant.expires) } }
-        for changes in intervalChanges.values where !changes.isEmpty { due = min(due, changes.last &+ period) }
+        for changes in intervalChanges.values where !changes.isEmpty { due = min(due, changes.last &+ intervalTicks) }
         return due
     }
 
@@ -145,8 +146,7 @@ extension PubNubServer {
             default: changes.timedOut.append(uuid)
             }
             intervalChanges[channel] = changes
-            let period = UInt64(max(0, min(presenceSettings.interval, 1e6)) * 10_000_000)
-            presenceDue = min(presenceDue, changes.last &+ period)
+            presenceDue = min(presenceDue, changes.last &+ intervalTicks)
             return
         }
         var payload: [String: JSONValue] = [
@@ -165,7 +165,6 @@ extension PubNubServer {
         let s = request.pathSegments
         guard s.count >= 4, s[2] == "sub-key" else { return Reply.notFound() }
         guard s[3] == subscribeKey else { return Reply.presenceError(400, "Invalid Subscribe Key") }
-        sweepPresence()
         if s.count == 4 { return hereNow(request, channels: nil) }
         let list = s.count > 5 ? s[5].split(separator: ",").map(String.init).filter { !$0.isEmpty } : []
         switch (s[4], s.count) {

@@ -152,13 +152,13 @@ public actor TypingIndicators {
     /// ignored. ``LiveSync`` calls this for every signal it receives.
     public func receive(channel: String, userId: String, payload: JSONValue) {
         guard let isTyping = TypingSignal.isTyping(payload), !userId.isEmpty else { return }
-        let before = Set(typing[channel]?.keys.map { $0 } ?? [])
+        let before = Set((typing[channel] ?? [:]).keys)
         if isTyping {
             typing[channel, default: [:]][userId] = clock.now.addingTimeInterval(timeout + 0.010)
         } else {
             typing[channel]?[userId] = nil
         }
-        let after = Set(typing[channel]?.keys.map { $0 } ?? [])
+        let after = Set((typing[channel] ?? [:]).keys)
         if before != after { publish(channel) }
         scheduleExpiry()
     }
