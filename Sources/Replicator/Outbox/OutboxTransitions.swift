@@ -160,13 +160,17 @@ final class OpTransaction<Custom: ChatCustomData> {
 
     /// Edits of the same object made while this one was in flight were based on the version it
     /// replaced; their base becomes the version it produced, so they do not conflict with it.
+    /// Only up to the first removal: an op queued after a removal was made on no object (its base
+    /// is "none"), and basing it on a version the removal deletes would make it see its own
+    /// removal as someone else's.
     private func rebaseLaterOps<Object: VersionedObject & Encodable>(target: String, on server: Object) throws {
         let snapshot = try tx.snapshot(server)
-        for var op in try tx.ops(target: target) {
+        for var op in try tx.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
             op.baseETag = server.eTag
             op.baseUpdated = server.updated?.description
             op.baseSnapshot = snapshot
             try tx.save(op)
+            if op.operation.isRemoval { break }
         }
     }
 
