@@ -126,7 +126,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
-        case .send, .addReaction, .removeReaction:
+        case .send, .addReaction, .removeReaction, .mention:
             return nil
         }
         try reapplyPending(target: entry.target)
@@ -164,6 +164,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
             } else {
                 try tx.deleteChannel(id: id)
             }
+        case .mention:
+            // A mention event changes nothing locally.
+            break
         }
         try reapplyPending(target: entry.target)
     }
@@ -187,7 +190,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 try tx.upsert(member: member, force: true)
             case .removeMembership(let channel, let user):
                 try tx.deleteMember(channelId: channel, userId: user)
-            case .send, .addReaction, .removeReaction:
+            case .send, .addReaction, .removeReaction, .mention:
                 continue
             }
         }

@@ -81,7 +81,7 @@ extension Outbox {
             }
         }
         var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
-        if entry.kind == .addReaction || entry.kind == .removeReaction {
+        if entry.kind.needsMessageTimetoken {
             resolved.messageTimetoken = try await messageTimetoken(of: entry)
             guard resolved.messageTimetoken != nil else {
                 let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
@@ -152,6 +152,8 @@ extension Outbox {
             let page = try PubNubClient.page(
                 of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
             return .membership(page.data.first { $0.channel.id == entry.operation.channel })
+        case .mention:
+            return .published(try PubNubClient.publishTimetoken(from: response))
         case .removeReaction, .removeMembership, .removeUser, .removeChannel:
             return .none
         }

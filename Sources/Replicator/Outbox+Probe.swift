@@ -22,9 +22,11 @@ extension Outbox {
 
     /// Looks for an ambiguous op's effect before anything is resent.
     func probe(_ entry: OutboxEntry) async throws -> ProbeVerdict {
-        switch entry.kind {
-        case .send:
-            return try await probePublish(entry)
+        switch entry.operation {
+        case .send(let channel, let messageId, _, _):
+            return try await probePublish(entry, in: channel, messageId: messageId)
+        case .mention(let notice):
+            return try await probePublish(entry, in: notice.user, messageId: nil)
         case .setUser, .setChannel:
             return try await probeEdit(entry)
         case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel:
@@ -34,13 +36,14 @@ extension Outbox {
         }
     }
 
-    /// Pages the channel's history backward from now to shortly before the first attempt, looking
-    /// for the message's own id (or the op id in `meta`).
-    private func probePublish(_ entry: OutboxEntry) async throws -> ProbeVerdict {
-        guard let channel = entry.operation.channel, let messageId = entry.operation.messageId else { return .notApplied }
+    /// Pages `channel`'s history backward from now to shortly before the first attempt, looking
+    /// for the message's own id (sends) or the op id in `meta` (sends and mention events).
+    private func probePublish(_ entry: OutboxEntry, in channel: String, messageId: String?) async throws -> ProbeVerdict {
         let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.retry.probeLookback)
         var floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
-        if let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }), earlier > floor {
+        if let messageId, let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }),
+           earlier > floor
+        {
             floor = Timetoken(rawValue: earlier.rawValue + 1)
         }
         for try await page in HistoryPages(channel: channel, end: floor, scope: "probe \(entry.id) in \(channel)", fetch: {
@@ -53,8 +56,8 @@ extension Outbox {
         return .notApplied
     }
 
-    static func isMessage(_ message: HistoryMessage, id: String, opId: String) -> Bool {
-        if case .object(let body) = message.message, body["id"] == .string(id) { return true }
+    static func isMessage(_ message: HistoryMessage, id: String?, opId: String) -> Bool {
+        if let id, case .object(let body) = message.message, body["id"] == .string(id) { return true }
         if case .object(let meta)? = message.meta, meta["pnr_op"] == .string(opId) { return true }
         return false
     }
@@ -139,7 +142,7 @@ extension Outbox {
     }
 
     func messageTimetoken(of entry: OutboxEntry) async throws -> Timetoken? {
-        if let tt = entry.operation.reaction?.messageTimetoken { return tt }
+        if let tt = entry.operation.messageTimetoken { return tt }
         return try await Self.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
     }
 

@@ -42,6 +42,8 @@ public struct OutboxOptions: Sendable {
 /// ### Enqueue
 ///
 /// - ``send(text:to:contentType:content:custom:meta:)``
+/// - ``send(draft:custom:meta:)``
+/// - ``send(draft:in:custom:meta:)``
 /// - ``discardMessage(id:)``
 /// - ``addReaction(_:type:toMessage:)``
 /// - ``removeReaction(_:type:fromMessage:)``
@@ -144,6 +146,63 @@ public actor Outbox<Custom: ChatCustomData> {
             createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
         let opId = Self.newOpId(), now = clock.now
         return try await commit { try $0.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
+    }
+
+    /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
+    ///
+    /// One transaction queues the message (the draft rendered as `[text](pn-user://id)` links,
+    /// published as `{"type":"text","text":…,"files":[]}` beside pnreplicate's own fields, with the
+    /// draft's quote in `meta.quotedMessage`), queues one mention event per mentioned user (each
+    /// published to the channel named after the user, once the message has its timetoken), and
+    /// deletes the stored draft of `key`: a crash leaves either the draft or the queued message,
+    /// never both and never neither.
+    ///
+    /// A draft with a thread root (`key.threadRoot`) is sent to the thread's channel
+    /// (``ReplicaModel/ChatSDKFormat/threadChannel(of:root:)``); the first reply the store knows
+    /// of also adds the Chat SDK's `threadRootId` action to the root message.
+    ///
+    /// ```swift
+    /// let key = DraftKey(channelId: "general")
+    /// let receipt = try await outbox.send(draft: key)  // the draft stored under `key`
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: where the draft belongs; its stored draft is sent and deleted.
+    ///   - meta: the app's publish meta; must be a JSON object when given.
+    /// - Throws: ``OutboxError/emptyDraft(_:)`` when there is no text to send,
+    ///   ``OutboxError/threadRootNotFound(channel:timetoken:)`` for a reply to a message the store
+    ///   does not hold, and the errors of ``send(text:to:contentType:content:custom:meta:)``.
+    ///   Nothing is queued and the stored draft is kept.
+    public func send(draft key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil) async throws
+        -> DraftSendReceipt<Message>
+    {
+        try await sendDraft(nil, key: key, custom: custom, meta: meta)
+    }
+
+    /// Sends `draft` (the one the UI holds) as ``send(draft:custom:meta:)`` sends a stored one,
+    /// and deletes the stored draft of `key` in the same transaction.
+    ///
+    /// ```swift
+    /// var draft = MessageDraft()
+    /// try draft.insertText(offset: 0, text: "Hi Alice")
+    /// try draft.addMention(offset: 3, length: 5, target: .user("alice"))
+    /// _ = try await outbox.send(draft: draft, in: DraftKey(channelId: "general"))
+    /// ```
+    public func send(draft: MessageDraft, in key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil)
+        async throws -> DraftSendReceipt<Message>
+    {
+        try await sendDraft(draft, key: key, custom: custom, meta: meta)
+    }
+
+    private func sendDraft(_ draft: MessageDraft?, key: DraftKey, custom: Custom.Message?, meta: JSONValue?) async throws
+        -> DraftSendReceipt<Message>
+    {
+        let opId = Self.newOpId(), messageId = UUID().uuidString.lowercased(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueDraftSend(
+                draft, key: key, opId: opId, messageId: messageId, userId: userId, custom: custom, meta: meta,
+                opIds: Self.newOpId, now: now)
+        }
     }
 
     /// Withdraws a message that has not been sent, with the reactions waiting on it.

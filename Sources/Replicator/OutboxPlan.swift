@@ -68,8 +68,8 @@ extension Outbox {
             var note: String?
             do {
                 var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
-                if entry.kind == .addReaction || entry.kind == .removeReaction {
-                    if let known = entry.operation.reaction?.messageTimetoken {
+                if entry.kind.needsMessageTimetoken {
+                    if let known = entry.operation.messageTimetoken {
                         resolved.messageTimetoken = known
                     } else {
                         resolved.messageTimetoken = try await Self.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)

@@ -70,6 +70,13 @@ enum OutboxRequests {
                 return try client.setChannelRequest(id: id, fields: channelFields(fields), ifMatch: resolved.ifMatch)
             case .removeChannel(let id):
                 return client.removeChannelRequest(id: id)
+            case .mention(let notice):
+                // The op id in meta lets a probe find an event that may have arrived.
+                let event = ChatSDKFormat.mentionEvent(
+                    messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
+                    channel: notice.channel, parentChannel: notice.parentChannel)
+                return try client.publishRequest(
+                    PublishRequest(channel: notice.user, message: event, meta: ["pnr_op": .string(entry.id)]))
             }
         } catch let error as WireError {
             throw .wire(error)

@@ -22,6 +22,17 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case setChannel
     /// Delete a channel's metadata.
     case removeChannel
+    /// Publish the Chat SDK's mention event to a mentioned user, after the message.
+    case mention
+
+    /// Whether the op's request names its message by timetoken (reactions and mention events):
+    /// such an op waits until the message has one.
+    public var needsMessageTimetoken: Bool {
+        switch self {
+        case .addReaction, .removeReaction, .mention: true
+        default: false
+        }
+    }
 }
 
 /// Where an op is in its life. An op leaves the table when it succeeds or is discarded.
@@ -74,6 +85,8 @@ struct OutboxPayload: Codable, Sendable, Hashable {
     var actionType: String?
     /// The action value (reactions).
     var actionValue: String?
+    /// The thread's parent channel (mention events of a message in a thread).
+    var parentChannel: String?
     /// The publish body (sends): the message payload with its `id`.
     var message: JSONValue?
     /// The publish `meta` (sends): the app's meta plus `pnr_op`, the op id.

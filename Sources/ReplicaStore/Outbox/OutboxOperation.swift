@@ -35,6 +35,9 @@ public enum OutboxOperation: Sendable, Hashable {
     case setChannel(id: String, fields: [String: JSONValue])
     /// Delete a channel's metadata.
     case removeChannel(id: String)
+    /// Publish the Chat SDK's mention event (``ReplicaModel/ChatSDKFormat/mentionEvent(messageTimetoken:channel:parentChannel:)``)
+    /// on the mentioned user's channel, once the message has its timetoken.
+    case mention(MentionNotice)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -48,6 +51,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .removeUser: .removeUser
         case .setChannel: .setChannel
         case .removeChannel: .removeChannel
+        case .mention: .mention
         }
     }
 
@@ -69,32 +73,46 @@ public enum OutboxOperation: Sendable, Hashable {
         }
     }
 
-    /// The channel the operation concerns: a message's or reaction's channel, a membership's
-    /// channel, an edited channel. Nil for user operations.
+    /// The channel the operation concerns: a message's or reaction's channel (a mention event's
+    /// message's channel), a membership's channel, an edited channel. Nil for user operations.
     public var channel: String? {
         switch self {
         case .send(let channel, _, _, _), .setMembership(let channel, _, _), .removeMembership(let channel, _),
              .setChannel(let channel, _), .removeChannel(let channel):
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
+        case .mention(let notice): notice.channel
         case .setUser, .removeUser: nil
         }
     }
 
-    /// The user the operation concerns: a membership's user, an edited user. Nil otherwise.
+    /// The user the operation concerns: a membership's user, an edited user, a mentioned user.
+    /// Nil otherwise.
     public var user: String? {
         switch self {
         case .setMembership(_, let user, _), .removeMembership(_, let user), .setUser(let user, _), .removeUser(let user):
             user
+        case .mention(let notice): notice.user
         default: nil
         }
     }
 
-    /// The message's own id (sends and reactions); nil otherwise.
+    /// The message's own id (sends, reactions and mention events); nil otherwise.
     public var messageId: String? {
         switch self {
         case .send(_, let id, _, _): id
         case .addReaction(let target), .removeReaction(let target, _): target.messageId
+        case .mention(let notice): notice.messageId
+        default: nil
+        }
+    }
+
+    /// The timetoken of the message a reaction or mention event is about, when it was known at
+    /// enqueue time (nil while the message is pending, and for other operations).
+    public var messageTimetoken: Timetoken? {
+        switch self {
+        case .addReaction(let target), .removeReaction(let target, _): target.messageTimetoken
+        case .mention(let notice): notice.messageTimetoken
         default: nil
         }
     }
@@ -144,6 +162,30 @@ public struct ReactionTarget: Sendable, Hashable {
     }
 }
 
+/// A mention event to publish: `user` was mentioned in the message `messageId` of `channel`.
+/// The event goes to the channel named after the user's id, as the Chat SDK sends it.
+public struct MentionNotice: Sendable, Hashable {
+    /// The mentioned user (the event's channel).
+    public var user: String
+    /// The message's channel.
+    public var channel: String
+    /// The message's own id.
+    public var messageId: String
+    /// The message's timetoken, when it was known at enqueue time (nil while the message is pending).
+    public var messageTimetoken: Timetoken?
+    /// The thread's parent channel, when the message is in a thread.
+    public var parentChannel: String?
+
+    /// A mention event.
+    public init(user: String, channel: String, messageId: String, messageTimetoken: Timetoken?, parentChannel: String? = nil) {
+        self.user = user
+        self.channel = channel
+        self.messageId = messageId
+        self.messageTimetoken = messageTimetoken
+        self.parentChannel = parentChannel
+    }
+}
+
 /// An op row whose payload lacks what its kind needs.
 struct IncompletePayload: Error, CustomStringConvertible {
     var kind: OutboxKind
@@ -178,6 +220,11 @@ extension OutboxOperation {
         case .removeUser: self = .removeUser(id: try need(p.user, "user"))
         case .setChannel: self = .setChannel(id: try need(p.channel, "channel"), fields: p.fields ?? [:])
         case .removeChannel: self = .removeChannel(id: try need(p.channel, "channel"))
+        case .mention:
+            self = .mention(MentionNotice(
+                user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
+                messageId: try need(p.messageId, "messageId"), messageTimetoken: p.messageTimetoken,
+                parentChannel: p.parentChannel))
         }
     }
 
@@ -215,6 +262,12 @@ extension OutboxOperation {
             p.fields = fields
         case .removeChannel(let id):
             p.channel = id
+        case .mention(let notice):
+            p.user = notice.user
+            p.channel = notice.channel
+            p.messageId = notice.messageId
+            p.messageTimetoken = notice.messageTimetoken
+            p.parentChannel = notice.parentChannel
         }
         return p
     }

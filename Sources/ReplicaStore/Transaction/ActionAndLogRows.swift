@@ -30,6 +30,14 @@ extension StoreTransaction {
         }
     }
 
+    /// Whether any user's action of `type` is stored on the message (channel, timetoken).
+    package func hasAction(channel: String, messageTimetoken: Timetoken, type: String) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: "SELECT EXISTS (SELECT 1 FROM message_actions WHERE channel_id = ? AND message_timetoken = ? AND type = ?)",
+            arguments: [channel, try StoreCoding.column(messageTimetoken, field: "message.timetoken"), type]) ?? false
+    }
+
     /// Deletes `userId`'s (type, value) action on a message.
     package func deleteAction(messageId: String, type: String, value: String, userId: String) throws {
         try db.execute(

@@ -71,12 +71,7 @@ extension ChatStore {
     /// Deletes the draft of `key`; returns whether there was one.
     @discardableResult
     public func removeDraft(_ key: DraftKey) async throws(StoreError) -> Bool {
-        try await write { db in
-            try db.execute(
-                sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?",
-                arguments: [key.channelId, try Self.threadColumn(key)])
-            return db.changesCount > 0
-        }
+        try await write { db in try StoreTransaction<Custom>(db).deleteDraft(key) }
     }
 
     static func threadColumn(_ key: DraftKey) throws(StoreError) -> Int64 {
@@ -86,7 +81,7 @@ extension ChatStore {
     static func save(_ draft: MessageDraft, key: DraftKey, at date: Date, db: Database) throws {
         let thread = try threadColumn(key)
         if draft.isEmpty && draft.quotedMessage == nil {
-            try db.execute(sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?", arguments: [key.channelId, thread])
+            try StoreTransaction<Custom>(db).deleteDraft(key)
             return
         }
         let json = try StoreCoding().json(draft) ?? "{}"
@@ -129,5 +124,20 @@ extension ChatQueries {
                 return StoredDraft(key: key, draft: draft, updatedAt: Date(milliseconds: row[3]))
             }
         }
+    }
+}
+
+extension StoreTransaction {
+    /// The stored draft of `key`, or nil (for a write that sends it in the same transaction).
+    package func draft(_ key: DraftKey) throws -> MessageDraft? {
+        try Store.draft(key, db: db)
+    }
+
+    /// Deletes the draft of `key` in this transaction; returns whether there was one.
+    @discardableResult
+    package func deleteDraft(_ key: DraftKey) throws -> Bool {
+        try db.execute(
+            sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?", arguments: [key.channelId, try Store.threadColumn(key)])
+        return db.changesCount > 0
     }
 }

@@ -23,7 +23,12 @@ extension OpTransaction {
         let payload = try MessagePayload(
             id: message.id, text: message.text, contentType: message.contentType, content: message.content,
             custom: message.custom, createdAt: message.createdAt)
-        let body = try JSONValue(encoding: payload), publishMetaValue = JSONValue.object(publishMeta)
+        var body = try JSONValue(encoding: payload)
+        if message.contentType == ChatSDKFormat.textContentType, case .object(let fields) = body {
+            // Readable by the Chat SDK too: its `type`, `text` and `files` beside pnreplicate's fields.
+            body = ChatSDKFormat.textBody(fields, text: message.text)
+        }
+        let publishMetaValue = JSONValue.object(publishMeta)
         try Validation.validatePublishSize(message: body, channel: message.channelId, meta: publishMetaValue)
         var pending = message
         pending.timetoken = nil
@@ -38,6 +43,57 @@ extension OpTransaction {
                 lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id)),
             id: opId, now: now)
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
+    }
+
+    /// Sends a draft (`draft`, or the one stored under `key` when nil): the message in the Chat
+    /// SDK's text format, one mention event per mentioned user waiting for its timetoken, the
+    /// `threadRootId` action on a thread's root when needed, and the stored draft deleted, all in
+    /// this transaction.
+    func enqueueDraftSend(
+        _ given: MessageDraft?, key: DraftKey, opId: String, messageId: String, userId: String, custom: Custom.Message?,
+        meta: JSONValue?, opIds: () -> String, now: Date
+    ) throws -> DraftSendReceipt<Message> {
+        guard let draft = try given ?? tx.draft(key), !draft.isEmpty else { throw OutboxError.emptyDraft(key) }
+        var channel = key.channelId, parentChannel: String?, root: (id: String, timetoken: Timetoken)?
+        if let threadRoot = key.threadRoot {
+            guard let rootId = try tx.messageId(channel: key.channelId, timetoken: threadRoot, other: "") else {
+                throw OutboxError.threadRootNotFound(channel: key.channelId, timetoken: threadRoot)
+            }
+            channel = ChatSDKFormat.threadChannel(of: key.channelId, root: threadRoot)
+            parentChannel = key.channelId
+            root = (rootId, threadRoot)
+        }
+        var publishMeta: [String: JSONValue]
+        switch meta {
+        case .none, .null?: publishMeta = [:]
+        case .object(let object)?: publishMeta = object
+        case .some: throw OutboxError.metaNotAnObject
+        }
+        if let quote = draft.quotedMessage { publishMeta[ChatSDKFormat.quotedMessageKey] = quote.meta }
+        let message = try Message(
+            id: messageId, text: draft.render(), contentType: ChatSDKFormat.textContentType, content: nil, custom: custom,
+            createdAt: ISOTimestamp(date: now), userId: userId, channelId: channel)
+        let sent = try enqueueSend(opId: opId, message: message, meta: publishMeta.isEmpty ? nil : .object(publishMeta), now: now)
+        var mentionOps: [String] = []
+        var seen: Set<String> = []
+        for case .user(let user) in draft.mentions.map(\.target) where seen.insert(user).inserted {
+            let id = opIds()
+            let notice = MentionNotice(
+                user: user, channel: channel, messageId: messageId, messageTimetoken: nil, parentChannel: parentChannel)
+            try insert(
+                NewOutboxRow(.mention(notice), lane: OutboxKeys.mentionLane(messageId), target: OutboxKeys.mention(messageId, user),
+                             dependsOn: opId),
+                id: id, now: now)
+            mentionOps.append(id)
+        }
+        var rootOp: String?
+        if let root, try !tx.hasAction(channel: key.channelId, messageTimetoken: root.timetoken, type: ChatSDKFormat.threadRootType) {
+            rootOp = try enqueueAddReaction(
+                opId: opIds(), messageId: root.id, type: ChatSDKFormat.threadRootType, value: channel, userId: userId, now: now
+            ).opId
+        }
+        try tx.deleteDraft(key)
+        return DraftSendReceipt(message: sent, mentionOpIds: mentionOps, threadRootOpId: rootOp)
     }
 
     /// Adds `userId`'s reaction locally and queues it; on a pending message it waits for the publish.

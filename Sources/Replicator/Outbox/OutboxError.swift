@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaStore
+import ReplicaModel
 
 /// What an enqueue did in the outbox.
 public enum OutboxDisposition: Sendable, Hashable {
@@ -23,6 +24,18 @@ public struct OutboxReceipt<Value: Sendable>: Sendable {
     public var disposition: OutboxDisposition
 }
 
+/// What sending a draft queued: the message's publish and one mention event per mentioned user.
+public struct DraftSendReceipt<Message: Sendable>: Sendable {
+    /// The pending message and its publish op.
+    public var message: OutboxReceipt<Message>
+    /// The mention event ops, one per mentioned user (in the order the draft first mentions
+    /// them); each waits for the message's timetoken.
+    public var mentionOpIds: [String]
+    /// The op adding the Chat SDK's `threadRootId` action to a thread's root message, when this
+    /// is the first reply the store knows of.
+    public var threadRootOpId: String?
+}
+
 /// Errors of outbox operations.
 public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No op with this id.
@@ -39,6 +52,10 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case metaNotAnObject
     /// The edit changes nothing.
     case emptyEdit(String)
+    /// The draft has no text to send (there is no stored draft, or its text is empty).
+    case emptyDraft(DraftKey)
+    /// A thread draft's root message (channel, timetoken) is not in the store.
+    case threadRootNotFound(channel: String, timetoken: Timetoken)
     /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
     /// in time: only one process sends a store's outbox at a time.
     case drainLeaseHeld(path: String, holder: Int32?)
@@ -57,6 +74,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .messageNotPending(let id): "message \(id) was already sent"
         case .metaNotAnObject: "publish meta must be a JSON object"
         case .emptyEdit(let what): "the edit of \(what) changes no field"
+        case .emptyDraft(let key): "the draft of \(key) has no text to send"
+        case .threadRootNotFound(let channel, let timetoken): "no message \(timetoken) of \(channel) in the store to reply to"
         case .drainLeaseHeld(let path, let holder):
             "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"
         case .storeFailed(let message): "the outbox could not record its state, so sending stopped: \(message)"

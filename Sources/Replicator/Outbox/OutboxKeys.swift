@@ -17,6 +17,10 @@ enum OutboxKeys {
     static func reaction(_ messageId: String, _ type: String, _ value: String) -> String {
         "reaction:\(messageId)/\(type)/\(value)"
     }
+    /// The mention events of one message share a lane.
+    static func mentionLane(_ messageId: String) -> String { "mentions:\(messageId)" }
+    /// The mention event of one message for one user.
+    static func mention(_ messageId: String, _ user: String) -> String { "mention:\(messageId)/\(user)" }
     /// A membership; also its lane.
     static func member(_ channel: String, _ user: String) -> String { "member:\(channel)/\(user)" }
     /// A user's metadata; also its lane.

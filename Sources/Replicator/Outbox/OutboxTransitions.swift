@@ -121,7 +121,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         switch result {
         case .published(let tt):
             timetoken = tt
-            if let messageId = entry.operation.messageId { try tx.markSent(messageId: messageId, timetoken: tt) }
+            if case .send(_, let messageId, _, _) = entry.operation { try tx.markSent(messageId: messageId, timetoken: tt) }
         case .reaction(let tt):
             timetoken = tt
             if let tt, case .addReaction(let reaction) = entry.operation {

@@ -303,7 +303,7 @@ extension Reconciler {
         }
         // A plain string, or the Chat SDK's `{"type":"text","text":…}` (its mentions and links are
         // in the text: ``ReplicaModel/ChatMessage/elements``), gives the message its text.
-        let chatText = entry.message.objectValue.flatMap { $0["type"] == .string("text") ? $0["text"]?.stringValue : nil }
+        let chatText = ChatSDKFormat.text(ofBody: entry.message)
         let text = (entry.message.stringValue ?? chatText).flatMap {
             (try? Validation.validateMessageText($0, field: "text")) != nil ? $0 : nil
         }
@@ -322,8 +322,9 @@ extension Reconciler {
     /// The content type of a message whose payload is not in the chat format.
     public static var foreignContentType: String { "pubnub/raw" }
     /// The content type of a message in the PubNub Chat SDK's format (`{"type":"text","text":…,
-    /// "files":[]}`): its text is the payload's `text`, with mentions and links in it.
-    public static var chatSDKTextContentType: String { "pubnub/chat-text" }
+    /// "files":[]}`): its text is the payload's `text`, with mentions and links in it
+    /// (``ReplicaModel/ChatSDKFormat/textContentType``).
+    public static var chatSDKTextContentType: String { ChatSDKFormat.textContentType }
     /// The user id given to a message whose publisher history did not name.
     public static var unknownPublisher: String { "unknown" }
 }

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The PubNub Chat SDK's wire shapes that pnreplicate writes and reads, in one place: the text
+/// message body, the quote in `meta`, the mention event and the thread channel's name.
+///
+/// Sources: the KMP Chat SDK's `BaseChannel.sendTextInternal` and `emitUserMention`,
+/// `EventContent.TextMessageContent` and `EventContent.Mention`, `Constants.kt`
+/// (`../shared/reference/realtime-drafts-crypto.md`, section 5.2). The Chat SDK decodes a body by
+/// the fields it knows and ignores the rest, so a message pnreplicate sends carries both its own
+/// fields (`id`, `createdAt`, …) and the Chat SDK's (`type`, `text`, `files`): either reader
+/// understands it.
+///
+/// ```swift
+/// let body = ChatSDKFormat.textBody(["id": "m1"], text: draft.render())
+/// // {"files":[],"id":"m1","text":"Hi [Alice](pn-user://alice)","type":"text"}
+/// ```
+public enum ChatSDKFormat {
+    /// The content type pnreplicate gives a message in the Chat SDK's text format: its text is
+    /// the payload's `text` (mentions, references and links rendered in it).
+    public static let textContentType = "pubnub/chat-text"
+    /// The `type` of a text message body.
+    public static let textType = "text"
+    /// The `type` of a mention event.
+    public static let mentionType = "mention"
+    /// The message action type the Chat SDK adds to a thread's root message, its value the
+    /// thread channel's id.
+    public static let threadRootType = "threadRootId"
+    /// The publish `meta` key that holds a quote.
+    public static let quotedMessageKey = "quotedMessage"
+    /// The prefix of a thread channel's id: `PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`.
+    public static let threadChannelPrefix = "PUBNUB_INTERNAL_THREAD_"
+
+    /// `payload` with the Chat SDK's text fields added: `type` `"text"`, `text`, and `files`
+    /// (always present; pnreplicate sends no files, so it is empty).
+    public static func textBody(_ payload: [String: JSONValue], text: String) -> JSONValue {
+        var body = payload
+        body["type"] = .string(textType)
+        body["text"] = .string(text)
+        body["files"] = .array([])
+        return .object(body)
+    }
+
+    /// The text of a body in the Chat SDK's text format (`{"type":"text","text":…}`), else nil.
+    public static func text(ofBody body: JSONValue) -> String? {
+        guard case .object(let object) = body, object["type"] == .string(textType) else { return nil }
+        return object["text"]?.stringValue
+    }
+
+    /// The quote a publish `meta` holds (`quotedMessage`), or nil when it has none or it does not
+    /// read as one (a timetoken given as a string or a number).
+    public static func quotedMessage(inMeta meta: JSONValue?) -> QuotedMessage? {
+        guard case .object(let quote)? = meta?.objectValue?[quotedMessageKey],
+              let text = quote["text"]?.stringValue, let userId = quote["userId"]?.stringValue
+        else { return nil }
+        let timetoken: Timetoken?
+        switch quote["timetoken"] {
+        case .string(let raw)?: timetoken = UInt64(raw).map(Timetoken.init(rawValue:))
+        case .int(let number)? where number >= 0: timetoken = Timetoken(rawValue: UInt64(number))
+        default: timetoken = nil
+        }
+        return timetoken.map { QuotedMessage(timetoken: $0, text: text, userId: userId) }
+    }
+
+    /// The mention event published on the mentioned user's channel (named after the user's id)
+    /// after the message: `{"type":"mention","messageTimetoken":"<tt>","channel":"<channel>"}`, with
+    /// `parentChannel` when the message is in a thread. The timetoken is a string, as the Chat SDK
+    /// writes it.
+    public static func mentionEvent(messageTimetoken: Timetoken, channel: String, parentChannel: String?) -> JSONValue {
+        var body: [String: JSONValue] = [
+            "type": .string(mentionType),
+            "messageTimetoken": .string(String(messageTimetoken.rawValue)),
+            "channel": .string(channel),
+        ]
+        if let parentChannel { body["parentChannel"] = .string(parentChannel) }
+        return .object(body)
+    }
+
+    /// The id of the thread channel under the message `root` of `channel`, as the Chat SDK names it.
+    public static func threadChannel(of channel: String, root: Timetoken) -> String {
+        "\(threadChannelPrefix)\(channel)_\(root.rawValue)"
+    }
+}
