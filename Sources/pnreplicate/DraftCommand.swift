@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReplicaModel
 import ReplicaStore
+import Replicator
 
 /// `pnreplicate draft`: the message drafts kept in the store (one per channel, and per thread).
 struct DraftCommand: AsyncParsableCommand {
@@ -11,10 +12,11 @@ struct DraftCommand: AsyncParsableCommand {
         discussion: """
             A draft is saved in the store with each change, so it survives a restart or a crash \
             (at most the edit in progress is lost). Offsets and lengths count UTF-16 code units, \
-            as the PubNub Chat SDK does. Sending a draft through the outbox comes with a later \
-            version; `draft show` prints the text it would send.
+            as the PubNub Chat SDK does. `draft show` prints the text it would send; `draft send` \
+            queues it in the outbox (with a mention event per mentioned user) and deletes the draft \
+            in one transaction; `pnreplicate sync` sends it.
             """,
-        subcommands: [Show.self, Set.self, Mention.self, Clear.self, List.self])
+        subcommands: [Show.self, Set.self, Mention.self, Quote.self, Clear.self, Send.self, List.self])
 
     /// The draft a command works on.
     struct Target: ParsableArguments {
@@ -114,6 +116,62 @@ struct DraftCommand: AsyncParsableCommand {
         }
     }
 
+    struct Quote: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Quote a stored message of the draft's channel (sent in meta.quotedMessage), or with --remove, drop the quote.")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "The quoted message's id (it must be stored and sent).") var message: String?
+        @Flag(name: .long, help: "Drop the draft's quote.") var remove = false
+
+        func validate() throws {
+            guard (message != nil) != remove else { throw ValidationError("give --message ID or --remove") }
+        }
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let store = try DraftCommand.open(options)
+                var quote: QuotedMessage?
+                if let message {
+                    guard let quoted = try await store.fetch(store.queries.message(id: message)) else {
+                        throw OutboxError.messageNotFound(message)
+                    }
+                    guard quoted.channelId == key.channelId, let timetoken = quoted.timetoken else {
+                        throw ValidationError("only a sent message of \(key.channelId) can be quoted (as in the Chat SDK)")
+                    }
+                    quote = QuotedMessage(timetoken: timetoken, text: quoted.text, userId: quoted.userId)
+                }
+                let draft = try await store.editDraft(key) { [quote] in $0.quotedMessage = quote }
+                try DraftCommand.print(draft, key: key, json: options.json)
+            }
+        }
+    }
+
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Queue the draft's message and its mention events in the outbox, and delete the draft (works offline).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let session = try Session(store: options, connection: connection)
+                let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
+                let receipt = try await session.outbox.send(draft: key, meta: meta)
+                let output = DraftSendOutput(receipt)
+                if options.json { return try Output.json(output) }
+                var rows = [("id", output.id ?? "-"), ("op", output.opId ?? "-"), ("text", output.text ?? "")]
+                for op in output.mentionOps { rows.append(("mention op", op)) }
+                if let root = output.threadRootOp { rows.append(("thread root op", root)) }
+                Output.table(rows)
+            }
+        }
+    }
+
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a draft.")
         @OptionGroup var options: StoreOptionsGroup
@@ -160,5 +218,22 @@ struct DraftOutput: Encodable {
         self.draft = draft
         rendered = draft.render()
         elements = draft.elements
+    }
+}
+
+/// What `draft send` prints.
+struct DraftSendOutput: Encodable {
+    var id: String?
+    var opId: String?
+    var text: String?
+    var mentionOps: [String]
+    var threadRootOp: String?
+
+    init(_ receipt: DraftSendReceipt<ChatMessage<DefaultChatCustom.Message>>) {
+        id = receipt.message.value?.id
+        opId = receipt.message.opId
+        text = receipt.message.value?.text
+        mentionOps = receipt.mentionOpIds
+        threadRootOp = receipt.threadRootOpId
     }
 }

@@ -34,6 +34,46 @@ struct DraftCommandTests {
         #expect(try await offPool { try CLI.run(["draft", "list", "--store", store]) }.stdout == "no drafts\n")
     }
 
+    @Test("draft quote and draft send queue the message and its mention event offline and delete the draft; sync sends both",
+          .timeLimit(.minutes(2)))
+    func sendThroughSync() async throws {
+        let simulator = try SimulatorProcess(faults: "none", seed: 1)
+        defer { simulator.stop() }
+        let store = CLI.temporaryStore()
+        let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
+        func run(_ arguments: [String]) async throws -> CLI.Result {
+            try await offPool { try CLI.run(arguments, environment: env) }
+        }
+        let earlier = try CLI.json(try await run(["send", "--store", store, "--channel", "c", "--text", "earlier", "--json"]).stdout)
+        let quotedId = try #require(earlier["id"] as? String)
+        // Not sent yet: only a sent message can be quoted.
+        let unsent = try await run(["draft", "quote", "--store", store, "--channel", "c", "--message", quotedId])
+        #expect(unsent.status != 0 && unsent.stderr.contains("only a sent message"), "\(unsent.stderr)")
+        #expect(try await run(["sync", "--store", store]).status == 0)
+
+        _ = try await run(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice"])
+        _ = try await run(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "5", "--user", "alice"])
+        let quoted = try await run(["draft", "quote", "--store", store, "--channel", "c", "--message", quotedId])
+        #expect(quoted.status == 0 && quoted.stdout.contains("quotes "), "\(quoted.stderr)")
+        let sent = try await run(["draft", "send", "--store", store, "--channel", "c", "--json"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let receipt = try CLI.json(sent.stdout)
+        #expect(receipt["text"] as? String == "Hi [Alice](pn-user://alice)")
+        #expect((receipt["mentionOps"] as? [String])?.count == 1)
+        #expect(try await run(["draft", "list", "--store", store]).stdout == "no drafts\n")
+        let empty = try await run(["draft", "send", "--store", store, "--channel", "c"])
+        #expect(empty.status != 0 && empty.stderr.contains("no text to send"), "\(empty.stderr)")
+
+        let sync = try await run(["sync", "--store", store])
+        #expect(sync.status == 0 && sync.stdout.hasPrefix("sent          2"), "\(sync.stdout)\(sync.stderr)")
+        let events = try CLI.json(try await run(["history", "--store", store, "--channel", "alice", "--remote", "--json"]).stdout)
+        let event = (events["messages"] as? [[String: Any]])?.first?["content"] as? [String: Any]
+        #expect(event?["type"] as? String == "mention" && event?["channel"] as? String == "c", "\(events)")
+        let messages = try CLI.json(try await run(["history", "--store", store, "--channel", "c", "--json"]).stdout)
+        let texts = (messages["messages"] as? [[String: Any]])?.map { $0["text"] as? String }
+        #expect(texts == ["earlier", "Hi [Alice](pn-user://alice)"], "\(messages)")
+    }
+
     @Test("kill -9 during an edit loses at most that edit: the draft is the text before or after it", .timeLimit(.minutes(3)))
     func killDuringEdit() async throws {
         let store = CLI.temporaryStore()
