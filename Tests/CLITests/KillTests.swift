@@ -46,7 +46,9 @@ struct KillTests {
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin]
         for channel in ["kill-a", "kill-b"] {
-            let queued = try CLI.run(["send", "--store", store, "--channel", channel, "--text", "m", "--count", "25"], environment: env)
+            let queued = try await offPool {
+                try CLI.run(["send", "--store", store, "--channel", channel, "--text", "m", "--count", "25"], environment: env)
+            }
             try #require(queued.status == 0, "\(queued.stderr)")
         }
         var random = SystemRandomNumberGenerator()
@@ -55,20 +57,24 @@ struct KillTests {
             let sync = try ChildProcess(
                 CLI.binary.path, ["sync", "--store", store, "--timeout", "30"], environment: env,
                 stdout: .nullDevice, stderr: .nullDevice)
-            // The kill moment is what is random here; nothing is asserted about timing.
-            usleep(UInt32.random(in: 20_000...300_000, using: &random))
-            sync.signal(SIGKILL)
-            let ended = sync.wait()
+            // The kill moment is what is random here; nothing is asserted about timing. The
+            // waits run off Swift's cooperative pool, which other tests need meanwhile.
+            let pause = UInt32.random(in: 20_000...300_000, using: &random)
+            let ended = try await offPool {
+                usleep(pause)
+                sync.signal(SIGKILL)
+                return sync.wait()
+            }
             #expect(ended.reason == .uncaughtSignal || ended.status == 0, "round \(round)")
-            let plan = try CLI.run(["--dry-run", "--json", "--store", store], environment: env)
+            let plan = try await offPool { try CLI.run(["--dry-run", "--json", "--store", store], environment: env) }
             let ops = try CLI.json(plan.stdout)["ops"] as? [Any]
             if ops?.isEmpty == false { killedWithWorkLeft += 1 }
         }
         // The kills must land while there is work, or the test would prove nothing.
         #expect(killedWithWorkLeft >= min(Self.rounds, 10), "only \(killedWithWorkLeft) kills left work behind")
-        var final = try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env)
+        var final = try await offPool { try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env) }
         for _ in 0..<3 where final.status == 3 {
-            final = try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env)
+            final = try await offPool { try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env) }
         }
         #expect(final.status == 0, "seed \(seed): \(final.stdout) \(final.stderr)")
 

@@ -27,8 +27,10 @@ final class ListenProcess {
 
     /// Every complete line printed so far, parsed, once there are more than `count` (fewer when
     /// the output ended or `limit` passed first).
-    func lines(moreThan count: Int, within limit: Duration = .seconds(30)) throws -> [[String: Any]] {
-        let text = process.stdout(when: { Self.complete($0).count > count }, within: limit)
+    func lines(moreThan count: Int, within limit: Duration = .seconds(30)) async throws -> [[String: Any]] {
+        // The wait blocks a thread: not one of Swift's cooperative pool, which other tests need.
+        let process = self.process
+        let text = try await offPool { process.stdout(when: { Self.complete($0).count > count }, within: limit) }
         return try Self.complete(text).map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
         }
@@ -136,7 +138,7 @@ struct ListenKillTests {
             let killAfter = Int.random(in: 1...8, using: &random)
             var lines: [[String: Any]] = []
             while lines.count < killAfter {
-                let more = try listen.lines(moreThan: lines.count)
+                let more = try await listen.lines(moreThan: lines.count)
                 guard more.count > lines.count else {
                     Issue.record("\(context), round \(round): listen printed nothing new after \(lines.count) lines: \(listen.process.stderr)")
                     break
@@ -147,7 +149,8 @@ struct ListenKillTests {
                 try await publisher.publishNext()
             }
             listen.process.signal(SIGKILL)
-            let ended = listen.process.wait()
+            let process = listen.process
+            let ended = try await offPool { process.wait() }
             #expect(ended == Termination(reason: .uncaughtSignal, status: SIGKILL), "\(context), round \(round): \(listen.process.stderr)")
             output.append(listen.process.stdout)
             if lines.contains(where: { $0["type"] as? String == "state" && $0["state"] as? String == "live" }) {
@@ -167,7 +170,7 @@ struct ListenKillTests {
         let listen = try ListenProcess(store: store, channel: Self.channel, environment: env)
         var lines: [[String: Any]] = []
         while !lines.contains(where: { $0["type"] as? String == "state" && $0["state"] as? String == "live" }) {
-            let more = try listen.lines(moreThan: lines.count)
+            let more = try await listen.lines(moreThan: lines.count)
             try #require(more.count > lines.count, "\(context): the last listen never went live: \(listen.process.stderr)")
             lines = more
         }
@@ -182,14 +185,14 @@ struct ListenKillTests {
         // Caught up once the store holds every message (checked after each line: with faults,
         // the last message may come through a fill rather than as an event).
         while try await !Self.store(store, holds: publisher.ids) {
-            let more = try listen.lines(moreThan: lines.count)
+            let more = try await listen.lines(moreThan: lines.count)
             try #require(more.count > lines.count, "\(context): the last listen stopped short of \(last): \(listen.process.stderr)")
             lines = more
         }
         listen.process.terminate()
         let ended = await listen.process.wait(until: .now + .seconds(30))
         #expect(ended == Termination(reason: .exit, status: 0), "\(context): listen on SIGTERM: \(listen.process.stderr)")
-        let final = try listen.lines(moreThan: Int.max)
+        let final = try await listen.lines(moreThan: Int.max)
         #expect(final.last?["type"] as? String == "state" && final.last?["state"] as? String == "stopped", "\(context): \(final.last ?? [:])")
         // The store was closed: its last connection took the WAL with it.
         #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "\(context): \(store)-wal is left after SIGTERM")
@@ -226,13 +229,13 @@ struct ListenKillTests {
             CLI.binary.path, ["listen", "--store", CLI.temporaryStore(), "--verbose", "--channel", Self.channel],
             environment: env, stdout: .pipe, stderr: .pipe)
         defer { listen.signal(SIGKILL) }  // a no-op once it has ended
-        let states = listen.stderr(when: { $0.contains("state: live\n") }, within: .seconds(30))
+        let states = try await offPool { listen.stderr(when: { $0.contains("state: live\n") }, within: .seconds(30)) }
         try #require(states.contains("state: live\n"), "\(states)")
         #expect(states.contains("gap filled through "), "\(states)")
         let id = try await publisher.publishNext()
         let timetoken = try #require(publisher.timetokens[id])
         let expected = "\(Self.channel) \(timetoken) message \(id) inserted (from writer)\n"
-        let printed = listen.stdout(when: { $0.contains("\n") }, within: .seconds(30))
+        let printed = try await offPool { listen.stdout(when: { $0.contains("\n") }, within: .seconds(30)) }
         #expect(printed == expected)
         listen.signal(SIGINT)
         let ended = await listen.wait(until: .now + .seconds(30))

@@ -42,7 +42,7 @@ struct OfficialSDKTests {
     @Test(
         "python_sdk_check.py: subscribe events, publish, actions, App Context, signal, history",
         .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
-    func pythonSDK() throws {
+    func pythonSDK() async throws {
         try #require(
             OfficialSDK.isInstalled,
             "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
@@ -51,15 +51,19 @@ struct OfficialSDKTests {
         var stopped = false
         defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
         // The script bounds itself at 30 s; the limit here only guards against a script that hangs.
-        let run = try BoundedRun.run(
-            [OfficialSDK.script.path, "127.0.0.1:\(simulator.port)"], executable: python, limit: .seconds(60))
+        // The waits run off Swift's cooperative pool, which other tests need meanwhile.
+        let port = simulator.port
+        let run = try await offPool {
+            try BoundedRun.run([OfficialSDK.script.path, "127.0.0.1:\(port)"], executable: python, limit: .seconds(60))
+        }
         #expect(
             !run.timedOut && run.reason == .exit && run.status == 0,
             "python_sdk_check.py ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after 60 s)" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")
         // The subscriber's last long poll is still held by the server (it does not notice the
         // closed connection): SIGTERM must answer it and stop at once, not wait out the 280 s hold.
         simulator.process.terminate()
-        let ending = simulator.process.wait(timeout: .seconds(20))
+        let process = simulator.process
+        let ending = try await offPool { process.wait(timeout: .seconds(20)) }
         stopped = ending != nil
         #expect(ending != nil, "simulator serve did not stop within 20 s of SIGTERM with a long poll held")
     }
