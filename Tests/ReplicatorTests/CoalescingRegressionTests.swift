@@ -8,17 +8,22 @@ import Testing
 
 @Suite("coalescing never drops a change an earlier op may have made")
 struct CoalescingRegressionTests {
-    @Test("a removal after an unsent set on no base still goes when an earlier set of the object may have arrived")
-    func removalAfterAmbiguousSet() async throws {
-        let world = try World(profile: .offline)
+    /// Sets membership "c" to `joined` and leaves the op as a lost answer leaves it: ambiguous.
+    static func ambiguousJoin(_ world: World) async throws {
         let first = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
         let firstOp = try #require(first.opId)
-        // The first set's attempt went out and its answer was lost: it may be on the server.
         _ = try await world.outbox.markInflightForTest(firstOp, now: world.clock.now)
         try await world.outbox.recordFailureForTest(
             firstOp, state: .ambiguous, retryAt: nil,
             failure: OutboxFailure(errorClass: .outcomeUnknown, message: "connection reset"), serverFailure: false,
             now: world.clock.now)
+    }
+
+    @Test("a removal after an unsent set on no base still goes when an earlier set of the object may have arrived")
+    func removalAfterAmbiguousSet() async throws {
+        let world = try World(profile: .offline)
+        // The first set's attempt went out and its answer was lost: it may be on the server.
+        try await Self.ambiguousJoin(world)
         // A second set (made on no server version) and then a removal.
         let second = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "muted"))
         let removal = try await world.outbox.removeMembership(channel: "c")
@@ -33,14 +38,8 @@ struct CoalescingRegressionTests {
     @Test("a set queued after a removal keeps its base of no membership when an earlier ambiguous set completes")
     func setAfterRemovalIsNotRebasedOnTheRemovedVersion() async throws {
         let world = try World(profile: .offline)
-        let first = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
-        let firstOp = try #require(first.opId)
         // The first set went out and its answer was lost: it may be on the server (it is, below).
-        _ = try await world.outbox.markInflightForTest(firstOp, now: world.clock.now)
-        try await world.outbox.recordFailureForTest(
-            firstOp, state: .ambiguous, retryAt: nil,
-            failure: OutboxFailure(errorClass: .outcomeUnknown, message: "connection reset"), serverFailure: false,
-            now: world.clock.now)
+        try await Self.ambiguousJoin(world)
         _ = try await world.observer().setMemberships(
             userId: "me", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
         // Then the user leaves the channel and joins it again as admin.
