@@ -13,12 +13,7 @@ extension OpTransaction {
 
     /// Stores a new pending message and its publish op.
     func enqueueSend(opId: String, message: Message, meta: JSONValue?, now: Date) throws -> OutboxReceipt<Message> {
-        var publishMeta: [String: JSONValue] = [:]
-        switch meta {
-        case .none, .null?: break
-        case .object(let object)?: publishMeta = object
-        case .some: throw OutboxError.metaNotAnObject
-        }
+        var publishMeta = try Self.appMeta(meta)
         publishMeta["pnr_op"] = .string(opId)
         let payload = try MessagePayload(
             id: message.id, text: message.text, contentType: message.contentType, content: message.content,
@@ -45,6 +40,15 @@ extension OpTransaction {
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
     }
 
+    /// The app's publish meta as an object (none: empty); anything but an object is refused.
+    static func appMeta(_ meta: JSONValue?) throws(OutboxError) -> [String: JSONValue] {
+        switch meta {
+        case .none, .null?: [:]
+        case .object(let object)?: object
+        case .some: throw .metaNotAnObject
+        }
+    }
+
     /// Sends a draft (`draft`, or the one stored under `key` when nil): the message in the Chat
     /// SDK's text format, one mention event per mentioned user waiting for its timetoken, the
     /// `threadRootId` action on a thread's root when needed, and the stored draft deleted, all in
@@ -63,12 +67,7 @@ extension OpTransaction {
             parentChannel = key.channelId
             root = (rootId, threadRoot)
         }
-        var publishMeta: [String: JSONValue]
-        switch meta {
-        case .none, .null?: publishMeta = [:]
-        case .object(let object)?: publishMeta = object
-        case .some: throw OutboxError.metaNotAnObject
-        }
+        var publishMeta = try Self.appMeta(meta)
         if let quote = draft.quotedMessage { publishMeta[ChatSDKFormat.quotedMessageKey] = quote.meta }
         let message = try Message(
             id: messageId, text: draft.render(), contentType: ChatSDKFormat.textContentType, content: nil, custom: custom,
