@@ -117,6 +117,16 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     public var delivery: DeliveryState
     /// Actions (reactions, ...) that came with the message, e.g. from history-with-actions.
     public var messageActions: [ChatMessageAction] = []
+    /// The text of the newest edit (the PubNub Chat SDK's `edited` message action with the
+    /// largest action timetoken, whoever added it; an edit still waiting in the outbox counts as
+    /// the newest), or nil when the message was never edited. The store fills it in.
+    public var editedText: String?
+    /// Whether the message is soft-deleted (it has a Chat SDK `deleted` action). The store fills
+    /// it in; default message queries leave such messages out.
+    public var isDeleted = false
+
+    /// The text to show: the newest edit's, else the published one.
+    public var shownText: String { editedText ?? text }
 
     /// A message. Ids are validated; `delivery` defaults to `.sent` when a timetoken is given and
     /// `.pending` otherwise.
@@ -151,6 +161,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     enum CodingKeys: String, CodingKey {
         case id, text, contentType, content, custom, createdAt, timetoken, userId, channelId, delivery, messageActions
+        case editedText, isDeleted
     }
 
     /// Decodes a message (payload fields plus envelope); missing `messageActions` means none.
@@ -170,6 +181,8 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
             timetoken: c.decodeIfPresent(Timetoken.self, forKey: .timetoken),
             delivery: c.decodeIfPresent(DeliveryState.self, forKey: .delivery))
         messageActions = try c.decodeIfPresent([ChatMessageAction].self, forKey: .messageActions) ?? []
+        editedText = try c.decodeIfPresent(String.self, forKey: .editedText)
+        isDeleted = try c.decodeIfPresent(Bool.self, forKey: .isDeleted) ?? false
     }
 
     /// Encodes the message, leaving out nil fields and an empty action list.
@@ -186,12 +199,15 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         try c.encode(channelId, forKey: .channelId)
         try c.encode(delivery, forKey: .delivery)
         if !messageActions.isEmpty { try c.encode(messageActions, forKey: .messageActions) }
+        try c.encodeIfPresent(editedText, forKey: .editedText)
+        if isDeleted { try c.encode(isDeleted, forKey: .isDeleted) }
     }
 
-    /// The text as elements: plain text, and the mentions, channel references and links the
-    /// PubNub Chat SDK writes into it as `[text](pn-user://id)`, `[text](pn-channel://id)` and
-    /// `[text](url)` (``MessageDraft/elements(parsing:)``).
-    public var elements: [MessageElement] { MessageDraft.elements(parsing: text) }
+    /// The shown text (``shownText``: the newest edit's, as the Chat SDK parses it) as elements:
+    /// plain text, and the mentions, channel references and links the PubNub Chat SDK writes into
+    /// it as `[text](pn-user://id)`, `[text](pn-channel://id)` and `[text](url)`
+    /// (``MessageDraft/elements(parsing:)``).
+    public var elements: [MessageElement] { MessageDraft.elements(parsing: shownText) }
 
     /// The users the text mentions, in order, each once.
     public var mentionedUserIds: [String] {

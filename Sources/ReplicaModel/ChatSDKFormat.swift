@@ -25,6 +25,14 @@ public enum ChatSDKFormat {
     /// The message action type the Chat SDK adds to a thread's root message, its value the
     /// thread channel's id.
     public static let threadRootType = "threadRootId"
+    /// The message action type of an edit; its value is the whole new text.
+    public static let editedType = "edited"
+    /// The message action type of a soft delete.
+    public static let deletedType = "deleted"
+    /// The value of a soft delete's action.
+    public static let deletedValue = "deleted"
+    /// The message action type of an emoji reaction (the Chat SDK's default; configurable there).
+    public static let reactionType = "reactions"
     /// The publish `meta` key that holds a quote.
     public static let quotedMessageKey = "quotedMessage"
     /// The prefix of a thread channel's id: `PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`.

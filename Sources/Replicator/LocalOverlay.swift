@@ -63,13 +63,26 @@ struct LocalOverlay<Custom: ChatCustomData> {
         return true
     }
 
-    /// The current user's reactions on `channel` with an unsent add or removal, by target.
+    /// The actions on `channel` with an unsent add or removal, keyed as
+    /// ``pendingActionKey(messageId:type:value:user:currentUser:)`` keys them. Adds are the
+    /// current user's (reactions, edits, deletes); a removal may be of another user's action (a
+    /// restore removes every `deleted` action).
     func pendingReactions(channel: String) throws -> (adds: Set<String>, removes: Set<String>) {
         var adds = Set<String>(), removes = Set<String>()
         for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.operation.channel == channel {
-            if op.kind == .addReaction { adds.insert(op.target) } else { removes.insert(op.target) }
+            guard let reaction = op.operation.reaction else { continue }
+            if op.kind == .addReaction {
+                adds.insert(OutboxKeys.reaction(reaction.messageId, reaction.type, reaction.value))
+            } else {
+                removes.insert(op.target)   // a removal's target names another user's action
+            }
         }
         return (adds, removes)
+    }
+
+    /// The key of a (message, type, value, user) action in ``pendingReactions(channel:)``.
+    static func pendingActionKey(messageId: String, type: String, value: String, user: String, currentUser: String) -> String {
+        OutboxKeys.reaction(messageId, type, value, owner: user == currentUser ? nil : user)
     }
 
     // MARK: Server state from the outbox

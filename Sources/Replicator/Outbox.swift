@@ -45,6 +45,9 @@ public struct OutboxOptions: Sendable {
 /// - ``send(draft:custom:meta:)``
 /// - ``send(draft:in:custom:meta:)``
 /// - ``discardMessage(id:)``
+/// - ``edit(message:text:)``
+/// - ``deleteMessage(id:)``
+/// - ``restoreMessage(id:)``
 /// - ``addReaction(_:type:toMessage:)``
 /// - ``removeReaction(_:type:fromMessage:)``
 /// - ``setMembership(channel:user:edit:)``
@@ -203,6 +206,43 @@ public actor Outbox<Custom: ChatCustomData> {
                 draft, key: key, opId: opId, messageId: messageId, userId: userId, custom: custom, meta: meta,
                 opIds: Self.newOpId, now: now)
         }
+    }
+
+    /// Edits a message's text, as the Chat SDK's `editText`: any message, not only the user's own.
+    ///
+    /// A message whose publish certainly has not gone out yet is rewritten in place (receipt:
+    /// `merged(into:)` its publish op). Otherwise an `edited` message action carrying the whole
+    /// new text is queued; an earlier unsent edit of the same message takes the new text instead,
+    /// so three edits made offline send one action. Queries show the newest edit
+    /// (``ReplicaModel/ChatMessage/shownText``); an edit in the outbox counts as the newest.
+    ///
+    /// ```swift
+    /// try await outbox.edit(message: id, text: "Fixed typo")
+    /// ```
+    @discardableResult
+    public func edit(message messageId: String, text: String) async throws -> OutboxReceipt<ChatMessageAction> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit { try $0.enqueueEdit(opId: opId, messageId: messageId, text: text, userId: userId, now: now) }
+    }
+
+    /// Soft-deletes a message, as the Chat SDK's `delete(soft: true)`: a `deleted` message action.
+    /// Default queries stop listing it; ``restoreMessage(id:)`` brings it back. A message whose
+    /// publish certainly has not gone out yet is withdrawn instead (receipt: `cancelled`).
+    @discardableResult
+    public func deleteMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit { try $0.enqueueSoftDelete(opId: opId, messageId: messageId, userId: userId, now: now) }
+    }
+
+    /// Restores a soft-deleted message, as the Chat SDK's `restore`: removes the user's `deleted`
+    /// action (or withdraws it while unsent).
+    ///
+    /// - Throws: ``OutboxError/deletedByOthers(messageId:users:)`` when another user deleted it
+    ///   too: PubNub lets a user remove only their own actions, so nothing is queued.
+    @discardableResult
+    public func restoreMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit { try $0.enqueueRestore(opId: opId, messageId: messageId, userId: userId, now: now) }
     }
 
     /// Withdraws a message that has not been sent, with the reactions waiting on it.

@@ -122,28 +122,34 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     }
 
     /// The messages of a channel: those with a timetoken ascending, then the still-pending ones
-    /// in local send order.
-    public func messages(inChannel channelId: String) -> StoreQuery<[Message]> {
-        StoreQuery { db in
+    /// in local send order. Each shows its newest edit (``ReplicaModel/ChatMessage/shownText``).
+    ///
+    /// - Parameter includeDeleted: whether soft-deleted messages are listed too (with
+    ///   ``ReplicaModel/ChatMessage/isDeleted`` set), for a "message deleted" placeholder or a
+    ///   restore; by default they are left out.
+    public func messages(inChannel channelId: String, includeDeleted: Bool = false) -> StoreQuery<[Message]> {
+        let visible = includeDeleted ? "" : "AND \(ChatSemantics.notDeleted)"
+        return StoreQuery { db in
             let coding = StoreCoding()
             let sent = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(Columns.message) FROM messages msg
-                    WHERE msg.channel_id = ? AND msg.timetoken IS NOT NULL ORDER BY msg.timetoken
+                    WHERE msg.channel_id = ? AND msg.timetoken IS NOT NULL \(visible) ORDER BY msg.timetoken
                     """, arguments: [channelId])
             let pending = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(Columns.message) FROM messages msg
-                    WHERE msg.channel_id = ? AND msg.timetoken IS NULL ORDER BY msg.local_seq
+                    WHERE msg.channel_id = ? AND msg.timetoken IS NULL \(visible) ORDER BY msg.local_seq
                     """, arguments: [channelId])
             return try (sent + pending).map { try coding.message($0) }
         }
     }
 
-    /// The messages whose text mentions `userId` (a `[…](pn-user://userId)` link, as the PubNub
-    /// Chat SDK writes mentions), oldest first; pending ones last, in send order. The text is
+    /// The messages whose shown text (the newest edit's, else the published one) mentions
+    /// `userId` (a `[…](pn-user://userId)` link, as the PubNub Chat SDK writes mentions), oldest
+    /// first; pending ones last, in send order; soft-deleted ones left out. The texts are
     /// narrowed with `LIKE` and each candidate is checked by parsing its elements, so an id that
     /// is the prefix of another never matches it.
     public func messages(mentioning userId: String) -> StoreQuery<[Message]> {
@@ -154,7 +160,13 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(Columns.message) FROM messages msg WHERE msg.text LIKE ? ESCAPE '\\'
+                    SELECT \(Columns.message) FROM messages msg
+                    WHERE (msg.text LIKE ?1 ESCAPE '\\'
+                           OR EXISTS (SELECT 1 FROM message_actions a
+                                      WHERE a.type = '\(ChatSDKFormat.editedType)' AND a.value LIKE ?1 ESCAPE '\\'
+                                        AND (a.message_id = msg.id
+                                             OR (a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken))))
+                      AND \(ChatSemantics.notDeleted)
                     ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
                     """, arguments: [like]
             ).map { try coding.message($0) }.filter { $0.mentionedUserIds.contains(userId) }

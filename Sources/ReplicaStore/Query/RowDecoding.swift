@@ -25,9 +25,11 @@ enum Columns {
 
     static let member = "m.status, m.type, m.custom, m.updated, m.etag, m.is_present, m.presence_state"
 
+    /// A message's columns, then what its Chat SDK actions make of it: the newest edit's text
+    /// and whether it is soft-deleted (``ChatSemantics``). `msg` must alias `messages`.
     static let message =
         "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
-        + "msg.timetoken, msg.delivery"
+        + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn)"
 }
 
 extension StoreCoding {
@@ -79,12 +81,15 @@ extension StoreCoding {
             throw StoreError.corruptValue(table: "messages", column: "created_at", key: id, message: "missing")
         }
         do {
-            return try ChatMessage(
+            var message = try ChatMessage<C>(
                 id: id, text: row[3], contentType: row[4],
                 content: try decode(JSONValue.self, row[5], table: "messages", column: "content", key: id),
                 custom: try decode(C.self, row[6], table: "messages", column: "custom", key: id),
                 createdAt: createdAt, timetoken: StoreCoding.timetoken(row[8]), userId: row[2], channelId: row[1],
                 delivery: delivery)
+            message.editedText = row[10]
+            message.isDeleted = row[11] ?? false
+            return message
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)
         }

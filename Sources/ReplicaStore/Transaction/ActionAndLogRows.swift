@@ -30,6 +30,26 @@ extension StoreTransaction {
         }
     }
 
+    /// Every user's (type, value) actions on a message, found by its id or its timetoken.
+    package func actions(messageId: String, type: String, value: String) throws -> [ChatMessageAction] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT a.channel_id, a.message_timetoken, a.action_timetoken, a.user_id
+                FROM message_actions a
+                WHERE a.type = ?2 AND a.value = ?3
+                  AND (a.message_id = ?1
+                       OR (a.channel_id, a.message_timetoken) = (SELECT channel_id, timetoken FROM messages WHERE id = ?1))
+                ORDER BY a.action_timetoken IS NULL, a.action_timetoken
+                """, arguments: [messageId, type, value]
+        ).map { row in
+            try ChatMessageAction(
+                type: type, value: value, userId: row[3], channelId: row[0],
+                messageTimetoken: StoreCoding.timetoken(row[1]), actionTimetoken: StoreCoding.timetoken(row[2]),
+                messageId: messageId)
+        }
+    }
+
     /// Whether any user's action of `type` is stored on the message (channel, timetoken).
     package func hasAction(channel: String, messageTimetoken: Timetoken, type: String) throws -> Bool {
         try Bool.fetchOne(

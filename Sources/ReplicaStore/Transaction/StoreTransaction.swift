@@ -146,6 +146,11 @@ package final class StoreTransaction<Custom: ChatCustomData> {
             arguments: [channel, try StoreCoding.column(timetoken, field: "message.timetoken"), id])
     }
 
+    /// Rewrites a pending message's text (an edit made before its publish went out).
+    package func setPendingText(messageId: String, text: String) throws {
+        try db.execute(sql: "UPDATE messages SET text = ? WHERE id = ? AND timetoken IS NULL", arguments: [text, messageId])
+    }
+
     /// Gives a pending message its timetoken and marks it `sent`; its pending actions are re-keyed.
     package func markSent(messageId: String, timetoken: Timetoken) throws {
         let value = try StoreCoding.column(timetoken, field: "message.timetoken")

@@ -275,21 +275,21 @@ extension OpTransaction {
     }
 
     /// Withdraws an unsent op that a later change cancels, reverting its local change.
-    private func cancel(_ latest: OutboxEntry) throws {
+    func cancel(_ latest: OutboxEntry) throws {
         try tx.deleteOp(id: latest.id)
         if latest.kind == .removeReaction { try overlay.revert(latest) }
         changes.events.append(.coalesced(into: nil, cancelled: [latest.id]))
         changes.finish(latest.id, .discarded)
     }
 
-    private func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
+    func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
         try tx.insertOp(op, id: id, now: now)
         changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true
     }
 
     /// The channel, timetoken and unsent publish op of a stored message.
-    private func messageRef(_ id: String) throws -> (channel: String, timetoken: Timetoken?, sendOp: String?) {
+    func messageRef(_ id: String) throws -> (channel: String, timetoken: Timetoken?, sendOp: String?) {
         guard let location = try tx.messageLocation(id: id) else { throw OutboxError.messageNotFound(id) }
         let sendOp = try tx.ops(target: OutboxKeys.message(id)).first { $0.kind == .send }?.id
         if location.timetoken == nil, sendOp == nil {

@@ -54,6 +54,9 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case emptyEdit(String)
     /// The draft has no text to send (there is no stored draft, or its text is empty).
     case emptyDraft(DraftKey)
+    /// The message was soft-deleted by other users too; PubNub lets a user remove only their own
+    /// `deleted` action, so it cannot be restored by this one.
+    case deletedByOthers(messageId: String, users: [String])
     /// A thread draft's root message (channel, timetoken) is not in the store.
     case threadRootNotFound(channel: String, timetoken: Timetoken)
     /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
@@ -75,6 +78,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .metaNotAnObject: "publish meta must be a JSON object"
         case .emptyEdit(let what): "the edit of \(what) changes no field"
         case .emptyDraft(let key): "the draft of \(key) has no text to send"
+        case .deletedByOthers(let id, let users):
+            "message \(id) was also deleted by \(users.joined(separator: ", ")); only they can restore it"
         case .threadRootNotFound(let channel, let timetoken): "no message \(timetoken) of \(channel) in the store to reply to"
         case .drainLeaseHeld(let path, let holder):
             "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"

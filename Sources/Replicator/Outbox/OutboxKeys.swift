@@ -13,10 +13,12 @@ enum OutboxKeys {
     static func message(_ id: String) -> String { "message:\(id)" }
     /// The reactions of one message share a lane.
     static func reactionLane(_ messageId: String) -> String { "reactions:\(messageId)" }
-    /// One reaction (message, type, value) of the current user.
-    static func reaction(_ messageId: String, _ type: String, _ value: String) -> String {
-        "reaction:\(messageId)/\(type)/\(value)"
+    /// One reaction (message, type, value) of the current user, or of `owner`.
+    static func reaction(_ messageId: String, _ type: String, _ value: String, owner: String? = nil) -> String {
+        "reaction:\(messageId)/\(type)/\(value)" + (owner.map { "@\($0)" } ?? "")
     }
+    /// The current user's edit of a message (one at a time: unsent edits are merged).
+    static func edit(_ messageId: String) -> String { "edit:\(messageId)" }
     /// The mention events of one message share a lane.
     static func mentionLane(_ messageId: String) -> String { "mentions:\(messageId)" }
     /// The mention event of one message for one user.

@@ -1,0 +1,103 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+// The PubNub Chat SDK's message semantics as outbox writes: edits, soft deletes and restores
+// are message actions (`../shared/reference/realtime-drafts-crypto.md` §5.3), queued like
+// reactions, with their own coalescing.
+extension OpTransaction {
+    /// Edits a message's text (any message, as the Chat SDK allows).
+    ///
+    /// - A message whose publish certainly has not gone out yet gets its publish rewritten: no
+    ///   action is needed, and the message goes out with the new text.
+    /// - Otherwise an `edited` action with the whole new text is queued. An earlier edit of this
+    ///   user on the message that certainly has not been sent is replaced, so three offline edits
+    ///   send one action.
+    func enqueueEdit(opId: String, messageId: String, text: String, userId: String, now: Date) throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        try Validation.validateMessageText(text, field: "text")
+        let message = try messageRef(messageId)
+        if let sendOp = message.sendOp, var send = try tx.op(id: sendOp), send.isCertainlyUnsent,
+           case .send(let channel, let id, .object(var body), let meta) = send.operation
+        {
+            body["text"] = .string(text)   // pnreplicate's and the Chat SDK's text share the key
+            try Validation.validatePublishSize(message: .object(body), channel: channel, meta: meta)
+            send.operation = .send(channel: channel, messageId: id, message: .object(body), meta: meta)
+            send.coalesced.append("edited before it was sent")
+            send.updatedAt = now
+            try tx.save(send)
+            try tx.setPendingText(messageId: messageId, text: text)
+            return OutboxReceipt(value: nil, opId: sendOp, disposition: .merged(into: sendOp))
+        }
+        let type = ChatSDKFormat.editedType
+        let action = try ChatMessageAction(
+            type: type, value: text, userId: userId, channelId: message.channel, messageTimetoken: message.timetoken,
+            messageId: messageId)
+        let target = OutboxKeys.edit(messageId)
+        let sameText = try tx.action(messageId: messageId, type: type, value: text, userId: userId)
+        if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent,
+           case .addReaction(var reaction) = latest.operation
+        {
+            if sameText?.actionTimetoken != nil {
+                // Back to a text this user's edit on the server already holds: PubNub keeps one
+                // (user, type, value) per message, so the unsent edit is withdrawn.
+                try cancel(latest)
+                try tx.deleteUnsentActions(messageId: messageId, type: type, value: reaction.value)
+                return OutboxReceipt(value: sameText, opId: nil, disposition: .cancelled([latest.id]))
+            }
+            // The unsent edit takes the new text: one action for all the edits made meanwhile.
+            try tx.deleteUnsentActions(messageId: messageId, type: type, value: reaction.value)
+            try tx.upsert(action: action)
+            reaction.value = text
+            latest.operation = .addReaction(reaction)
+            latest.coalesced.append("merged edit \(opId)")
+            latest.updatedAt = now
+            try tx.save(latest)
+            changes.events.append(.coalesced(into: latest.id, cancelled: []))
+            changes.wakesDrain = true
+            return OutboxReceipt(value: action, opId: latest.id, disposition: .merged(into: latest.id))
+        }
+        if let stored = sameText, stored.actionTimetoken != nil {
+            // PubNub holds one (user, type, value) per message: the same text again adds nothing.
+            return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
+        }
+        try tx.upsert(action: action)
+        let reaction = ReactionTarget(
+            channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: text)
+        try insert(
+            NewOutboxRow(.addReaction(reaction), lane: OutboxKeys.reactionLane(messageId), target: target,
+                         dependsOn: message.timetoken == nil ? message.sendOp : nil),
+            id: opId, now: now)
+        return OutboxReceipt(value: action, opId: opId, disposition: .enqueued)
+    }
+
+    /// Soft-deletes a message: the Chat SDK's `deleted` action. A message whose publish certainly
+    /// has not gone out is withdrawn instead (with what waits on it): nothing reaches PubNub.
+    func enqueueSoftDelete(opId: String, messageId: String, userId: String, now: Date) throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        let message = try messageRef(messageId)
+        if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isCertainlyUnsent {
+            let removed = try discard(sendOp)
+            return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled(removed))
+        }
+        return try enqueueAddReaction(
+            opId: opId, messageId: messageId, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue,
+            userId: userId, now: now)
+    }
+
+    /// Restores a soft-deleted message: removes the current user's `deleted` action. PubNub lets
+    /// a user remove only their own actions ("wrong uuid specified"), so a message another user
+    /// deleted cannot be restored here: ``OutboxError/deletedByOthers(messageId:users:)``, and
+    /// nothing is queued. Unchanged when the message is not deleted.
+    func enqueueRestore(opId: String, messageId: String, userId: String, now: Date) throws -> OutboxReceipt<ChatMessageAction> {
+        _ = try messageRef(messageId)
+        let deletions = try tx.actions(messageId: messageId, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue)
+        let others = deletions.map(\.userId).filter { $0 != userId }
+        if !others.isEmpty { throw OutboxError.deletedByOthers(messageId: messageId, users: others) }
+        return try enqueueRemoveReaction(
+            opId: opId, messageId: messageId, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue,
+            userId: userId, now: now)
+    }
+}
