@@ -33,6 +33,14 @@ public enum ChatSDKFormat {
     public static let deletedValue = "deleted"
     /// The message action type of an emoji reaction (the Chat SDK's default; configurable there).
     public static let reactionType = "reactions"
+    /// The `type` of a read receipt signal.
+    public static let receiptType = "receipt"
+    /// The membership custom data key of the read position (a timetoken as a string).
+    public static let lastReadKey = "lastReadMessageTimetoken"
+    /// The channel custom data key of the pinned message's timetoken (a string).
+    public static let pinnedTimetokenKey = "pinnedMessageTimetoken"
+    /// The channel custom data key of the pinned message's channel.
+    public static let pinnedChannelKey = "pinnedMessageChannelID"
     /// The publish `meta` key that holds a quote.
     public static let quotedMessageKey = "quotedMessage"
     /// The prefix of a thread channel's id: `PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`.
@@ -81,6 +89,12 @@ public enum ChatSDKFormat {
         ]
         if let parentChannel { body["parentChannel"] = .string(parentChannel) }
         return .object(body)
+    }
+
+    /// The read receipt signal: `{"type":"receipt","messageTimetoken":"<tt>"}`, sent on the
+    /// channel after the read position is written (57 bytes, under the 64-byte signal limit).
+    public static func receiptSignal(messageTimetoken: Timetoken) -> JSONValue {
+        ["type": .string(receiptType), "messageTimetoken": .string(String(messageTimetoken.rawValue))]
     }
 
     /// The id of the thread channel under the message `root` of `channel`, as the Chat SDK names it.

@@ -139,7 +139,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
-        case .send, .addReaction, .removeReaction, .mention:
+        case .send, .addReaction, .removeReaction, .mention, .receipt:
             return nil
         }
         try reapplyPending(target: entry.target)
@@ -177,8 +177,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
             } else {
                 try tx.deleteChannel(id: id)
             }
-        case .mention:
-            // A mention event changes nothing locally.
+        case .mention, .receipt:
+            // A mention event or a receipt signal changes nothing locally.
             break
         }
         try reapplyPending(target: entry.target)
@@ -203,7 +203,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 try tx.upsert(member: member, force: true)
             case .removeMembership(let channel, let user):
                 try tx.deleteMember(channelId: channel, userId: user)
-            case .send, .addReaction, .removeReaction, .mention:
+            case .send, .addReaction, .removeReaction, .mention, .receipt:
                 continue
             }
         }

@@ -152,7 +152,7 @@ extension Outbox {
             let page = try PubNubClient.page(
                 of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
             return .membership(page.data.first { $0.channel.id == entry.operation.channel })
-        case .mention:
+        case .mention, .receipt:
             return .published(try PubNubClient.publishTimetoken(from: response))
         case .removeReaction, .removeMembership, .removeUser, .removeChannel:
             return .none

@@ -29,9 +29,10 @@ extension Outbox {
             return try await probePublish(entry, in: notice.user, messageId: nil)
         case .setUser, .setChannel:
             return try await probeEdit(entry)
-        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel:
+        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt:
             // A resent add answers 409 when it had arrived; a resent removal finds nothing to
-            // remove; membership and delete requests are idempotent.
+            // remove; membership and delete requests are idempotent. A signal is never stored, so
+            // nothing can be looked up; a read receipt said twice means the same.
             return .resend
         }
     }

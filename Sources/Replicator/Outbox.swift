@@ -48,6 +48,9 @@ public struct OutboxOptions: Sendable {
 /// - ``edit(message:text:)``
 /// - ``deleteMessage(id:)``
 /// - ``restoreMessage(id:)``
+/// - ``markRead(channel:upTo:)``
+/// - ``pinMessage(id:in:)``
+/// - ``unpinMessage(in:)``
 /// - ``addReaction(_:type:toMessage:)``
 /// - ``removeReaction(_:type:fromMessage:)``
 /// - ``setMembership(channel:user:edit:)``
@@ -243,6 +246,52 @@ public actor Outbox<Custom: ChatCustomData> {
     public func restoreMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
         let opId = Self.newOpId(), now = clock.now, userId = userId
         return try await commit { try $0.enqueueRestore(opId: opId, messageId: messageId, userId: userId, now: now) }
+    }
+
+    /// Marks a channel read up to `timetoken`, as the Chat SDK's `setLastReadMessageTimetoken`:
+    /// the membership's custom data gets `lastReadMessageTimetoken` (a string; other keys are
+    /// kept), sent as a membership set (unsent ones merge: only the newest position goes), then
+    /// the Chat SDK's receipt signal, except on `public` channels. Read positions only move
+    /// forward: an older or equal one is `unchanged`.
+    ///
+    /// ```swift
+    /// try await outbox.markRead(channel: "general", upTo: newest.timetoken!)
+    /// let badge = try await store.fetch(store.queries.unreadCount(inChannel: "general", for: outbox.userId))
+    /// ```
+    ///
+    /// - Throws: ``OutboxError/notAMember(channel:user:)`` when the store has no membership of the
+    ///   user in the channel (the position lives there).
+    @discardableResult
+    public func markRead(channel: String, upTo timetoken: Timetoken) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        let opId = Self.newOpId(), receiptOpId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueMarkRead(
+                opId: opId, channelId: channel, userId: userId, timetoken: timetoken, receiptOpId: receiptOpId, now: now)
+        }
+    }
+
+    /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's
+    /// `pinMessage`: the channel's custom data gets `pinnedMessageTimetoken` (a string) and
+    /// `pinnedMessageChannelID`, other keys kept, sent with the stored eTag (`If-Match`), so a
+    /// concurrent change of the channel is a conflict settled by the configured policy.
+    ///
+    /// - Throws: ``OutboxError/channelNotFound(_:)`` when the channel is not in the store,
+    ///   ``OutboxError/messageNotSent(_:)`` for a message without a timetoken.
+    @discardableResult
+    public func pinMessage(id messageId: String, in channel: String? = nil) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { tx in
+            let channelId = try channel ?? tx.messageRef(messageId).channel
+            return try tx.enqueuePin(opId: opId, channelId: channelId, messageId: messageId, now: now)
+        }
+    }
+
+    /// Unpins whatever is pinned in `channel` (both keys removed from its custom data);
+    /// `unchanged` when nothing is.
+    @discardableResult
+    public func unpinMessage(in channel: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueuePin(opId: opId, channelId: channel, messageId: nil, now: now) }
     }
 
     /// Withdraws a message that has not been sent, with the reactions waiting on it.

@@ -77,6 +77,9 @@ enum OutboxRequests {
                     channel: notice.channel, parentChannel: notice.parentChannel)
                 return try client.publishRequest(
                     PublishRequest(channel: notice.user, message: event, meta: ["pnr_op": .string(entry.id)]))
+            case .receipt(let channel, let timetoken):
+                return try client.signalRequest(
+                    SignalRequest(channel: channel, message: ChatSDKFormat.receiptSignal(messageTimetoken: timetoken)))
             }
         } catch let error as WireError {
             throw .wire(error)

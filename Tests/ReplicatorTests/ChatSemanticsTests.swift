@@ -131,3 +131,128 @@ struct ChatSemanticsTests {
         await #expect(throws: OutboxError.messageNotFound("nope")) { try await world.outbox.deleteMessage(id: "nope") }
     }
 }
+
+/// Read positions, unread counts and pins, written through the outbox and read back from
+/// fixtures in the Chat SDK's shapes.
+@Suite("Chat semantics: read receipts, unread counts, pins")
+struct ReadAndPinTests {
+    /// "me" and "sdk-user" are members of group channel "c" (stored with its eTag); "me" has the
+    /// custom key `role`.
+    static func setUp(channelType: String = "group") async throws -> (world: World, other: PubNubClient) {
+        let world = try World()
+        var channel = ChannelEdit<FlatCustom>()
+        channel.name = .set("C")
+        channel.type = .set(channelType)
+        channel.custom = .set(["topic": "news"])
+        _ = try await world.outbox.setChannel(id: "c", edit: channel)
+        _ = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined", custom: ["role": "mod"]))
+        _ = try await world.outbox.drain()
+        let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
+        _ = try await other.setMemberships(userId: "sdk-user", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
+        return (world, other)
+    }
+
+    /// Publishes `count` messages by `client` in the Chat SDK's shape; their timetokens.
+    static func publish(_ client: PubNubClient, _ count: Int) async throws -> [Timetoken] {
+        var timetokens: [Timetoken] = []
+        for i in 0..<count {
+            timetokens.append(try await client.publish(PublishRequest(
+                channel: "c", message: ["type": "text", "text": .string("m\(i)"), "files": []])))
+        }
+        return timetokens
+    }
+
+    @Test("markRead writes lastReadMessageTimetoken as a string beside the other custom keys, sends only the newest, then one receipt signal")
+    func markRead() async throws {
+        let (world, other) = try await Self.setUp()
+        let theirs = try await Self.publish(other, 4)
+        _ = try await world.reconciler().pullHistory(channels: ["c"])
+        world.transport.use(FaultPlan(seed: 1, profile: .offline))
+        for timetoken in theirs.prefix(3) { _ = try await world.outbox.markRead(channel: "c", upTo: timetoken) }
+        let older = try await world.outbox.markRead(channel: "c", upTo: theirs[0])
+        #expect(older.disposition == .unchanged, "read positions only move forward")
+        #expect(try await world.entries().map(\.kind) == [.setMembership, .receipt])
+        let unread = try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me"))
+        #expect(unread == 1, "unread counts follow the local position at once")
+
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        let before = world.transport.requests.count
+        _ = try await world.outbox.drain()
+        let sent = world.transport.requests.dropFirst(before).map(\.operation).filter { !$0.hasPrefix("get") }
+        #expect(sent == ["setMemberships", "signal"], "one write (after its base check), then the signal: \(sent)")
+        let page = try await other.getMembers(channelId: "c", as: DefaultChatCustom.self)
+        let mine = try #require(page.data.first { $0.uuid.id == "me" })
+        #expect(mine.custom == ["role": "mod", "lastReadMessageTimetoken": .string(String(theirs[2].rawValue))])
+        let signal = try #require(world.transport.requests.last)
+        let payload = try #require(signal.pathSegments.last)
+        #expect(try JSONValue(jsonData: Data(payload.utf8)) == ChatSDKFormat.receiptSignal(messageTimetoken: theirs[2]), "\(payload)")
+    }
+
+    @Test("a public channel gets the read position but no receipt signal; a channel without membership is a typed error")
+    func publicChannelAndRefusal() async throws {
+        let (world, other) = try await Self.setUp(channelType: "public")
+        let theirs = try await Self.publish(other, 1)
+        _ = try await world.outbox.markRead(channel: "c", upTo: theirs[0])
+        #expect(try await world.entries().map(\.kind) == [.setMembership])
+        await #expect(throws: OutboxError.notAMember(channel: "elsewhere", user: "me")) {
+            try await world.outbox.markRead(channel: "elsewhere", upTo: theirs[0])
+        }
+    }
+
+    @Test("read receipts and unread counts read the Chat SDK's membership data; own and deleted messages never count")
+    func receiptsAndUnread() async throws {
+        let (world, other) = try await Self.setUp()
+        let theirs = try await Self.publish(other, 5)
+        _ = try await world.outbox.send(text: "mine", to: "c")
+        _ = try await world.outbox.drain()
+        // The Chat SDK on another device marks sdk-user's position (a string timetoken).
+        _ = try await other.setMemberships(
+            userId: "sdk-user",
+            set: [MembershipSet(id: "c", status: "joined", custom: ["lastReadMessageTimetoken": .string(String(theirs[3].rawValue))])],
+            as: DefaultChatCustom.self)
+        let reconciler = try world.reconciler()
+        _ = try await reconciler.pullHistory(channels: ["c"])
+        _ = try await reconciler.pullObjects(channels: ["c"])
+        let receipts = try await world.store.fetch(world.store.queries.readReceipts(inChannel: "c"))
+        #expect(receipts == [ReadReceipt(userId: "me", lastRead: nil), ReadReceipt(userId: "sdk-user", lastRead: theirs[3])])
+
+        #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me")) == 5)
+        #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "sdk-user")) == 1,
+                "my message; their own theirs[4] does not count")
+        _ = try await other.addMessageAction(channel: "c", messageTimetoken: theirs[4], type: "deleted", value: "deleted")
+        _ = try await reconciler.pullReactions(channel: "c")
+        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["c": 4])
+        #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "nowhere", for: "me")) == nil)
+    }
+
+    @Test("pin and unpin write the Chat SDK's two channel keys with the eTag; a pin made by the Chat SDK shows after a pull")
+    func pins() async throws {
+        let (world, other) = try await Self.setUp()
+        let theirs = try await Self.publish(other, 2)
+        let reconciler = try world.reconciler()
+        _ = try await reconciler.pullHistory(channels: ["c"])
+        let messages = try await world.store.fetch(world.store.queries.messages(inChannel: "c"))
+        _ = try await world.outbox.pinMessage(id: messages[0].id)
+        #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c"))?.id == messages[0].id)
+        let before = world.transport.requests.count
+        _ = try await world.outbox.drain()
+        #expect(world.transport.requests.dropFirst(before).first?.headers["If-Match"] != nil, "written on the stored eTag")
+        var server = try await other.getChannel(id: "c", as: FlatCustom.self)
+        #expect(server.custom == ["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[0].rawValue)), "pinnedMessageChannelID": "c"])
+
+        // The Chat SDK pins the other message.
+        var edit = ChannelFields<FlatCustom>()
+        edit.custom = .value(["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[1].rawValue)), "pinnedMessageChannelID": "c"])
+        _ = try await other.setChannel(id: "c", fields: edit)
+        _ = try await reconciler.pullObjects(channels: ["c"])
+        #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c"))?.id == messages[1].id)
+
+        _ = try await world.outbox.unpinMessage(in: "c")
+        #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c")) == nil)
+        _ = try await world.outbox.drain()
+        server = try await other.getChannel(id: "c", as: FlatCustom.self)
+        #expect(server.custom == ["topic": "news"])
+        #expect(try await world.outbox.unpinMessage(in: "c").disposition == .unchanged)
+        await #expect(throws: OutboxError.channelNotFound("nowhere")) { try await world.outbox.unpinMessage(in: "nowhere") }
+    }
+}

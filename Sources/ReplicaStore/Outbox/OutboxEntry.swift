@@ -24,6 +24,8 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case removeChannel
     /// Publish the Chat SDK's mention event to a mentioned user, after the message.
     case mention
+    /// Signal the Chat SDK's read receipt on a channel, after the read position is written.
+    case receipt
 
     /// Whether the op's request names its message by timetoken (reactions and mention events):
     /// such an op waits until the message has one.

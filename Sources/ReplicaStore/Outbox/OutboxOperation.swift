@@ -38,6 +38,9 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Publish the Chat SDK's mention event (``ReplicaModel/ChatSDKFormat/mentionEvent(messageTimetoken:channel:parentChannel:)``)
     /// on the mentioned user's channel, once the message has its timetoken.
     case mention(MentionNotice)
+    /// Signal the Chat SDK's read receipt (``ReplicaModel/ChatSDKFormat/receiptSignal(messageTimetoken:)``)
+    /// on `channel`: the user has read up to `messageTimetoken`.
+    case receipt(channel: String, messageTimetoken: Timetoken)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -52,6 +55,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .setChannel: .setChannel
         case .removeChannel: .removeChannel
         case .mention: .mention
+        case .receipt: .receipt
         }
     }
 
@@ -82,6 +86,7 @@ public enum OutboxOperation: Sendable, Hashable {
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
         case .mention(let notice): notice.channel
+        case .receipt(let channel, _): channel
         case .setUser, .removeUser: nil
         }
     }
@@ -113,6 +118,7 @@ public enum OutboxOperation: Sendable, Hashable {
         switch self {
         case .addReaction(let target), .removeReaction(let target, _): target.messageTimetoken
         case .mention(let notice): notice.messageTimetoken
+        case .receipt(_, let timetoken): timetoken
         default: nil
         }
     }
@@ -225,6 +231,8 @@ extension OutboxOperation {
                 user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
                 messageId: try need(p.messageId, "messageId"), messageTimetoken: p.messageTimetoken,
                 parentChannel: p.parentChannel))
+        case .receipt:
+            self = .receipt(channel: try need(p.channel, "channel"), messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
         }
     }
 
@@ -268,6 +276,9 @@ extension OutboxOperation {
             p.messageId = notice.messageId
             p.messageTimetoken = notice.messageTimetoken
             p.parentChannel = notice.parentChannel
+        case .receipt(let channel, let timetoken):
+            p.channel = channel
+            p.messageTimetoken = timetoken
         }
         return p
     }

@@ -36,3 +36,87 @@ enum ChatSemantics {
     /// A condition that leaves out soft-deleted messages (for `msg`).
     static let notDeleted = "NOT \(isDeletedColumn)"
 }
+
+/// A member's read position in a channel (the Chat SDK's `lastReadMessageTimetoken`).
+public struct ReadReceipt: Sendable, Hashable {
+    /// The member.
+    public var userId: String
+    /// The newest message they have read, or nil when they never marked the channel read.
+    public var lastRead: Timetoken?
+
+    /// A read position.
+    public init(userId: String, lastRead: Timetoken?) {
+        self.userId = userId
+        self.lastRead = lastRead
+    }
+}
+
+extension ChatQueries {
+    /// Every member's read position in `channelId`, by user id: what read receipts show. Works on
+    /// whatever the store holds (members pulled with their custom data, or updated live).
+    public func readReceipts(inChannel channelId: String) -> StoreQuery<[ReadReceipt]> {
+        StoreQuery { db in
+            try Row.fetchAll(db, sql: "SELECT user_id, custom FROM members WHERE channel_id = ? ORDER BY user_id", arguments: [channelId])
+                .map { row in
+                    let custom: String? = row[1]
+                    let json = custom.flatMap { try? JSONValue(jsonData: Data($0.utf8)) }
+                    return ReadReceipt(userId: row[0], lastRead: ReadPosition.timetoken(in: json))
+                }
+        }
+    }
+
+    /// How many messages of `channelId` that `userId` has not read: messages with a timetoken
+    /// after the read position (all of them when there is none), not by the user, not
+    /// soft-deleted. Nil when the user is not a member in the store. Observe it to keep a badge
+    /// current.
+    public func unreadCount(inChannel channelId: String, for userId: String) -> StoreQuery<Int?> {
+        StoreQuery { db in
+            try Int.fetchOne(db, sql: "\(ChatSemantics.unreadSelect) AND m.channel_id = ?2", arguments: [userId, channelId])
+        }
+    }
+
+    /// The unread counts of every channel `userId` is a member of, by channel id (channels with
+    /// nothing unread included, as 0): a channel list's badges.
+    public func unreadCounts(for userId: String) -> StoreQuery<[String: Int]> {
+        StoreQuery { db in
+            let sql = "SELECT m.channel_id, \(ChatSemantics.unreadCountColumn) FROM members m WHERE m.user_id = ?1"
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: sql, arguments: [userId]) { counts[row[0]] = row[1] }
+            return counts
+        }
+    }
+}
+
+extension ChatSemantics {
+    /// The unread count of membership `m` (user `?1`).
+    static let unreadCountColumn = """
+        (SELECT count(*) FROM messages msg
+         WHERE msg.channel_id = m.channel_id
+           AND msg.timetoken > coalesce(CAST(json_extract(m.custom, '$.\(ChatSDKFormat.lastReadKey)') AS INTEGER), 0)
+           AND msg.user_id <> ?1
+           AND NOT EXISTS (SELECT 1 FROM message_actions a
+                           WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken
+                             AND a.type = '\(ChatSDKFormat.deletedType)' AND a.value = '\(ChatSDKFormat.deletedValue)'))
+        """
+
+    static let unreadSelect = "SELECT \(unreadCountColumn) FROM members m WHERE m.user_id = ?1"
+}
+
+extension ChatQueries {
+    /// The message pinned in `channelId` (the channel's custom `pinnedMessageTimetoken` and
+    /// `pinnedMessageChannelID`, as the Chat SDK writes them), or nil when none is pinned or the
+    /// pinned message is not in the store (load older history to find it).
+    public func pinnedMessage(inChannel channelId: String) -> StoreQuery<Message?> {
+        StoreQuery { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT \(Columns.message) FROM channels c JOIN messages msg
+                      ON msg.channel_id = coalesce(json_extract(c.custom, '$.\(ChatSDKFormat.pinnedChannelKey)'), c.id)
+                     AND msg.timetoken = CAST(json_extract(c.custom, '$.\(ChatSDKFormat.pinnedTimetokenKey)') AS INTEGER)
+                    WHERE c.id = ?
+                    """, arguments: [channelId]
+            ).map { try StoreCoding().message($0) }
+        }
+    }
+}

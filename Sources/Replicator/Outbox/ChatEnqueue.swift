@@ -101,3 +101,67 @@ extension OpTransaction {
             userId: userId, now: now)
     }
 }
+
+// Read positions, as the Chat SDK keeps them: `lastReadMessageTimetoken` (a string) in the
+// membership's custom data, then a receipt signal (`../shared/reference/realtime-drafts-crypto.md` §5.5).
+extension OpTransaction {
+    /// Marks `channelId` read up to `timetoken` for `userId`: the read position merged into the
+    /// membership's custom data (other keys kept) and queued as a membership set (merged with an
+    /// unsent one, so only the newest position is sent), then the receipt signal, which waits for
+    /// that write and is skipped on `public` channels (the Chat SDK's default). A position at or
+    /// before the stored one changes nothing: read positions only move forward.
+    func enqueueMarkRead(opId: String, channelId: String, userId: String, timetoken: Timetoken, receiptOpId: String, now: Date)
+        throws -> OutboxReceipt<Member>
+    {
+        guard let stored = try tx.member(channelId: channelId, userId: userId) else {
+            throw OutboxError.notAMember(channel: channelId, user: userId)
+        }
+        var custom = try stored.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
+        if let current = ReadPosition.timetoken(in: .object(custom)), current >= timetoken {
+            return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
+        }
+        custom[ChatSDKFormat.lastReadKey] = .string(String(timetoken.rawValue))
+        let written = try enqueueSetMembership(
+            opId: opId, channelId: channelId, userId: userId, fields: ["custom": .object(custom)], now: now)
+        guard try tx.channel(id: channelId)?.type != "public", let membershipOp = written.opId else { return written }
+        let target = OutboxKeys.receipt(channelId)
+        if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent {
+            latest.operation = .receipt(channel: channelId, messageTimetoken: timetoken)
+            latest.dependsOn = membershipOp
+            latest.coalesced.append("newer read position \(timetoken)")
+            latest.updatedAt = now
+            try tx.save(latest)
+        } else {
+            try insert(
+                NewOutboxRow(.receipt(channel: channelId, messageTimetoken: timetoken), lane: target, target: target,
+                             dependsOn: membershipOp),
+                id: receiptOpId, now: now)
+        }
+        return written
+    }
+}
+
+// Pins, as the Chat SDK keeps them: two keys of the channel's custom data, written with the
+// channel's eTag so a concurrent change is a conflict for the configured policy (§5.4).
+extension OpTransaction {
+    /// Pins `messageId` in `channelId` (unpins when nil): the channel's custom data with
+    /// `pinnedMessageTimetoken` (a string) and `pinnedMessageChannelID` set (or both removed),
+    /// other keys kept, queued as a channel set on the stored eTag.
+    func enqueuePin(opId: String, channelId: String, messageId: String?, now: Date) throws -> OutboxReceipt<Channel> {
+        guard let stored = try tx.channel(id: channelId) else { throw OutboxError.channelNotFound(channelId) }
+        var custom = try stored.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
+        if let messageId {
+            let message = try messageRef(messageId)
+            guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
+            custom[ChatSDKFormat.pinnedTimetokenKey] = .string(String(timetoken.rawValue))
+            custom[ChatSDKFormat.pinnedChannelKey] = .string(message.channel)
+        } else {
+            guard custom[ChatSDKFormat.pinnedTimetokenKey] != nil || custom[ChatSDKFormat.pinnedChannelKey] != nil else {
+                return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
+            }
+            custom[ChatSDKFormat.pinnedTimetokenKey] = nil
+            custom[ChatSDKFormat.pinnedChannelKey] = nil
+        }
+        return try enqueueSetChannel(opId: opId, id: channelId, fields: ["custom": .object(custom)], now: now)
+    }
+}

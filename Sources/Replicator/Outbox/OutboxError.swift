@@ -57,6 +57,12 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message was soft-deleted by other users too; PubNub lets a user remove only their own
     /// `deleted` action, so it cannot be restored by this one.
     case deletedByOthers(messageId: String, users: [String])
+    /// The channel is not in the store (pull it first: a pin is written over its custom data).
+    case channelNotFound(String)
+    /// The message has no timetoken yet (its publish has not gone out), so it cannot be pinned.
+    case messageNotSent(String)
+    /// The user has no membership of the channel in the store (a read position lives there).
+    case notAMember(channel: String, user: String)
     /// A thread draft's root message (channel, timetoken) is not in the store.
     case threadRootNotFound(channel: String, timetoken: Timetoken)
     /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
@@ -80,6 +86,9 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .emptyDraft(let key): "the draft of \(key) has no text to send"
         case .deletedByOthers(let id, let users):
             "message \(id) was also deleted by \(users.joined(separator: ", ")); only they can restore it"
+        case .channelNotFound(let id): "no channel \(id) in the store"
+        case .messageNotSent(let id): "message \(id) has not been sent yet"
+        case .notAMember(let channel, let user): "\(user) is not a member of \(channel) in the store"
         case .threadRootNotFound(let channel, let timetoken): "no message \(timetoken) of \(channel) in the store to reply to"
         case .drainLeaseHeld(let path, let holder):
             "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"

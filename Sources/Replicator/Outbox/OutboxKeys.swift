@@ -23,6 +23,8 @@ enum OutboxKeys {
     static func mentionLane(_ messageId: String) -> String { "mentions:\(messageId)" }
     /// The mention event of one message for one user.
     static func mention(_ messageId: String, _ user: String) -> String { "mention:\(messageId)/\(user)" }
+    /// The current user's read receipt signal on a channel; also its lane.
+    static func receipt(_ channel: String) -> String { "receipt:\(channel)" }
     /// A membership; also its lane.
     static func member(_ channel: String, _ user: String) -> String { "member:\(channel)/\(user)" }
     /// A user's metadata; also its lane.
