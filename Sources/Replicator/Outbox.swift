@@ -309,7 +309,7 @@ public actor Outbox<Custom: ChatCustomData> {
     }
 
     /// Adds the current user's reaction to a message (also one still pending).
-    public func addReaction(_ value: String, type: String = "reaction", toMessage messageId: String) async throws
+    public func addReaction(_ value: String, type: String = ChatSDKFormat.reactionType, toMessage messageId: String) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
         let opId = Self.newOpId(), now = clock.now, userId = userId
@@ -319,7 +319,7 @@ public actor Outbox<Custom: ChatCustomData> {
     }
 
     /// Removes the current user's reaction; an unsent add of the same reaction is cancelled instead.
-    public func removeReaction(_ value: String, type: String = "reaction", fromMessage messageId: String) async throws
+    public func removeReaction(_ value: String, type: String = ChatSDKFormat.reactionType, fromMessage messageId: String) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
         let opId = Self.newOpId(), now = clock.now, userId = userId

@@ -42,7 +42,7 @@ struct React: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The message's id.") var message: String
     @Option(name: .long, help: "The reaction value, e.g. an emoji.") var value: String
-    @Option(name: .long, help: "The action type (default reaction).") var type = "reaction"
+    @Option(name: .long, help: "The action type (default reactions, as the PubNub Chat SDK writes emoji reactions).") var type = ChatSDKFormat.reactionType
     @Flag(name: .long, help: "Remove the reaction instead.") var remove = false
 
     func run() async throws {

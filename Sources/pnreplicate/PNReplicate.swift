@@ -11,7 +11,8 @@ struct PNReplicate: AsyncParsableCommand {
         commandName: "pnreplicate",
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
         subcommands: [
-            Sync.self, Listen.self, PresenceCommand.self, TypingCommand.self, Send.self, DraftCommand.self, React.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            Sync.self, Listen.self, PresenceCommand.self, TypingCommand.self, Send.self, DraftCommand.self, React.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
+            ReadCommand.self, UnreadCommand.self, PinCommand.self, UnpinCommand.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
             ConflictsCommand.self, History.self, Show.self, Checkpoints.self, Demo.self, Migrate.self, Status.self,
             SimulatorCommand.self,
         ],

@@ -90,12 +90,17 @@ struct Show: AsyncParsableCommand {
             empty: "no reactions in \(channel) stored")
     }
 
-    /// Messages as columns: timetoken (or `pending`), id, user, delivery, text on one line.
+    /// Messages as columns: timetoken (or `pending`), id, user, delivery, text on one line. The
+    /// text is the shown one (the newest edit, marked `(edited)`); a soft-deleted message is
+    /// marked `[deleted]`.
     static func printMessages(_ messages: [ChatMessage<FlatCustom>], empty: String) {
         Output.columns(
             ["timetoken", "id", "user", "delivery", "text"],
-            messages.map {
-                [$0.timetoken?.description ?? "pending", $0.id, $0.userId, $0.delivery.rawValue, Output.oneLine($0.text)]
+            messages.map { message in
+                var text = Output.oneLine(message.shownText)
+                if message.editedText != nil { text += " (edited)" }
+                if message.isDeleted { text = "[deleted] " + text }
+                return [message.timetoken?.description ?? "pending", message.id, message.userId, message.delivery.rawValue, text]
             },
             empty: empty)
     }
