@@ -80,7 +80,7 @@ struct DryRunTests {
                 userId: "me", channelId: "general")
             try await chat.load(messages: [sent])
             try await chat.load(messageActions: [
-                try ChatMessageAction(type: "reaction", value: "👍", userId: "me", channelId: "general",
+                try ChatMessageAction(type: "reactions", value: "👍", userId: "me", channelId: "general",
                                       messageTimetoken: 17_000_000_000_000_000, actionTimetoken: 17_000_000_000_000_100),
             ])
         }

@@ -88,15 +88,23 @@ extension ChatQueries {
 }
 
 extension ChatSemantics {
-    /// The unread count of membership `m` (user `?1`).
+    /// The read position of membership `m` (0 when it has none).
+    static let readPosition = "coalesce(CAST(json_extract(m.custom, '$.\(ChatSDKFormat.lastReadKey)') AS INTEGER), 0)"
+
+    /// The unread count of membership `m` (user `?1`): the messages after the read position by
+    /// others, counted on `messages_channel_timetoken_user` alone, less the soft-deleted ones
+    /// among them, found through `message_actions_deleted` (migration 0005). The type and value
+    /// are written as literals: SQLite uses a partial index only for the terms of its own `WHERE`.
+    /// `INDEXED BY` keeps the planner off the wider action index, which would walk every reaction
+    /// and edit after the read position.
     static let unreadCountColumn = """
-        (SELECT count(*) FROM messages msg
-         WHERE msg.channel_id = m.channel_id
-           AND msg.timetoken > coalesce(CAST(json_extract(m.custom, '$.\(ChatSDKFormat.lastReadKey)') AS INTEGER), 0)
-           AND msg.user_id <> ?1
-           AND NOT EXISTS (SELECT 1 FROM message_actions a
-                           WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken
-                             AND a.type = '\(ChatSDKFormat.deletedType)' AND a.value = '\(ChatSDKFormat.deletedValue)'))
+        ((SELECT count(*) FROM messages msg
+          WHERE msg.channel_id = m.channel_id AND msg.timetoken > \(readPosition) AND msg.user_id <> ?1)
+         - (SELECT count(*) FROM messages msg
+            WHERE msg.channel_id = m.channel_id AND msg.user_id <> ?1
+              AND msg.timetoken IN (SELECT a.message_timetoken FROM message_actions a INDEXED BY message_actions_deleted
+                                    WHERE a.channel_id = m.channel_id AND a.message_timetoken > \(readPosition)
+                                      AND a.type = 'deleted' AND a.value = 'deleted' AND a.message_timetoken IS NOT NULL)))
         """
 
     static let unreadSelect = "SELECT \(unreadCountColumn) FROM members m WHERE m.user_id = ?1"
