@@ -125,6 +125,15 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // Run by hand in release mode: unread counts on a large store against a raw index count.
+        .executableTarget(
+            name: "ChatBenchmarks",
+            dependencies: [
+                "ReplicaStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         // Run by hand in release mode: loopback requests/s of each transport against the simulator.
         .executableTarget(
             name: "WireBenchmarks",
