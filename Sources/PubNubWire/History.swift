@@ -257,12 +257,16 @@ extension PubNubClient {
     /// Deletes messages of a channel: `end` inclusive, `start` exclusive (a single message:
     /// `end = tt`, `start = tt + 1`).
     public func deleteMessages(channel: String, start: Timetoken? = nil, end: Timetoken? = nil) async throws(WireError) {
+        _ = try await perform(deleteMessagesRequest(channel: channel, start: start, end: end))
+    }
+
+    /// The request ``deleteMessages(channel:start:end:)`` sends.
+    public func deleteMessagesRequest(channel: String, start: Timetoken? = nil, end: Timetoken? = nil) -> WireRequest {
         var items = commonQuery()
         if let start { items.append(QueryItem("start", start.description)) }
         if let end { items.append(QueryItem("end", end.description)) }
-        let request = WireRequest(
+        return WireRequest(
             method: .delete, pathSegments: ["v3", "history", "sub-key", configuration.subscribeKey, "channel", channel],
             query: items, operation: "deleteMessages")
-        _ = try await perform(request)
     }
 }

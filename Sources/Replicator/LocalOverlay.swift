@@ -16,6 +16,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     typealias User = ChatUser<Custom.User>
     typealias Channel = ChatChannel<Custom.Channel>
     typealias Member = ChatMember<Custom>
+    typealias Message = ChatMessage<Custom.Message>
 
     let tx: StoreTransaction<Custom>
 
@@ -139,7 +140,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
-        case .send, .addReaction, .removeReaction, .mention, .receipt:
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete:
             return nil
         }
         try reapplyPending(target: entry.target)
@@ -180,6 +181,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
         case .mention, .receipt:
             // A mention event or a receipt signal changes nothing locally.
             break
+        case .hardDelete:
+            // The message as it was stored when it was deleted comes back.
+            if let message = try snapshot(Message.self) { try tx.upsert(message: message) }
         }
         try reapplyPending(target: entry.target)
     }
@@ -203,6 +207,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 try tx.upsert(member: member, force: true)
             case .removeMembership(let channel, let user):
                 try tx.deleteMember(channelId: channel, userId: user)
+            case .hardDelete(_, let messageId, _):
+                try tx.deleteMessage(id: messageId)
             case .send, .addReaction, .removeReaction, .mention, .receipt:
                 continue
             }

@@ -154,7 +154,7 @@ extension Outbox {
             return .membership(page.data.first { $0.channel.id == entry.operation.channel })
         case .mention, .receipt:
             return .published(try PubNubClient.publishTimetoken(from: response))
-        case .removeReaction, .removeMembership, .removeUser, .removeChannel:
+        case .removeReaction, .removeMembership, .removeUser, .removeChannel, .hardDelete:
             return .none
         }
     }

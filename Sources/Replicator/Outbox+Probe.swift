@@ -29,10 +29,11 @@ extension Outbox {
             return try await probePublish(entry, in: notice.user, messageId: nil)
         case .setUser, .setChannel:
             return try await probeEdit(entry)
-        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt:
+        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete:
             // A resent add answers 409 when it had arrived; a resent removal finds nothing to
             // remove; membership and delete requests are idempotent. A signal is never stored, so
-            // nothing can be looked up; a read receipt said twice means the same.
+            // nothing can be looked up; a read receipt said twice means the same. Deleting a
+            // history range twice deletes nothing more.
             return .resend
         }
     }

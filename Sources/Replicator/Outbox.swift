@@ -46,7 +46,7 @@ public struct OutboxOptions: Sendable {
 /// - ``send(draft:in:custom:meta:)``
 /// - ``discardMessage(id:)``
 /// - ``edit(message:text:)``
-/// - ``deleteMessage(id:)``
+/// - ``deleteMessage(id:hard:)``
 /// - ``restoreMessage(id:)``
 /// - ``markRead(channel:upTo:)``
 /// - ``pinMessage(id:in:)``
@@ -228,13 +228,24 @@ public actor Outbox<Custom: ChatCustomData> {
         return try await commit { try $0.enqueueEdit(opId: opId, messageId: messageId, text: text, userId: userId, now: now) }
     }
 
-    /// Soft-deletes a message, as the Chat SDK's `delete(soft: true)`: a `deleted` message action.
-    /// Default queries stop listing it; ``restoreMessage(id:)`` brings it back. A message whose
-    /// publish certainly has not gone out yet is withdrawn instead (receipt: `cancelled`).
+    /// Deletes a message. A message whose publish certainly has not gone out yet is withdrawn
+    /// either way (receipt: `cancelled`).
+    ///
+    /// - Soft (default), as the Chat SDK's `delete(soft: true)`: a `deleted` message action.
+    ///   Default queries stop listing it; ``restoreMessage(id:)`` brings it back.
+    /// - Hard, as `delete(soft: false)`: the message and its actions leave the store in this
+    ///   transaction, and `DELETE /v3/history/…` of its timetoken is queued. Pulls skip it while
+    ///   that op waits. The keyset must allow deleting from history (else the op is a dead letter;
+    ///   discarding it brings the message back). Throws ``OutboxError/mayHaveBeenApplied(opId:state:)``
+    ///   while the message's own publish is on its way.
     @discardableResult
-    public func deleteMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
+    public func deleteMessage(id messageId: String, hard: Bool = false) async throws -> OutboxReceipt<ChatMessageAction> {
         let opId = Self.newOpId(), now = clock.now, userId = userId
-        return try await commit { try $0.enqueueSoftDelete(opId: opId, messageId: messageId, userId: userId, now: now) }
+        return try await commit {
+            hard
+                ? try $0.enqueueHardDelete(opId: opId, messageId: messageId, now: now)
+                : try $0.enqueueSoftDelete(opId: opId, messageId: messageId, userId: userId, now: now)
+        }
     }
 
     /// Restores a soft-deleted message, as the Chat SDK's `restore`: removes the user's `deleted`

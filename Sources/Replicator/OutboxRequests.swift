@@ -77,6 +77,10 @@ enum OutboxRequests {
                     channel: notice.channel, parentChannel: notice.parentChannel)
                 return try client.publishRequest(
                     PublishRequest(channel: notice.user, message: event, meta: ["pnr_op": .string(entry.id)]))
+            case .hardDelete(let channel, _, let timetoken):
+                // One message: `end` inclusive, `start` exclusive.
+                return client.deleteMessagesRequest(
+                    channel: channel, start: Timetoken(rawValue: timetoken.rawValue &+ 1), end: timetoken)
             case .receipt(let channel, let timetoken):
                 return try client.signalRequest(
                     SignalRequest(channel: channel, message: ChatSDKFormat.receiptSignal(messageTimetoken: timetoken)))

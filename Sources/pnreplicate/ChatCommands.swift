@@ -26,14 +26,15 @@ struct EditCommand: AsyncParsableCommand {
 struct DeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
-        abstract: "Soft-delete a stored message (hidden from queries, restorable; an unsent message is withdrawn).")
+        abstract: "Soft-delete a stored message (hidden from queries, restorable), or with --hard delete it from history; an unsent message is withdrawn.")
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The message's id.") var message: String
+    @Flag(name: .long, help: "Delete it from PubNub's history and the store (needs Delete-From-History on the keyset).") var hard = false
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.deleteMessage(id: message)
+            let receipt = try await Session(store: options, connection: connection).outbox.deleteMessage(id: message, hard: hard)
             try EnqueueOutput(receipt, id: message).print(json: options.json)
         }
     }

@@ -118,6 +118,36 @@ struct ChatSemanticsTests {
         #expect(try await Self.shown(world, message.id)?.isDeleted == true)
     }
 
+    @Test("a hard delete removes the message here at once and from history when sent; pulls meanwhile do not bring it back; a discard does")
+    func hardDelete() async throws {
+        let world = try World()
+        let kept = try await Self.sentMessage(world, "kept")
+        let message = try await Self.sentMessage(world, "secret")
+        world.transport.use(FaultPlan(seed: 1, profile: .offline))
+        _ = try await world.outbox.addReaction("👍", toMessage: message.id)   // unsent: goes with the message
+        let receipt = try await world.outbox.deleteMessage(id: message.id, hard: true)
+        #expect(try await Self.shown(world, message.id) == nil)
+        #expect(try await world.entries().map(\.kind) == [.hardDelete])
+        let plan = try await world.outbox.plan()
+        let request = try #require(plan.first?.request)
+        #expect(request.method == "DELETE" && request.path == "/v3/history/sub-key/demo/channel/c", "\(request)")
+        #expect(request.query.contains("start=\(message.timetoken.rawValue + 1)") && request.query.contains("end=\(message.timetoken.rawValue)"))
+
+        // Discarded while unsent: the message comes back as it was; deleted again, then sent.
+        _ = try await world.outbox.discard(opId: try #require(receipt.opId))
+        #expect(try await Self.shown(world, message.id)?.text == "secret")
+        _ = try await world.outbox.deleteMessage(id: message.id, hard: true)
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        _ = try await world.reconciler().pullHistory(channels: ["c"])
+        #expect(try await Self.shown(world, message.id) == nil, "a pull before the delete is sent skips it")
+        _ = try await world.outbox.drain()
+        let onServer = await world.serverMessageIds("c")
+        #expect(onServer == [kept.id])
+        _ = try await world.reconciler().pullHistory(channels: ["c"])
+        #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).map(\.id) == [kept.id])
+        #expect(try await world.entries().isEmpty)
+    }
+
     @Test("deleting a message that has not gone out withdraws it; an edit of a missing message is a typed error")
     func deleteUnsentAndRefusals() async throws {
         let world = try World(profile: .offline)

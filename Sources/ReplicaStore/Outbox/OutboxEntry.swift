@@ -26,6 +26,8 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case mention
     /// Signal the Chat SDK's read receipt on a channel, after the read position is written.
     case receipt
+    /// Delete a message from PubNub's history (a hard delete).
+    case hardDelete
 
     /// Whether the op's request names its message by timetoken (reactions and mention events):
     /// such an op waits until the message has one.

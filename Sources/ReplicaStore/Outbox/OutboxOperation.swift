@@ -41,6 +41,9 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Signal the Chat SDK's read receipt (``ReplicaModel/ChatSDKFormat/receiptSignal(messageTimetoken:)``)
     /// on `channel`: the user has read up to `messageTimetoken`.
     case receipt(channel: String, messageTimetoken: Timetoken)
+    /// Delete the message `messageId` (at `messageTimetoken`) from `channel`'s history:
+    /// `DELETE /v3/history/…?start=<tt+1>&end=<tt>`.
+    case hardDelete(channel: String, messageId: String, messageTimetoken: Timetoken)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -56,6 +59,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .removeChannel: .removeChannel
         case .mention: .mention
         case .receipt: .receipt
+        case .hardDelete: .hardDelete
         }
     }
 
@@ -77,6 +81,24 @@ public enum OutboxOperation: Sendable, Hashable {
         }
     }
 
+    /// The same operation naming its message by `timetoken` (reactions and mention events; other
+    /// operations are returned unchanged): for an op whose message leaves the store.
+    public func with(messageTimetoken timetoken: Timetoken) -> OutboxOperation {
+        switch self {
+        case .addReaction(var target):
+            target.messageTimetoken = timetoken
+            return .addReaction(target)
+        case .removeReaction(var target, let action):
+            target.messageTimetoken = timetoken
+            return .removeReaction(target, actionTimetoken: action)
+        case .mention(var notice):
+            notice.messageTimetoken = timetoken
+            return .mention(notice)
+        default:
+            return self
+        }
+    }
+
     /// The channel the operation concerns: a message's or reaction's channel (a mention event's
     /// message's channel), a membership's channel, an edited channel. Nil for user operations.
     public var channel: String? {
@@ -86,7 +108,7 @@ public enum OutboxOperation: Sendable, Hashable {
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
         case .mention(let notice): notice.channel
-        case .receipt(let channel, _): channel
+        case .receipt(let channel, _), .hardDelete(let channel, _, _): channel
         case .setUser, .removeUser: nil
         }
     }
@@ -108,6 +130,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .send(_, let id, _, _): id
         case .addReaction(let target), .removeReaction(let target, _): target.messageId
         case .mention(let notice): notice.messageId
+        case .hardDelete(_, let id, _): id
         default: nil
         }
     }
@@ -118,7 +141,7 @@ public enum OutboxOperation: Sendable, Hashable {
         switch self {
         case .addReaction(let target), .removeReaction(let target, _): target.messageTimetoken
         case .mention(let notice): notice.messageTimetoken
-        case .receipt(_, let timetoken): timetoken
+        case .receipt(_, let timetoken), .hardDelete(_, _, let timetoken): timetoken
         default: nil
         }
     }
@@ -233,6 +256,10 @@ extension OutboxOperation {
                 parentChannel: p.parentChannel))
         case .receipt:
             self = .receipt(channel: try need(p.channel, "channel"), messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
+        case .hardDelete:
+            self = .hardDelete(
+                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
+                messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
         }
     }
 
@@ -278,6 +305,10 @@ extension OutboxOperation {
             p.parentChannel = notice.parentChannel
         case .receipt(let channel, let timetoken):
             p.channel = channel
+            p.messageTimetoken = timetoken
+        case .hardDelete(let channel, let id, let timetoken):
+            p.channel = channel
+            p.messageId = id
             p.messageTimetoken = timetoken
         }
         return p

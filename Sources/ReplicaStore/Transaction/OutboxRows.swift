@@ -39,6 +39,11 @@ extension StoreTransaction {
         try OutboxEntry.fetchAll(db, where: "target = ?", arguments: [target])
     }
 
+    /// Every op of `lane`, in queue order.
+    package func ops(lane: String) throws -> [OutboxEntry] {
+        try OutboxEntry.fetchAll(db, where: "lane = ?", arguments: [lane]).sorted { $0.seq < $1.seq }
+    }
+
     /// The most recently enqueued op on `target`, or nil.
     package func latestOp(target: String) throws -> OutboxEntry? {
         try OutboxEntry.fetchAll(

@@ -175,6 +175,22 @@ package final class StoreTransaction<Custom: ChatCustomData> {
             arguments: [messageId])
     }
 
+    /// The stored message with `id`, or nil.
+    package func message(id: String) throws -> Message? {
+        try Row.fetchOne(db, sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.id = ?", arguments: [id])
+            .map { try coding.message($0) }
+    }
+
+    /// Deletes a message, sent or not, with every action stored on it (a hard delete).
+    package func deleteMessage(id: String) throws {
+        try db.execute(
+            sql: """
+                DELETE FROM message_actions WHERE message_id = ?1
+                   OR (channel_id, message_timetoken) = (SELECT channel_id, timetoken FROM messages WHERE id = ?1)
+                """, arguments: [id])
+        try db.execute(sql: "DELETE FROM messages WHERE id = ?", arguments: [id])
+    }
+
     /// Deletes a message that has no timetoken, with every action stored on it.
     package func deleteUnsentMessage(id: String) throws {
         try db.execute(sql: "DELETE FROM message_actions WHERE message_id = ?", arguments: [id])

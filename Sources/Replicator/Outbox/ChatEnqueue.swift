@@ -165,3 +165,46 @@ extension OpTransaction {
         return try enqueueSetChannel(opId: opId, id: channelId, fields: ["custom": .object(custom)], now: now)
     }
 }
+
+// Hard deletes: the message leaves PubNub's history and the store (§5.3).
+extension OpTransaction {
+    /// Deletes a message for good: the local row and its actions go in this transaction, and a
+    /// history delete of its timetoken is queued (with the row as its snapshot, so a discard
+    /// brings it back). Pulls skip the message while the op is queued. A message whose publish
+    /// certainly has not gone out is withdrawn instead; one whose publish may be on its way
+    /// cannot be deleted yet (``OutboxError/mayHaveBeenApplied(opId:state:)``).
+    func enqueueHardDelete(opId: String, messageId: String, now: Date) throws -> OutboxReceipt<ChatMessageAction> {
+        let message = try messageRef(messageId)
+        if let sendOp = message.sendOp, let send = try tx.op(id: sendOp) {
+            guard send.isCertainlyUnsent || send.state == .dead || send.state == .conflict else {
+                throw OutboxError.mayHaveBeenApplied(opId: sendOp, state: send.state)
+            }
+            return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled(try discard(sendOp)))
+        }
+        guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
+        // Ops about the message that have not gone out go with it; those that may have carry
+        // the timetoken they can no longer read from the store.
+        var cancelled: [String] = []
+        for lane in [OutboxKeys.reactionLane(messageId), OutboxKeys.mentionLane(messageId)] {
+            for var op in try tx.ops(lane: lane) {
+                if op.isCertainlyUnsent {
+                    try tx.deleteOp(id: op.id)
+                    changes.finish(op.id, .discarded)
+                    cancelled.append(op.id)
+                } else {
+                    op.operation = op.operation.with(messageTimetoken: timetoken)
+                    try tx.save(op)
+                }
+            }
+        }
+        if !cancelled.isEmpty { changes.events.append(.coalesced(into: nil, cancelled: cancelled)) }
+        let stored = try tx.message(id: messageId)
+        try tx.deleteMessage(id: messageId)
+        try insert(
+            NewOutboxRow(.hardDelete(channel: message.channel, messageId: messageId, messageTimetoken: timetoken),
+                         lane: OutboxKeys.sendLane(message.channel), target: OutboxKeys.hardDelete(messageId),
+                         baseSnapshot: try tx.snapshot(stored)),
+            id: opId, now: now)
+        return OutboxReceipt(value: nil, opId: opId, disposition: .enqueued)
+    }
+}

@@ -19,6 +19,8 @@ enum OutboxKeys {
     }
     /// The current user's edit of a message (one at a time: unsent edits are merged).
     static func edit(_ messageId: String) -> String { "edit:\(messageId)" }
+    /// A message's hard delete (its lane is the channel's send lane).
+    static func hardDelete(_ messageId: String) -> String { "hard-delete:\(messageId)" }
     /// The mention events of one message share a lane.
     static func mentionLane(_ messageId: String) -> String { "mentions:\(messageId)" }
     /// The mention event of one message for one user.

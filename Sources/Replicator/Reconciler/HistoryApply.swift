@@ -66,6 +66,11 @@ extension Reconciler {
     /// outbox). A message whose timetoken another stored message holds is skipped.
     static func apply(_ message: Message, ops: OpTransaction<Custom>, into result: inout HistoryPageResult, logger: Logger) throws {
         let tx = ops.tx
+        if try tx.latestOp(target: OutboxKeys.hardDelete(message.id)) != nil {
+            // Deleted here; the history delete has not reached PubNub yet.
+            result.skipped += 1
+            return
+        }
         if let timetoken = message.timetoken,
            let holder = try tx.messageId(channel: message.channelId, timetoken: timetoken, other: message.id)
         {
