@@ -128,3 +128,18 @@ extension ChatQueries {
         }
     }
 }
+
+extension ChatQueries {
+    /// `userId`'s read position in each channel they are a member of (nil where they never
+    /// marked it read), by channel id.
+    public func readPositions(of userId: String) -> StoreQuery<[String: Timetoken?]> {
+        StoreQuery { db in
+            var positions: [String: Timetoken?] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT channel_id, custom FROM members WHERE user_id = ?", arguments: [userId]) {
+                let custom: String? = row[1]
+                positions[row[0]] = ReadPosition.timetoken(in: custom.flatMap { try? JSONValue(jsonData: Data($0.utf8)) })
+            }
+            return positions
+        }
+    }
+}
