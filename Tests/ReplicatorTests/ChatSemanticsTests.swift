@@ -216,9 +216,30 @@ struct ReadAndPinTests {
         // PubNub's own counts after the stored position (they would include our own messages too).
         let remote = try await world.reconciler().remoteUnreadCounts()
         #expect(remote == ["c": 1], "\(remote)")
+        // The store holds everything after the position: its exact count is used.
+        #expect(try await world.reconciler().unreadCounts() == ["c": UnreadCount(count: 1, source: .store)])
         let signal = try #require(world.transport.requests.last { $0.operation == "signal" })
         let payload = try #require(signal.pathSegments.last)
         #expect(try JSONValue(jsonData: Data(payload.utf8)) == ChatSDKFormat.receiptSignal(messageTimetoken: theirs[2]), "\(payload)")
+    }
+
+    @Test("a channel read up to a point older than anything stored is counted by PubNub; observed counts follow new messages")
+    func countsFromPubNubAndObservation() async throws {
+        let (world, other) = try await Self.setUp()
+        let early = try await Self.publish(other, 3)
+        _ = try await world.outbox.markRead(channel: "c", upTo: early[0])
+        _ = try await world.outbox.drain()
+        // The store never pulled the channel's history: its count (0) is not the whole story.
+        #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me")) == 0)
+        #expect(try await world.reconciler().unreadCounts() == ["c": UnreadCount(count: 2, source: .pubnub)])
+
+        var updates = world.store.observe(world.store.queries.unreadCounts(for: "me")).makeAsyncIterator()
+        #expect(try await updates.next() == ["c": 0])
+        _ = try await world.reconciler().pullHistory(channels: ["c"])
+        var observed = try await updates.next()
+        while observed == ["c": 0] { observed = try await updates.next() }   // a write that changed nothing counted
+        #expect(observed == ["c": 2], "a pull updates the observed count")
+        #expect(try await world.reconciler().unreadCounts() == ["c": UnreadCount(count: 2, source: .store)])
     }
 
     @Test("a public channel gets the read position but no receipt signal; a channel without membership is a typed error")
