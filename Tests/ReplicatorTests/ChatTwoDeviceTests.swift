@@ -125,21 +125,7 @@ struct ChatTwoDeviceTests {
             channel: "c", messageTimetoken: Timetoken(rawValue: seeded[dice.pick(seeded.count)].timetoken), type: "edited", value: "sdk edit")
         _ = try await other.publish(PublishRequest(channel: "c", message: chatPayload("late")))
 
-        a.transport.use(FaultPlan(seed: seed, profile: .none))
-        b.transport.use(FaultPlan(seed: seed, profile: .none))
-        var quiet = false
-        for _ in 0..<6 {
-            clock.advance(by: 1)
-            let ra = try await a.sync()
-            let rb = try await b.sync()
-            #expect(ra.errors.isEmpty && rb.errors.isEmpty, "seed \(seed): \(ra.errors) \(rb.errors)")
-            let left = try await a.entries().count + b.entries().count
-            if !ra.changedAnything && !rb.changedAnything && left == 0 {
-                quiet = true
-                break
-            }
-        }
-        #expect(quiet, "seed \(seed): still changing after 6 rounds")
+        try await World.healAndSyncUntilQuiet(a, b, clock: clock, seed: seed)
         let truth = try await ChatScreen(server: server, observer: try a.observer())
         let screenA = try await ChatScreen(device: a), screenB = try await ChatScreen(device: b)
         #expect(screenA == truth, "seed \(seed): device A\nA:      \(screenA)\nserver: \(truth)")

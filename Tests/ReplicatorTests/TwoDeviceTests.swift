@@ -16,6 +16,24 @@ extension SimulatedDevice where Custom == DefaultChatCustom {
     }
 }
 
+extension SimulatedDevice where Custom == DefaultChatCustom {
+    /// Takes both devices back online and syncs them in turn until a round changes nothing and
+    /// both outboxes are empty (at most 6 rounds, each a virtual second apart).
+    static func healAndSyncUntilQuiet(_ a: World, _ b: World, clock: VirtualClock, seed: UInt64) async throws {
+        a.transport.use(FaultPlan(seed: seed, profile: .none))
+        b.transport.use(FaultPlan(seed: seed, profile: .none))
+        for _ in 0..<6 {
+            clock.advance(by: 1)
+            let ra = try await a.sync()
+            let rb = try await b.sync()
+            #expect(ra.errors.isEmpty && rb.errors.isEmpty, "seed \(seed): \(ra.errors) \(rb.errors)")
+            let outboxes = try await a.entries().count + b.entries().count
+            if !ra.changedAnything && !rb.changedAnything && outboxes == 0 { return }
+        }
+        Issue.record("seed \(seed): still changing after 6 rounds")
+    }
+}
+
 @Suite("Two devices")
 struct TwoDeviceTests {
     static let channels = ["c1", "c2"]
@@ -85,22 +103,7 @@ struct TwoDeviceTests {
         _ = try await observer.perform(try observer.setMembershipsRequest(
             userId: "me", set: [MembershipSet<JSONValue>(id: "c1", status: "remote")], remove: []))
 
-        // Heal; sync until a round changes nothing.
-        a.transport.use(FaultPlan(seed: seed, profile: .none))
-        b.transport.use(FaultPlan(seed: seed, profile: .none))
-        var quiet = false
-        for _ in 0..<6 {
-            clock.advance(by: 1)
-            let ra = try await a.sync()
-            let rb = try await b.sync()
-            #expect(ra.errors.isEmpty && rb.errors.isEmpty, "seed \(seed): \(ra.errors) \(rb.errors)")
-            let outboxes = try await a.entries().count + b.entries().count
-            if !ra.changedAnything && !rb.changedAnything && outboxes == 0 {
-                quiet = true
-                break
-            }
-        }
-        #expect(quiet, "seed \(seed): still changing after 6 rounds")
+        try await World.healAndSyncUntilQuiet(a, b, clock: clock, seed: seed)
         let serverState = try await ReplicaSnapshot(server: server, userId: "me", channels: Self.channels)
         let stateA = try await a.snapshot(channels: Self.channels), stateB = try await b.snapshot(channels: Self.channels)
         #expect(serverState.users["me"] != nil && serverState.channels.count == 2 && serverState.memberships["c1"] != nil)

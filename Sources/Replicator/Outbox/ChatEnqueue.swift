@@ -62,14 +62,7 @@ extension OpTransaction {
             // PubNub holds one (user, type, value) per message: the same text again adds nothing.
             return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
-        try tx.upsert(action: action)
-        let reaction = ReactionTarget(
-            channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: text)
-        try insert(
-            NewOutboxRow(.addReaction(reaction), lane: OutboxKeys.reactionLane(messageId), target: target,
-                         dependsOn: message.timetoken == nil ? message.sendOp : nil),
-            id: opId, now: now)
-        return OutboxReceipt(value: action, opId: opId, disposition: .enqueued)
+        return try insertAction(action, messageId: messageId, message: message, target: target, opId: opId, now: now)
     }
 
     /// Soft-deletes a message: the Chat SDK's `deleted` action. A message whose publish certainly

@@ -112,9 +112,19 @@ extension OpTransaction {
         if try tx.action(messageId: messageId, type: type, value: value, userId: userId) != nil {
             return OutboxReceipt(value: action, opId: nil, disposition: .unchanged)
         }
+        return try insertAction(action, messageId: messageId, message: message, target: target, opId: opId, now: now)
+    }
+
+    /// Stores the user's new action locally and queues its add, waiting for the message's
+    /// publish while the message is pending (reactions, edits, deletes).
+    func insertAction(
+        _ action: ChatMessageAction, messageId: String, message: (channel: String, timetoken: Timetoken?, sendOp: String?),
+        target: String, opId: String, now: Date
+    ) throws -> OutboxReceipt<ChatMessageAction> {
         try tx.upsert(action: action)
         let reaction = ReactionTarget(
-            channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: value)
+            channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: action.type,
+            value: action.value)
         try insert(
             NewOutboxRow(.addReaction(reaction), lane: OutboxKeys.reactionLane(messageId), target: target,
                          dependsOn: message.timetoken == nil ? message.sendOp : nil),
