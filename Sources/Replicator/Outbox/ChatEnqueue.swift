@@ -66,12 +66,13 @@ extension OpTransaction {
     }
 
     /// Soft-deletes a message: the Chat SDK's `deleted` action. A message whose publish certainly
-    /// has not gone out is withdrawn instead (with what waits on it): nothing reaches PubNub.
+    /// has not gone out, or was refused for good (dead), is withdrawn instead (with what waits on
+    /// it): nothing reaches PubNub.
     func enqueueSoftDelete(opId: String, messageId: String, userId: String, now: Date) throws
         -> OutboxReceipt<ChatMessageAction>
     {
         let message = try messageRef(messageId)
-        if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isCertainlyUnsent {
+        if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isWithdrawable {
             let removed = try discard(sendOp)
             return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled(removed))
         }
@@ -169,9 +170,7 @@ extension OpTransaction {
     func enqueueHardDelete(opId: String, messageId: String, now: Date) throws -> OutboxReceipt<ChatMessageAction> {
         let message = try messageRef(messageId)
         if let sendOp = message.sendOp, let send = try tx.op(id: sendOp) {
-            guard send.isCertainlyUnsent || send.state == .dead || send.state == .conflict else {
-                throw OutboxError.mayHaveBeenApplied(opId: sendOp, state: send.state)
-            }
+            guard send.isWithdrawable else { throw OutboxError.mayHaveBeenApplied(opId: sendOp, state: send.state) }
             return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled(try discard(sendOp)))
         }
         guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
@@ -200,4 +199,10 @@ extension OpTransaction {
             id: opId, now: now)
         return OutboxReceipt(value: nil, opId: opId, disposition: .enqueued)
     }
+}
+
+extension OutboxEntry {
+    /// Whether deleting the message of this publish withdraws the publish instead: it certainly
+    /// has not gone out, or it waits for the app (dead or in conflict), as `discard` allows.
+    var isWithdrawable: Bool { isCertainlyUnsent || state == .dead || state == .conflict }
 }
