@@ -36,6 +36,8 @@ struct ChatSemanticsTests {
         #expect(second.disposition == .merged(into: op) && third.disposition == .merged(into: op))
         #expect(try await Self.shown(world, message.id)?.shownText == "Hello!", "an edit in the outbox shows at once")
         #expect(try await Self.shown(world, message.id)?.text == "hello", "the published text is kept")
+        let local = try await world.store.fetch(world.store.queries.reactions(ofMessage: message.id, currentUserId: "me"))
+        #expect(local.filter { $0.type == "edited" }.map(\.value) == ["Hello!"], "one local edit row, with the last text")
         world.transport.use(FaultPlan(seed: 1, profile: .none))
         _ = try await world.outbox.drain()
         let actions = await world.server.storedActions(channel: "c")
