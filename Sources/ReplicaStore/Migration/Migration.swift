@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReplicaMigrations
 
@@ -23,7 +24,7 @@ public struct Migration: Sendable, Hashable {
         self.name = name
         self.version = version
         self.sql = sql
-        self.checksum = SHA256.hex(sql)
+        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The migrations bundled with this build, in order.
