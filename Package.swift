@@ -62,7 +62,10 @@ let package = Package(
         // URLSession transport. No NIO, no Hummingbird.
         .target(
             name: "PubNubWire",
-            dependencies: ["ReplicaModel", "CZlib", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ReplicaModel", "CZlib", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         // The AsyncHTTPClient transport, apart so that the core library stays free of NIO.
         .target(
