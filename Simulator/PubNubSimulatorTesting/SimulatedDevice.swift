@@ -81,16 +81,18 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
     ///   - storePath: The store's file; a new file in the temporary directory when nil. Pass the
     ///     path of an earlier device to start where it stopped.
     ///   - seed: Seeds the outbox's jitter (`seed ^ 0x5EED`) and the reconciler's (`seed`).
+    ///   - crypto: PubNub's crypto module, for a device of an app with a cipher key.
     public init(
         server: PubNubServer, clock: VirtualClock, userId: String = "me",
         plan: FaultPlan = FaultPlan(seed: 0, profile: .none), storePath: String? = nil, seed: UInt64 = 1,
-        outboxOptions: OutboxOptions = OutboxOptions(), reconcilerOptions: ReconcilerOptions = ReconcilerOptions()
+        outboxOptions: OutboxOptions = OutboxOptions(), reconcilerOptions: ReconcilerOptions = ReconcilerOptions(),
+        crypto: CryptoModule? = nil
     ) throws {
         self.clock = clock
         self.server = server
         self.seed = seed
         transport = InProcessTransport(server: server, plan: plan)
-        client = try PubNubClient.simulated(transport, userId: userId)
+        client = try PubNubClient.simulated(transport, userId: userId, crypto: crypto)
         self.storePath = storePath ?? Self.temporaryStorePath()
         store = try ChatStore.open(at: self.storePath)
         outbox = Outbox(
@@ -106,7 +108,7 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
         try SimulatedDevice(
             server: server, clock: clock, userId: client.configuration.userId, plan: plan,
             storePath: storePath ?? self.storePath, seed: seed, outboxOptions: outbox.options,
-            reconcilerOptions: reconciler.options)
+            reconcilerOptions: reconciler.options, crypto: client.crypto)
     }
 
     /// A new reconciler on this device's store, client and outbox, as a new process would make;
@@ -145,11 +147,12 @@ extension PubNubClient {
     /// A client of the simulator through `transport`: the simulator's default keys (`demo`), the
     /// user `userId`, and an origin that no real network resolves (`http://sim.invalid`).
     public static func simulated(
-        _ transport: any Transport, userId: String = "me", publishKey: String = "demo", subscribeKey: String = "demo"
+        _ transport: any Transport, userId: String = "me", publishKey: String = "demo", subscribeKey: String = "demo",
+        crypto: CryptoModule? = nil
     ) throws(WireError) -> PubNubClient {
         PubNubClient(
             configuration: try PubNubConfiguration(
                 publishKey: publishKey, subscribeKey: subscribeKey, userId: userId, origin: "http://sim.invalid"),
-            transport: transport)
+            transport: transport, crypto: crypto)
     }
 }

@@ -53,6 +53,9 @@ public struct HistoryMessage: Decodable, Sendable, Hashable {
     public var customMessageType: String?
     /// Actions by type, then value (history-with-actions only).
     public var actions: [String: [String: [HistoryActionEntry]]]?
+    /// Why the payload could not be decrypted, when the client has a crypto module and it could
+    /// not: ``message`` is then the payload as received.
+    public var decryptionError: CryptoError?
 
     enum CodingKeys: String, CodingKey {
         case message, timetoken, uuid, meta, actions
@@ -160,6 +163,10 @@ public struct LegacyHistoryPage: Decodable, Sendable, Hashable {
         public var timetoken: Timetoken
         /// Metadata, when requested and present.
         public var meta: JSONValue?
+        /// Why the payload could not be decrypted (then ``message`` is as received).
+        public var decryptionError: CryptoError?
+
+        enum CodingKeys: String, CodingKey { case message, timetoken, meta }
     }
 
     /// The messages, oldest first.
@@ -210,12 +217,27 @@ extension PubNubClient {
 
     /// History v3 of one or more channels (`max` is capped at 100 / 25).
     public func fetchHistory(_ query: HistoryQuery) async throws(WireError) -> HistoryPage {
-        try await perform(try historyRequest(query, withActions: false), as: HistoryPage.self)
+        decrypted(try await perform(try historyRequest(query, withActions: false), as: HistoryPage.self))
     }
 
     /// History v3 of one channel with each message's actions (`max` capped at 25).
     public func fetchHistoryWithActions(_ query: HistoryQuery) async throws(WireError) -> HistoryPage {
-        try await perform(try historyRequest(query, withActions: true), as: HistoryPage.self)
+        decrypted(try await perform(try historyRequest(query, withActions: true), as: HistoryPage.self))
+    }
+
+    /// A page with each payload decrypted by ``crypto`` (unchanged without one). A payload that
+    /// does not decrypt stays as received, with its ``HistoryMessage/decryptionError``.
+    func decrypted(_ page: HistoryPage) -> HistoryPage {
+        guard let crypto else { return page }
+        var page = page
+        for (channel, messages) in page.channels {
+            page.channels[channel] = messages.map { entry in
+                var entry = entry
+                (entry.message, entry.decryptionError) = crypto.decryptKeepingPayload(entry.message)
+                return entry
+            }
+        }
+        return page
     }
 
     /// Legacy v2 history, for its `reverse` semantics.
@@ -232,7 +254,14 @@ extension PubNubClient {
         let request = WireRequest(
             method: .get, pathSegments: ["v2", "history", "sub-key", configuration.subscribeKey, "channel", query.channel],
             query: items, operation: "fetchLegacyHistory")
-        return try await perform(request, as: LegacyHistoryPage.self)
+        var page = try await perform(request, as: LegacyHistoryPage.self)
+        if let crypto {
+            for index in page.messages.indices {
+                (page.messages[index].message, page.messages[index].decryptionError) =
+                    crypto.decryptKeepingPayload(page.messages[index].message)
+            }
+        }
+        return page
     }
 
     /// How many messages each channel has with a timetoken strictly greater than its given one.

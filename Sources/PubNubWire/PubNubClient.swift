@@ -89,12 +89,19 @@ public struct PubNubClient: Sendable {
     public let configuration: PubNubConfiguration
     /// How requests travel.
     public let transport: any Transport
+    /// PubNub's crypto module when the app has a cipher key: message payloads are encrypted
+    /// before publishing and decrypted in history and subscribe (`docs/encryption.md`).
+    public let crypto: CryptoModule?
     let logger: Logger
 
     /// A client.
-    public init(configuration: PubNubConfiguration, transport: any Transport, logger: Logger = Logger(label: "pnreplicate.wire")) {
+    public init(
+        configuration: PubNubConfiguration, transport: any Transport, crypto: CryptoModule? = nil,
+        logger: Logger = Logger(label: "pnreplicate.wire")
+    ) {
         self.configuration = configuration
         self.transport = transport
+        self.crypto = crypto
         self.logger = logger
     }
 

@@ -59,7 +59,16 @@ extension PubNubClient {
     /// The request ``publish(_:)`` sends, for inspection (dry runs) and tests.
     public func publishRequest(_ publish: PublishRequest) throws(WireError) -> WireRequest {
         guard !configuration.publishKey.isEmpty else { throw .invalidConfiguration("publishKey is empty") }
-        let body = try Self.json(publish.message)
+        var message = publish.message
+        if let crypto {
+            // Only the payload: meta, actions and App Context travel in the clear, as in the SDKs.
+            do {
+                message = try crypto.encrypt(message: message)
+            } catch {
+                throw .invalidArgument("publish: \(error)")
+            }
+        }
+        let body = try Self.json(message)
         var query = commonQuery()
         if let store = publish.store { query.append(QueryItem("store", store ? "1" : "0")) }
         if let ttl = publish.ttl { query.append(QueryItem("ttl", String(ttl))) }

@@ -99,6 +99,9 @@ public struct SubscribeEnvelope: Sendable, Hashable {
     public var customMessageType: String?
     /// The event, decoded from the fields above.
     public var event: SubscribeEvent
+    /// Why a message's payload could not be decrypted, when the client has a crypto module and
+    /// it could not: ``payload`` is then as received.
+    public var decryptionError: CryptoError?
 
     /// An envelope.
     public init(
@@ -213,7 +216,15 @@ extension PubNubClient {
     public func subscribe(_ subscribe: SubscribeRequest) async throws(WireError) -> SubscribeAnswer {
         let request = try subscribeRequest(subscribe)
         let response = try await perform(request)
-        return try Self.subscribeAnswer(from: response, operation: request.operation)
+        var answer = try Self.subscribeAnswer(from: response, operation: request.operation)
+        if let crypto {
+            // Message payloads only: signals, actions, App Context and presence are never encrypted.
+            for index in answer.envelopes.indices where answer.envelopes[index].event == .message {
+                (answer.envelopes[index].payload, answer.envelopes[index].decryptionError) =
+                    crypto.decryptKeepingPayload(answer.envelopes[index].payload)
+            }
+        }
+        return answer
     }
 
     /// A handshake: the server's current cursor for `channels`, with no events.

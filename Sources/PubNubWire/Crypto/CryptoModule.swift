@@ -219,6 +219,16 @@ public struct CryptoModule: Sendable, CustomStringConvertible {
         }
     }
 
+    /// `payload` decrypted, or, when it does not decrypt, `payload` unchanged with the reason:
+    /// what history and subscribe keep, so an undecryptable message is never lost.
+    public func decryptKeepingPayload(_ payload: JSONValue) -> (JSONValue, CryptoError?) {
+        do {
+            return (try decrypt(message: payload), nil)
+        } catch {
+            return (payload, error)
+        }
+    }
+
     // MARK: AES-CBC
 
     private static func cbcEncrypt(_ plaintext: some DataProtocol, key: SymmetricKey, iv: [UInt8]) throws(CryptoError) -> Data {

@@ -187,6 +187,20 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
         }
     }
 
+    /// The messages of `contentType` (`pubnub/undecryptable`, say), oldest first.
+    public func messages(withContentType contentType: String) -> StoreQuery<[Message]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.message) FROM messages msg WHERE msg.content_type = ?
+                    ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
+                    """, arguments: [contentType]
+            ).map { try coding.message($0) }
+        }
+    }
+
     /// The message with `id`, or nil.
     public func message(id: String) -> StoreQuery<Message?> {
         StoreQuery { db in

@@ -270,8 +270,9 @@ extension Reconciler {
                 try await client.fetchLegacyHistory(query)
             }
             return try page.messages.map { entry in
-                try Self.message(
-                    HistoryMessage(message: entry.message, timetoken: entry.timetoken, meta: entry.meta), channel: channel)
+                var message = HistoryMessage(message: entry.message, timetoken: entry.timetoken, meta: entry.meta)
+                message.decryptionError = entry.decryptionError
+                return try Self.message(message, channel: channel)
             }
         }
         let query = HistoryQuery(channels: [channel], max: limit, start: start, end: end)
@@ -296,6 +297,16 @@ extension Reconciler {
     /// ``foreignContentType``) under an id made from its channel and timetoken.
     static func message(_ entry: HistoryMessage, channel: String) throws -> Message {
         let publisher = entry.uuid ?? unknownPublisher
+        if entry.decryptionError != nil {
+            // Kept as received, marked, so that `decryptPending()` can read it once the key is right.
+            let make = { (user: String) throws -> Message in
+                try Message(
+                    id: "pn:\(channel):\(entry.timetoken)", text: "", contentType: undecryptableContentType, content: entry.message,
+                    createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken, userId: user, channelId: channel)
+            }
+            if let message = try? make(publisher) { return message }
+            return try make(unknownPublisher)
+        }
         if let payload = MessagePayload<Custom.Message>(json: entry.message),
            let message = try? Message(payload: payload, channelId: channel, userId: publisher, timetoken: entry.timetoken)
         {
@@ -319,6 +330,10 @@ extension Reconciler {
         return try foreign(unknownPublisher)
     }
 
+    /// The content type of a message whose payload could not be decrypted (a wrong or missing
+    /// cipher key, or corrupt data): `content` holds the payload as received, `text` is empty.
+    /// ``decryptPending()`` reads such messages again once the key is right.
+    public static var undecryptableContentType: String { "pubnub/undecryptable" }
     /// The content type of a message whose payload is not in the chat format.
     public static var foreignContentType: String { "pubnub/raw" }
     /// The content type of a message in the PubNub Chat SDK's format (`{"type":"text","text":…,

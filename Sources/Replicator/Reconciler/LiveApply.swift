@@ -131,11 +131,11 @@ extension Reconciler {
         switch envelope.event {
         case .message, .file:
             guard let timetoken = envelope.timetoken else { return }
-            let message = try Self.message(
-                HistoryMessage(
-                    message: envelope.payload, timetoken: timetoken, uuid: envelope.publisher, meta: envelope.meta,
-                    messageType: envelope.kind, customMessageType: envelope.customMessageType),
-                channel: channel)
+            var entry = HistoryMessage(
+                message: envelope.payload, timetoken: timetoken, uuid: envelope.publisher, meta: envelope.meta,
+                messageType: envelope.kind, customMessageType: envelope.customMessageType)
+            entry.decryptionError = envelope.decryptionError
+            let message = try Self.message(entry, channel: channel)
             var one = HistoryPageResult()
             try Self.apply(message, ops: ops, into: &one, logger: logger)
             result.messages.add(one)

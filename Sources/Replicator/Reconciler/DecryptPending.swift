@@ -1,0 +1,43 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What ``Reconciler/decryptPending()`` did.
+public struct DecryptPendingReport: Sendable, Hashable {
+    /// Messages now readable.
+    public var decrypted = 0
+    /// Messages that still do not decrypt (a wrong key, or not encrypted at all).
+    public var stillUndecryptable = 0
+}
+
+extension Reconciler {
+    /// Reads again every stored message whose payload could not be decrypted
+    /// (``undecryptableContentType``) with the client's crypto module: one that decrypts now
+    /// replaces its marked row with the message it holds, in one transaction per message. Run it
+    /// after the app supplies the right cipher key (`pnreplicate decrypt-pending`).
+    public func decryptPending() async throws -> DecryptPendingReport {
+        var report = DecryptPendingReport()
+        guard let crypto = client.crypto else { return report }
+        let marked = try await store.fetch(store.queries.messages(withContentType: Self.undecryptableContentType))
+        for stored in marked {
+            guard let timetoken = stored.timetoken, let payload = stored.content,
+                  case (let plaintext, nil) = crypto.decryptKeepingPayload(payload)
+            else {
+                report.stillUndecryptable += 1
+                continue
+            }
+            let publisher = stored.userId == Self.unknownPublisher ? nil : stored.userId
+            let message = try Self.message(
+                HistoryMessage(message: plaintext, timetoken: timetoken, uuid: publisher), channel: stored.channelId)
+            let logger = logger
+            try await store.storeTransaction { tx in
+                try tx.deleteMessage(id: stored.id)
+                var result = HistoryPageResult()
+                try Self.apply(message, ops: OpTransaction(tx), into: &result, logger: logger)
+            }
+            report.decrypted += 1
+        }
+        return report
+    }
+}
