@@ -28,6 +28,9 @@ public struct OutboxPlanEntry: Sendable, Hashable, Codable {
     public var request: PlannedRequest?
     /// Why no request can be shown (e.g. a reaction whose message has no timetoken yet).
     public var requestNote: String?
+    /// How the request's payload is encrypted (the client's cryptor), when it is: the shown
+    /// request carries the ciphertext, as it would be sent.
+    public var encryption: String?
 }
 
 /// A request as a dry run prints it.
@@ -87,7 +90,8 @@ extension Outbox {
             plan.append(OutboxPlanEntry(
                 opId: entry.id, position: index + 1, kind: entry.kind, lane: entry.lane, state: entry.state,
                 attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
-                coalesced: entry.coalesced, request: request, requestNote: note))
+                coalesced: entry.coalesced, request: request, requestNote: note,
+                encryption: request != nil && entry.kind.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil))
         }
         return plan
     }

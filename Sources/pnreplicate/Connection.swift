@@ -20,6 +20,15 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "host[:port] over https, or a full http://host:port URL (default: $PUBNUB_ORIGIN, else ps.pndsn.com).")
     var origin: String?
 
+    @Option(name: .long, help: "Encrypt and decrypt message payloads with this cipher key, as PubNub's SDKs do (default: $PUBNUB_CIPHER_KEY; never logged or stored).")
+    var cipherKey: String?
+
+    @Flag(name: .long, help: "Encrypt with the legacy cryptor instead of the AES-CBC header cryptor (both always decrypt).")
+    var legacyCryptor = false
+
+    @Flag(name: .long, help: "With the legacy cryptor: the static IV instead of a random one (the mode is not on the wire).")
+    var staticIv = false
+
     func configuration() throws -> PubNubConfiguration {
         let environment = ProcessInfo.processInfo.environment
         return try PubNubConfiguration(
@@ -29,10 +38,20 @@ struct ConnectionOptions: ParsableArguments {
             origin: origin ?? environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com")
     }
 
+    /// PubNub's crypto module when a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`).
+    func crypto() throws -> CryptoModule? {
+        guard let key = cipherKey ?? ProcessInfo.processInfo.environment["PUBNUB_CIPHER_KEY"], !key.isEmpty else {
+            if legacyCryptor || staticIv { throw ValidationError("--legacy-cryptor and --static-iv need a cipher key") }
+            return nil
+        }
+        if staticIv && !legacyCryptor { throw ValidationError("--static-iv applies to --legacy-cryptor") }
+        return CryptoModule(cipherKey: key, encryptWith: legacyCryptor ? .legacy(randomIV: !staticIv) : .aesCbc)
+    }
+
     /// A client on a URLSession transport whose requests each end within `timeout` seconds, for
     /// commands that talk to PubNub without an outbox or a reconciler.
     func client(timeout: TimeInterval = 15) throws -> PubNubClient {
-        PubNubClient(configuration: try configuration(), transport: URLSessionTransport(timeout: timeout))
+        PubNubClient(configuration: try configuration(), transport: URLSessionTransport(timeout: timeout), crypto: try crypto())
     }
 }
 
@@ -66,7 +85,9 @@ struct Session {
         store = try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: storeOptions)
         var logger = Logger(label: "pnreplicate.outbox")
         logger.logLevel = options.verbose ? .debug : .warning
-        let client = PubNubClient(configuration: try connection.configuration(), transport: URLSessionTransport(timeout: requestTimeout))
+        let client = PubNubClient(
+            configuration: try connection.configuration(), transport: URLSessionTransport(timeout: requestTimeout),
+            crypto: try connection.crypto())
         outbox = Outbox(store: store, client: client, logger: logger)
         var reconcilerLogger = Logger(label: "pnreplicate.reconciler")
         reconcilerLogger.logLevel = logger.logLevel

@@ -12,7 +12,7 @@ struct PNReplicate: AsyncParsableCommand {
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
         subcommands: [
             Sync.self, Listen.self, PresenceCommand.self, TypingCommand.self, Send.self, DraftCommand.self, React.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
-            ReadCommand.self, UnreadCommand.self, PinCommand.self, UnpinCommand.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            ReadCommand.self, UnreadCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
             ConflictsCommand.self, History.self, Show.self, Checkpoints.self, Demo.self, Migrate.self, Status.self,
             SimulatorCommand.self,
         ],

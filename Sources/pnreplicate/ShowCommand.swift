@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReplicaModel
 import ReplicaStore
+import Replicator
 
 /// `pnreplicate show users|channels|members|messages|reactions`: what the local store holds.
 struct Show: AsyncParsableCommand {
@@ -98,6 +99,9 @@ struct Show: AsyncParsableCommand {
             ["timetoken", "id", "user", "delivery", "text"],
             messages.map { message in
                 var text = Output.oneLine(message.shownText)
+                if message.contentType == Reconciler<DefaultChatCustom>.undecryptableContentType {
+                    text = "[undecryptable: wrong or missing --cipher-key; pnreplicate decrypt-pending]"
+                }
                 if message.editedText != nil { text += " (edited)" }
                 if message.isDeleted { text = "[deleted] " + text }
                 return [message.timetoken?.description ?? "pending", message.id, message.userId, message.delivery.rawValue, text]

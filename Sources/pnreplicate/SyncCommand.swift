@@ -160,6 +160,7 @@ struct Sync: AsyncParsableCommand {
                 rows.append(("   request", "\(request.method) \(request.path)\(query)"))
                 if let ifMatch = request.ifMatch { rows.append(("   If-Match", ifMatch)) }
                 if let body = request.body { rows.append(("   body", body)) }
+                if let encryption = entry.encryption { rows.append(("   encrypted", "the payload, with \(encryption)")) }
             }
             if let note = entry.requestNote { rows.append(("   request", "(\(note))")) }
             Output.table(rows)

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+/// `--cipher-key`: the dry run shows the ciphertext request, sync sends it, the store never
+/// holds the key, and bad cryptor flags are usage errors.
+@Suite("encryption on the command line", .serialized)
+struct EncryptionCommandTests {
+    @Test("send and --dry-run with --cipher-key: ciphertext on the wire, the key nowhere in the store", .timeLimit(.minutes(2)))
+    func cipherKey() async throws {
+        let simulator = try SimulatorProcess(faults: "none", seed: 1)
+        defer { simulator.stop() }
+        let store = CLI.temporaryStore()
+        let key = "cli cipher key 7f3a"
+        let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PUBNUB_CIPHER_KEY": key, "SWIFT_BACKTRACE": "enable=no"]
+        func run(_ arguments: [String]) async throws -> CLI.Result {
+            try await offPool { try CLI.run(arguments, environment: env) }
+        }
+        #expect(try await run(["send", "--store", store, "--channel", "c", "--text", "top secret"]).status == 0)
+        let plan = try await run(["--dry-run", "--store", store])
+        #expect(plan.stdout.contains(#"body       "UE5FRAFBQ1JI"#) && plan.stdout.contains("encrypted  the payload, with aesCbc"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("top secret") && !plan.stdout.contains(key))
+        let sync = try await run(["sync", "--store", store, "--verbose"])
+        #expect(sync.status == 0 && !sync.stdout.contains(key) && !sync.stderr.contains(key), "\(sync.stderr)")
+        let history = try await run(["history", "--store", store, "--channel", "c", "--remote"])
+        #expect(history.stdout.contains("top secret"), "decrypted from the server's history: \(history.stdout)")
+        var bytes = Data()
+        for file in [store, store + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            bytes.append(try Data(contentsOf: URL(fileURLWithPath: file)))
+        }
+        #expect(bytes.range(of: Data(key.utf8)) == nil)
+
+        let bad = try await offPool { try CLI.run(["send", "--store", store, "--channel", "c", "--text", "x", "--static-iv"], environment: env) }
+        #expect(bad.status != 0 && bad.stderr.contains("--static-iv applies to --legacy-cryptor"), "\(bad.stderr)")
+    }
+}
