@@ -8,6 +8,10 @@
 //
 // `--rss` (e.g. 1,000,000 messages): the same catch-up with pages made on demand (the fake server
 // holds nothing), printing the process's peak resident set size before and after.
+//
+// `--encryption`: the catch-up again on history whose payloads are encrypted (the ACRH cryptor,
+// as PubNub's SDKs publish them) with a client that decrypts, into a fresh store; prints both rates
+// and the ratio encrypted/plain (docs/encryption.md; goal ≥ 0.8).
 // Run by hand; never part of `swift test`.
 import Foundation
 import GRDB
@@ -20,18 +24,22 @@ import Replicator
 let arguments = CommandLine.arguments.dropFirst()
 let count = arguments.first.flatMap(Int.init) ?? 100_000
 let rssMode = arguments.contains("--rss")
+let encryptionMode = arguments.contains("--encryption")
+let benchCrypto = CryptoModule(cipherKey: "benchmark cipher key")
 let channel = "bench"
 let firstTimetoken: UInt64 = 17_000_000_000_000_000
 
 /// The history body of messages `range` (oldest first), as PubNub sends it.
-func historyBody(_ range: Range<Int>) -> Data {
+func historyBody(_ range: Range<Int>, encrypted: Bool = false) -> Data {
     var items: [String] = []
     items.reserveCapacity(range.count)
     for i in range {
         let id = String(format: "%08x-0000-4000-8000-%012x", i, i)
         let text = String(repeating: "lorem ipsum ", count: 8) + String(i)
+        var message = #"{"id":"\#(id)","text":"\#(text)","contentType":"none","custom":{"lang":"en","priority":\#(i % 3)},"createdAt":"2026-01-01T00:00:00.000Z"}"#
+        if encrypted { message = "\"" + (try! benchCrypto.encrypt(Data(message.utf8))).base64EncodedString() + "\"" }
         items.append(
-            #"{"message":{"id":"\#(id)","text":"\#(text)","contentType":"none","custom":{"lang":"en","priority":\#(i % 3)},"createdAt":"2026-01-01T00:00:00.000Z"},"timetoken":"\#(firstTimetoken + UInt64(i) * 10_000)","uuid":"user-\#(i % 50)","meta":""}"#)
+            #"{"message":\#(message),"timetoken":"\#(firstTimetoken + UInt64(i) * 10_000)","uuid":"user-\#(i % 50)","meta":""}"#)
     }
     let body = #"{"status":200,"error":false,"error_message":"","channels":{"\#(channel)":[\#(items.joined(separator: ","))]}}"#
     return Data(body.utf8)
@@ -41,14 +49,16 @@ func historyBody(_ range: Range<Int>) -> Data {
 /// `max` with `end ≤ tt < start`. Pages are prepared up front (`prepared`) or made on demand.
 final class SyntheticHistory: Transport, @unchecked Sendable {
     let count: Int
+    let encrypted: Bool
     private var pages: [Int: Data] = [:]
 
-    init(count: Int, prepare: Bool) {
+    init(count: Int, prepare: Bool, encrypted: Bool = false) {
         self.count = count
+        self.encrypted = encrypted
         if prepare {
             var upper = count
             while upper > 0 {
-                pages[upper] = historyBody(max(0, upper - 100)..<upper)
+                pages[upper] = historyBody(max(0, upper - 100)..<upper, encrypted: encrypted)
                 upper -= 100
             }
         }
@@ -62,7 +72,7 @@ final class SyntheticHistory: Transport, @unchecked Sendable {
     func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse {
         let upper = min(count, index(request.queryValue("start"), default: count))
         let lower = max(index(request.queryValue("end"), default: 0), upper - (Int(request.queryValue("max") ?? "100") ?? 100))
-        let body = upper <= lower ? historyBody(0..<0) : (pages[upper] ?? historyBody(lower..<upper))
+        let body = upper <= lower ? historyBody(0..<0) : (pages[upper] ?? historyBody(lower..<upper, encrypted: encrypted))
         return WireResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
     }
 }
@@ -100,6 +110,20 @@ print("messages                  \(count)")
 print("catchUp (decode + apply)  \(Int(pullRate)) messages/s  (\(String(format: "%.2f", pullSeconds)) s, \(report.pages) pages)")
 if rssMode {
     print("peak RSS                  \(String(format: "%.1f", rssBefore)) MB before, \(String(format: "%.1f", rssAfter)) MB after")
+    exit(0)
+}
+if encryptionMode {
+    let encryptedClient = PubNubClient(
+        configuration: try PubNubConfiguration(publishKey: "demo", subscribeKey: "demo", userId: "me", origin: "http://bench.invalid"),
+        transport: SyntheticHistory(count: count, prepare: true, encrypted: true), crypto: benchCrypto)
+    let encryptedStore = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("encrypted.sqlite").path)
+    let encryptedReconciler = Reconciler(store: encryptedStore, client: encryptedClient)
+    var encryptedReport = ChannelPullReport(channel: channel)
+    let encryptedSeconds = try await seconds { encryptedReport = try await encryptedReconciler.catchUp(channel: channel) }
+    precondition(encryptedReport.inserted == count, "pulled \(encryptedReport.inserted) of \(count) encrypted")
+    let encryptedRate = Double(count) / encryptedSeconds
+    print("catchUp, encrypted        \(Int(encryptedRate)) messages/s  (\(String(format: "%.2f", encryptedSeconds)) s, ACRH, decrypted)")
+    print("ratio encrypted/plain     \(String(format: "%.2f", encryptedRate / pullRate))  (goal ≥ 0.8)")
     exit(0)
 }
 

@@ -39,6 +39,11 @@ extension StoreTransaction {
         try OutboxEntry.fetchAll(db, where: "target = ?", arguments: [target])
     }
 
+    /// Whether any op is queued on `target` (a cached statement: history apply asks it per message).
+    package func hasOp(target: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE target = ?)"), arguments: [target]) ?? false
+    }
+
     /// Every op of `lane`, in queue order.
     package func ops(lane: String) throws -> [OutboxEntry] {
         try OutboxEntry.fetchAll(db, where: "lane = ?", arguments: [lane]).sorted { $0.seq < $1.seq }

@@ -66,7 +66,7 @@ extension Reconciler {
     /// outbox). A message whose timetoken another stored message holds is skipped.
     static func apply(_ message: Message, ops: OpTransaction<Custom>, into result: inout HistoryPageResult, logger: Logger) throws {
         let tx = ops.tx
-        if try tx.latestOp(target: OutboxKeys.hardDelete(message.id)) != nil {
+        if try tx.hasOp(target: OutboxKeys.hardDelete(message.id)) {
             // Deleted here; the history delete has not reached PubNub yet.
             result.skipped += 1
             return
