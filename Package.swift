@@ -169,7 +169,7 @@ let package = Package(
                 "SimulatorHTTP", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel"]),
+        .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel", "PubNubSimulator"]),
         .testTarget(
             name: "ReplicaStoreTests",
             dependencies: ["ReplicaStore", .product(name: "GRDB", package: "GRDB.swift")]
@@ -185,7 +185,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel"]),
+        .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel", "PubNubSimulator"]),
         .testTarget(
             name: "SimulatorTests",
             dependencies: [

@@ -64,26 +64,17 @@ struct LocalOverlay<Custom: ChatCustomData> {
         return true
     }
 
-    /// The actions on `channel` with an unsent add or removal, keyed as
-    /// ``pendingActionKey(messageId:type:value:user:currentUser:)`` keys them. Adds are the
-    /// current user's (reactions, edits, deletes); a removal may be of another user's action (a
-    /// restore removes every `deleted` action).
+    /// The current user's actions (reactions, edits, deletes) on `channel` with an unsent add or
+    /// removal, keyed by (message, type, value) as ``OutboxKeys/reaction(_:_:_:)`` spells it.
+    /// The key comes from the op, not its target: an edit's target is its message's edit slot.
     func pendingReactions(channel: String) throws -> (adds: Set<String>, removes: Set<String>) {
         var adds = Set<String>(), removes = Set<String>()
         for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.operation.channel == channel {
             guard let reaction = op.operation.reaction else { continue }
-            if op.kind == .addReaction {
-                adds.insert(OutboxKeys.reaction(reaction.messageId, reaction.type, reaction.value))
-            } else {
-                removes.insert(op.target)   // a removal's target names another user's action
-            }
+            let key = OutboxKeys.reaction(reaction.messageId, reaction.type, reaction.value)
+            if op.kind == .addReaction { adds.insert(key) } else { removes.insert(key) }
         }
         return (adds, removes)
-    }
-
-    /// The key of a (message, type, value, user) action in ``pendingReactions(channel:)``.
-    static func pendingActionKey(messageId: String, type: String, value: String, user: String, currentUser: String) -> String {
-        OutboxKeys.reaction(messageId, type, value, owner: user == currentUser ? nil : user)
     }
 
     // MARK: Server state from the outbox

@@ -1,4 +1,5 @@
 import Foundation
+import PubNubSimulator
 import PubNubWire
 import ReplicaModel
 import Testing
@@ -79,7 +80,7 @@ struct CryptoModuleTests {
           arguments: [Cryptor.aesCbc, .legacy(randomIV: true), .legacy(randomIV: false)])
     func roundTrips(_ cryptor: Cryptor) throws {
         let crypto = CryptoModule(cipherKey: "round trip", encryptWith: cryptor)
-        var random = SplitMix(seed: 3)
+        var random = SplitMix64(seed: 3)
         for size in [1, 15, 16, 17, 32 * 1024] {
             let plaintext = Data((0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) })
             let sealed = try crypto.encrypt(plaintext)
@@ -122,7 +123,7 @@ struct CryptoModuleTests {
         let crypto = CryptoModule(cipherKey: "fuzz")
         let valid = try crypto.encrypt(message: ["text": "a message long enough to span a few AES blocks"]).stringValue ?? ""
         let validBytes = try Self.bytes(valid)
-        var random = SplitMix(seed: 42)
+        var random = SplitMix64(seed: 42)
         var errors: [String: Int] = [:]
         for round in 0..<Self.fuzzCount {
             let input: JSONValue
@@ -157,18 +158,5 @@ struct CryptoModuleTests {
         }
         #expect(errors.values.reduce(0, +) == Self.fuzzCount)
         #expect((errors["decrypted"] ?? 0) < Self.fuzzCount / 100, "\(errors)")
-    }
-}
-
-/// A small seeded generator for the crypto tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PubNubSimulator
 import Testing
 
 @testable import ReplicaModel
@@ -53,23 +54,10 @@ struct MessageDraftPropertyTests {
 
 // MARK: The random runs
 
-/// SplitMix64 (Steele, Lea & Flood, 2014): a tiny deterministic generator, so a failing sequence
-/// replays from its seed. (PubNubSimulator has a public `SplitMix64`; this test target depends on
-/// ReplicaModel alone, and the helpers below keep clear of the standard library's
-/// `random(in:using:)`, whose algorithm may change between toolchains.)
-private struct DraftSplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+// The simulator's seeded `SplitMix64` (so a failing sequence replays from its seed), with the
+// helpers below instead of the standard library's `random(in:using:)`, whose algorithm may
+// change between toolchains.
+extension SplitMix64 {
     /// A number in `0..<bound` (`bound` > 0; the modulo bias does not matter here).
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 
@@ -137,7 +125,7 @@ private func attempt(_ body: () throws(MessageDraftError) -> Void) -> MessageDra
 /// One random edit sequence, with a model of what the draft must be.
 private struct DraftRun {
     let seed: UInt64
-    var random: DraftSplitMix64
+    var random: SplitMix64
     var draft = MessageDraft()
     /// The text the edits make, as UTF-16 code units.
     var units: [UInt16] = []
@@ -149,7 +137,7 @@ private struct DraftRun {
 
     init(seed: UInt64) {
         self.seed = seed
-        random = DraftSplitMix64(seed: seed)
+        random = SplitMix64(seed: seed)
     }
 
     /// The seed and the edits so far, for a failure's message.

@@ -13,9 +13,9 @@ enum OutboxKeys {
     static func message(_ id: String) -> String { "message:\(id)" }
     /// The reactions of one message share a lane.
     static func reactionLane(_ messageId: String) -> String { "reactions:\(messageId)" }
-    /// One reaction (message, type, value) of the current user, or of `owner`.
-    static func reaction(_ messageId: String, _ type: String, _ value: String, owner: String? = nil) -> String {
-        "reaction:\(messageId)/\(type)/\(value)" + (owner.map { "@\($0)" } ?? "")
+    /// One reaction (message, type, value) of the current user.
+    static func reaction(_ messageId: String, _ type: String, _ value: String) -> String {
+        "reaction:\(messageId)/\(type)/\(value)"
     }
     /// The current user's edit of a message (one at a time: unsent edits are merged).
     static func edit(_ messageId: String) -> String { "edit:\(messageId)" }

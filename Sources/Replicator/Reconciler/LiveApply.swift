@@ -149,10 +149,9 @@ extension Reconciler {
             }
             let messageId = try tx.messageIds(channel: channel, window: messageTT...messageTT)[messageTT]
             var outcome: String
-            if let messageId {
+            if action.uuid == currentUser, let messageId {
                 let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
-                let target = LocalOverlay<Custom>.pendingActionKey(
-                    messageId: messageId, type: action.type, value: action.value, user: action.uuid, currentUser: currentUser)
+                let target = OutboxKeys.reaction(messageId, action.type, action.value)
                 if (event.added && pending.removes.contains(target)) || (!event.added && pending.adds.contains(target)) {
                     result.keptPending += 1
                     result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: "kept-pending"))
