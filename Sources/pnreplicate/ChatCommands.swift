@@ -151,7 +151,7 @@ struct DecryptPendingCommand: AsyncParsableCommand {
         try await runReportingErrors {
             guard try connection.crypto() != nil else { throw ValidationError("decrypt-pending needs --cipher-key or $PUBNUB_CIPHER_KEY") }
             let report = try await Session(store: options, connection: connection).reconciler.decryptPending()
-            if options.json { return try Output.json(["decrypted": report.decrypted, "stillUndecryptable": report.stillUndecryptable]) }
+            if options.json { return try Output.json(report) }
             Output.table([("decrypted", String(report.decrypted)), ("still undecryptable", String(report.stillUndecryptable))])
         }
     }

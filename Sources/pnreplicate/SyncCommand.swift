@@ -117,6 +117,9 @@ struct Sync: AsyncParsableCommand {
             if let r = report.reactions[channel] { parts.append("reactions \(r.added) added, \(r.removed) removed") }
             rows.append(("channel \(channel)", parts.joined(separator: "; ")))
         }
+        if let decrypted = report.decrypted {
+            rows.append(("decrypted", "\(decrypted.decrypted) stored message\(decrypted.decrypted == 1 ? "" : "s"), \(decrypted.stillUndecryptable) still undecryptable"))
+        }
         for error in report.errors { rows.append(("error", error)) }
         Output.table(rows)
     }
@@ -209,6 +212,8 @@ struct SyncOutput: Encodable {
     var objects: ObjectPull?
     var history: [ChannelPullReport]
     var reactions: [String: Reactions]
+    /// Undecryptable messages read again (absent without a cipher key or marked messages).
+    var decrypted: DecryptPendingReport?
     var errors: [String]
 
     init(_ report: SyncReport) {
@@ -221,6 +226,7 @@ struct SyncOutput: Encodable {
         }
         history = report.history
         reactions = report.reactions.mapValues { Reactions(added: $0.added, removed: $0.removed, keptPending: $0.keptPending) }
+        decrypted = report.decrypted
         errors = report.errors
     }
 }

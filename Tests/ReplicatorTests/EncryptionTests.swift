@@ -12,6 +12,10 @@ import Testing
 @Suite("Encryption through the outbox, pulls and live events")
 struct EncryptionTests {
     static let key = "secret cipher key 🔑"
+    /// Seeds of the flaky two-cryptor test (`PNREPLICATE_CRYPTO_SEEDS=N` for more).
+    static var seeds: ClosedRange<UInt64> {
+        1...(UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_CRYPTO_SEEDS"] ?? "") ?? 20)
+    }
 
     @Test("a device on the header cryptor and one on the legacy cryptor read each other's messages from history; the server holds only ciphertext")
     func twoCryptors() async throws {
@@ -38,6 +42,62 @@ struct EncryptionTests {
             let texts = try await device.store.fetch(device.store.queries.messages(inChannel: "c")).map(\.text)
             #expect(texts == ["from the header cryptor", "from the legacy cryptor ✓"], "\(device.client.configuration.userId)")
         }
+    }
+
+    @Test("through a flaky network, a header-cryptor and a legacy-cryptor device each send; after healing both hold every message once, decrypted, and the server only ciphertext",
+          arguments: seeds)
+    func flakyTwoCryptors(seed: UInt64) async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        let modern = try World(
+            server: server, clock: clock, userId: "modern", plan: FaultPlan(seed: seed, profile: .flaky), seed: seed,
+            crypto: CryptoModule(cipherKey: Self.key))
+        let legacy = try World(
+            server: server, clock: clock, userId: "legacy", plan: FaultPlan(seed: seed &+ 1000, profile: .flaky),
+            seed: seed &+ 1000, crypto: CryptoModule(cipherKey: Self.key, encryptWith: .legacy(randomIV: true)))
+        var sent: [String] = []
+        for round in 0..<6 {
+            for (name, device) in [("modern", modern), ("legacy", legacy)] {
+                clock.advance(by: 1)
+                let receipt = try await device.outbox.send(text: "\(name) \(round) ✓ Grüße", to: "c")
+                sent.append(try #require(receipt.value?.id))
+                // A short sync in the weather: some publishes wait, some answers are lost.
+                _ = try await device.sync(pushingFor: 2)
+            }
+        }
+        try await World.healAndSyncUntilQuiet(modern, legacy, clock: clock, seed: seed)
+
+        let stored = await server.storedMessages(channel: "c")
+        #expect(stored.count == sent.count, "seed \(seed): each message published once")
+        #expect(stored.allSatisfy { $0.message.stringValue != nil }, "seed \(seed): the server holds only ciphertext")
+        for device in [modern, legacy] {
+            let messages = try await device.store.fetch(device.store.queries.messages(inChannel: "c"))
+            #expect(messages.map(\.id).sorted() == sent.sorted(), "seed \(seed), \(device.client.configuration.userId)")
+            #expect(messages.allSatisfy { $0.timetoken != nil && $0.text.hasSuffix("✓ Grüße") }, "seed \(seed)")
+            let marked = try await device.store.fetch(
+                device.store.queries.messages(withContentType: Reconciler<DefaultChatCustom>.undecryptableContentType))
+            #expect(marked.isEmpty, "seed \(seed): \(marked.count) undecryptable")
+        }
+    }
+
+    @Test("GET, POST and gzip POST publish the same ciphertext shape; meta stays in the clear; v3, with-actions and v2 history decrypt all three",
+          arguments: [PublishRequest.Method.get, .post, .postGzip])
+    func publishMethods(_ method: PublishRequest.Method) async throws {
+        let server = PubNubServer(clock: VirtualClock())
+        let crypto = CryptoModule(cipherKey: Self.key)
+        let client = try PubNubClient.simulated(InProcessTransport(server: server), userId: "w", crypto: crypto)
+        let message: JSONValue = ["text": .string("via \(method) — ✓"), "n": 1]
+        let request = try client.publishRequest(PublishRequest(channel: "c", message: message, method: method, meta: ["k": "clear"]))
+        let wire = request.pathSegments.joined(separator: "/") + String(decoding: request.body ?? Data(), as: UTF8.self)
+        #expect(!wire.contains("via") && (method == .postGzip || wire.contains("\"UE5FRAFBQ1JI")), "a JSON string of ciphertext: \(wire)")
+        #expect(request.query.contains { $0.name == "meta" && $0.value?.contains("clear") == true }, "meta is sent in the clear")
+        _ = try await client.publish(PublishRequest(channel: "c", message: message, method: method, meta: ["k": "clear"]))
+        let stored = try #require(await server.storedMessages(channel: "c").first)
+        #expect(stored.message.stringValue?.hasPrefix("UE5FRAFBQ1JI") == true, "\(stored.message)")
+        let query = HistoryQuery(channels: ["c"], max: 10)
+        #expect(try await client.fetchHistory(query).channels["c"]?.first?.message == message)
+        #expect(try await client.fetchHistoryWithActions(query).channels["c"]?.first?.message == message)
+        #expect(try await client.fetchLegacyHistory(LegacyHistoryQuery(channel: "c")).messages.first?.message == message)
     }
 
     @Test("without the right key a message is kept as received and marked; decryptPending reads it once the key is right")
@@ -90,5 +150,37 @@ struct EncryptionTests {
         }
         #expect(bytes.range(of: Data(Self.key.utf8)) == nil, "the store holds the cipher key")
         #expect(bytes.range(of: Data("stored as plaintext".utf8)) != nil, "the store holds plaintext for queries")
+    }
+
+    @Test("live sync stores an encrypted message decrypted and one it cannot read marked; the next sync with the right key reads that one, and a pull with another key never duplicates it")
+    func liveSyncDecrypts() async throws {
+        let world = try await LiveWorld()
+        try await world.join(["reader", "writer", "other"], ["c"])
+        let path = World.temporaryPath()
+        let (reader, live) = try world.device("reader", seed: 1, storePath: path, crypto: CryptoModule(cipherKey: Self.key))
+        let (writer, _) = try world.device("writer", seed: 2, crypto: CryptoModule(cipherKey: Self.key))
+        let (other, _) = try world.device("other", seed: 3, crypto: CryptoModule(cipherKey: "the other key"))
+        try await LiveWorld.settle(live)
+        let readable = try #require(try await writer.outbox.send(text: "readable", to: "c").value?.id)
+        let unreadable = try #require(try await other.outbox.send(text: "another key's", to: "c").value?.id)
+        _ = try await writer.outbox.drain()
+        _ = try await other.outbox.drain()
+        try await LiveWorld.settle(live)
+        #expect(await live.statistics.recoveredMessages == 0, "both came live")
+        let marked = try await reader.store.fetch(
+            reader.store.queries.messages(withContentType: Reconciler<DefaultChatCustom>.undecryptableContentType))
+        #expect(marked.count == 1 && marked.first?.content?.stringValue?.hasPrefix("UE5FRAFBQ1JI") == true)
+        #expect(try await reader.store.fetch(reader.store.queries.message(id: readable))?.text == "readable")
+
+        // The app now has the other key: the next sync reads the marked message, and its history
+        // pull meets the first message again, unreadable under this key, without a second row.
+        let rekeyed = try World(
+            server: world.server, clock: world.clock, userId: "reader", storePath: path, seed: 4,
+            crypto: CryptoModule(cipherKey: "the other key"))
+        let report = try await rekeyed.sync()
+        #expect(report.decrypted == DecryptPendingReport(decrypted: 1, stillUndecryptable: 0), "\(report.errors)")
+        let messages = try await rekeyed.store.fetch(rekeyed.store.queries.messages(inChannel: "c"))
+        #expect(messages.map(\.id) == [readable, unreadable], "\(messages.map(\.id))")
+        #expect(messages.map(\.text) == ["readable", "another key's"])
     }
 }

@@ -20,13 +20,15 @@ struct LiveWorld {
         web = try PubNubClient.simulated(InProcessTransport(server: server), userId: "web")
     }
 
-    /// A device of `userId` with its live sync (following `users`' App Context events too).
+    /// A device of `userId` with its live sync (following `users`' App Context events too), of an
+    /// app with a cipher key when `crypto` is set.
     func device(
-        _ userId: String, seed: UInt64 = 1, profile: FaultProfile = .none, users: [String] = [], storePath: String? = nil
+        _ userId: String, seed: UInt64 = 1, profile: FaultProfile = .none, users: [String] = [], storePath: String? = nil,
+        crypto: CryptoModule? = nil
     ) throws -> (SimulatedDevice<DefaultChatCustom>, LiveSync<DefaultChatCustom>) {
         let device = try SimulatedDevice<DefaultChatCustom>(
             server: server, clock: clock, userId: userId, plan: FaultPlan(seed: seed, profile: profile), storePath: storePath,
-            seed: seed)
+            seed: seed, crypto: crypto)
         var options = LiveSyncOptions()
         options.users = users
         return (device, LiveSync(reconciler: device.reconciler, options: options, clock: clock, random: SplitMix64(seed: seed)))

@@ -4,18 +4,26 @@ import ReplicaModel
 import ReplicaStore
 
 /// What ``Reconciler/decryptPending()`` did.
-public struct DecryptPendingReport: Sendable, Hashable {
+public struct DecryptPendingReport: Sendable, Hashable, Codable {
     /// Messages now readable.
     public var decrypted = 0
     /// Messages that still do not decrypt (a wrong key, or not encrypted at all).
     public var stillUndecryptable = 0
+
+    /// A report with these counts (nothing done when both are 0).
+    public init(decrypted: Int = 0, stillUndecryptable: Int = 0) {
+        self.decrypted = decrypted
+        self.stillUndecryptable = stillUndecryptable
+    }
 }
 
 extension Reconciler {
     /// Reads again every stored message whose payload could not be decrypted
     /// (``undecryptableContentType``) with the client's crypto module: one that decrypts now
     /// replaces its marked row with the message it holds, in one transaction per message. Run it
-    /// after the app supplies the right cipher key (`pnreplicate decrypt-pending`).
+    /// after the app supplies the right cipher key (`pnreplicate decrypt-pending`);
+    /// ``sync(pushDeadline:deadline:full:progress:)`` runs it before its history pull, and a pull
+    /// or live event that brings a marked message again, readable now, replaces it as well.
     public func decryptPending() async throws -> DecryptPendingReport {
         var report = DecryptPendingReport()
         guard let crypto = client.crypto else { return report }
@@ -32,8 +40,7 @@ extension Reconciler {
                 HistoryMessage(message: plaintext, timetoken: timetoken, uuid: publisher), channel: stored.channelId)
             let logger = logger
             try await store.storeTransaction { tx in
-                try tx.deleteMessage(id: stored.id)
-                var result = HistoryPageResult()
+                var result = HistoryPageResult()  // `apply` replaces the marked row
                 try Self.apply(message, ops: OpTransaction(tx), into: &result, logger: logger)
             }
             report.decrypted += 1

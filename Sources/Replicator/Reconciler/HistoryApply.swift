@@ -63,7 +63,9 @@ extension Reconciler {
 
     /// Stores one message from the server (a history page's or a live event's): upserted by id;
     /// a pending message of ours becomes `sent` and its publish op is finished (announced by the
-    /// outbox). A message whose timetoken another stored message holds is skipped.
+    /// outbox). A message whose timetoken another stored message holds is skipped, unless that
+    /// message is one stored undecryptable (``undecryptableContentType``): a payload that decrypts
+    /// now replaces it.
     static func apply(_ message: Message, ops: OpTransaction<Custom>, into result: inout HistoryPageResult, logger: Logger) throws {
         let tx = ops.tx
         if try tx.hasOp(target: OutboxKeys.hardDelete(message.id)) {
@@ -74,11 +76,19 @@ extension Reconciler {
         if let timetoken = message.timetoken,
            let holder = try tx.messageId(channel: message.channelId, timetoken: timetoken, other: message.id)
         {
-            logger.warning("skipped a message whose timetoken another stored message holds", metadata: [
-                "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder)",
-            ])
-            result.skipped += 1
-            return
+            if message.contentType != undecryptableContentType,
+               try tx.message(id: holder)?.contentType == undecryptableContentType
+            {
+                // The payload stored undecryptable reads now (the right key came): the message it
+                // holds replaces the marked row, on a pull, a live event or `decryptPending()` alike.
+                try tx.deleteMessage(id: holder)
+            } else {
+                logger.warning("skipped a message whose timetoken another stored message holds", metadata: [
+                    "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder)",
+                ])
+                result.skipped += 1
+                return
+            }
         }
         switch try tx.upsert(message: message) {
         case .inserted: result.inserted += 1

@@ -14,6 +14,10 @@ public struct SyncReport: Sendable {
     public var history: [ChannelPullReport] = []
     /// Reactions per channel.
     public var reactions: [String: ReactionSyncResult] = [:]
+    /// Stored messages that could not be decrypted, read again with the client's crypto module
+    /// before the history pull (``Reconciler/decryptPending()``); nil when the client has no
+    /// cipher key or nothing was marked.
+    public var decrypted: DecryptPendingReport?
     /// What failed, one line each (the rest of the sync still ran).
     public var errors: [String] = []
 
@@ -22,7 +26,7 @@ public struct SyncReport: Sendable {
 
     /// Whether anything changed locally or remotely (a sync loop stops when a round changes nothing).
     public var changedAnything: Bool {
-        push.completed > 0 || conflicts.resolved > 0 || history.contains { $0.inserted + $0.updated > 0 }
+        push.completed > 0 || conflicts.resolved > 0 || (decrypted?.decrypted ?? 0) > 0 || history.contains { $0.inserted + $0.updated > 0 }
             || reactions.values.contains { $0.added + $0.removed > 0 }
             || objects.map { o in
                 [o.users, o.channels, o.memberships, o.members].contains { $0.inserted + $0.updated + $0.removed > 0 }
@@ -33,7 +37,8 @@ public struct SyncReport: Sendable {
 extension Reconciler {
     /// Pushes, then pulls: drains the outbox, settles conflicts with the configured policies (and
     /// drains what they sent back), then pulls objects, the history of every channel of interest
-    /// and their reactions. A failing part is reported in ``SyncReport/errors`` and the other
+    /// and their reactions. With a crypto module, messages stored undecryptable are read again
+    /// first (``decryptPending()``), so that a key supplied since the last pull takes effect. A failing part is reported in ``SyncReport/errors`` and the other
     /// parts still run, with three exceptions: when the server cannot be reached or the deadline
     /// passes, the remaining pulls are skipped (reported once); when the store itself fails
     /// (disk full, I/O error), the sync throws that error.
@@ -87,6 +92,10 @@ extension Reconciler {
         if let unreachable {
             report.errors.append("history and reactions of \(channels.count) channel\(channels.count == 1 ? "" : "s"): skipped (\(unreachable))")
             return report
+        }
+        if client.crypto != nil {
+            let pending = try await decryptPending()
+            if pending.decrypted + pending.stillUndecryptable > 0 { report.decrypted = pending }
         }
         report.history = try await pullHistory(channels: channels, progress: progress)
         report.errors += report.history.compactMap { r in r.error.map { "history \(r.channel): \($0)" } }
