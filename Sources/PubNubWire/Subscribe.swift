@@ -218,10 +218,21 @@ extension PubNubClient {
         let response = try await perform(request)
         var answer = try Self.subscribeAnswer(from: response, operation: request.operation)
         if let crypto {
-            // Message payloads only: signals, actions, App Context and presence are never encrypted.
-            for index in answer.envelopes.indices where answer.envelopes[index].event == .message {
-                (answer.envelopes[index].payload, answer.envelopes[index].decryptionError) =
-                    crypto.decryptKeepingPayload(answer.envelopes[index].payload)
+            // Message payloads are encrypted; actions, App Context and presence never are. We send
+            // signals in the clear (docs/encryption.md); the Swift SDK encrypts them, so a string
+            // signal that decrypts is read decrypted, and any other is a plain signal, kept as is.
+            for index in answer.envelopes.indices {
+                switch answer.envelopes[index].event {
+                case .message:
+                    (answer.envelopes[index].payload, answer.envelopes[index].decryptionError) =
+                        crypto.decryptKeepingPayload(answer.envelopes[index].payload)
+                case .signal where answer.envelopes[index].payload.stringValue != nil:
+                    if case (let plaintext, nil) = crypto.decryptKeepingPayload(answer.envelopes[index].payload) {
+                        answer.envelopes[index].payload = plaintext
+                    }
+                default:
+                    continue
+                }
             }
         }
         return answer

@@ -137,9 +137,15 @@ struct EncryptionTests {
             InProcessTransport(server: server), userId: "writer", crypto: CryptoModule(cipherKey: Self.key))
         let cursor = try await reader.client.handshake(["c"])
         _ = try await writer.publish(PublishRequest(channel: "c", message: ["id": "live-1", "text": "hello live", "createdAt": "2026-11-24T00:00:00Z"]))
+        // Signals: the Swift SDK encrypts them (we send ours in the clear); both kinds read.
+        let plain = try PubNubClient.simulated(InProcessTransport(server: server), userId: "sdk")
+        _ = try await plain.signal(SignalRequest(channel: "c", message: try CryptoModule(cipherKey: Self.key).encrypt(message: ["t": 1])))
+        _ = try await plain.signal(SignalRequest(channel: "c", message: "plain signal"))
         let answer = try await reader.client.subscribe(SubscribeRequest(channels: ["c"], cursor: cursor))
         let envelope = try #require(answer.envelopes.first)
         #expect(envelope.payload.objectValue?["text"] == "hello live" && envelope.decryptionError == nil)
+        let signals = answer.envelopes.filter { $0.event == .signal }.map(\.payload)
+        #expect(signals == [["t": 1], "plain signal"], "\(signals)")
 
         _ = try await reader.outbox.send(text: "stored as plaintext", to: "c")
         _ = try await reader.outbox.drain()
