@@ -168,8 +168,16 @@ extension Reconciler {
         var items = 0
         var fetchedThisFill = 0
         var round = historyRound(channel: channel, pageSize: max, from: checkpoint)
+        var fetched: HistoryPages.Page?
         while true {
-            guard let page = try await round.next() else {
+            let current: HistoryPages.Page?
+            if let fetched {
+                current = fetched
+            } else {
+                current = try await round.next()
+            }
+            fetched = nil
+            guard let page = current else {
                 round = historyRound(channel: channel, pageSize: max, from: checkpoint)
                 continue
             }
@@ -207,15 +215,37 @@ extension Reconciler {
             } else {
                 return report
             }
+            // Pipelined: while this page commits, the next one of the same round is fetched and
+            // decoded on the other core. One page ahead at most, so memory stays O(page); a
+            // failed commit cancels it (a read, so nothing is lost), and a failed fetch surfaces
+            // after this page is stored, as it would without the overlap.
+            let readAhead = !done && !closed && !short
+            let thisRound = round
+            async let ahead = Self.nextPage(of: thisRound, if: readAhead)
             let result = try await apply(messages, channel: channel, checkpoint: next)
             report.add(result)
             items += messages.count
             progress?(PullProgress(scope: channel, pages: report.pages, items: items))
             checkpoint = next
+            if readAhead, let (advanced, page) = try await ahead {
+                round = advanced
+                fetched = page
+            }
             if done { return report }
             // A closed fill: the next round pages back from now to the new `applied`.
             if closed { round = historyRound(channel: channel, pageSize: max, from: checkpoint) }
         }
+    }
+
+    /// The page after the ones `round` has given, and the round moved past it; nil when `fetch`
+    /// is false (nothing is requested).
+    private static func nextPage(of round: HistoryPages.AsyncIterator, if fetch: Bool) async throws
+        -> (HistoryPages.AsyncIterator, HistoryPages.Page?)?
+    {
+        guard fetch else { return nil }
+        var round = round
+        let page = try await round.next()
+        return (round, page)
     }
 
     /// One round of a catch-up: the channel's history paged back from the checkpoint's fill
