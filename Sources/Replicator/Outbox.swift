@@ -154,6 +154,31 @@ public actor Outbox<Custom: ChatCustomData> {
         return try await commit { try $0.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
     }
 
+    /// Stores many pending messages and queues their publishes in **one transaction**: all of them
+    /// or, when any is refused, none (the error is that message's, as ``send(text:to:contentType:content:custom:meta:)``
+    /// would throw it). Use it for imports and bulk sends: one commit instead of one per message.
+    /// They are published in the given order within each channel, like single sends.
+    ///
+    /// ```swift
+    /// let receipts = try await outbox.send(many: lines.map { OutgoingMessage(text: $0, to: "import") })
+    /// ```
+    ///
+    /// Memory and the transaction grow with the batch: cut very large imports into batches of a few
+    /// thousand (`pnreplicate send --count` commits every 1,000).
+    public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
+        let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
+        let prepared = try messages.map { outgoing in
+            let message = try Message(
+                id: UUID().uuidString.lowercased(), text: outgoing.text, contentType: outgoing.contentType,
+                content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
+                channelId: outgoing.channel)
+            return (message, outgoing.meta, Self.newOpId())
+        }
+        return try await commit { ops in
+            try prepared.map { message, meta, opId in try ops.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
+        }
+    }
+
     /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
     ///
     /// One transaction queues the message (the draft rendered as `[text](pn-user://id)` links,

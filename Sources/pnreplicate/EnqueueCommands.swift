@@ -14,7 +14,7 @@ struct Send: AsyncParsableCommand {
     @Option(name: .long, help: "The channel.") var channel: String
     @Option(name: .long, help: "The message text.") var text: String
     @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
-    @Option(name: .long, help: "Queue this many copies, numbered \"TEXT 1\", \"TEXT 2\", ...") var count: Int?
+    @Option(name: .long, help: "Queue this many copies, numbered \"TEXT 1\", \"TEXT 2\", ... (one transaction per 1,000).") var count: Int?
 
     func run() async throws {
         try await runReportingErrors {
@@ -22,9 +22,16 @@ struct Send: AsyncParsableCommand {
             let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
             guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
             var outputs: [EnqueueOutput] = []
-            for index in 1...(count ?? 1) {
-                let body = count == nil ? text : "\(text) \(index)"
-                let receipt = try await session.outbox.send(text: body, to: channel, meta: meta)
+            if let count {
+                // One transaction per 1,000 (`Outbox.send(many:)`): a kill keeps whole batches.
+                for start in stride(from: 1, through: count, by: 1_000) {
+                    let batch = (start...min(count, start + 999)).map {
+                        OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta)
+                    }
+                    outputs += try await session.outbox.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
+                }
+            } else {
+                let receipt = try await session.outbox.send(text: text, to: channel, meta: meta)
                 outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
             }
             if options.json, count != nil { return try Output.json(outputs) }

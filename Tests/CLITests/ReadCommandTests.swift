@@ -232,3 +232,22 @@ struct SyncPullTests {
         #expect(result.stdout.contains("6. converged: yes"))
     }
 }
+
+@Suite("pnreplicate send --count")
+struct SendCountTests {
+    @Test("send --count 2500 queues every copy across three batch transactions, numbered in order")
+    func batches() async throws {
+        let store = CLI.temporaryStore()
+        let queued = try await offPool {
+            try CLI.run(["send", "--store", store, "--channel", "bulk", "--text", "m", "--count", "2500", "--json"])
+        }
+        try #require(queued.status == 0, "\(queued.stderr)")
+        let receipts = try #require(try JSONSerialization.jsonObject(with: Data(queued.stdout.utf8)) as? [[String: Any]])
+        #expect(receipts.count == 2500 && Set(receipts.compactMap { $0["opId"] as? String }).count == 2500)
+        let status = try CLI.json(try await offPool { try CLI.run(["status", "--json", "--store", store]) }.stdout)
+        #expect("\(status)".contains("2500"), "\(status)")
+        let shown = try await offPool { try CLI.run(["show", "messages", "--store", store, "--channel", "bulk"]) }
+        let texts = shown.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: " ").suffix(2).joined(separator: " ") }
+        #expect(texts == (1...2500).map { "m \($0)" }, "pending messages in send order")
+    }
+}

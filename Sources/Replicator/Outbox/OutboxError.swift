@@ -14,6 +14,36 @@ public enum OutboxDisposition: Sendable, Hashable {
     case unchanged
 }
 
+/// One message of a batch send (``Outbox/send(many:)``): what
+/// ``Outbox/send(text:to:contentType:content:custom:meta:)`` takes.
+public struct OutgoingMessage<Custom: CustomData>: Sendable {
+    /// The text.
+    public var text: String
+    /// The channel.
+    public var channel: String
+    /// The content type, or nil.
+    public var contentType: String?
+    /// Structured content, or nil.
+    public var content: JSONValue?
+    /// The app's custom data, or nil.
+    public var custom: Custom?
+    /// Publish metadata; a JSON object when given.
+    public var meta: JSONValue?
+
+    /// A message of `text` to `channel`.
+    public init(
+        text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil, custom: Custom? = nil,
+        meta: JSONValue? = nil
+    ) {
+        self.text = text
+        self.channel = channel
+        self.contentType = contentType
+        self.content = content
+        self.custom = custom
+        self.meta = meta
+    }
+}
+
 /// An enqueue's result: the local object as now stored, and what happened in the outbox.
 public struct OutboxReceipt<Value: Sendable>: Sendable {
     /// The local object after the change (nil for removals).
