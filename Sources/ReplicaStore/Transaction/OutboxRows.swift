@@ -94,13 +94,16 @@ extension StoreTransaction {
 
     /// Appends a pending op at the end of the outbox.
     package func insertOp(_ row: NewOutboxRow, id: String, now: Date) throws {
-        let seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox") ?? 1
-        try db.execute(
+        // Cached statements: a batch enqueue runs these once per op, and preparing them (with
+        // GRDB's authorizer) cost more than running them.
+        let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
+        try db.cachedStatement(
             sql: """
                 INSERT INTO outbox (op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot,
                                     depends_on, state, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
-                """,
+                """
+        ).execute(
             arguments: [
                 id, seq, row.operation.kind.rawValue, row.lane, row.target, try coding.json(row.operation.payload(rebase: false)),
                 row.baseETag,

@@ -130,7 +130,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// Whether a message with this id is stored.
     package func messageExists(id: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT 1 FROM messages WHERE id = ?", arguments: [id]) == true
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM messages WHERE id = ?"), arguments: [id]) == true
     }
 
     /// The channel and timetoken (nil while pending) of a stored message, or nil when it is not stored.
