@@ -77,6 +77,13 @@ struct LocalOverlay<Custom: ChatCustomData> {
         return (adds, removes)
     }
 
+    /// The key of a server action in ``pendingReactions(channel:)``, or nil when no op of ours can
+    /// be pending on it: only the current user's actions are overlaid.
+    static func pendingKey(messageId: String?, type: String, value: String, user: String, currentUser: String) -> String? {
+        guard user == currentUser, let messageId else { return nil }
+        return OutboxKeys.reaction(messageId, type, value)
+    }
+
     // MARK: Server state from the outbox
 
     /// Stores the server's answer to an op on `target` (under the store's version rule), then the

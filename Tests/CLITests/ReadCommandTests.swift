@@ -245,7 +245,7 @@ struct SendCountTests {
         let receipts = try #require(try JSONSerialization.jsonObject(with: Data(queued.stdout.utf8)) as? [[String: Any]])
         #expect(receipts.count == 2500 && Set(receipts.compactMap { $0["opId"] as? String }).count == 2500)
         let status = try CLI.json(try await offPool { try CLI.run(["status", "--json", "--store", store]) }.stdout)
-        #expect("\(status)".contains("2500"), "\(status)")
+        #expect(status["pendingOutbox"] as? Int == 2500, "\(status)")
         let shown = try await offPool { try CLI.run(["show", "messages", "--store", store, "--channel", "bulk"]) }
         let texts = shown.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: " ").suffix(2).joined(separator: " ") }
         #expect(texts == (1...2500).map { "m \($0)" }, "pending messages in send order")

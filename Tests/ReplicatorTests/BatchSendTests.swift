@@ -41,7 +41,7 @@ struct BatchSendTests {
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).isEmpty)
         batch[3].meta = nil
         batch[4].channel = ""
-        await #expect(throws: (any Error).self) { try await world.outbox.send(many: batch) }
+        await #expect(throws: ModelValidationError.emptyIdentifier(field: "message.channelId")) { try await world.outbox.send(many: batch) }
         #expect(try await world.entries().isEmpty)
     }
 }

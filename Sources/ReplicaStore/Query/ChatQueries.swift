@@ -175,28 +175,25 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
 
     /// The messages a user published, oldest first; pending ones last, in send order.
     public func messages(byUser userId: String) -> StoreQuery<[Message]> {
-        StoreQuery { db in
-            let coding = StoreCoding()
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(Columns.message) FROM messages msg WHERE msg.user_id = ?
-                    ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
-                    """, arguments: [userId]
-            ).map { try coding.message($0) }
-        }
+        messages(whereColumn: "user_id", is: userId)
     }
 
     /// The messages of `contentType` (`pubnub/undecryptable`, say), oldest first.
     public func messages(withContentType contentType: String) -> StoreQuery<[Message]> {
+        messages(whereColumn: "content_type", is: contentType)
+    }
+
+    /// The messages whose `column` (a fixed column name, never user input) is `value`, oldest
+    /// first; pending ones last, in send order.
+    private func messages(whereColumn column: StaticString, is value: String) -> StoreQuery<[Message]> {
         StoreQuery { db in
             let coding = StoreCoding()
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(Columns.message) FROM messages msg WHERE msg.content_type = ?
+                    SELECT \(Columns.message) FROM messages msg WHERE msg.\(column) = ?
                     ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
-                    """, arguments: [contentType]
+                    """, arguments: [value]
             ).map { try coding.message($0) }
         }
     }

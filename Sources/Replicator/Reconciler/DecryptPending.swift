@@ -19,32 +19,31 @@ public struct DecryptPendingReport: Sendable, Hashable, Codable {
 
 extension Reconciler {
     /// Reads again every stored message whose payload could not be decrypted
-    /// (``undecryptableContentType``) with the client's crypto module: one that decrypts now
-    /// replaces its marked row with the message it holds, in one transaction per message. Run it
-    /// after the app supplies the right cipher key (`pnreplicate decrypt-pending`);
+    /// (``undecryptableContentType``) with the client's crypto module: each one that decrypts now
+    /// replaces its marked row with the message it holds, all in one transaction. Run it after
+    /// the app supplies the right cipher key (`pnreplicate decrypt-pending`);
     /// ``sync(pushDeadline:deadline:full:progress:)`` runs it before its history pull, and a pull
     /// or live event that brings a marked message again, readable now, replaces it as well.
     public func decryptPending() async throws -> DecryptPendingReport {
-        var report = DecryptPendingReport()
-        guard let crypto = client.crypto else { return report }
+        guard let crypto = client.crypto else { return DecryptPendingReport() }
         let marked = try await store.fetch(store.queries.messages(withContentType: Self.undecryptableContentType))
+        var readable: [Message] = []
         for stored in marked {
             guard let timetoken = stored.timetoken, let payload = stored.content,
                   case (let plaintext, nil) = crypto.decryptKeepingPayload(payload)
-            else {
-                report.stillUndecryptable += 1
-                continue
-            }
+            else { continue }
             let publisher = stored.userId == Self.unknownPublisher ? nil : stored.userId
-            let message = try Self.message(
-                HistoryMessage(message: plaintext, timetoken: timetoken, uuid: publisher), channel: stored.channelId)
-            let logger = logger
-            try await store.storeTransaction { tx in
-                var result = HistoryPageResult()  // `apply` replaces the marked row
-                try Self.apply(message, ops: OpTransaction(tx), into: &result, logger: logger)
-            }
-            report.decrypted += 1
+            readable.append(try Self.message(
+                HistoryMessage(message: plaintext, timetoken: timetoken, uuid: publisher), channel: stored.channelId))
         }
-        return report
+        if !readable.isEmpty {
+            let logger = logger, messages = readable
+            try await store.storeTransaction { tx in
+                let ops = OpTransaction<Custom>(tx)
+                var result = HistoryPageResult()  // `apply` replaces each marked row
+                for message in messages { try Self.apply(message, ops: ops, into: &result, logger: logger) }
+            }
+        }
+        return DecryptPendingReport(decrypted: readable.count, stillUndecryptable: marked.count - readable.count)
     }
 }

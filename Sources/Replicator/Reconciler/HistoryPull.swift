@@ -170,13 +170,8 @@ extension Reconciler {
         var round = historyRound(channel: channel, pageSize: max, from: checkpoint)
         var fetched: HistoryPages.Page?
         while true {
-            let current: HistoryPages.Page?
-            if let fetched {
-                current = fetched
-            } else {
-                current = try await round.next()
-            }
-            fetched = nil
+            var current = fetched.take()
+            if current == nil { current = try await round.next() }
             guard let page = current else {
                 round = historyRound(channel: channel, pageSize: max, from: checkpoint)
                 continue

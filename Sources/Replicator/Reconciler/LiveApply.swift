@@ -149,9 +149,10 @@ extension Reconciler {
             }
             let messageId = try tx.messageIds(channel: channel, window: messageTT...messageTT)[messageTT]
             var outcome: String
-            if action.uuid == currentUser, let messageId {
+            if let target = LocalOverlay<Custom>.pendingKey(
+                messageId: messageId, type: action.type, value: action.value, user: action.uuid, currentUser: currentUser)
+            {
                 let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
-                let target = OutboxKeys.reaction(messageId, action.type, action.value)
                 if (event.added && pending.removes.contains(target)) || (!event.added && pending.adds.contains(target)) {
                     result.keptPending += 1
                     result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: "kept-pending"))

@@ -49,8 +49,8 @@ extension Reconciler {
             let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
             let ids = try tx.messageIds(channel: channel, window: low...high)
             func target(_ key: ReactionKey) -> String? {
-                guard key.user == currentUser, let id = ids[key.messageTimetoken] else { return nil }
-                return OutboxKeys.reaction(id, key.type, key.value)
+                LocalOverlay<Custom>.pendingKey(
+                    messageId: ids[key.messageTimetoken], type: key.type, value: key.value, user: key.user, currentUser: currentUser)
             }
             var remote: [ReactionKey: ChatMessageAction] = [:]
             for action in server {
