@@ -123,6 +123,8 @@ let package = Package(
             ]
         ),
         // Run by hand in release mode; never part of `swift test`.
+        // Every benchmark figure in one table (docs/performance.md): runs the benchmarks below and the CLI.
+        .executableTarget(name: "pnreplicate-bench"),
         .executableTarget(
             name: "StoreBenchmarks",
             dependencies: [

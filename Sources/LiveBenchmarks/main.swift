@@ -94,6 +94,8 @@ print("messages                      \(count)")
 
 print(String(format: "publish → observed on A (ms)  p50 %.2f  p99 %.2f  max %.2f", percentile(0.5), percentile(0.99), latencies.last ?? 0))
 print("A's fills during latency      \(latencyFills.map { "\($0.key.rawValue)=\($0.value)" }.sorted())")
+print("bench: live-p50 \(percentile(0.5))")  // for pnreplicate-bench
+print("bench: live-p99 \(percentile(0.99))")
 
 // 2. Live ingest (see the top of this file).
 running.cancel()
@@ -138,6 +140,8 @@ let liveRate = Double(count) / liveSeconds, historyRate = Double(count) / histor
 print(String(format: "live ingest on A              %.0f messages/s  (%.2f s in %d polls of up to 99 events)", liveRate, liveSeconds, after.answers - before.answers))
 print(String(format: "history ingest on C           %.0f messages/s  (%.2f s, catchUp)", historyRate, historySeconds))
 print(String(format: "ratio live/history            %.2f", liveRate / historyRate))
+print("bench: live-ingest \(liveRate)")
+print("bench: history-ingest \(historyRate)")
 print("A during ingest               \(after.answers - before.answers) answers, \(after.events - before.events) events, fills \(after.fills.map { "\($0.key.rawValue)=\($0.value - (before.fills[$0.key] ?? 0))" }.sorted()), \(after.recoveredMessages - before.recoveredMessages) messages recovered by fills")
 for transport in [transportA, transportB, transportC] { try await transport.shutdown() }
 serverTask.cancel()

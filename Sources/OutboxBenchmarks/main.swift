@@ -72,6 +72,8 @@ let rawTime = try await seconds {
 let enqueueRate = line("enqueue (message + op, 1 commit each)", total, enqueueTime)
 let rawRate = line("raw single-row SQLite transactions", total, rawTime)
 print(String(format: "enqueue / raw commit ratio: %.2f\n", enqueueRate / rawRate))
+print("bench: enqueue \(enqueueRate)")  // for pnreplicate-bench
+print("bench: enqueue-raw \(rawRate)")
 
 // 2. Drain vs raw publishes, same run, same transport.
 for lanes in [1, 8] {
@@ -96,6 +98,8 @@ for lanes in [1, 8] {
     let drainRate = line("drain, \(lanes) channel(s)", total, drainTime)
     let publishRate = line("raw publish, \(lanes) concurrent", total, rawPublishTime)
     print(String(format: "drain / raw publish ratio (%d lanes): %.2f\n", lanes, drainRate / publishRate))
+    print("bench: drain-\(lanes) \(drainRate)")
+    print("bench: publish-\(lanes) \(publishRate)")
 }
 try await transport.shutdown()
 serverTask.cancel()

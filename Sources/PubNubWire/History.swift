@@ -35,6 +35,12 @@ public struct HistoryActionEntry: Decodable, Sendable, Hashable {
     public var uuid: String
     /// When.
     public var actionTimetoken: Timetoken
+
+    /// An entry.
+    public init(uuid: String, actionTimetoken: Timetoken) {
+        self.uuid = uuid
+        self.actionTimetoken = actionTimetoken
+    }
 }
 
 /// A message as history returns it.
@@ -77,6 +83,57 @@ public struct HistoryMessage: Decodable, Sendable, Hashable {
         self.actions = actions
     }
 
+    /// Reads one entry from parsed JSON as ``init(from:)`` would, or nil when a field is not as
+    /// expected (the caller then lets `JSONDecoder` name the error).
+    init?(json: JSONValue) {
+        guard case .object(let body) = json, let message = body["message"], let timetoken = body["timetoken"].flatMap(Timetoken.init(json:))
+        else { return nil }
+        self.message = message
+        self.timetoken = timetoken
+        switch body["uuid"] {
+        case nil, .null?: uuid = nil
+        case .string(let value)?: uuid = value
+        default: return nil
+        }
+        switch body["meta"] {
+        case nil, .null?, .string("")?: meta = nil
+        case let value?: meta = value
+        }
+        switch body["message_type"] {
+        case .int(let value)?: messageType = Int(exactly: value)
+        case .string(let value)?: messageType = Int(value)
+        default: messageType = nil
+        }
+        switch body["custom_message_type"] {
+        case nil, .null?: customMessageType = nil
+        case .string(let value)?: customMessageType = value
+        default: return nil
+        }
+        switch body["actions"] {
+        case nil, .null?: actions = nil
+        case .object(let byType)?:
+            var actions: [String: [String: [HistoryActionEntry]]] = [:]
+            for (type, byValue) in byType {
+                guard case .object(let values) = byValue else { return nil }
+                var entries: [String: [HistoryActionEntry]] = [:]
+                for (value, list) in values {
+                    guard case .array(let items) = list else { return nil }
+                    var parsed: [HistoryActionEntry] = []
+                    for item in items {
+                        guard case .object(let fields) = item, case .string(let uuid)? = fields["uuid"],
+                              let actionTimetoken = fields["actionTimetoken"].flatMap(Timetoken.init(json:))
+                        else { return nil }
+                        parsed.append(HistoryActionEntry(uuid: uuid, actionTimetoken: actionTimetoken))
+                    }
+                    entries[value] = parsed
+                }
+                actions[type] = entries
+            }
+            self.actions = actions
+        default: return nil
+        }
+    }
+
     /// Decodes one entry; tolerates `message_type` as a numeric string (seen in real recordings).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -96,7 +153,7 @@ public struct HistoryMessage: Decodable, Sendable, Hashable {
 }
 
 /// A history page: messages per channel, each list oldest first.
-public struct HistoryPage: Decodable, Sendable, Hashable {
+public struct HistoryPage: Decodable, Sendable, Hashable, JSONValueDecodable {
     /// Messages by channel; channels with no messages are absent.
     public var channels: [String: [HistoryMessage]]
     /// Continuation, present only when the server truncated a with-actions page.
@@ -110,6 +167,12 @@ public struct HistoryPage: Decodable, Sendable, Hashable {
         public var url: String?
         /// Its page size.
         public var max: Int?
+
+        init(start: Timetoken? = nil, url: String? = nil, max: Int? = nil) {
+            self.start = start
+            self.url = url
+            self.max = max
+        }
     }
 
     enum CodingKeys: String, CodingKey { case channels, more }
@@ -120,6 +183,54 @@ public struct HistoryPage: Decodable, Sendable, Hashable {
         let raw = try c.decodeIfPresent([String: [HistoryMessage]].self, forKey: .channels) ?? [:]
         channels = Dictionary(raw.map { (PercentEncoding.decode($0.key) ?? $0.key, $0.value) }, uniquingKeysWith: { a, b in a + b })
         more = try c.decodeIfPresent(More.self, forKey: .more)
+    }
+
+    /// Reads a page from parsed JSON, as ``init(from:)`` would, or nil when anything is not as
+    /// expected (then `JSONDecoder` decodes the page, or names what is wrong).
+    init?(json: JSONValue) {
+        guard case .object(let body) = json else { return nil }
+        var channels: [String: [HistoryMessage]] = [:]
+        switch body["channels"] {
+        case nil, .null?: break
+        case .object(let raw)?:
+            for (key, list) in raw {
+                guard case .array(let entries) = list else { return nil }
+                var messages: [HistoryMessage] = []
+                messages.reserveCapacity(entries.count)
+                for entry in entries {
+                    guard let message = HistoryMessage(json: entry) else { return nil }
+                    messages.append(message)
+                }
+                channels[PercentEncoding.decode(key) ?? key, default: []].append(contentsOf: messages)
+            }
+        default: return nil
+        }
+        self.channels = channels
+        switch body["more"] {
+        case nil, .null?: more = nil
+        case .object(let raw)?:
+            var more = More()
+            switch raw["start"] {
+            case nil, .null?: break
+            case let value?:
+                guard let start = Timetoken(json: value) else { return nil }
+                more.start = start
+            }
+            switch raw["url"] {
+            case nil, .null?: break
+            case .string(let url)?: more.url = url
+            default: return nil
+            }
+            switch raw["max"] {
+            case nil, .null?: break
+            case .int(let max)?:
+                guard let max = Int(exactly: max) else { return nil }
+                more.max = max
+            default: return nil
+            }
+            self.more = more
+        default: return nil
+        }
     }
 
     /// The oldest timetoken in the page (the next backward page's `start`), or nil when empty.

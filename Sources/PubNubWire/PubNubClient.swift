@@ -162,6 +162,11 @@ public struct PubNubClient: Sendable {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from response: WireResponse, operation: String) throws(WireError) -> T {
+        if let fast = T.self as? any JSONValueDecodable.Type, let json = JSONValue.parse(response.body),
+           let value = fast.init(json: json) as? T
+        {
+            return value
+        }
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
         } catch {

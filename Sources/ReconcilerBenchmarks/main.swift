@@ -99,7 +99,11 @@ let client = PubNubClient(
     configuration: try PubNubConfiguration(publishKey: "demo", subscribeKey: "demo", userId: "me", origin: "http://bench.invalid"),
     transport: transport)
 let store = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("pull.sqlite").path)
-let reconciler = Reconciler(store: store, client: client)
+var benchOptions = ReconcilerOptions()
+if let index = arguments.firstIndex(of: "--pages-per-commit"), let pages = arguments.dropFirst(index - arguments.startIndex + 1).first.flatMap(Int.init) {
+    benchOptions.pagesPerCommit = pages
+}
+let reconciler = Reconciler(store: store, client: client, options: benchOptions)
 let rssBefore = peakRSSMegabytes()
 var report = ChannelPullReport(channel: channel)
 let pullSeconds = try await seconds { report = try await reconciler.catchUp(channel: channel) }
@@ -162,3 +166,6 @@ let rawSeconds = try await seconds {
 let rawRate = Double(count) / rawSeconds
 print("raw SQLite insert         \(Int(rawRate)) rows/s  (\(String(format: "%.2f", rawSeconds)) s, one transaction)")
 print("ratio catchUp/raw         \(String(format: "%.2f", pullRate / rawRate))")
+// For pnreplicate-bench.
+print("bench: ingest \(pullRate)")
+print("bench: ingest-raw \(rawRate)")

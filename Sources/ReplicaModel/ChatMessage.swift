@@ -81,6 +81,16 @@ public struct MessagePayload<Custom: CustomData>: Codable, Hashable, Sendable {
             createdAt: c.decode(ISOTimestamp.self, forKey: .createdAt))
     }
 
+    /// The payload as JSON, built directly (what ``encode(to:)`` writes, without an encoder):
+    /// nil fields left out, `createdAt` as its text.
+    public func jsonValue() throws -> JSONValue {
+        var object: [String: JSONValue] = ["id": .string(id), "text": .string(text), "createdAt": .string(createdAt.description)]
+        if let contentType { object["contentType"] = .string(contentType) }
+        if let content { object["content"] = content }
+        if let custom { object["custom"] = try JSONValue(encoding: custom) }
+        return .object(object)
+    }
+
     /// Encodes the payload, leaving out nil fields.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

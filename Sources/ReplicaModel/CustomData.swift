@@ -101,6 +101,17 @@ public enum CustomScalar: Hashable, Sendable, Codable {
         return nil
     }
 
+    /// The scalar as a ``JSONValue``.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .string(let value): .string(value)
+        case .int(let value): .int(value)
+        case .double(let value): .double(value)
+        case .bool(let value): .bool(value)
+        case .null: .null
+        }
+    }
+
     /// Converts a ``JSONValue``; arrays and objects throw, naming `key`.
     public init(_ value: JSONValue, key: String) throws(ModelValidationError) {
         switch value {
@@ -167,6 +178,11 @@ public struct FlatCustom: CustomData, ExpressibleByDictionaryLiteral {
 
     /// Whether there are no keys.
     public var isEmpty: Bool { values.isEmpty }
+
+    /// The values as a JSON object (what ``encode(to:)`` writes).
+    public var jsonValue: JSONValue {
+        .object(values.mapValues(\.jsonValue))
+    }
 
     /// `custom.profileUrl`, the avatar URL the seed's channel payload keeps in custom data.
     public var profileUrl: String? {

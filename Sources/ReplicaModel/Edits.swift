@@ -9,7 +9,13 @@ extension JSONValue: CustomData {
 extension JSONValue {
     /// The JSON form of any encodable value.
     public init(encoding value: some Encodable) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        if let json = value as? JSONValue {
+            self = json
+        } else if let flat = value as? FlatCustom {
+            self = flat.jsonValue
+        } else {
+            self = try JSONValue(jsonData: JSONEncoder().encode(value))
+        }
     }
 
     /// Decodes this JSON as `T`.

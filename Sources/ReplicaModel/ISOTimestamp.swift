@@ -56,14 +56,42 @@ public struct ISOTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
         let nanos = Int(remainder < 0 ? remainder + 1_000_000_000 : remainder)
         let (y, mo, d) = Self.civil(fromDays: Int(seconds.floorDiv(86_400)))
         let secOfDay = Int(seconds - seconds.floorDiv(86_400) * 86_400)
-        var text = "\(Self.pad(y, 4))-\(Self.pad(mo, 2))-\(Self.pad(d, 2))T"
-            + "\(Self.pad(secOfDay / 3600, 2)):\(Self.pad(secOfDay / 60 % 60, 2)):\(Self.pad(secOfDay % 60, 2))"
+        // Written digit by digit into one buffer: stores and wire payloads format a timestamp per message.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(30)
+        // Every field is non-negative: the years of an Int64 of nanoseconds are 1677 to 2262.
+        func put(_ value: Int, _ width: Int) {
+            var divisor = 1
+            var count = 1
+            while value / divisor >= 10 {
+                divisor *= 10
+                count += 1
+            }
+            for _ in count..<max(count, width) { bytes.append(UInt8(ascii: "0")) }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        put(y, 4)
+        bytes.append(UInt8(ascii: "-"))
+        put(mo, 2)
+        bytes.append(UInt8(ascii: "-"))
+        put(d, 2)
+        bytes.append(UInt8(ascii: "T"))
+        put(secOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        put(secOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        put(secOfDay % 60, 2)
         if fractionDigits > 0 {
             var divisor = 1
             for _ in 0..<(9 - fractionDigits) { divisor *= 10 }
-            text += "." + Self.pad(nanos / divisor, fractionDigits)
+            bytes.append(UInt8(ascii: "."))
+            put(nanos / divisor, fractionDigits)
         }
-        return text + "Z"
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Orders by instant.
@@ -74,11 +102,6 @@ public struct ISOTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// Hashes the instant.
     public func hash(into hasher: inout Hasher) { hasher.combine(nanoseconds) }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-    }
 
     private static func parse(_ b: [UInt8]) -> ISOTimestamp? {
         func num(_ start: Int, _ count: Int) -> Int? {

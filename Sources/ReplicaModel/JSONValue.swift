@@ -42,13 +42,21 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
-    /// Decodes a JSON document held in `data`.
+    /// Decodes a JSON document held in `data` (the fast ``parse(_:)``, then `JSONDecoder` for
+    /// what it leaves, which also names the error of invalid JSON).
     public init(jsonData data: Data) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        if let value = Self.parse(data) {
+            self = value
+        } else {
+            self = try JSONDecoder().decode(JSONValue.self, from: data)
+        }
     }
 
-    /// Encodes this value as a compact JSON document with sorted keys (stable output).
+    /// Encodes this value as a compact JSON document with sorted keys (stable output): the fast
+    /// ``compactJSONBytes()``, then `JSONEncoder` for what it leaves (which throws for a number
+    /// that is not finite).
     public func jsonData() throws -> Data {
+        if let bytes = compactJSONBytes() { return Data(bytes) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
@@ -56,7 +64,8 @@ public enum JSONValue: Hashable, Sendable {
 
     /// The compact JSON text of this value, with sorted keys.
     public func jsonString() throws -> String {
-        String(decoding: try jsonData(), as: UTF8.self)
+        if let bytes = compactJSONBytes() { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: try jsonData(), as: UTF8.self)
     }
 }
 

@@ -13,17 +13,44 @@ enum Completion {
     case none
 }
 
+/// An op that a merged completion marked in flight: the lane's next op, to be sent without reading
+/// the lane again or committing its `inflight` mark on its own.
+struct MarkedOp: Sendable {
+    /// The op as it was before the mark (failures are recorded from it, as for any attempt).
+    var head: OutboxEntry
+    /// The op as marked in flight (its request is built from it).
+    var inflight: OutboxEntry
+}
+
 extension Outbox {
     /// One attempt at the head of a lane: probe if ambiguous, send, record the outcome.
-    func attempt(_ entry: OutboxEntry) async {
+    ///
+    /// - Parameter lane: when given, a success also marks the lane's next op in flight in its
+    ///   completion's transaction, if that op can be sent as it is (``OpTransaction/startNext(lane:now:)``),
+    ///   and returns it: one commit per op instead of two.
+    @discardableResult
+    func attempt(_ entry: OutboxEntry, lane: String? = nil) async -> MarkedOp? {
+        await recordingFailures(of: entry) { try await self.attemptOrThrow(entry, lane: lane) }
+    }
+
+    /// Sends an op a merged completion marked in flight (``attempt(_:lane:)``), and records the
+    /// outcome as ``attempt(_:lane:)`` does.
+    func attempt(_ marked: MarkedOp, lane: String?) async -> MarkedOp? {
+        await recordingFailures(of: marked.head) {
+            try await self.send(marked.inflight, resolved: OutboxRequests.Resolved(ifMatch: marked.inflight.baseETag), lane: lane)
+        }
+    }
+
+    /// Runs an attempt and records how it failed, if it did.
+    private func recordingFailures(of entry: OutboxEntry, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
         do {
-            try await attemptOrThrow(entry)
+            return try await body()
         } catch let error as WireError {
             await recordWireFailure(entry, error)
         } catch is CancellationError {
             // The drain was cancelled mid-attempt: the op stays as the store has it (an op left in
             // flight becomes ambiguous when the next outbox is made or the next drain takes the lease).
-            return
+            return nil
         } catch {
             // A store error (disk full, I/O error) stops the drain rather than retry an op whose
             // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
@@ -37,6 +64,7 @@ extension Outbox {
             let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
             await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false)
         }
+        return nil
     }
 
     /// Notes a failed store write: the current drain stops after its running attempts and throws
@@ -46,7 +74,7 @@ extension Outbox {
         if storeFailure == nil { storeFailure = error }
     }
 
-    private func attemptOrThrow(_ original: OutboxEntry) async throws {
+    private func attemptOrThrow(_ original: OutboxEntry, lane: String?) async throws -> MarkedOp? {
         var entry = original
         if entry.state == .ambiguous {
             let verdict: ProbeVerdict
@@ -55,24 +83,24 @@ extension Outbox {
             } catch let error as WireError {
                 // The probe itself failed: the op is still ambiguous, whatever the failure says.
                 await recordWireFailure(entry, error, keepAmbiguous: true)
-                return
+                return nil
             } catch let error as PagingError {
                 // The server's history did not page (it ignored `start`): the probe proves nothing.
                 let failure = OutboxFailure(errorClass: .other, message: "probe failed: \(error)")
                 await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: failure, serverFailure: false)
-                return
+                return nil
             }
             switch verdict {
             case .applied(let completion):
                 drainReport.probes += 1
                 emit(.probed(opId: entry.id, found: true))
                 try await complete(entry, completion)
-                return
+                return nil
             case .changedElsewhere(let message):
                 drainReport.probes += 1
                 emit(.probed(opId: entry.id, found: false))
                 await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
-                return
+                return nil
             case .notApplied:
                 drainReport.probes += 1
                 emit(.probed(opId: entry.id, found: false))
@@ -81,12 +109,39 @@ extension Outbox {
             }
         }
         var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
+        // What an op needs looked up before its request can be built; nothing for one that `sendsAsIs`.
+        if !Self.sendsAsIs(entry) {
+            guard try await prepare(&entry, resolved: &resolved) else { return nil }
+        }
+        // The request is built from the row as marked in flight: an enqueue may have merged more
+        // fields into the op since the head was read, and those must go too.
+        let now = clock.now, id = entry.id
+        guard let inflight = try await commit({ try $0.markInflight(id, now: now) }) else { return nil }
+        return try await send(inflight, resolved: resolved, lane: lane)
+    }
+
+    /// Whether an op's request can be built from its row as it is: a pending op (an ambiguous one
+    /// is probed first) of a kind that needs nothing looked up (``prepare(_:resolved:)`` does
+    /// nothing for it). Only such an op is marked in flight by a merged completion.
+    static func sendsAsIs(_ entry: OutboxEntry) -> Bool {
+        guard entry.state == .pending, !entry.kind.needsMessageTimetoken else { return false }
+        switch entry.kind {
+        case .removeReaction: return false
+        case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
+        case .setUser, .setChannel: return !entry.rebase
+        default: return true
+        }
+    }
+
+    /// Looks up what the request needs (the message's or action's timetoken, the server's eTag or
+    /// membership); false when that ended the attempt (the op was completed, rescheduled or parked).
+    private func prepare(_ entry: inout OutboxEntry, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
         if entry.kind.needsMessageTimetoken {
             resolved.messageTimetoken = try await messageTimetoken(of: entry)
             guard resolved.messageTimetoken != nil else {
                 let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
                 await reschedule(entry, state: .pending, minimumWait: 0, failure: failure, serverFailure: false)
-                return
+                return false
             }
         }
         if entry.kind == .removeReaction {
@@ -94,7 +149,7 @@ extension Outbox {
             if resolved.actionTimetoken == nil {
                 // Not on the server: nothing to remove.
                 try await complete(entry, .none)
-                return
+                return false
             }
         }
         if entry.kind == .setMembership || entry.kind == .removeMembership, entry.rebase {
@@ -110,10 +165,10 @@ extension Outbox {
                 break
             case .applied(let membership):
                 try await complete(entry, membership.map { .membership($0) } ?? .none)
-                return
+                return false
             case .changed(let message):
                 await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
-                return
+                return false
             }
         }
         if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
@@ -122,20 +177,22 @@ extension Outbox {
             resolved.ifMatch = eTag
             try await rebase(entry.id, baseETag: eTag)
         }
-        // The request is built from the row as marked in flight: an enqueue may have merged more
-        // fields into the op since the head was read, and those must go too.
-        let now = clock.now, id = entry.id
-        guard let inflight = try await commit({ try $0.markInflight(id, now: now) }) else { return }
+        return true
+    }
+
+    /// Sends an op marked in flight and records the answer; with `lane`, the completion also
+    /// marks the lane's next op (returned) when it can go as it is.
+    private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?) async throws -> MarkedOp? {
         let request: WireRequest
         do {
             request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client)
         } catch {
             await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
-            return
+            return nil
         }
         drainReport.attempts += 1
         let response = try await client.perform(request)
-        try await complete(inflight, try decodeCompletion(of: inflight, from: response))
+        return try await complete(inflight, try decodeCompletion(of: inflight, from: response), next: lane)
     }
 
     private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse) throws(WireError) -> Completion {
@@ -160,7 +217,14 @@ extension Outbox {
     }
 
     /// Writes a success to the store (local object and op removal in one transaction) and reports it.
-    func complete(_ entry: OutboxEntry, _ completion: Completion) async throws {
+    ///
+    /// - Parameter lane: also mark that lane's next op in flight in the same transaction, when it
+    ///   can be sent as it is and the drain goes on (not cancelled, no store failure, before its
+    ///   deadline), and return it. A kill -9 after this commit leaves that op in flight although
+    ///   its request was never sent: recovery makes it ambiguous, and its probe finds it not applied
+    ///   and sends it, once. No op is ever sent without its `inflight` mark committed first.
+    @discardableResult
+    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil) async throws -> MarkedOp? {
         let p = entry.operation, userId = userId
         let result: OpResult<Custom>
         switch completion {
@@ -178,8 +242,15 @@ extension Outbox {
             })
         case .none: result = .none
         }
-        try await commit { try $0.complete(entry, result, userId: userId) }
+        let now = clock.now
+        let startNext = lane != nil && !Task.isCancelled && storeFailure == nil && drainDeadline.map { now <= $0 } ?? true
+        let next = try await commit { ops -> MarkedOp? in
+            try ops.complete(entry, result, userId: userId)
+            guard startNext, let lane else { return nil }
+            return try ops.startNext(lane: lane, now: now)
+        }
         drainReport.completed += 1
+        return next
     }
 
     /// Rebases a conflicted edit that the app retried on the server's current eTag.

@@ -100,6 +100,7 @@ extension Outbox {
 
     private func drainNow(until deadline: Date?) async throws -> DrainReport {
         drainReport = DrainReport()
+        drainDeadline = deadline
         storeFailure = nil
         let lease = try await acquireLease(until: deadline)
         defer { lease.release() }
@@ -220,8 +221,16 @@ extension Outbox {
     private func releaseLane(_ lane: String) { runningLanes.remove(lane) }
 
     /// Sends one lane's ops in order until it is empty, blocked, or its next attempt is past the deadline.
+    ///
+    /// An op that can go as it is is marked in flight by the previous op's completion (one commit
+    /// per op: ``Outbox/complete(_:_:next:)``) and sent at once, without reading the lane again.
     private func runLane(_ lane: String, deadline: Date?) async {
+        var marked: MarkedOp?
         while !Task.isCancelled, storeFailure == nil {
+            if let current = marked {
+                marked = await attempt(current, lane: lane)
+                continue
+            }
             // Past the deadline no new attempt starts: a slow server must not stretch the drain.
             if let deadline, clock.now > deadline { return }
             let head: LaneHead?
@@ -234,7 +243,7 @@ extension Outbox {
             guard let head else { return }
             switch OutboxWait.of(head: head, now: clock.now) {
             case .ready:
-                await attempt(head.entry)
+                marked = await attempt(head.entry, lane: lane)
             case .backoff(let until):
                 if let deadline, until > deadline { return }
                 do { try await clock.sleep(until: until) } catch { return }

@@ -94,6 +94,8 @@ public actor Outbox<Custom: ChatCustomData> {
     private var outcomes: [String: OutboxOutcome] = [:]
     private var workSignal: AsyncStream<Void>.Continuation?
     var drainReport = DrainReport()
+    /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
+    var drainDeadline: Date?
     var currentDrain: Task<DrainReport, any Error>?
     var laneQueue: [String] = []
     /// The first store write that failed during the current drain; the drain stops on it.

@@ -49,51 +49,121 @@ public struct PlannedRequest: Sendable, Hashable, Codable {
 
 extension Outbox {
     /// Every op still in the outbox in the order it would be sent, with why it waits and the exact
-    /// request it would send. Reads the store only: no network, no writes.
+    /// request it would send. Reads the store only: no network, no writes. Holds the whole plan:
+    /// for a large outbox use ``planEntries(pageSize:)``.
     public func plan() async throws -> [OutboxPlanEntry] {
-        let entries = try await store.fetch(store.queries.outbox())
-        let now = clock.now
-        let live: Set<OutboxState> = [.pending, .ambiguous, .inflight]
-        let states = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.state) })
-        var laneHeads: [String: String] = [:]
         var plan: [OutboxPlanEntry] = []
-        for (index, entry) in entries.enumerated() {
-            var waiting: String
-            if live.contains(entry.state), let head = laneHeads[entry.lane] {
-                waiting = "behind \(head)"
-            } else {
-                if live.contains(entry.state) { laneHeads[entry.lane] = entry.id }
-                let head = LaneHead(entry: entry, parentState: entry.dependsOn.flatMap { states[$0] })
-                waiting = Self.describe(OutboxWait.of(head: head, now: now), entry: entry)
-            }
-            if entry.state == .ambiguous, waiting == "ready" { waiting = "ready (probe first: may have arrived)" }
-            var request: PlannedRequest?
-            var note: String?
-            do {
-                var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
-                if entry.kind.needsMessageTimetoken {
-                    if let known = entry.operation.messageTimetoken {
-                        resolved.messageTimetoken = known
-                    } else {
-                        resolved.messageTimetoken = try await Self.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
-                    }
-                }
-                resolved.actionTimetoken = entry.operation.actionTimetoken
-                if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
-                    note = "the action's timetoken is looked up on the server first"
-                } else {
-                    request = PlannedRequest(try OutboxRequests.request(for: entry, resolved: resolved, client: client))
-                }
-            } catch let problem as OutboxRequests.Problem {
-                note = problem.description
-            }
-            plan.append(OutboxPlanEntry(
-                opId: entry.id, position: index + 1, kind: entry.kind, lane: entry.lane, state: entry.state,
-                attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
-                coalesced: entry.coalesced, request: request, requestNote: note,
-                encryption: request != nil && entry.kind.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil))
-        }
+        for try await entry in planEntries() { plan.append(entry) }
         return plan
+    }
+
+    /// The plan of ``plan()``, op by op, as the outbox is read a page at a time: memory stays
+    /// O(page) however many ops wait, and the first entries come before the last page is read
+    /// (the next page is read when the caller has taken the previous one).
+    ///
+    /// ```swift
+    /// for try await entry in outbox.planEntries() { print(entry.position, entry.kind, entry.waiting) }
+    /// ```
+    public nonisolated func planEntries(pageSize: Int = 500) -> PlanEntries {
+        PlanEntries(outbox: self, pageSize: max(1, pageSize))
+    }
+
+    /// The entries of ``planEntries(pageSize:)``.
+    public struct PlanEntries: AsyncSequence, Sendable {
+        /// One op's plan.
+        public typealias Element = OutboxPlanEntry
+        let outbox: Outbox
+        let pageSize: Int
+
+        /// Reads a page when the previous one is used up.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var planner: Planner
+            let pageSize: Int
+            var buffer: [OutboxPlanEntry] = []
+            var index = 0
+            var after: Int64?
+            var done = false
+
+            /// The next op's plan, or nil after the last.
+            public mutating func next() async throws -> OutboxPlanEntry? {
+                while index >= buffer.count {
+                    if done { return nil }
+                    let store = planner.outbox.store
+                    let page = try await store.fetch(store.queries.outbox(afterSeq: after, limit: pageSize))
+                    buffer = try await planner.plan(page)
+                    index = 0
+                    after = page.last?.seq
+                    done = page.count < pageSize
+                }
+                defer { index += 1 }
+                return buffer[index]
+            }
+        }
+
+        /// Starts reading (nothing is read until the first `next()`).
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(planner: Planner(outbox: outbox, now: outbox.clock.now), pageSize: pageSize)
+        }
+    }
+
+    /// Plans ops in enqueue order, page by page, keeping only each lane's head.
+    struct Planner {
+        let outbox: Outbox
+        let now: Date
+        var position = 0
+        var laneHeads: [String: String] = [:]
+        static var live: Set<OutboxState> { [.pending, .ambiguous, .inflight] }
+
+        init(outbox: Outbox, now: Date) {
+            self.outbox = outbox
+            self.now = now
+        }
+
+        mutating func plan(_ entries: [OutboxEntry]) async throws -> [OutboxPlanEntry] {
+            let store = outbox.store, client = outbox.client
+            // The parents ops wait on, looked up for the page at once (they precede their children).
+            let parents = try await store.fetch(store.queries.outboxStates(ids: Set(entries.compactMap(\.dependsOn))))
+            var plan: [OutboxPlanEntry] = []
+            plan.reserveCapacity(entries.count)
+            for entry in entries {
+                position += 1
+                var waiting: String
+                if Self.live.contains(entry.state), let head = laneHeads[entry.lane] {
+                    waiting = "behind \(head)"
+                } else {
+                    if Self.live.contains(entry.state) { laneHeads[entry.lane] = entry.id }
+                    let head = LaneHead(entry: entry, parentState: entry.dependsOn.flatMap { parents[$0] })
+                    waiting = Outbox.describe(OutboxWait.of(head: head, now: now), entry: entry)
+                }
+                if entry.state == .ambiguous, waiting == "ready" { waiting = "ready (probe first: may have arrived)" }
+                var request: PlannedRequest?
+                var note: String?
+                do {
+                    var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
+                    if entry.kind.needsMessageTimetoken {
+                        if let known = entry.operation.messageTimetoken {
+                            resolved.messageTimetoken = known
+                        } else {
+                            resolved.messageTimetoken = try await Outbox.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
+                        }
+                    }
+                    resolved.actionTimetoken = entry.operation.actionTimetoken
+                    if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
+                        note = "the action's timetoken is looked up on the server first"
+                    } else {
+                        request = PlannedRequest(try OutboxRequests.request(for: entry, resolved: resolved, client: client))
+                    }
+                } catch let problem as OutboxRequests.Problem {
+                    note = problem.description
+                }
+                plan.append(OutboxPlanEntry(
+                    opId: entry.id, position: position, kind: entry.kind, lane: entry.lane, state: entry.state,
+                    attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
+                    coalesced: entry.coalesced, request: request, requestNote: note,
+                    encryption: request != nil && entry.kind.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil))
+            }
+            return plan
+        }
     }
 
     static func describe(_ wait: OutboxWait, entry: OutboxEntry) -> String {

@@ -12,9 +12,14 @@ import Darwin
 enum Output {
     /// Prints `value` as pretty JSON with sorted keys on stdout.
     static func json<T: Encodable>(_ value: T) throws {
+        print(try prettyJSON(value))
+    }
+
+    /// `value` as pretty-printed JSON with sorted keys (what ``json(_:)`` prints).
+    static func prettyJSON<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     /// `value` as one line of compact JSON with sorted keys (JSON lines), without the newline.

@@ -146,12 +146,26 @@ struct Sync: AsyncParsableCommand {
         Output.standardError("\r\u{1B}[K\(line)")
     }
 
+    /// Prints the plan as the outbox is read, page by page (``Replicator/Outbox/planEntries(pageSize:)``):
+    /// the first ops show at once and memory stays bounded, however many ops wait.
     func printPlan() async throws {
         let session = try Session(store: options, connection: connection, readOnly: true)
-        let plan = try await session.outbox.plan()
-        if options.json { return try Output.json(DryRunOutput(dryRun: true, ops: plan)) }
-        print("dry run: \(plan.count) op\(plan.count == 1 ? "" : "s") in the outbox; no request made, nothing changed")
-        for entry in plan {
+        let entries = session.outbox.planEntries()
+        if options.json {
+            // The pretty-printed `{"dryRun": true, "ops": [...]}` of `Output.json`, written op by op.
+            print("{\n  \"dryRun\" : true,\n  \"ops\" : [", terminator: "")
+            var first = true
+            for try await entry in entries {
+                let text = try Output.prettyJSON(entry).replacingOccurrences(of: "\n", with: "\n    ")
+                print((first ? "\n    " : ",\n    ") + text, terminator: "")
+                first = false
+            }
+            print(first ? "\n\n  ]\n}" : "\n  ]\n}")
+            return
+        }
+        let count = try await session.store.fetch(session.store.queries.outboxCount())
+        print("dry run: \(count) op\(count == 1 ? "" : "s") in the outbox; no request made, nothing changed")
+        for try await entry in entries {
             print("\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) state=\(entry.state.rawValue) attempts=\(entry.attempts)")
             var rows: [(String, String)] = [("   waiting", entry.waiting)]
             if let next = entry.nextAttemptAt {
@@ -229,11 +243,6 @@ struct SyncOutput: Encodable {
         decrypted = report.decrypted
         errors = report.errors
     }
-}
-
-struct DryRunOutput: Encodable {
-    var dryRun: Bool
-    var ops: [OutboxPlanEntry]
 }
 
 /// `pnreplicate outbox retry|discard OP`.

@@ -106,6 +106,71 @@ struct OutboxPayload: Codable, Sendable, Hashable {
 
     /// An empty payload.
     init() {}
+
+    /// The payload as its column holds it: the fields that are set, by name (what `Codable`
+    /// writes), for the fast JSON writer.
+    var jsonValue: JSONValue {
+        var object: [String: JSONValue] = [:]
+        object["channel"] = channel.map(JSONValue.string)
+        object["user"] = user.map(JSONValue.string)
+        object["messageId"] = messageId.map(JSONValue.string)
+        object["messageTimetoken"] = messageTimetoken.map { .string($0.description) }
+        object["actionTimetoken"] = actionTimetoken.map { .string($0.description) }
+        object["actionType"] = actionType.map(JSONValue.string)
+        object["actionValue"] = actionValue.map(JSONValue.string)
+        object["parentChannel"] = parentChannel.map(JSONValue.string)
+        object["message"] = message
+        object["meta"] = meta
+        object["fields"] = fields.map(JSONValue.object)
+        object["rebase"] = rebase.map(JSONValue.bool)
+        return .object(object)
+    }
+
+    /// Reads the column's parsed JSON as `Codable` would, or nil when a field is not as expected
+    /// (then `JSONDecoder` decodes it, or names what is wrong).
+    init?(json: JSONValue) {
+        guard case .object(let object) = json else { return nil }
+        func string(_ key: String) -> String?? {
+            switch object[key] {
+            case nil, .null?: .some(nil)
+            case .string(let value)?: .some(value)
+            default: nil
+            }
+        }
+        func timetoken(_ key: String) -> Timetoken?? {
+            switch object[key] {
+            case nil, .null?: return .some(nil)
+            case .string(let text)?: return (try? Timetoken(parsing: text)).map { .some($0) }
+            case .int(let value)?: return UInt64(exactly: value).map { .some(Timetoken(rawValue: $0)) }
+            default: return nil
+            }
+        }
+        guard let channel = string("channel"), let user = string("user"), let messageId = string("messageId"),
+              let messageTimetoken = timetoken("messageTimetoken"), let actionTimetoken = timetoken("actionTimetoken"),
+              let actionType = string("actionType"), let actionValue = string("actionValue"),
+              let parentChannel = string("parentChannel")
+        else { return nil }
+        self.channel = channel
+        self.user = user
+        self.messageId = messageId
+        self.messageTimetoken = messageTimetoken
+        self.actionTimetoken = actionTimetoken
+        self.actionType = actionType
+        self.actionValue = actionValue
+        self.parentChannel = parentChannel
+        message = object["message"].flatMap { $0 == .null ? nil : $0 }
+        meta = object["meta"].flatMap { $0 == .null ? nil : $0 }
+        switch object["fields"] {
+        case nil, .null?: fields = nil
+        case .object(let value)?: fields = value
+        default: return nil
+        }
+        switch object["rebase"] {
+        case nil, .null?: rebase = nil
+        case .bool(let value)?: rebase = value
+        default: return nil
+        }
+    }
 }
 
 /// The last failure of an op, kept until it succeeds or is discarded.
@@ -194,7 +259,7 @@ extension OutboxEntry {
         seq = row[1]
         lane = row[3]
         target = row[4]
-        guard let payload = try coding.decode(OutboxPayload.self, row[5], table: "outbox", column: "payload", key: id) else {
+        guard let payload = try coding.decode(OutboxPayload.self, row[5], table: "outbox", column: "payload", key: id, fast: OutboxPayload.init(json:)) else {
             throw corrupt("payload", "missing")
         }
         do {
@@ -220,11 +285,12 @@ extension OutboxEntry {
         updatedAt = Date(milliseconds: row[20])
     }
 
-    static func fetchAll(_ db: Database, where condition: String = "1", arguments: StatementArguments = []) throws
-        -> [OutboxEntry]
-    {
+    static func fetchAll(
+        _ db: Database, where condition: String = "1", arguments: StatementArguments = [], limit: Int? = nil
+    ) throws -> [OutboxEntry] {
         try Row.fetchAll(
-            db, sql: "SELECT \(columns) FROM outbox WHERE \(condition) ORDER BY seq", arguments: arguments
+            db, sql: "SELECT \(columns) FROM outbox WHERE \(condition) ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? ""),
+            arguments: arguments
         ).map(OutboxEntry.init(row:))
     }
 }
@@ -246,6 +312,30 @@ extension ChatQueries {
     /// conflicts included: they stay until the app retries or discards them).
     public func outbox() -> StoreQuery<[OutboxEntry]> {
         StoreQuery { db in try OutboxEntry.fetchAll(db) }
+    }
+
+    /// One page of the outbox in enqueue order: at most `limit` ops after sequence number
+    /// `afterSeq` (nil: from the first). Pass the last op's ``OutboxEntry/seq`` for the next page;
+    /// a page shorter than `limit` is the last. Reads a large outbox in bounded memory.
+    public func outbox(afterSeq: Int64?, limit: Int) -> StoreQuery<[OutboxEntry]> {
+        StoreQuery { db in try OutboxEntry.fetchAll(db, where: "seq > ?", arguments: [afterSeq ?? Int64.min], limit: max(1, limit)) }
+    }
+
+    /// How many ops the outbox holds, whatever their state.
+    public func outboxCount() -> StoreQuery<Int> {
+        StoreQuery { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
+    }
+
+    /// The states of the ops among `ids` that are still in the outbox.
+    public func outboxStates(ids: some Collection<String>) -> StoreQuery<[String: OutboxState]> {
+        let ids = Array(ids)
+        return StoreQuery { db in
+            guard !ids.isEmpty else { return [:] }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT op_id, state FROM outbox WHERE op_id IN (\(databaseQuestionMarks(count: ids.count)))",
+                arguments: StatementArguments(ids))
+            return Dictionary(rows.compactMap { row in OutboxState(rawValue: row[1]).map { (row[0] as String, $0) } }, uniquingKeysWith: { a, _ in a })
+        }
     }
 
     /// The outbox op with `id`, or nil.

@@ -44,6 +44,15 @@ extension StoreTransaction {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE target = ?)"), arguments: [target]) ?? false
     }
 
+    /// The targets of the queued ops whose target starts with `prefix` (one range read of the
+    /// target index; e.g. every message with a hard delete queued).
+    package func opTargets(prefix: String) throws -> Set<String> {
+        guard let last = prefix.unicodeScalars.last, let after = Unicode.Scalar(last.value + 1) else { return [] }
+        let upper = String(prefix.unicodeScalars.dropLast()) + String(after)
+        return Set(try String.fetchAll(
+            db.cachedStatement(sql: "SELECT DISTINCT target FROM outbox WHERE target >= ? AND target < ?"), arguments: [prefix, upper]))
+    }
+
     /// Every op of `lane`, in queue order.
     package func ops(lane: String) throws -> [OutboxEntry] {
         try OutboxEntry.fetchAll(db, where: "lane = ?", arguments: [lane]).sorted { $0.seq < $1.seq }

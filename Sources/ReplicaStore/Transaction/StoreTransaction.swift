@@ -22,6 +22,10 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     let coding = StoreCoding()
     /// The next local send sequence; the stored maximum is read once per transaction.
     private var localSequence: Int64?
+    /// The message upsert, looked up once per transaction (GRDB's cache hashes the SQL text on
+    /// every lookup; a history page upserts a message per row). Dropped when it fails: GRDB
+    /// evicts a failed statement, which cannot run again.
+    private var messageUpsert: Statement?
 
     init(_ db: Database) { self.db = db }
 
@@ -125,7 +129,14 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     package func upsert(message: Message) throws -> UpsertOutcome {
         let next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
         localSequence = next
-        return try Store.upsert(message: message, localSequence: next, in: db, coding: coding)
+        let statement = try messageUpsert ?? db.cachedStatement(sql: MessageSQL.upsert)
+        messageUpsert = statement
+        do {
+            return try Store.upsert(message: message, localSequence: next, in: db, coding: coding, statement: statement)
+        } catch {
+            messageUpsert = nil
+            throw error
+        }
     }
 
     /// Whether a message with this id is stored.
@@ -195,6 +206,18 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     package func deleteUnsentMessage(id: String) throws {
         try db.execute(sql: "DELETE FROM message_actions WHERE message_id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM messages WHERE id = ? AND timetoken IS NULL", arguments: [id])
+    }
+
+    /// The messages of a channel whose timetokens are in `window`: timetoken, id and content type
+    /// of each, in timetoken order (one range read of the `(channel_id, timetoken)` index).
+    package func messageHolders(channel: String, window: ClosedRange<Int64>) throws
+        -> [(timetoken: Int64, id: String, contentType: String?)]
+    {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT timetoken, id, content_type FROM messages WHERE channel_id = ? AND timetoken BETWEEN ? AND ? ORDER BY timetoken"),
+            arguments: [channel, window.lowerBound, window.upperBound]
+        ).map { ($0[0], $0[1], $0[2]) }
     }
 
     /// The ids of a channel's messages whose timetokens are in `window`, by timetoken.

@@ -3,26 +3,28 @@ import GRDB
 import ReplicaModel
 
 extension ChatStore {
+    /// - Parameter statement: ``MessageSQL/upsert`` prepared on `db` (nil: from GRDB's cache).
     static func upsert(
-        message: Message, localSequence: Int64, in db: Database, coding: StoreCoding
+        message: Message, localSequence: Int64, in db: Database, coding: StoreCoding, statement: Statement? = nil
     ) throws -> UpsertOutcome {
         try Validation.validateIdentifier(message.channelId, field: "message.channelId")
         try Validation.validateIdentifier(message.userId, field: "message.userId")
         try Validation.validateMessageId(message.id)
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
-        let arguments: StatementArguments = [
-            message.id, message.channelId, message.userId, message.text, message.contentType,
-            try coding.json(message.content), try coding.json(message.custom), message.createdAt.description,
-            timetoken, delivery.rawValue, localSequence,
+        let values: [DatabaseValue] = [
+            message.id.databaseValue, message.channelId.databaseValue, message.userId.databaseValue,
+            message.text.databaseValue, message.contentType.databaseValue, try coding.json(message.content).databaseValue,
+            try coding.json(message.custom).databaseValue, message.createdAt.description.databaseValue,
+            timetoken.databaseValue, delivery.rawValue.databaseValue, localSequence.databaseValue,
         ]
-        let outcome = try db.upsert(try db.cachedStatement(sql: MessageSQL.upsert), arguments)
-        if outcome == .updated, let timetoken {
+        let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
+        if outcome == .updated, timetoken != nil {
             // A pending message just got its timetoken: so do the actions made on it while it was
             // pending. Where the server's copy of an action is already stored under the timetoken,
             // the pending copy is dropped instead (re-keying it would break the unique index).
-            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [message.id, timetoken])
-            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [timetoken, message.id])
+            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [values[0], values[8]])
+            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [values[8], values[0]])
         }
         return outcome
     }

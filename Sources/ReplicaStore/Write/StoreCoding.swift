@@ -14,17 +14,27 @@ struct StoreCoding {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     }
 
-    /// Compact JSON text of `value`, or nil.
+    /// Compact JSON text of `value`, or nil. ``ReplicaModel/JSONValue`` and
+    /// ``ReplicaModel/FlatCustom`` (every message's `content` and the default `custom`) take the
+    /// fast writer, which writes the same text as the encoder.
     func json<T: Encodable>(_ value: T?) throws -> String? {
         guard let value else { return nil }
+        if let json = value as? JSONValue ?? (value as? FlatCustom)?.jsonValue ?? (value as? OutboxPayload)?.jsonValue,
+           let bytes = json.compactJSONBytes()
+        {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// Decodes JSON text from a column, naming the column on failure.
-    func decode<T: Decodable>(_ type: T.Type, _ text: String?, table: String, column: String, key: String) throws
-        -> T?
-    {
+    /// Decodes JSON text from a column, naming the column on failure. `fast` reads the fast
+    /// parser's value when it can (nil: `JSONDecoder` decodes the text).
+    func decode<T: Decodable>(
+        _ type: T.Type, _ text: String?, table: String, column: String, key: String, fast: ((JSONValue) -> T?)? = nil
+    ) throws -> T? {
         guard let text else { return nil }
+        if let fast, let json = JSONValue.parse(Data(text.utf8)), let value = fast(json) { return value }
+        if T.self == JSONValue.self, let value = JSONValue.parse(Data(text.utf8)) { return value as? T }
         do {
             return try decoder.decode(T.self, from: Data(text.utf8))
         } catch {
@@ -121,6 +131,43 @@ extension Database {
     func upsert(_ statement: Statement, _ arguments: StatementArguments) throws -> UpsertOutcome {
         sqlite3_set_last_insert_rowid(sqliteConnection, 0)
         try statement.execute(arguments: arguments)
+        return upsertOutcome()
+    }
+
+    /// ``upsert(_:_:)`` for a statement run once per row (a history page's messages): `values`
+    /// are bound straight to SQLite, one per parameter in order, which costs a fraction of building
+    /// `StatementArguments`. GRDB still runs the statement (its observation sees the change). The
+    /// statement must not have failed before: GRDB evicts a failed statement from its cache, and so
+    /// must a caller that keeps one.
+    func upsert(_ statement: Statement, values: [DatabaseValue]) throws -> UpsertOutcome {
+        precondition(values.count == Int(sqlite3_bind_parameter_count(statement.sqliteStatement)), "one value per parameter")
+        // Resets the statement and marks its (no) arguments bound, so that `execute()` runs it with
+        // the bindings made here.
+        statement.setUncheckedArguments(StatementArguments())
+        let handle = statement.sqliteStatement
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (offset, value) in values.enumerated() {
+            let index = CInt(offset + 1)
+            let code: CInt
+            switch value.storage {
+            case .null: code = sqlite3_bind_null(handle, index)
+            case .int64(let number): code = sqlite3_bind_int64(handle, index, number)
+            case .double(let number): code = sqlite3_bind_double(handle, index, number)
+            // As GRDB binds a string: as a C string.
+            case .string(let text): code = sqlite3_bind_text(handle, index, text, -1, transient)
+            case .blob(let data):
+                code = data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, CInt($0.count), transient) }
+            }
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind argument \(index)", sql: statement.sql)
+            }
+        }
+        sqlite3_set_last_insert_rowid(sqliteConnection, 0)
+        try statement.execute()
+        return upsertOutcome()
+    }
+
+    private func upsertOutcome() -> UpsertOutcome {
         if changesCount == 0 { return .unchanged }
         return lastInsertedRowID != 0 ? .inserted : .updated
     }

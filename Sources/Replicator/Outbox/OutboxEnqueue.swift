@@ -18,7 +18,7 @@ extension OpTransaction {
         let payload = try MessagePayload(
             id: message.id, text: message.text, contentType: message.contentType, content: message.content,
             custom: message.custom, createdAt: message.createdAt)
-        var body = try JSONValue(encoding: payload)
+        var body = try payload.jsonValue()
         if message.contentType == ChatSDKFormat.textContentType, case .object(let fields) = body {
             // Readable by the Chat SDK too: its `type`, `text` and `files` beside pnreplicate's fields.
             body = ChatSDKFormat.textBody(fields, text: message.text)

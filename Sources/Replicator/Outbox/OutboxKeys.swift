@@ -20,7 +20,9 @@ enum OutboxKeys {
     /// The current user's edit of a message (one at a time: unsent edits are merged).
     static func edit(_ messageId: String) -> String { "edit:\(messageId)" }
     /// A message's hard delete (its lane is the channel's send lane).
-    static func hardDelete(_ messageId: String) -> String { "hard-delete:\(messageId)" }
+    static func hardDelete(_ messageId: String) -> String { hardDeletePrefix + messageId }
+    /// What every hard delete's target starts with.
+    static let hardDeletePrefix = "hard-delete:"
     /// The mention events of one message share a lane.
     static func mentionLane(_ messageId: String) -> String { "mentions:\(messageId)" }
     /// The mention event of one message for one user.

@@ -41,7 +41,8 @@ extension Reconciler {
             try await store.storeTransaction { tx in
                 let ops = OpTransaction<Custom>(tx)
                 var result = HistoryPageResult()  // `apply` replaces each marked row
-                for message in messages { try Self.apply(message, ops: ops, into: &result, logger: logger) }
+                var lookups = try ServerMessageLookups(prefetching: messages, tx: tx)
+                for message in messages { try Self.apply(message, ops: ops, lookups: &lookups, into: &result, logger: logger) }
             }
         }
         return DecryptPendingReport(decrypted: readable.count, stillUndecryptable: marked.count - readable.count)

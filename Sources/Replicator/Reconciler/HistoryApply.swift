@@ -3,8 +3,10 @@ import Logging
 import ReplicaModel
 import ReplicaStore
 
-/// What applying one history page did.
+/// What applying one history page (or several pages committed together) did.
 public struct HistoryPageResult: Sendable, Hashable {
+    /// The history pages the transaction held.
+    public var pages = 1
     /// Messages stored for the first time.
     public var inserted = 0
     /// Stored messages that changed (a pending message of ours that got its timetoken counts here).
@@ -51,7 +53,8 @@ extension Reconciler {
             return try await ops.commit { ops in
                 let tx = ops.tx
                 var result = HistoryPageResult()
-                for message in messages { try Self.apply(message, ops: ops, into: &result, logger: logger) }
+                var lookups = try ServerMessageLookups(prefetching: messages, tx: tx)
+                for message in messages { try Self.apply(message, ops: ops, lookups: &lookups, into: &result, logger: logger) }
                 if let checkpoint { try tx.write(checkpoint) }
                 try beforeCommit?()
                 return result
@@ -66,30 +69,33 @@ extension Reconciler {
     /// outbox). A message whose timetoken another stored message holds is skipped, unless that
     /// message is one stored undecryptable (``undecryptableContentType``): a payload that decrypts
     /// now replaces it.
-    static func apply(_ message: Message, ops: OpTransaction<Custom>, into result: inout HistoryPageResult, logger: Logger) throws {
+    static func apply(
+        _ message: Message, ops: OpTransaction<Custom>, lookups: inout ServerMessageLookups, into result: inout HistoryPageResult,
+        logger: Logger
+    ) throws {
         let tx = ops.tx
-        if try tx.hasOp(target: OutboxKeys.hardDelete(message.id)) {
+        if try lookups.hasHardDelete(message.id, tx: tx) {
             // Deleted here; the history delete has not reached PubNub yet.
             result.skipped += 1
             return
         }
         if let timetoken = message.timetoken,
-           let holder = try tx.messageId(channel: message.channelId, timetoken: timetoken, other: message.id)
+           let holder = try lookups.holder(channel: message.channelId, timetoken: timetoken, other: message.id, tx: tx)
         {
-            if message.contentType != undecryptableContentType,
-               try tx.message(id: holder)?.contentType == undecryptableContentType
-            {
+            if message.contentType != undecryptableContentType, holder.contentType == undecryptableContentType {
                 // The payload stored undecryptable reads now (the right key came): the message it
                 // holds replaces the marked row, on a pull, a live event or `decryptPending()` alike.
-                try tx.deleteMessage(id: holder)
+                try tx.deleteMessage(id: holder.id)
+                lookups.removed(holder.id)
             } else {
                 logger.warning("skipped a message whose timetoken another stored message holds", metadata: [
-                    "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder)",
+                    "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "stored": "\(holder.id)",
                 ])
                 result.skipped += 1
                 return
             }
         }
+        defer { lookups.stored(id: message.id, channel: message.channelId, timetoken: message.timetoken, contentType: message.contentType) }
         switch try tx.upsert(message: message) {
         case .inserted: result.inserted += 1
         case .unchanged: result.unchanged += 1
@@ -99,5 +105,91 @@ extension Reconciler {
                 result.completedSends.append(CompletedSend(opId: opId, messageId: message.id, timetoken: timetoken))
             }
         }
+    }
+}
+
+/// What applying server messages must know of the store: whether a message has a hard delete
+/// queued, and which other stored message holds a timetoken. Prefetched for a batch (one range
+/// read per channel and one of the outbox) instead of two reads per message, and kept in step
+/// with the writes ``Reconciler`` makes while applying the batch; or read message by message.
+struct ServerMessageLookups {
+    struct Holder: Equatable {
+        var id: String
+        var contentType: String?
+    }
+
+    /// A channel's timetoken.
+    private struct Place: Hashable {
+        var channel: String
+        var timetoken: Int64
+    }
+
+    private let prefetch: Bool
+    private var hardDeletes: Set<String> = []
+    /// The stored messages of the batch's windows by place.
+    private var holders: [Place: [Holder]] = [:]
+    /// Where each message of those windows is, to move it when its timetoken changes.
+    private var places: [String: Place] = [:]
+
+    /// Reads each message's facts when asked (a live event).
+    static var perMessage: ServerMessageLookups { ServerMessageLookups(prefetch: false) }
+
+    private init(prefetch: Bool) {
+        self.prefetch = prefetch
+    }
+
+    /// Reads the facts of `messages` at once: the hard deletes queued and, per channel, the stored
+    /// messages between the batch's oldest and newest timetoken.
+    init<Custom: ChatCustomData>(prefetching messages: [ChatMessage<Custom.Message>], tx: StoreTransaction<Custom>) throws {
+        prefetch = true
+        var windows: [String: ClosedRange<Int64>] = [:]
+        for message in messages {
+            guard let timetoken = message.timetoken, let value = Int64(exactly: timetoken.rawValue) else { continue }
+            let window = windows[message.channelId]
+            windows[message.channelId] = min(window?.lowerBound ?? value, value)...max(window?.upperBound ?? value, value)
+        }
+        for (channel, window) in windows {
+            for row in try tx.messageHolders(channel: channel, window: window) {
+                let place = Place(channel: channel, timetoken: row.timetoken)
+                holders[place, default: []].append(Holder(id: row.id, contentType: row.contentType))
+                places[row.id] = place
+            }
+        }
+        let prefix = OutboxKeys.hardDeletePrefix
+        hardDeletes = Set(try tx.opTargets(prefix: prefix).map { String($0.dropFirst(prefix.count)) })
+    }
+
+    /// Whether message `id` has a hard delete queued (deleted here, not yet at PubNub).
+    func hasHardDelete<Custom: ChatCustomData>(_ id: String, tx: StoreTransaction<Custom>) throws -> Bool {
+        guard prefetch else { return try tx.hasOp(target: OutboxKeys.hardDelete(id)) }
+        return hardDeletes.contains(id)
+    }
+
+    /// Another stored message of `channel` (not `id`) that holds `timetoken`, or nil.
+    func holder<Custom: ChatCustomData>(channel: String, timetoken: Timetoken, other id: String, tx: StoreTransaction<Custom>) throws
+        -> Holder?
+    {
+        guard prefetch else {
+            guard let holder = try tx.messageId(channel: channel, timetoken: timetoken, other: id) else { return nil }
+            return Holder(id: holder, contentType: try tx.message(id: holder)?.contentType)
+        }
+        guard !holders.isEmpty, let value = Int64(exactly: timetoken.rawValue) else { return nil }
+        return holders[Place(channel: channel, timetoken: value)]?.first { $0.id != id }
+    }
+
+    /// Message `id` was deleted.
+    mutating func removed(_ id: String) {
+        guard prefetch, let place = places.removeValue(forKey: id) else { return }
+        holders[place]?.removeAll { $0.id == id }
+    }
+
+    /// A message was upserted (or left as it was): with a timetoken, it now holds it.
+    mutating func stored(id: String, channel: String, timetoken: Timetoken?, contentType: String?) {
+        guard prefetch, let timetoken, let value = Int64(exactly: timetoken.rawValue) else { return }
+        let place = Place(channel: channel, timetoken: value)
+        if let old = places.updateValue(place, forKey: id) {
+            holders[old]?.removeAll { $0.id == id }
+        }
+        holders[place, default: []].append(Holder(id: id, contentType: contentType))
     }
 }

@@ -25,14 +25,15 @@ public struct ChannelPullReport: Sendable, Hashable, Codable {
     public init(channel: String) { self.channel = channel }
 
     mutating func add(_ result: HistoryPageResult) {
-        pages += 1
+        pages += result.pages
         inserted += result.inserted
         updated += result.updated
         completedSends += result.completedSends.count
     }
 }
 
-/// Progress of a pull, one value per applied page.
+/// Progress of a pull, one value per commit (of one page, or of several fetched pages that were
+/// ready together).
 public struct PullProgress: Sendable, Hashable {
     /// The channel or object scope.
     public var scope: String
@@ -157,6 +158,11 @@ extension Reconciler {
     /// the checkpoint's new position in one transaction. An interrupted catch-up (crash, error)
     /// resumes at the page where it stopped; messages published meanwhile are fetched by the
     /// next round, which runs until a round's first page is short.
+    ///
+    /// Pipelined: a fetcher requests and decodes the round's pages on the other core while the
+    /// writer commits; up to ``ReconcilerOptions/pagesPerCommit`` pages wait for the writer (so
+    /// memory stays bounded), and pages that are ready together commit together, each
+    /// transaction with the checkpoint after its last page.
     @discardableResult
     public func catchUp(
         channel: String, progress: (@Sendable (PullProgress) -> Void)? = nil
@@ -164,83 +170,130 @@ extension Reconciler {
         let scope = SyncCheckpoint.history(channel)
         var report = ChannelPullReport(channel: channel)
         var checkpoint = try await store.fetch(store.queries.checkpoint(scope)) ?? SyncCheckpoint(scope: scope)
-        let max = min(Swift.max(1, options.pageSize), 100)
+        let pageSize = min(Swift.max(1, options.pageSize), 100)
         var items = 0
-        var fetchedThisFill = 0
-        var round = historyRound(channel: channel, pageSize: max, from: checkpoint)
-        var fetched: HistoryPages.Page?
         while true {
-            var current = fetched.take()
-            if current == nil { current = try await round.next() }
-            guard let page = current else {
-                round = historyRound(channel: channel, pageSize: max, from: checkpoint)
-                continue
-            }
-            let messages = page.messages
-            var next = checkpoint
-            next.updatedAt = clock.now
-            let short = page.isLast
-            let done: Bool
-            var closed = false
-            if checkpoint.isFilling {
-                fetchedThisFill += messages.count
-                let deepEnough = checkpoint.applied == nil && options.initialMessages.map { fetchedThisFill >= $0 } == true
-                if short || deepEnough {
-                    // The gap is closed (or the first pull went back far enough): all up to the top is stored.
-                    next.applied = checkpoint.fillTop
-                    next.fillTop = nil
-                    next.fillCursor = nil
-                    closed = true
-                } else {
-                    // Where the round's next page starts.
-                    next.fillCursor = messages.first?.timetoken
+            // One round: from the fill cursor (or now) down to just above `applied`.
+            let round = historyRound(channel: channel, pageSize: pageSize, from: checkpoint)
+            let limit = checkpoint.applied == nil ? options.initialMessages : nil
+            let handOff = HandOff<FetchedPage>(capacity: options.pagesPerCommit)
+            let ended: HistoryStep = try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await Self.fetchRound(round, channel: channel, stopAfter: limit, into: handOff) }
+                defer { group.cancelAll() }
+                do {
+                    var fetchedThisFill = 0
+                    while let batch = try await handOff.takeAll() {
+                        var next = checkpoint
+                        next.updatedAt = clock.now
+                        var messages: [Message] = []
+                        var pages = 0
+                        var step = HistoryStep.more
+                        for fetched in batch {
+                            step = Self.advance(&next, by: fetched.page, pageSize: pageSize, initialMessages: options.initialMessages,
+                                                fetchedThisFill: &fetchedThisFill)
+                            if step == .nothingNew { break }
+                            messages += fetched.messages
+                            pages += 1
+                            if step != .more { break }
+                        }
+                        if pages > 0 {
+                            var result = try await apply(messages, channel: channel, checkpoint: next)
+                            result.pages = pages
+                            report.add(result)
+                            items += messages.count
+                            progress?(PullProgress(scope: channel, pages: report.pages, items: items))
+                            checkpoint = next
+                        }
+                        if step != .more {
+                            await handOff.close()
+                            return step
+                        }
+                    }
+                    // The round ended without a last page (not expected): a new round from the checkpoint.
+                    return HistoryStep.closed
+                } catch {
+                    await handOff.close()
+                    throw error
                 }
-                done = false
-            } else if let newest = messages.last?.timetoken {
-                fetchedThisFill = messages.count
-                let deepEnough = checkpoint.applied == nil && options.initialMessages.map { messages.count >= $0 } == true
-                if short || deepEnough {
-                    next.applied = newest
-                    done = true
-                } else {
-                    next.fillTop = newest
-                    next.fillCursor = messages.first?.timetoken
-                    done = false
-                }
-            } else {
-                return report
             }
-            // Pipelined: while this page commits, the next one of the same round is fetched and
-            // decoded on the other core. One page ahead at most, so memory stays O(page); a
-            // failed commit cancels it (a read, so nothing is lost), and a failed fetch surfaces
-            // after this page is stored, as it would without the overlap.
-            let readAhead = !done && !closed && !short
-            let thisRound = round
-            async let ahead = Self.nextPage(of: thisRound, if: readAhead)
-            let result = try await apply(messages, channel: channel, checkpoint: next)
-            report.add(result)
-            items += messages.count
-            progress?(PullProgress(scope: channel, pages: report.pages, items: items))
-            checkpoint = next
-            if readAhead, let (advanced, page) = try await ahead {
-                round = advanced
-                fetched = page
-            }
-            if done { return report }
             // A closed fill: the next round pages back from now to the new `applied`.
-            if closed { round = historyRound(channel: channel, pageSize: max, from: checkpoint) }
+            if ended != .closed { return report }
         }
     }
 
-    /// The page after the ones `round` has given, and the round moved past it; nil when `fetch`
-    /// is false (nothing is requested).
-    private static func nextPage(of round: HistoryPages.AsyncIterator, if fetch: Bool) async throws
-        -> (HistoryPages.AsyncIterator, HistoryPages.Page?)?
-    {
-        guard fetch else { return nil }
+    /// A page of a catch-up round with its messages converted (by the fetcher, off the writer).
+    struct FetchedPage: Sendable {
+        var page: HistoryPages.Page
+        var messages: [Message]
+    }
+
+    /// Where a page leaves a catch-up.
+    enum HistoryStep: Sendable, Equatable {
+        /// More pages of this round follow.
+        case more
+        /// Caught up: `applied` is the newest message.
+        case done
+        /// A fill closed: a new round fetches what was published meanwhile.
+        case closed
+        /// An empty first page: nothing new.
+        case nothingNew
+    }
+
+    /// Moves `checkpoint` past one page of a round: the first page of a round that is not short
+    /// starts a fill (`fillTop` its newest, `fillCursor` its oldest), later pages move the cursor,
+    /// and a short page (or, on a first pull with ``ReconcilerOptions/initialMessages``, enough
+    /// messages) closes it.
+    static func advance(
+        _ checkpoint: inout SyncCheckpoint, by page: HistoryPages.Page, pageSize: Int, initialMessages: Int?,
+        fetchedThisFill: inout Int
+    ) -> HistoryStep {
+        let messages = page.messages
+        let short = page.isLast
+        if checkpoint.isFilling {
+            fetchedThisFill += messages.count
+            let deepEnough = checkpoint.applied == nil && initialMessages.map { fetchedThisFill >= $0 } == true
+            if short || deepEnough {
+                // The gap is closed (or the first pull went back far enough): all up to the top is stored.
+                checkpoint.applied = checkpoint.fillTop
+                checkpoint.fillTop = nil
+                checkpoint.fillCursor = nil
+                return .closed
+            }
+            // Where the round's next page starts.
+            checkpoint.fillCursor = messages.first?.timetoken
+            return .more
+        }
+        guard let newest = messages.last?.timetoken else { return .nothingNew }
+        fetchedThisFill = messages.count
+        let deepEnough = checkpoint.applied == nil && initialMessages.map { messages.count >= $0 } == true
+        if short || deepEnough {
+            checkpoint.applied = newest
+            return .done
+        }
+        checkpoint.fillTop = newest
+        checkpoint.fillCursor = messages.first?.timetoken
+        return .more
+    }
+
+    /// The fetcher of a catch-up round: requests each page, converts its messages and hands it
+    /// over, until the round's last page, `stopAfter` messages, the writer leaving, or an error
+    /// (handed over after the pages before it).
+    private static func fetchRound(
+        _ round: HistoryPages.AsyncIterator, channel: String, stopAfter limit: Int?, into handOff: HandOff<FetchedPage>
+    ) async {
         var round = round
-        let page = try await round.next()
-        return (round, page)
+        var fetched = 0
+        do {
+            while let page = try await round.next() {
+                let messages = try page.messages.map { try message($0, channel: channel) }
+                guard await handOff.put(FetchedPage(page: page, messages: messages)) else { return }
+                fetched += messages.count
+                if page.isLast || limit.map({ fetched >= $0 }) == true { break }
+            }
+            await handOff.finish()
+        } catch {
+            await handOff.finish(throwing: error)
+        }
     }
 
     /// One round of a catch-up: the channel's history paged back from the checkpoint's fill
@@ -310,7 +363,12 @@ extension Reconciler {
     private func apply(_ wire: [HistoryMessage], channel: String, checkpoint: SyncCheckpoint) async throws
         -> HistoryPageResult
     {
-        let messages = try wire.map { try Self.message($0, channel: channel) }
+        try await apply(try wire.map { try Self.message($0, channel: channel) }, channel: channel, checkpoint: checkpoint)
+    }
+
+    private func apply(_ messages: [Message], channel: String, checkpoint: SyncCheckpoint) async throws
+        -> HistoryPageResult
+    {
         var beforeCommit: (@Sendable () throws -> Void)?
         if let hook = options.beforeHistoryCommit { beforeCommit = { try hook(channel) } }
         let result = try await applyHistoryPage(messages, checkpoint: checkpoint, beforeCommit: beforeCommit)

@@ -137,7 +137,8 @@ extension Reconciler {
             entry.decryptionError = envelope.decryptionError
             let message = try Self.message(entry, channel: channel)
             var one = HistoryPageResult()
-            try Self.apply(message, ops: ops, into: &one, logger: logger)
+            var lookups = ServerMessageLookups.perMessage
+            try Self.apply(message, ops: ops, lookups: &lookups, into: &one, logger: logger)
             result.messages.add(one)
             let outcome = one.inserted > 0 ? "inserted" : one.updated > 0 ? "updated" : one.skipped > 0 ? "skipped" : "unchanged"
             result.applied.append(envelope.record(kind: envelope.event == .file ? "file" : "message", subject: message.id, outcome: outcome))
