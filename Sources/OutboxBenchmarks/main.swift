@@ -5,7 +5,9 @@
 // 2. Drain: messages/s that `Outbox.drain` publishes to the loopback Hummingbird simulator
 //    (AsyncHTTPClient transport) against the same transport's raw publish rate, in the same run,
 //    on 1 channel (one lane: strictly sequential) and on 8 channels (8 lanes in parallel) against
-//    8 concurrent raw publishers. Run by hand; never part of `swift test`.
+//    8 concurrent raw publishers. The raw publishes send what the drain sends (the message payload
+//    and `meta.pnr_op`), so the ratio is the outbox's cost, not the server's cost of a bigger body.
+//    Run by hand; never part of `swift test`.
 import Foundation
 import GRDB
 import PubNubSimulator
@@ -88,7 +90,12 @@ for lanes in [1, 8] {
             for worker in 0..<lanes {
                 group.addTask {
                     for i in stride(from: worker, to: total, by: lanes) {
-                        _ = try await client.publish(PublishRequest(channel: "raw\(lanes)-\(worker)", message: .string("raw \(i)")))
+                        // The request the drain sends for the same message: its payload, `meta.pnr_op`.
+                        let payload = try MessagePayload<FlatCustom>(
+                            id: UUID().uuidString.lowercased(), text: "drained \(i)", createdAt: ISOTimestamp(date: Date()))
+                        _ = try await client.publish(PublishRequest(
+                            channel: "raw\(lanes)-\(worker)", message: try payload.jsonValue(),
+                            meta: ["pnr_op": .string(UUID().uuidString.lowercased())]))
                     }
                 }
             }

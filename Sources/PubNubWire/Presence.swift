@@ -311,7 +311,7 @@ extension PubNubClient {
             case .string(let id) where !id.isEmpty: return PresentUser(userId: id)
             case .object(let fields):
                 guard let id = fields["uuid"]?.stringValue, !id.isEmpty else { return nil }
-                return PresentUser(userId: id, state: fields["state"].flatMap { $0.isNull ? nil : $0 })
+                return PresentUser(userId: id, state: fields["state"].flatMap { $0.isNull ? JSONValue?.none : $0 })
             default: return nil
             }
         }

@@ -175,6 +175,8 @@ public struct PubNubClient: Sendable {
     }
 
     static func json(_ value: some Encodable) throws(WireError) -> Data {
+        // Payloads are JSONValues: the fast writer writes the encoder's exact bytes.
+        if let json = value as? JSONValue, let bytes = json.compactJSONBytes() { return Data(bytes) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {

@@ -249,7 +249,12 @@ extension PubNubClient {
     {
         let wire: SubscribeDecoding.Answer
         do {
-            wire = try JSONDecoder().decode(SubscribeDecoding.Answer.self, from: response.body)
+            // The fast parser and a field-by-field read first; JSONDecoder for what they leave.
+            if let json = JSONValue.parse(response.body), let answer = SubscribeDecoding.Answer(json: json) {
+                wire = answer
+            } else {
+                wire = try JSONDecoder().decode(SubscribeDecoding.Answer.self, from: response.body)
+            }
         } catch {
             throw .decoding(operation: operation, status: response.status, message: "the answer is not JSON with an m array")
         }
@@ -276,6 +281,18 @@ enum SubscribeDecoding {
         }
 
         enum CodingKeys: String, CodingKey { case t, m }
+
+        /// The answer read from parsed JSON as ``init(from:)`` reads it, or nil where that would
+        /// throw (`m` present but not an array, or not an object at all).
+        init?(json: JSONValue) {
+            guard case .object(let object) = json else { return nil }
+            t = object["t"].flatMap(Cursor.init(json:))
+            switch object["m"] {
+            case nil, .null?: m = nil
+            case .array(let elements)?: m = elements.map(Element.init(json:))
+            default: return nil
+            }
+        }
     }
 
     /// `t`, each field read leniently (a timetoken as a string or a number).
@@ -290,6 +307,13 @@ enum SubscribeDecoding {
         }
 
         enum CodingKeys: String, CodingKey { case t, r }
+
+        /// `t` read from parsed JSON as ``init(from:)`` reads it (nil: not an object).
+        init?(json: JSONValue) {
+            guard case .object(let object) = json else { return nil }
+            t = object["t"].flatMap(Timetoken.init(json:))
+            r = Lenient.int(object["r"])
+        }
     }
 
     /// One element of `m`: decoded field by field, each with `try?`, so that a field of the wrong
@@ -315,6 +339,21 @@ enum SubscribeDecoding {
         }
 
         enum CodingKeys: String, CodingKey { case b, c, d, e, i, p, u, cmt }
+
+        /// One element read from parsed JSON as ``init(from:)`` reads it.
+        init(json: JSONValue) {
+            guard case .object(let object) = json else {
+                envelope = SubscribeEnvelope(channel: "", timetoken: nil, payload: json, event: .unreadable(reason: "not an object"))
+                return
+            }
+            let publish = object["p"].flatMap(Cursor.init(json:))
+            envelope = SubscribeDecoding.envelope(
+                channel: Lenient.string(object["c"]), subscription: Lenient.string(object["b"]),
+                timetoken: publish?.t, publisher: Lenient.string(object["i"]),
+                kind: Lenient.int(object["e"]).map { Int(clamping: $0) },
+                payload: object["d"] ?? .null, meta: object["u"].flatMap { $0 == .null ? JSONValue?.none : $0 },
+                customMessageType: Lenient.string(object["cmt"]))
+        }
     }
 
     /// Reading one field of a keyed container whatever its JSON type.
@@ -327,6 +366,24 @@ enum SubscribeDecoding {
         static func int<K: CodingKey>(_ container: KeyedDecodingContainer<K>, _ key: K) -> Int64? {
             if let number = try? container.decodeIfPresent(Int64.self, forKey: key) { return number }
             return (try? container.decodeIfPresent(String.self, forKey: key)).flatMap { $0 }.flatMap { Int64($0) }
+        }
+
+        /// ``string(_:_:)`` of a parsed value.
+        static func string(_ value: JSONValue?) -> String? {
+            switch value {
+            case .string(let text)?: text
+            case .int(let number)?: String(number)
+            default: nil
+            }
+        }
+
+        /// ``int(_:_:)`` of a parsed value.
+        static func int(_ value: JSONValue?) -> Int64? {
+            switch value {
+            case .int(let number)?: number
+            case .string(let text)?: Int64(text)
+            default: nil
+            }
         }
     }
 
@@ -363,7 +420,7 @@ enum SubscribeDecoding {
         let channel = channel ?? ""
         var envelope = SubscribeEnvelope(
             channel: channel, subscription: subscription, timetoken: timetoken, publisher: publisher, kind: kind,
-            payload: payload, meta: meta.flatMap { $0.isNull || $0 == .string("") ? nil : $0 },
+            payload: payload, meta: meta.flatMap { $0.isNull || $0 == .string("") ? JSONValue?.none : $0 },
             customMessageType: customMessageType, event: .message)
         if channel.isEmpty {
             envelope.event = .unreadable(reason: "no channel (c)")
@@ -396,7 +453,7 @@ enum SubscribeDecoding {
         case .interval, .other: break
         }
         func ids(_ key: String) -> [String] { d[key]?.arrayValue?.compactMap { string($0) } ?? [] }
-        let state = d["data"].flatMap { $0.isNull ? nil : $0 }
+        let state = d["data"].flatMap { $0.isNull ? JSONValue?.none : $0 }
         return .presence(PresenceEvent(
             action: kind, channel: channel, userId: userId, occupancy: int(d["occupancy"]).map { Int(clamping: $0) },
             timestamp: int(d["timestamp"]), state: state, joined: ids("join"), left: ids("leave"), timedOut: ids("timeout"),

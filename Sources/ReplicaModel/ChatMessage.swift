@@ -62,7 +62,7 @@ public struct MessagePayload<Custom: CustomData>: Codable, Hashable, Sendable {
             guard let decoded = try? Custom.fromJSON(value) else { return nil }
             custom = decoded
         }
-        let content = body["content"].flatMap { $0 == .null ? nil : $0 }
+        let content = body["content"].flatMap { $0 == .null ? JSONValue?.none : $0 }
         guard let payload = try? MessagePayload(
             id: id, text: text, contentType: contentType, content: content, custom: custom, createdAt: createdAt)
         else { return nil }
@@ -141,7 +141,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// A message. Ids are validated; `delivery` defaults to `.sent` when a timetoken is given and
     /// `.pending` otherwise.
     public init(
-        id: String = UUID().uuidString.lowercased(), text: String, contentType: String? = nil,
+        id: String = RandomIdentifier.uuidV4(), text: String, contentType: String? = nil,
         content: JSONValue? = nil, custom: Custom? = nil, createdAt: ISOTimestamp, timetoken: Timetoken? = nil,
         userId: String, channelId: String, delivery: DeliveryState? = nil
     ) throws(ModelValidationError) {

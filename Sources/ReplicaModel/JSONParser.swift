@@ -24,6 +24,15 @@ extension JSONValue {
             return try? parser.document()
         }
     }
+
+    /// ``parse(_:)`` of a JSON document held in a string (a stored column), without copying it.
+    public static func parse(text: String) -> JSONValue? {
+        var text = text
+        return text.withUTF8 { bytes -> JSONValue? in
+            var parser = FastJSONParser(bytes: bytes)
+            return try? parser.document()
+        }
+    }
 }
 
 /// A strict recursive-descent JSON parser over UTF-8 bytes (``JSONValue/parse(_:)``).

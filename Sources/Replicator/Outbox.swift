@@ -150,7 +150,7 @@ public actor Outbox<Custom: ChatCustomData> {
         custom: Custom.Message? = nil, meta: JSONValue? = nil
     ) async throws -> OutboxReceipt<Message> {
         let message = try Message(
-            id: UUID().uuidString.lowercased(), text: text, contentType: contentType, content: content, custom: custom,
+            id: RandomIdentifier.uuidV4(), text: text, contentType: contentType, content: content, custom: custom,
             createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
         let opId = Self.newOpId(), now = clock.now
         return try await commit { try $0.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
@@ -166,12 +166,12 @@ public actor Outbox<Custom: ChatCustomData> {
     /// ```
     ///
     /// Memory and the transaction grow with the batch: cut very large imports into batches of a few
-    /// thousand (`pnreplicate send --count` commits every 1,000).
+    /// thousand (`pnreplicate send --count` commits every 10,000).
     public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
         let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
         let prepared = try messages.map { outgoing in
             let message = try Message(
-                id: UUID().uuidString.lowercased(), text: outgoing.text, contentType: outgoing.contentType,
+                id: RandomIdentifier.uuidV4(), text: outgoing.text, contentType: outgoing.contentType,
                 content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
                 channelId: outgoing.channel)
             return (message, outgoing.meta, Self.newOpId())
@@ -230,7 +230,7 @@ public actor Outbox<Custom: ChatCustomData> {
     private func sendDraft(_ draft: MessageDraft?, key: DraftKey, custom: Custom.Message?, meta: JSONValue?) async throws
         -> DraftSendReceipt<Message>
     {
-        let opId = Self.newOpId(), messageId = UUID().uuidString.lowercased(), now = clock.now, userId = userId
+        let opId = Self.newOpId(), messageId = RandomIdentifier.uuidV4(), now = clock.now, userId = userId
         return try await commit {
             try $0.enqueueDraftSend(
                 draft, key: key, opId: opId, messageId: messageId, userId: userId, custom: custom, meta: meta,
@@ -459,7 +459,7 @@ public actor Outbox<Custom: ChatCustomData> {
 
     // MARK: Internals
 
-    static func newOpId() -> String { UUID().uuidString.lowercased() }
+    static func newOpId() -> String { RandomIdentifier.uuidV4() }
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 

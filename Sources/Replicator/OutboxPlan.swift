@@ -47,6 +47,9 @@ public struct PlannedRequest: Sendable, Hashable, Codable {
     public var body: String?
 }
 
+/// The states of ops still to be sent (a lane's head is the first of them).
+private let liveStates: Set<OutboxState> = [.pending, .ambiguous, .inflight]
+
 extension Outbox {
     /// Every op still in the outbox in the order it would be sent, with why it waits and the exact
     /// request it would send. Reads the store only: no network, no writes. Holds the whole plan:
@@ -75,7 +78,8 @@ extension Outbox {
         let outbox: Outbox
         let pageSize: Int
 
-        /// Reads a page when the previous one is used up.
+        /// Plans a page when the previous one is used up, while the page after it is read (on the
+        /// store's thread): two pages in memory at most.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var planner: Planner
             let pageSize: Int
@@ -83,17 +87,27 @@ extension Outbox {
             var index = 0
             var after: Int64?
             var done = false
+            var readAhead: Task<[OutboxEntry], any Error>?
 
             /// The next op's plan, or nil after the last.
             public mutating func next() async throws -> OutboxPlanEntry? {
                 while index >= buffer.count {
                     if done { return nil }
-                    let store = planner.outbox.store
-                    let page = try await store.fetch(store.queries.outbox(afterSeq: after, limit: pageSize))
-                    buffer = try await planner.plan(page)
-                    index = 0
+                    let store = planner.outbox.store, pageSize = pageSize
+                    let page: [OutboxEntry]
+                    if let readAhead {
+                        page = try await readAhead.value
+                        self.readAhead = nil
+                    } else {
+                        page = try await store.fetch(store.queries.outbox(afterSeq: after, limit: pageSize))
+                    }
                     after = page.last?.seq
                     done = page.count < pageSize
+                    if !done, let after {
+                        readAhead = Task { try await store.fetch(store.queries.outbox(afterSeq: after, limit: pageSize)) }
+                    }
+                    buffer = try await planner.plan(page)
+                    index = 0
                 }
                 defer { index += 1 }
                 return buffer[index]
@@ -112,7 +126,7 @@ extension Outbox {
         let now: Date
         var position = 0
         var laneHeads: [String: String] = [:]
-        static var live: Set<OutboxState> { [.pending, .ambiguous, .inflight] }
+        static var live: Set<OutboxState> { liveStates }
 
         init(outbox: Outbox, now: Date) {
             self.outbox = outbox

@@ -58,7 +58,7 @@ enum OutboxRequests {
                 }
                 let set = MembershipSet<JSONValue>(
                     id: channel, status: f["status"]?.stringValue, type: f["type"]?.stringValue,
-                    custom: f["custom"].flatMap { $0.isNull ? nil : $0 })
+                    custom: f["custom"].flatMap { $0.isNull ? JSONValue?.none : $0 })
                 return try client.setMembershipsRequest(userId: user, set: [set], remove: [])
             case .removeMembership(let channel, let user):
                 return try client.setMembershipsRequest(userId: user, set: [MembershipSet<JSONValue>](), remove: [channel])

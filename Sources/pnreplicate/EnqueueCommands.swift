@@ -14,18 +14,23 @@ struct Send: AsyncParsableCommand {
     @Option(name: .long, help: "The channel.") var channel: String
     @Option(name: .long, help: "The message text.") var text: String
     @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
-    @Option(name: .long, help: "Queue this many copies, numbered \"TEXT 1\", \"TEXT 2\", ... (one transaction per 1,000).") var count: Int?
+    @Option(name: .long, help: "Queue this many copies, numbered \"TEXT 1\", \"TEXT 2\", ... (one transaction per 10,000).") var count: Int?
+    /// Copies of `--count` queued per transaction: larger batches write each touched index page
+    /// fewer times (the message and op ids are random, so a batch touches pages all over the
+    /// indexes); 10,000 copies hold about 10 MB. Hidden: tests make batches small.
+    @Option(name: .long, help: .hidden) var batchSize = 10_000
 
     func run() async throws {
         try await runReportingErrors {
             let session = try Session(store: options, connection: connection)
             let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
             guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
+            guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
             var outputs: [EnqueueOutput] = []
             if let count {
-                // One transaction per 1,000 (`Outbox.send(many:)`): a kill keeps whole batches.
-                for start in stride(from: 1, through: count, by: 1_000) {
-                    let batch = (start...min(count, start + 999)).map {
+                // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
+                for start in stride(from: 1, through: count, by: batchSize) {
+                    let batch = (start...min(count, start + batchSize - 1)).map {
                         OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta)
                     }
                     outputs += try await session.outbox.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }

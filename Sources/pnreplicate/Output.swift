@@ -77,7 +77,7 @@ enum Output {
     static func table(_ rows: [(String, String)]) {
         let width = rows.map(\.0.count).max() ?? 0
         for (key, value) in rows {
-            print(key.padding(toLength: width + 2, withPad: " ", startingAt: 0) + value)
+            print(key + String(repeating: " ", count: width + 2 - key.count) + value)
         }
     }
 }

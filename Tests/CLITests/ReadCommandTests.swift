@@ -239,7 +239,7 @@ struct SendCountTests {
     func batches() async throws {
         let store = CLI.temporaryStore()
         let queued = try await offPool {
-            try CLI.run(["send", "--store", store, "--channel", "bulk", "--text", "m", "--count", "2500", "--json"])
+            try CLI.run(["send", "--store", store, "--channel", "bulk", "--text", "m", "--count", "2500", "--batch-size", "1000", "--json"])
         }
         try #require(queued.status == 0, "\(queued.stderr)")
         let receipts = try #require(try JSONSerialization.jsonObject(with: Data(queued.stdout.utf8)) as? [[String: Any]])

@@ -90,3 +90,47 @@ struct HistoryDecodingTests {
         #expect(fast(body)?.channels["a/b"]?.count == 1)
     }
 }
+
+/// One random element of a subscribe answer's `m`, fields of every type PubNub (or an odd server) sends.
+private func randomElement(_ random: inout SplitMix64) -> String {
+    func pick<T>(_ options: [T]) -> T { options[Int(random.next() % UInt64(options.count))] }
+    if random.next() % 10 == 0 { return pick(["1", #""text""#, "null", "[1]"]) }
+    var fields: [String] = []
+    if random.next() % 8 != 0 { fields.append(#""c":\#(pick([#""general""#, "7", "1.5", "null", "true"]))"#) }
+    if random.next() % 2 == 0 { fields.append(#""b":\#(pick([#""general""#, #""g.*""#, "3"]))"#) }
+    if random.next() % 8 != 0 {
+        fields.append(#""p":\#(pick([#"{"t":"17000000000000001","r":1}"#, #"{"t":17000000000000002,"r":"2"}"#, #"{"t":"x"}"#, "5", #"{"r":1.5}"#]))"#)
+    }
+    if random.next() % 2 == 0 { fields.append(#""i":\#(pick([#""user-1""#, "42", "null", "[]"]))"#) }
+    if random.next() % 2 == 0 { fields.append(#""e":\#(pick(["0", "1", "3", #""4""#, #""x""#, "2.5", "null"]))"#) }
+    if random.next() % 8 != 0 { fields.append(#""d":\#(pick([#""hi""#, #"{"id":"m","text":"t","createdAt":"2026-01-01T00:00:00Z"}"#, "null", "[1,{}]", #"{"source":"actions","event":"added","data":{"type":"reaction","value":"👍","uuid":"u","actionTimetoken":"17000000000000009","messageTimetoken":"17000000000000001"}}"#, #"{"action":"join","uuid":"u","occupancy":2,"timestamp":1}"#]))"#) }
+    if random.next() % 3 == 0 { fields.append(#""u":\#(pick([#"{"k":1}"#, "null", #""""#]))"#) }
+    if random.next() % 4 == 0 { fields.append(#""cmt":\#(pick([#""t""#, "9", "null"]))"#) }
+    return "{" + fields.shuffled(using: &random).joined(separator: ",") + "}"
+}
+
+@Suite("Subscribe answer decoding")
+struct SubscribeDecodingTests {
+    @Test("500 random answers: the fast path gives JSONDecoder's cursor and envelopes")
+    func fastMatchesCodable() throws {
+        var random = SplitMix64(seed: 9)
+        for round in 0..<500 {
+            let elements = (0..<Int(random.next() % 5)).map { _ in randomElement(&random) }
+            let t = [#"{"t":"17000000000000005","r":3}"#, #"{"t":17000000000000005}"#, #"{"t":"x"}"#, "5"][Int(random.next() % 4)]
+            let body = #"{"t":\#(t),"m":[\#(elements.joined(separator: ","))]}"#
+            let codable = try JSONDecoder().decode(SubscribeDecoding.Answer.self, from: Data(body.utf8))
+            let fast = try #require(JSONValue.parse(Data(body.utf8)).flatMap(SubscribeDecoding.Answer.init(json:)), "round \(round)")
+            #expect(fast.t?.t == codable.t?.t && fast.t?.r == codable.t?.r, "round \(round): \(body)")
+            #expect(fast.m?.map(\.envelope) == codable.m?.map(\.envelope), "round \(round): \(body)")
+        }
+    }
+
+    @Test("an m that is not an array: the fast path gives up and the answer fails as before")
+    func notAnArray() {
+        let body = #"{"t":{"t":"1","r":1},"m":{}}"#
+        #expect(JSONValue.parse(Data(body.utf8)).flatMap(SubscribeDecoding.Answer.init(json:)) == nil)
+        #expect(throws: WireError.self) {
+            try PubNubClient.subscribeAnswer(from: WireResponse(status: 200, body: Data(body.utf8)))
+        }
+    }
+}

@@ -162,3 +162,16 @@ struct ChatMessageTests {
         #expect(decoded == message)
     }
 }
+
+@Suite("MessagePayload from parsed JSON")
+struct MessagePayloadJSONTests {
+    // `JSONValue` is `ExpressibleByNilLiteral`: a `nil` written where a `JSONValue` fits is `.null`,
+    // not a missing value. A `"content": null` must read as no content, as `Codable` reads it.
+    @Test("content null is no content, as JSONDecoder reads it")
+    func nullContent() throws {
+        let json: JSONValue = ["id": "m1", "text": "t", "createdAt": "2026-01-01T00:00:00Z", "content": .null]
+        let payload = try #require(MessagePayload<FlatCustom>(json: json))
+        #expect(payload.content == nil)
+        #expect(payload == (try JSONDecoder().decode(MessagePayload<FlatCustom>.self, from: json.jsonData())))
+    }
+}

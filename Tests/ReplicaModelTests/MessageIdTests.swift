@@ -18,3 +18,20 @@ struct MessageIdTests {
         #expect(try MessagePayload<FlatCustom>(id: "ok-1", text: "hi", createdAt: createdAt).id == "ok-1")
     }
 }
+
+@Suite("Random identifiers")
+struct RandomIdentifierTests {
+    @Test("10,000 ids: lowercase version-4 UUIDs that Foundation reads back, all different")
+    func uuidV4() throws {
+        var seen = Set<String>()
+        for _ in 0..<10_000 {
+            let id = RandomIdentifier.uuidV4()
+            let uuid = try #require(UUID(uuidString: id), "\(id)")
+            #expect(uuid.uuidString.lowercased() == id)
+            let bytes = Array(withUnsafeBytes(of: uuid.uuid) { Array($0) })
+            #expect(bytes[6] >> 4 == 4 && bytes[8] >> 6 == 0b10, "\(id): version 4, RFC 4122 variant")
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+    }
+}

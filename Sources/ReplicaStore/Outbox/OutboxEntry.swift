@@ -158,8 +158,8 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         self.actionType = actionType
         self.actionValue = actionValue
         self.parentChannel = parentChannel
-        message = object["message"].flatMap { $0 == .null ? nil : $0 }
-        meta = object["meta"].flatMap { $0 == .null ? nil : $0 }
+        message = object["message"].flatMap { $0 == .null ? JSONValue?.none : $0 }
+        meta = object["meta"].flatMap { $0 == .null ? JSONValue?.none : $0 }
         switch object["fields"] {
         case nil, .null?: fields = nil
         case .object(let value)?: fields = value
@@ -247,19 +247,20 @@ extension OutboxEntry {
         created_at, updated_at
         """
 
-    init(row: Row) throws {
+    init(row: Row, coding: StoreCoding = StoreCoding()) throws {
         let id: String = row[0]
         func corrupt(_ column: String, _ message: String) -> StoreError {
             .corruptValue(table: "outbox", column: column, key: id, message: message)
         }
         guard let kind = OutboxKind(rawValue: row[2]) else { throw corrupt("kind", "unknown kind") }
         guard let state = OutboxState(rawValue: row[10]) else { throw corrupt("state", "unknown state") }
-        let coding = StoreCoding()
         self.id = id
         seq = row[1]
         lane = row[3]
         target = row[4]
-        guard let payload = try coding.decode(OutboxPayload.self, row[5], table: "outbox", column: "payload", key: id, fast: OutboxPayload.init(json:)) else {
+        guard let payload = try coding.decode(
+            OutboxPayload.self, row[5], table: "outbox", column: "payload", key: id, fast: OutboxPayload.init(json:))
+        else {
             throw corrupt("payload", "missing")
         }
         do {
@@ -288,10 +289,11 @@ extension OutboxEntry {
     static func fetchAll(
         _ db: Database, where condition: String = "1", arguments: StatementArguments = [], limit: Int? = nil
     ) throws -> [OutboxEntry] {
+        // Cached: the drain reads a lane's head per op (the conditions are a handful of constants).
         try Row.fetchAll(
-            db, sql: "SELECT \(columns) FROM outbox WHERE \(condition) ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? ""),
+            db.cachedStatement(sql: "SELECT \(columns) FROM outbox WHERE \(condition) ORDER BY seq" + (limit.map { " LIMIT \($0)" } ?? "")),
             arguments: arguments
-        ).map(OutboxEntry.init(row:))
+        ).map { [coding = StoreCoding()] in try OutboxEntry(row: $0, coding: coding) }
     }
 }
 
@@ -334,7 +336,8 @@ extension ChatQueries {
             let rows = try Row.fetchAll(
                 db, sql: "SELECT op_id, state FROM outbox WHERE op_id IN (\(databaseQuestionMarks(count: ids.count)))",
                 arguments: StatementArguments(ids))
-            return Dictionary(rows.compactMap { row in OutboxState(rawValue: row[1]).map { (row[0] as String, $0) } }, uniquingKeysWith: { a, _ in a })
+            let states = rows.compactMap { row in OutboxState(rawValue: row[1]).map { (row[0] as String, $0) } }
+            return Dictionary(states, uniquingKeysWith: { a, _ in a })
         }
     }
 

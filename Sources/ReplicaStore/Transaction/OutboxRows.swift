@@ -39,11 +39,6 @@ extension StoreTransaction {
         try OutboxEntry.fetchAll(db, where: "target = ?", arguments: [target])
     }
 
-    /// Whether any op is queued on `target` (a cached statement: history apply asks it per message).
-    package func hasOp(target: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE target = ?)"), arguments: [target]) ?? false
-    }
-
     /// The targets of the queued ops whose target starts with `prefix` (one range read of the
     /// target index; e.g. every message with a hard delete queued).
     package func opTargets(prefix: String) throws -> Set<String> {
@@ -97,7 +92,7 @@ extension StoreTransaction {
 
     /// The state of the op with `id`, or nil when it is not in the outbox.
     package func opState(id: String) throws -> OutboxState? {
-        try String.fetchOne(db, sql: "SELECT state FROM outbox WHERE op_id = ?", arguments: [id])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM outbox WHERE op_id = ?"), arguments: [id])
             .flatMap(OutboxState.init(rawValue:))
     }
 
@@ -123,15 +118,13 @@ extension StoreTransaction {
     /// Writes every column of an op row but its id, sequence and creation time, as `entry` holds
     /// them. The error text is stored capped (``StoredErrorText``).
     package func save(_ entry: OutboxEntry) throws {
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 UPDATE outbox SET kind = ?, lane = ?, target = ?, payload = ?, base_etag = ?, base_updated = ?,
                     base_snapshot = ?, depends_on = ?, state = ?, attempts = ?, server_failures = ?,
                     next_attempt_at = ?, first_attempt_at = ?, last_error_class = ?, last_http_status = ?,
                     last_error = ?, coalesced = ?, updated_at = ?
                 WHERE op_id = ?
-                """,
-            arguments: [
+                """).execute(arguments: [
                 entry.kind.rawValue, entry.lane, entry.target, try coding.json(entry.operation.payload(rebase: entry.rebase)),
                 entry.baseETag,
                 entry.baseUpdated, entry.baseSnapshot, entry.dependsOn, entry.state.rawValue, entry.attempts,
@@ -144,7 +137,7 @@ extension StoreTransaction {
 
     /// Deletes an op row.
     package func deleteOp(id: String) throws {
-        try db.execute(sql: "DELETE FROM outbox WHERE op_id = ?", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM outbox WHERE op_id = ?").execute(arguments: [id])
     }
 
     /// The newest timetoken among the channel's messages stored before this one in local order.

@@ -53,16 +53,16 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     }
 
     /// Deletes a user row (its memberships go with it).
-    package func deleteUser(id: String) throws { try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id]) }
+    package func deleteUser(id: String) throws { try db.cachedStatement(sql: "DELETE FROM users WHERE id = ?").execute(arguments: [id]) }
 
     /// Deletes a channel row (its memberships go with it).
     package func deleteChannel(id: String) throws {
-        try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM channels WHERE id = ?").execute(arguments: [id])
     }
 
     /// The ids of the users or channels that came from the server (they have an eTag).
     package func serverObjectIds(_ table: ObjectTable) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT id FROM \(table.rawValue) WHERE etag IS NOT NULL")
+        try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM \(table.rawValue) WHERE etag IS NOT NULL"))
     }
 
     // MARK: Memberships
@@ -80,7 +80,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// Deletes a membership row.
     package func deleteMember(channelId: String, userId: String) throws {
-        try db.execute(sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?", arguments: [channelId, userId])
+        try db.cachedStatement(sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?").execute(arguments: [channelId, userId])
     }
 
     /// Sets the presence of one stored membership (`state` only while present; leaving clears
@@ -89,11 +89,10 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     @discardableResult
     package func setPresence(channelId: String, userId: String, isPresent: Bool, state: JSONValue?) throws -> Bool {
         let stateText = isPresent ? try coding.json(state) : nil
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 UPDATE members SET is_present = ?1, presence_state = ?2
                 WHERE channel_id = ?3 AND user_id = ?4 AND (is_present IS NOT ?1 OR presence_state IS NOT ?2)
-                """, arguments: [isPresent, stateText, channelId, userId])
+                """).execute(arguments: [isPresent, stateText, channelId, userId])
         return db.changesCount > 0
     }
 
@@ -114,9 +113,11 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     package func memberships(of side: MembershipSide) throws -> [(channelId: String, userId: String)] {
         switch side {
         case .user(let id):
-            try String.fetchAll(db, sql: "SELECT channel_id FROM members WHERE user_id = ?", arguments: [id]).map { ($0, id) }
+            try String.fetchAll(db.cachedStatement(sql: "SELECT channel_id FROM members WHERE user_id = ?"), arguments: [id])
+                .map { ($0, id) }
         case .channel(let id):
-            try String.fetchAll(db, sql: "SELECT user_id FROM members WHERE channel_id = ?", arguments: [id]).map { (id, $0) }
+            try String.fetchAll(db.cachedStatement(sql: "SELECT user_id FROM members WHERE channel_id = ?"), arguments: [id])
+                .map { (id, $0) }
         }
     }
 
@@ -146,7 +147,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// The channel and timetoken (nil while pending) of a stored message, or nil when it is not stored.
     package func messageLocation(id: String) throws -> (channel: String, timetoken: Timetoken?)? {
-        try Row.fetchOne(db, sql: "SELECT channel_id, timetoken FROM messages WHERE id = ?", arguments: [id])
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT channel_id, timetoken FROM messages WHERE id = ?"), arguments: [id])
             .map { ($0[0], StoreCoding.timetoken($0[1])) }
     }
 
@@ -159,13 +160,14 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// Rewrites a pending message's text (an edit made before its publish went out).
     package func setPendingText(messageId: String, text: String) throws {
-        try db.execute(sql: "UPDATE messages SET text = ? WHERE id = ? AND timetoken IS NULL", arguments: [text, messageId])
+        try db.cachedStatement(sql: "UPDATE messages SET text = ? WHERE id = ? AND timetoken IS NULL").execute(arguments: [text, messageId])
     }
 
     /// Gives a pending message its timetoken and marks it `sent`; its pending actions are re-keyed.
     package func markSent(messageId: String, timetoken: Timetoken) throws {
         let value = try StoreCoding.column(timetoken, field: "message.timetoken")
-        try db.execute(sql: "UPDATE messages SET timetoken = ?, delivery = 'sent' WHERE id = ?", arguments: [value, messageId])
+        try db.cachedStatement(sql: "UPDATE messages SET timetoken = ?, delivery = 'sent' WHERE id = ?")
+            .execute(arguments: [value, messageId])
         if db.changesCount > 0 {
             try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [messageId, value])
             try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [value, messageId])
@@ -174,38 +176,35 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// Sets the delivery state of a message that has no timetoken yet (a sent one is left alone).
     package func setDelivery(messageId: String, to delivery: DeliveryState) throws {
-        try db.execute(
-            sql: "UPDATE messages SET delivery = ? WHERE id = ? AND timetoken IS NULL AND delivery IS NOT ?",
-            arguments: [delivery.rawValue, messageId, delivery.rawValue])
+        try db.cachedStatement(sql: "UPDATE messages SET delivery = ? WHERE id = ? AND timetoken IS NULL AND delivery IS NOT ?")
+            .execute(arguments: [delivery.rawValue, messageId, delivery.rawValue])
     }
 
     /// Moves a message to the end of the local send order.
     package func moveToEndOfLocalOrder(messageId: String) throws {
-        try db.execute(
-            sql: "UPDATE messages SET local_seq = (SELECT max(local_seq) + 1 FROM messages) WHERE id = ?",
-            arguments: [messageId])
+        try db.cachedStatement(sql: "UPDATE messages SET local_seq = (SELECT max(local_seq) + 1 FROM messages) WHERE id = ?")
+            .execute(arguments: [messageId])
     }
 
     /// The stored message with `id`, or nil.
     package func message(id: String) throws -> Message? {
-        try Row.fetchOne(db, sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.id = ?", arguments: [id])
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.id = ?"), arguments: [id])
             .map { try coding.message($0) }
     }
 
     /// Deletes a message, sent or not, with every action stored on it (a hard delete).
     package func deleteMessage(id: String) throws {
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 DELETE FROM message_actions WHERE message_id = ?1
                    OR (channel_id, message_timetoken) = (SELECT channel_id, timetoken FROM messages WHERE id = ?1)
-                """, arguments: [id])
-        try db.execute(sql: "DELETE FROM messages WHERE id = ?", arguments: [id])
+                """).execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM messages WHERE id = ?").execute(arguments: [id])
     }
 
     /// Deletes a message that has no timetoken, with every action stored on it.
     package func deleteUnsentMessage(id: String) throws {
-        try db.execute(sql: "DELETE FROM message_actions WHERE message_id = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM messages WHERE id = ? AND timetoken IS NULL", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM message_actions WHERE message_id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM messages WHERE id = ? AND timetoken IS NULL").execute(arguments: [id])
     }
 
     /// The messages of a channel whose timetokens are in `window`: timetoken, id and content type
@@ -215,7 +214,10 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     {
         try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT timetoken, id, content_type FROM messages WHERE channel_id = ? AND timetoken BETWEEN ? AND ? ORDER BY timetoken"),
+                sql: """
+                    SELECT timetoken, id, content_type FROM messages
+                    WHERE channel_id = ? AND timetoken BETWEEN ? AND ? ORDER BY timetoken
+                    """),
             arguments: [channel, window.lowerBound, window.upperBound]
         ).map { ($0[0], $0[1], $0[2]) }
     }
@@ -224,7 +226,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     package func messageIds(channel: String, window: ClosedRange<Int64>) throws -> [Int64: String] {
         try Dictionary(
             Row.fetchAll(
-                db, sql: "SELECT timetoken, id FROM messages WHERE channel_id = ? AND timetoken BETWEEN ? AND ?",
+                db.cachedStatement(sql: "SELECT timetoken, id FROM messages WHERE channel_id = ? AND timetoken BETWEEN ? AND ?"),
                 arguments: [channel, window.lowerBound, window.upperBound]
             ).map { (row: Row) -> (Int64, String) in (row[0], row[1]) }, uniquingKeysWith: { a, _ in a })
     }

@@ -33,8 +33,8 @@ struct StoreCoding {
         _ type: T.Type, _ text: String?, table: String, column: String, key: String, fast: ((JSONValue) -> T?)? = nil
     ) throws -> T? {
         guard let text else { return nil }
-        if let fast, let json = JSONValue.parse(Data(text.utf8)), let value = fast(json) { return value }
-        if T.self == JSONValue.self, let value = JSONValue.parse(Data(text.utf8)) { return value as? T }
+        if let fast, let json = JSONValue.parse(text: text), let value = fast(json) { return value }
+        if T.self == JSONValue.self, let value = JSONValue.parse(text: text) { return value as? T }
         do {
             return try decoder.decode(T.self, from: Data(text.utf8))
         } catch {

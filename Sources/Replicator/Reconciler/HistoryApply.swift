@@ -74,13 +74,13 @@ extension Reconciler {
         logger: Logger
     ) throws {
         let tx = ops.tx
-        if try lookups.hasHardDelete(message.id, tx: tx) {
+        if lookups.hasHardDelete(message.id) {
             // Deleted here; the history delete has not reached PubNub yet.
             result.skipped += 1
             return
         }
         if let timetoken = message.timetoken,
-           let holder = try lookups.holder(channel: message.channelId, timetoken: timetoken, other: message.id, tx: tx)
+           let holder = lookups.holder(channel: message.channelId, timetoken: timetoken, other: message.id)
         {
             if message.contentType != undecryptableContentType, holder.contentType == undecryptableContentType {
                 // The payload stored undecryptable reads now (the right key came): the message it
@@ -95,8 +95,9 @@ extension Reconciler {
                 return
             }
         }
-        defer { lookups.stored(id: message.id, channel: message.channelId, timetoken: message.timetoken, contentType: message.contentType) }
-        switch try tx.upsert(message: message) {
+        let outcome = try tx.upsert(message: message)
+        lookups.stored(id: message.id, channel: message.channelId, timetoken: message.timetoken, contentType: message.contentType)
+        switch outcome {
         case .inserted: result.inserted += 1
         case .unchanged: result.unchanged += 1
         case .updated:
@@ -111,7 +112,8 @@ extension Reconciler {
 /// What applying server messages must know of the store: whether a message has a hard delete
 /// queued, and which other stored message holds a timetoken. Prefetched for a batch (one range
 /// read per channel and one of the outbox) instead of two reads per message, and kept in step
-/// with the writes ``Reconciler`` makes while applying the batch; or read message by message.
+/// with the writes ``Reconciler`` makes while applying the batch (a history page, a live answer,
+/// the messages `decryptPending()` reads again).
 struct ServerMessageLookups {
     struct Holder: Equatable {
         var id: String
@@ -124,35 +126,33 @@ struct ServerMessageLookups {
         var timetoken: Int64
     }
 
-    private let prefetch: Bool
     private var hardDeletes: Set<String> = []
     /// The stored messages of the batch's windows by place.
     private var holders: [Place: [Holder]] = [:]
     /// Where each message of those windows is, to move it when its timetoken changes.
-    private var places: [String: Place] = [:]
-
-    /// Reads each message's facts when asked (a live event).
-    static var perMessage: ServerMessageLookups { ServerMessageLookups(prefetch: false) }
-
-    private init(prefetch: Bool) {
-        self.prefetch = prefetch
-    }
+    private var placeOf: [String: Place] = [:]
 
     /// Reads the facts of `messages` at once: the hard deletes queued and, per channel, the stored
     /// messages between the batch's oldest and newest timetoken.
     init<Custom: ChatCustomData>(prefetching messages: [ChatMessage<Custom.Message>], tx: StoreTransaction<Custom>) throws {
-        prefetch = true
+        try self.init(prefetching: messages.compactMap { message in message.timetoken.map { (message.channelId, $0) } }, tx: tx)
+    }
+
+    /// Reads the facts of messages at these places (a live answer's message events) at once.
+    init<Custom: ChatCustomData>(
+        prefetching messagePlaces: [(channel: String, timetoken: Timetoken)], tx: StoreTransaction<Custom>
+    ) throws {
         var windows: [String: ClosedRange<Int64>] = [:]
-        for message in messages {
-            guard let timetoken = message.timetoken, let value = Int64(exactly: timetoken.rawValue) else { continue }
-            let window = windows[message.channelId]
-            windows[message.channelId] = min(window?.lowerBound ?? value, value)...max(window?.upperBound ?? value, value)
+        for (channel, timetoken) in messagePlaces {
+            guard let value = Int64(exactly: timetoken.rawValue) else { continue }
+            let window = windows[channel]
+            windows[channel] = min(window?.lowerBound ?? value, value)...max(window?.upperBound ?? value, value)
         }
         for (channel, window) in windows {
             for row in try tx.messageHolders(channel: channel, window: window) {
                 let place = Place(channel: channel, timetoken: row.timetoken)
                 holders[place, default: []].append(Holder(id: row.id, contentType: row.contentType))
-                places[row.id] = place
+                placeOf[row.id] = place
             }
         }
         let prefix = OutboxKeys.hardDeletePrefix
@@ -160,34 +160,27 @@ struct ServerMessageLookups {
     }
 
     /// Whether message `id` has a hard delete queued (deleted here, not yet at PubNub).
-    func hasHardDelete<Custom: ChatCustomData>(_ id: String, tx: StoreTransaction<Custom>) throws -> Bool {
-        guard prefetch else { return try tx.hasOp(target: OutboxKeys.hardDelete(id)) }
-        return hardDeletes.contains(id)
+    func hasHardDelete(_ id: String) -> Bool {
+        hardDeletes.contains(id)
     }
 
     /// Another stored message of `channel` (not `id`) that holds `timetoken`, or nil.
-    func holder<Custom: ChatCustomData>(channel: String, timetoken: Timetoken, other id: String, tx: StoreTransaction<Custom>) throws
-        -> Holder?
-    {
-        guard prefetch else {
-            guard let holder = try tx.messageId(channel: channel, timetoken: timetoken, other: id) else { return nil }
-            return Holder(id: holder, contentType: try tx.message(id: holder)?.contentType)
-        }
+    func holder(channel: String, timetoken: Timetoken, other id: String) -> Holder? {
         guard !holders.isEmpty, let value = Int64(exactly: timetoken.rawValue) else { return nil }
         return holders[Place(channel: channel, timetoken: value)]?.first { $0.id != id }
     }
 
     /// Message `id` was deleted.
     mutating func removed(_ id: String) {
-        guard prefetch, let place = places.removeValue(forKey: id) else { return }
+        guard let place = placeOf.removeValue(forKey: id) else { return }
         holders[place]?.removeAll { $0.id == id }
     }
 
     /// A message was upserted (or left as it was): with a timetoken, it now holds it.
     mutating func stored(id: String, channel: String, timetoken: Timetoken?, contentType: String?) {
-        guard prefetch, let timetoken, let value = Int64(exactly: timetoken.rawValue) else { return }
+        guard let timetoken, let value = Int64(exactly: timetoken.rawValue) else { return }
         let place = Place(channel: channel, timetoken: value)
-        if let old = places.updateValue(place, forKey: id) {
+        if let old = placeOf.updateValue(place, forKey: id) {
             holders[old]?.removeAll { $0.id == id }
         }
         holders[place, default: []].append(Holder(id: id, contentType: contentType))

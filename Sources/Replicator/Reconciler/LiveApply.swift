@@ -89,9 +89,18 @@ extension Reconciler {
         do {
             return try await ops.commit { ops in
                 var result = LiveApplyResult()
+                // What the answer's messages need of the store, read once (as a history page does).
+                let places = envelopes.compactMap { envelope -> (channel: String, timetoken: Timetoken)? in
+                    switch envelope.event {
+                    case .message, .file: envelope.timetoken.map { (envelope.channel, $0) }
+                    default: nil
+                    }
+                }
+                var lookups = try ServerMessageLookups(prefetching: places, tx: ops.tx)
                 for envelope in envelopes {
                     do {
-                        try Self.applyLive(envelope, ops: ops, currentUser: currentUser, into: &result, logger: logger)
+                        try Self.applyLive(
+                            envelope, ops: ops, lookups: &lookups, currentUser: currentUser, into: &result, logger: logger)
                     } catch {
                         // One event the model refuses never stops the others; its channel is pulled again.
                         // A failing store stops them all.
@@ -123,8 +132,8 @@ extension Reconciler {
     }
 
     private static func applyLive(
-        _ envelope: SubscribeEnvelope, ops: OpTransaction<Custom>, currentUser: String, into result: inout LiveApplyResult,
-        logger: Logger
+        _ envelope: SubscribeEnvelope, ops: OpTransaction<Custom>, lookups: inout ServerMessageLookups, currentUser: String,
+        into result: inout LiveApplyResult, logger: Logger
     ) throws {
         let tx = ops.tx
         let channel = envelope.channel
@@ -137,7 +146,6 @@ extension Reconciler {
             entry.decryptionError = envelope.decryptionError
             let message = try Self.message(entry, channel: channel)
             var one = HistoryPageResult()
-            var lookups = ServerMessageLookups.perMessage
             try Self.apply(message, ops: ops, lookups: &lookups, into: &one, logger: logger)
             result.messages.add(one)
             let outcome = one.inserted > 0 ? "inserted" : one.updated > 0 ? "updated" : one.skipped > 0 ? "skipped" : "unchanged"
