@@ -38,9 +38,17 @@ func now() -> Double {
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
 
+/// Peak RSS is read by `/usr/bin/time` around the child when it is installed: `wait4`'s
+/// `ru_maxrss` of a child started with `posix_spawn` (which shares this process's memory until
+/// `exec`) starts from this process's own peak.
+let timeTool = FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? "/usr/bin/time" : nil
+
 /// Runs `binary` with `args`, stdout captured (stderr to /dev/null), and measures it.
 func run(_ binary: String, _ args: [String]) -> ChildRun {
-    let path = binaries.appendingPathComponent(binary).path
+    let target = binaries.appendingPathComponent(binary).path
+    let rssFile = scratch.appendingPathComponent("rss-\(UUID().uuidString)").path
+    let path = timeTool ?? target
+    let args = timeTool == nil ? args : ["-f", "%M", "-o", rssFile, target] + args
     var pipe: [Int32] = [0, 0]
     guard Glibc.pipe(&pipe) == 0 else { fatalError("pipe failed") }
     var actions = posix_spawn_file_actions_t()
@@ -53,7 +61,7 @@ func run(_ binary: String, _ args: [String]) -> ChildRun {
     var pid: pid_t = 0
     let start = now()
     guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else {
-        fatalError("cannot start \(path): build everything first with `swift build -c release`")
+        fatalError("cannot start \(target): build everything first with `swift build -c release`")
     }
     posix_spawn_file_actions_destroy(&actions)
     close(pipe[1])
@@ -70,9 +78,16 @@ func run(_ binary: String, _ args: [String]) -> ChildRun {
     var status: Int32 = 0
     var usage = rusage()
     wait4(pid, &status, 0, &usage)
+    var peakKilobytes = Double(usage.ru_maxrss)
+    if let text = try? String(contentsOfFile: rssFile, encoding: .utf8),
+       let measured = text.split(separator: "\n").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
+    {
+        peakKilobytes = measured
+    }
+    try? FileManager.default.removeItem(atPath: rssFile)
     return ChildRun(
         output: String(decoding: output, as: UTF8.self), seconds: now() - start, firstLine: firstLine,
-        peakRSSMegabytes: Double(usage.ru_maxrss) / 1024, status: status)
+        peakRSSMegabytes: peakKilobytes / 1024, status: status)
 }
 
 /// The `bench: key value` lines of an output.

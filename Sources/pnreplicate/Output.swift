@@ -75,9 +75,16 @@ enum Output {
 
     /// Left-aligned two-column lines.
     static func table(_ rows: [(String, String)]) {
+        print(tableText(rows), terminator: "")
+    }
+
+    /// The lines ``table(_:)`` prints, each ending in a newline.
+    static func tableText(_ rows: [(String, String)]) -> String {
         let width = rows.map(\.0.count).max() ?? 0
+        var text = ""
         for (key, value) in rows {
-            print(key + String(repeating: " ", count: width + 2 - key.count) + value)
+            text += key + String(repeating: " ", count: width + 2 - key.count) + value + "\n"
         }
+        return text
     }
 }

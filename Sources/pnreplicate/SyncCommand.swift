@@ -166,7 +166,7 @@ struct Sync: AsyncParsableCommand {
         let count = try await session.store.fetch(session.store.queries.outboxCount())
         print("dry run: \(count) op\(count == 1 ? "" : "s") in the outbox; no request made, nothing changed")
         for try await entry in entries {
-            print("\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) state=\(entry.state.rawValue) attempts=\(entry.attempts)")
+            var text = "\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) state=\(entry.state.rawValue) attempts=\(entry.attempts)\n"
             var rows: [(String, String)] = [("   waiting", entry.waiting)]
             if let next = entry.nextAttemptAt {
                 rows.append(("   next attempt", ISOTimestamp(date: next, fractionDigits: 3).description))
@@ -180,7 +180,8 @@ struct Sync: AsyncParsableCommand {
                 if let encryption = entry.encryption { rows.append(("   encrypted", "the payload, with \(encryption)")) }
             }
             if let note = entry.requestNote { rows.append(("   request", "(\(note))")) }
-            Output.table(rows)
+            text += Output.tableText(rows)
+            print(text, terminator: "")
         }
     }
 }
