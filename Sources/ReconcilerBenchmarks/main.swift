@@ -100,7 +100,9 @@ let client = PubNubClient(
     transport: transport)
 let store = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("pull.sqlite").path)
 var benchOptions = ReconcilerOptions()
-if let index = arguments.firstIndex(of: "--pages-per-commit"), let pages = arguments.dropFirst(index - arguments.startIndex + 1).first.flatMap(Int.init) {
+if let index = arguments.firstIndex(of: "--pages-per-commit"),
+   let pages = arguments[arguments.index(after: index)...].first.flatMap(Int.init)
+{
     benchOptions.pagesPerCommit = pages
 }
 let reconciler = Reconciler(store: store, client: client, options: benchOptions)

@@ -158,7 +158,8 @@ extension Outbox {
                         if let known = entry.operation.messageTimetoken {
                             resolved.messageTimetoken = known
                         } else {
-                            resolved.messageTimetoken = try await Outbox.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
+                            resolved.messageTimetoken = try await Outbox.storedTimetoken(
+                                ofMessage: entry.operation.messageId ?? "", in: store)
                         }
                     }
                     resolved.actionTimetoken = entry.operation.actionTimetoken

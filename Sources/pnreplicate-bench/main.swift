@@ -136,7 +136,9 @@ for index in 1...runs {
     sendSeconds.append(send.seconds)
     sendRSS.append(send.peakRSSMegabytes)
     let dry = run("pnreplicate", ["--dry-run", "--store", store])
-    guard dry.status == 0, dry.output.contains("\(opCount). ") else { fatalError("pnreplicate --dry-run failed:\n\(dry.output.prefix(500))") }
+    guard dry.status == 0, dry.output.contains("\(opCount). ") else {
+        fatalError("pnreplicate --dry-run failed:\n\(dry.output.prefix(500))")
+    }
     dryFirst.append(dry.firstLine ?? .nan)
     drySeconds.append(dry.seconds)
     dryRSS.append(dry.peakRSSMegabytes)
@@ -157,7 +159,9 @@ var host = utsname()
 uname(&host)
 let machine = withUnsafeBytes(of: &host.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
 let date = ISO8601DateFormatter().string(from: Date())
-print("pnreplicate-bench \(date), \(ProcessInfo.processInfo.activeProcessorCount) cores \(machine), median of \(runs) run\(runs == 1 ? "" : "s")\(quick ? " (quick: small inputs)" : "")")
+let cores = ProcessInfo.processInfo.activeProcessorCount
+print("pnreplicate-bench \(date), \(cores) cores \(machine), median of \(runs) run\(runs == 1 ? "" : "s")"
+    + (quick ? " (quick: small inputs)" : ""))
 print("")
 let rows: [[String]] = [
     ["path", "pnreplicate", "raw limit, same run", "ratio", "goal"],
@@ -169,17 +173,21 @@ let rows: [[String]] = [
      ratio(m(outbox, "drain-1"), m(outbox, "publish-1")), "≥ 0.7"],
     ["drain, 8 channels", rate(m(outbox, "drain-8")), rate(m(outbox, "publish-8")) + " (8 concurrent publishers)",
      ratio(m(outbox, "drain-8"), m(outbox, "publish-8")), "≥ 0.7"],
-    ["live sync: publish → observed, p50 / p99", String(format: "%.2f / %.2f ms", m(live, "live-p50"), m(live, "live-p99")), "-", "-", "p99 < 50 ms"],
+    ["live sync: publish → observed, p50 / p99", String(format: "%.2f / %.2f ms", m(live, "live-p50"), m(live, "live-p99")),
+     "-", "-", "p99 < 50 ms"],
     ["live ingest vs history ingest", rate(m(live, "live-ingest")), rate(m(live, "history-ingest")) + " (catchUp, same messages)",
      ratio(m(live, "live-ingest"), m(live, "history-ingest")), "≥ 1"],
     ["pnreplicate send --count \(opCount)", String(format: "%.2f s, %.0f MB", median(sendSeconds), median(sendRSS)), "-", "-", "< 5 s"],
-    ["pnreplicate --dry-run, \(opCount) ops", String(format: "%.2f s (first line %.0f ms), %.0f MB", median(drySeconds), median(dryFirst) * 1000, median(dryRSS)),
+    ["pnreplicate --dry-run, \(opCount) ops",
+     String(format: "%.2f s (first line %.0f ms), %.0f MB", median(drySeconds), median(dryFirst) * 1000, median(dryRSS)),
      "-", "-", "< 1 s, < 100 ms, < 100 MB"],
-    ["pnreplicate --dry-run --json, \(opCount) ops", String(format: "%.2f s, %.0f MB", median(jsonSeconds), median(jsonRSS)), "-", "-", "-"],
+    ["pnreplicate --dry-run --json, \(opCount) ops", String(format: "%.2f s, %.0f MB", median(jsonSeconds), median(jsonRSS)),
+     "-", "-", "-"],
     ["reconcile \(quick ? "100k" : "1M") messages, peak RSS", String(format: "%.0f MB", rss.peakRSSMegabytes), "-", "-", "< 150 MB"],
 ]
 let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
 for (index, row) in rows.enumerated() {
-    print("| " + row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |")
+    let cells = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+    print("| " + cells.joined(separator: " | ") + " |")
     if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
 }

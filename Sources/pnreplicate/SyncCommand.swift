@@ -166,7 +166,8 @@ struct Sync: AsyncParsableCommand {
         let count = try await session.store.fetch(session.store.queries.outboxCount())
         print("dry run: \(count) op\(count == 1 ? "" : "s") in the outbox; no request made, nothing changed")
         for try await entry in entries {
-            var text = "\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) state=\(entry.state.rawValue) attempts=\(entry.attempts)\n"
+            var text = "\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) "
+                + "state=\(entry.state.rawValue) attempts=\(entry.attempts)\n"
             var rows: [(String, String)] = [("   waiting", entry.waiting)]
             if let next = entry.nextAttemptAt {
                 rows.append(("   next attempt", ISOTimestamp(date: next, fractionDigits: 3).description))
