@@ -130,16 +130,21 @@ public enum MessageDraftError: Error, Sendable, Hashable, CustomStringConvertibl
     case emptyMention
     /// A suggested mention no longer matches the text at its offset (the user typed on).
     case suggestionOutdated(SuggestedMention)
+    /// A mentioned user or referenced channel id the model refuses (`""`, `.`, `..`, one with a
+    /// `,` or `/`, ...): its mention event would go to the wrong channel or endpoint.
+    case invalidTarget(MentionTarget, reason: ModelValidationError)
 
     /// A one-line explanation.
     public var description: String {
         switch self {
         case .outOfRange(let offset, let length, let textLength):
-            "range \(offset)..<\(offset + length) is outside the text (\(textLength) UTF-16 code units)"
+            // Described without adding: offset + length may not fit an Int.
+            "range of \(length) from \(offset) is outside the text (\(textLength) UTF-16 code units)"
         case .splitsCharacter(let offset): "offset \(offset) falls inside a character (between its UTF-16 code units)"
         case .mentionOverlaps(let other): "the mention would overlap the mention at \(other.offset)..<\(other.end)"
         case .emptyMention: "a mention must cover at least one character"
         case .suggestionOutdated(let suggestion): "the text at \(suggestion.offset) is no longer \"\(suggestion.replaceFrom)\""
+        case .invalidTarget(let target, let reason): "cannot mention \(target): \(reason)"
         }
     }
 }
@@ -222,6 +227,7 @@ public struct MessageDraft: Sendable, Hashable, Codable {
     public mutating func addMention(offset: Int, length: Int, target: MentionTarget) throws(MessageDraftError) {
         guard length > 0 else { throw .emptyMention }
         try check(offset: offset, length: length)
+        try Self.validate(target)
         let mention = DraftMention(offset: offset, length: length, target: target)
         if let other = mentions.first(where: { !(mention.offset >= $0.end || mention.end <= $0.offset) }) {
             throw .mentionOverlaps(other)
@@ -255,8 +261,21 @@ public struct MessageDraft: Sendable, Hashable, Codable {
     /// old text is diffed to the new one (``TextDiff/semanticDiff(from:to:halfMatch:)``) and each deletion
     /// and insertion is replayed left to right through the edit rules. Call it with the whole
     /// text field's content after each change when the UI gives no finer edits.
+    ///
+    /// The diff is bounded: past ``updateDiffBudget`` (the product of the changed middles'
+    /// lengths, once the common prefix and suffix are set aside) the middle is replaced whole
+    /// instead, so a paste over a long draft costs a copy, not minutes of diffing. Mentions in the
+    /// common prefix and suffix are kept either way.
     public mutating func update(text: String) {
         let target = Array(text.utf16)
+        let (prefix, suffix) = Self.commonEnds(units, target)
+        let oldMiddle = units.count - prefix - suffix, newMiddle = target.count - prefix - suffix
+        let (cost, overflow) = oldMiddle.multipliedReportingOverflow(by: newMiddle)
+        if overflow || cost > Self.updateDiffBudget {
+            remove(offset: prefix, length: oldMiddle)
+            insert(Array(target[prefix..<(prefix + newMiddle)]), at: prefix)
+            return
+        }
         var cursor = 0
         for edit in TextDiff.semanticDiff(from: units, to: target) {
             switch edit.operation {
@@ -272,6 +291,20 @@ public struct MessageDraft: Sendable, Hashable, Codable {
             units = target
             mentions.removeAll { $0.end > units.count }
         }
+    }
+
+    /// The largest diff ``update(text:)`` runs: the product of the old and new changed middles'
+    /// lengths (UTF-16 code units). 4,000,000 (two middles of 2,000) diffs in milliseconds.
+    public static let updateDiffBudget = 4_000_000
+
+    /// The lengths of the common prefix and of the common suffix (not overlapping the prefix).
+    static func commonEnds(_ a: [UInt16], _ b: [UInt16]) -> (prefix: Int, suffix: Int) {
+        let limit = min(a.count, b.count)
+        var prefix = 0
+        while prefix < limit && a[prefix] == b[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < limit - prefix && a[a.count - 1 - suffix] == b[b.count - 1 - suffix] { suffix += 1 }
+        return (prefix, suffix)
     }
 
     // MARK: Elements and the wire form
@@ -373,6 +406,20 @@ public struct MessageDraft: Sendable, Hashable, Codable {
     }
 
     // MARK: The edit rules
+
+    /// Refuses a user or channel id that is no valid identifier (URLs are not validated, as in
+    /// the Chat SDK).
+    static func validate(_ target: MentionTarget) throws(MessageDraftError) {
+        do {
+            switch target {
+            case .user(let id): try Validation.validateIdentifier(id, field: "mention.user")
+            case .channel(let id): try Validation.validateIdentifier(id, field: "mention.channel")
+            case .url: break
+            }
+        } catch {
+            throw .invalidTarget(target, reason: error)
+        }
+    }
 
     private func check(offset: Int, length: Int) throws(MessageDraftError) {
         guard offset >= 0, length >= 0, offset <= units.count, length <= units.count - offset else {

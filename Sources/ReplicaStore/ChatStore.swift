@@ -299,6 +299,9 @@ public struct StoreOptions: Sendable {
     /// byte-identical (dry runs). The store must exist and have the store's schema; it must be
     /// current too, unless ``migration`` is ``MigrationMode/manual`` (to report what is pending).
     public var readOnly = false
+    /// How long a write waits for another connection's or process's write lock before it fails
+    /// with ``StoreError/busy(message:)`` (seconds); default 10.
+    public var busyTimeout: TimeInterval = 10
 
     /// Default options.
     public init() {}
@@ -306,7 +309,7 @@ public struct StoreOptions: Sendable {
     func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "pnreplicate"
         return configuration
     }

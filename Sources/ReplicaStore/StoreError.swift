@@ -43,6 +43,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The storage itself failed: the disk is full, the file became read-only or unreadable, an
     /// I/O error. Work whose outcome cannot be recorded stops on it (a drain, a sync).
     case storageFailed(message: String)
+    /// Another connection or process held the store's write lock for longer than
+    /// ``StoreOptions/busyTimeout``: a wait, not a failure. Retry later (the live sync does, with
+    /// its backoff); nothing was written.
+    case busy(message: String)
 
     /// A one-line explanation, suitable for a CLI's stderr.
     public var description: String {
@@ -78,6 +82,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "database error: \(message)"
         case .storageFailed(let message):
             "the store cannot be written: \(message)"
+        case .busy(let message):
+            "the store is busy (another process holds its write lock): \(message)"
         }
     }
 }

@@ -51,14 +51,18 @@ extension Outbox {
         for try await page in HistoryPages(channel: channel, end: floor, scope: "probe \(entry.id) in \(channel)", fetch: {
             try await self.client.fetchHistory($0)
         }) {
-            if let found = page.messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id) }) {
+            if let found = page.messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id, publisher: userId) }) {
                 return .applied(.published(found.timetoken))
             }
         }
         return .notApplied
     }
 
-    static func isMessage(_ message: HistoryMessage, id: String?, opId: String) -> Bool {
+    /// Whether a history entry of the op's channel is the op's publish: it carries the message's id
+    /// or the op id in `meta`, and this user published it. Another publisher's entry with the same
+    /// id or meta is a different message (``ReplicaModel/MessageIdentity``): it never finishes the op.
+    static func isMessage(_ message: HistoryMessage, id: String?, opId: String, publisher: String) -> Bool {
+        guard message.uuid == publisher else { return false }
         if let id, case .object(let body) = message.message, body["id"] == .string(id) { return true }
         if case .object(let meta)? = message.meta, meta["pnr_op"] == .string(opId) { return true }
         return false

@@ -297,14 +297,22 @@ public actor Outbox<Custom: ChatCustomData> {
     /// let badge = try await store.fetch(store.queries.unreadCount(inChannel: "general", for: outbox.userId))
     /// ```
     ///
+    /// A stored position later than the present plus 10 minutes (``ReplicaModel/ReadPosition``:
+    /// another user wrote it, or a typo) counts as none, so this call replaces it.
+    ///
+    /// - Parameter force: move the position even backwards (to repair one set too far).
     /// - Throws: ``OutboxError/notAMember(channel:user:)`` when the store has no membership of the
-    ///   user in the channel (the position lives there).
+    ///   user in the channel (the position lives there); ``OutboxError/implausibleReadPosition(_:ceiling:)``
+    ///   for a position in the future.
     @discardableResult
-    public func markRead(channel: String, upTo timetoken: Timetoken) async throws -> OutboxReceipt<ChatMember<Custom>> {
+    public func markRead(channel: String, upTo timetoken: Timetoken, force: Bool = false) async throws
+        -> OutboxReceipt<ChatMember<Custom>>
+    {
         let opId = Self.newOpId(), receiptOpId = Self.newOpId(), now = clock.now, userId = userId
         return try await commit {
             try $0.enqueueMarkRead(
-                opId: opId, channelId: channel, userId: userId, timetoken: timetoken, receiptOpId: receiptOpId, now: now)
+                opId: opId, channelId: channel, userId: userId, timetoken: timetoken, force: force, receiptOpId: receiptOpId,
+                now: now)
         }
     }
 

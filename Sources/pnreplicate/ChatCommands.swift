@@ -16,7 +16,7 @@ struct EditCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.edit(message: message, text: text)
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.edit(message: message, text: text)
             try EnqueueOutput(receipt, id: message).print(json: options.json)
         }
     }
@@ -34,7 +34,7 @@ struct DeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.deleteMessage(id: message, hard: hard)
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.deleteMessage(id: message, hard: hard)
             try EnqueueOutput(receipt, id: message).print(json: options.json)
         }
     }
@@ -50,7 +50,7 @@ struct RestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.restoreMessage(id: message)
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.restoreMessage(id: message)
             try EnqueueOutput(receipt, id: message).print(json: options.json)
         }
     }
@@ -64,11 +64,12 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The channel.") var channel: String
-    @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken.") var upTo: String?
+    @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken (at most the present plus 10 minutes).") var upTo: String?
+    @Flag(name: .long, help: "Move the read position even backwards (repairs one set too far).") var force = false
 
     func run() async throws {
         try await runReportingErrors {
-            let session = try Session(store: options, connection: connection)
+            let session = try Session(store: options, connection: connection, existing: true)
             let timetoken: Timetoken
             if let upTo {
                 guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }
@@ -80,7 +81,7 @@ struct ReadCommand: AsyncParsableCommand {
                 }
                 timetoken = newest
             }
-            let receipt = try await session.outbox.markRead(channel: channel, upTo: timetoken)
+            let receipt = try await session.outbox.markRead(channel: channel, upTo: timetoken, force: force)
             try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }
@@ -101,7 +102,7 @@ struct UnreadCommand: AsyncParsableCommand {
             var counts = try await store.fetch(store.queries.unreadCounts(for: user))
             if let channel { counts = counts.filter { $0.key == channel } }
             if options.json { return try Output.json(counts) }
-            if counts.isEmpty { return Output.standardOutput("no memberships of \(user) in the store\n") }
+            if counts.isEmpty { Output.standardOutput("no memberships of \(user) in the store\n"); return }
             Output.table(counts.sorted { $0.key < $1.key }.map { ($0.key, String($0.value)) })
         }
     }
@@ -118,7 +119,7 @@ struct PinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.pinMessage(id: message, in: channel)
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.pinMessage(id: message, in: channel)
             try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }
@@ -133,7 +134,7 @@ struct UnpinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.unpinMessage(in: channel)
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.unpinMessage(in: channel)
             try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }
@@ -150,7 +151,7 @@ struct DecryptPendingCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             guard try connection.crypto() != nil else { throw ValidationError("decrypt-pending needs --cipher-key or $PUBNUB_CIPHER_KEY") }
-            let report = try await Session(store: options, connection: connection).reconciler.decryptPending()
+            let report = try await Session(store: options, connection: connection, existing: true).reconciler.decryptPending()
             if options.json { return try Output.json(report) }
             Output.table([("decrypted", String(report.decrypted)), ("still undecryptable", String(report.stillUndecryptable))])
         }

@@ -40,6 +40,14 @@ struct ConnectionOptions: ParsableArguments {
 
     /// PubNub's crypto module when a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`).
     func crypto() throws -> CryptoModule? {
+        // An empty key given on purpose (an unset variable: `--cipher-key "$KEY"`) must not quietly
+        // publish plaintext: refused, as an empty `PUBNUB_CIPHER_KEY` is.
+        if cipherKey?.isEmpty == true {
+            throw ValidationError("--cipher-key is empty (an unset variable?); give the key, or leave the option out to send unencrypted")
+        }
+        if cipherKey == nil, ProcessInfo.processInfo.environment["PUBNUB_CIPHER_KEY"]?.isEmpty == true {
+            throw ValidationError("PUBNUB_CIPHER_KEY is set but empty; give the key, or unset it to send unencrypted")
+        }
         guard let key = cipherKey ?? ProcessInfo.processInfo.environment["PUBNUB_CIPHER_KEY"], !key.isEmpty else {
             if legacyCryptor || staticIv { throw ValidationError("--legacy-cryptor and --static-iv need a cipher key") }
             return nil
@@ -76,10 +84,15 @@ struct Session {
     /// Opens the store (migrating it), an outbox on a URLSession transport whose requests each
     /// end within `requestTimeout` seconds, and a reconciler; nothing is sent or fetched until a
     /// command drains, syncs or reads.
+    ///
+    /// - Parameter existing: the command works on what a store already holds (an edit, a pin, a
+    ///   read position, `decrypt-pending`): a missing file is refused rather than created empty at
+    ///   a mistyped path.
     init(
         store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false,
-        requestTimeout: TimeInterval = 15
+        requestTimeout: TimeInterval = 15, existing: Bool = false
     ) throws {
+        if existing { try options.requireExistingStore() }
         var storeOptions = options.storeOptions(migration: .automatic)
         storeOptions.readOnly = readOnly
         store = try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: storeOptions)

@@ -52,7 +52,7 @@ struct DraftCommand: AsyncParsableCommand {
         }
         if let quote = draft.quotedMessage { lines.append("  quotes \(quote.timetoken) by \(quote.userId)") }
         if !draft.isEmpty { lines.append("  sends: \(draft.render())") }
-        Output.standardOutput(lines.joined(separator: "\n") + "\n")
+        Output.standardOutput(Output.terminalSafe(lines.joined(separator: "\n")) + "\n")
     }
 
     struct Show: AsyncParsableCommand {
@@ -180,6 +180,7 @@ struct DraftCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let key = try target.key()
+                try options.requireExistingStore()
                 let removed = try await DraftCommand.open(options).removeDraft(key)
                 if options.json { return try Output.json(["draft": key.description, "removed": removed ? "yes" : "no"]) }
                 Output.standardOutput(removed ? "draft of \(key) removed\n" : "no draft of \(key)\n")
@@ -196,9 +197,10 @@ struct DraftCommand: AsyncParsableCommand {
                 let store = try options.openForReading()
                 let drafts = try await store.fetch(store.queries.drafts())
                 if options.json { return try Output.json(drafts.map { DraftOutput(key: $0.key, draft: $0.draft) }) }
-                if drafts.isEmpty { return Output.standardOutput("no drafts\n") }
+                if drafts.isEmpty { Output.standardOutput("no drafts\n"); return }
                 for stored in drafts {
-                    Output.standardOutput("\(stored.key)  \(stored.draft.mentions.count) mention(s)  \"\(stored.draft.text)\"\n")
+                    Output.standardOutput(
+                        Output.terminalSafe("\(stored.key)  \(stored.draft.mentions.count) mention(s)  \"\(stored.draft.text)\"") + "\n")
                 }
             }
         }

@@ -68,7 +68,13 @@ struct Listen: AsyncParsableCommand {
         try await runReportingErrors {
             // Before anything else, so that a signal during the store's opening is not lost.
             let stop = StopSwitch()
-            let trap = await SignalTrap([SIGINT, SIGTERM]) { _ in stop.pull() }
+            let trap = await SignalTrap([SIGINT, SIGTERM]) { _ in
+                stop.pull()
+                // A stop is clean within moments (every event is committed as it is applied). One
+                // that does not come (stdout is a pipe nobody reads, and the printer is blocked in
+                // its write) ends the process anyway: a signal is never ignored.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 5) { _exit(0) }
+            }
             defer { trap.cancel() }
             try await listen(until: stop)
         }
@@ -88,11 +94,14 @@ struct Listen: AsyncParsableCommand {
         let printer = ActivityPrinter(json: options.json, verbose: options.verbose)
         // Subscribed before the run starts, so that nothing is missed.
         let activity = live.activity()
-        printer.print(.state(await live.state))
+        _ = printer.print(.state(await live.state))
         let running = Task { try await live.run() }
         stop.attach(running)
         // The sequence finishes when the run returns (``LiveState/stopped`` is its last element).
-        for await item in activity { printer.print(item) }
+        // A reader that went away (`listen | head -2`) ends the run, as SIGPIPE would.
+        for await item in activity {
+            if !printer.print(item) { stop.pull() }
+        }
         // A stop that interrupts a store access is a clean stop: `LiveSync.run()` owns that rule.
         try await running.value
     }
@@ -104,14 +113,16 @@ struct ActivityPrinter {
     var json: Bool
     var verbose: Bool
 
-    func print(_ item: LiveActivity) {
+    /// Prints one item; false when stdout could not be written (its reader went away).
+    func print(_ item: LiveActivity) -> Bool {
         if json {
-            if let line = try? Output.jsonLine(ActivityLine(item)) { Output.standardOutput(line + "\n") }
-            return
+            if let line = try? Output.jsonLine(ActivityLine(item)) { return Output.standardOutput(line + "\n") }
+            return true
         }
         switch item {
         case .event(let record):
-            Output.standardOutput(Self.text(record) + "\n")
+            // Channels, ids and publishers are other users' words: escaped for the terminal.
+            return Output.standardOutput(Output.terminalSafe(Self.text(record)) + "\n")
         case .state(let state):
             if verbose { Output.standardError("state: \(state)\n") }
         case .gapFilled(let report):
@@ -119,6 +130,7 @@ struct ActivityPrinter {
         case .presenceRefreshed(let counts):
             if verbose { Output.standardError(Self.text(presence: counts) + "\n") }
         }
+        return true
     }
 
     /// `presence read: c1 (2 here), c2 (0 here)`.

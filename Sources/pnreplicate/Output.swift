@@ -44,10 +44,14 @@ enum Output {
     /// diagnostic that cannot be shown must not turn exit status 1 into a crash.
     static func standardError(_ text: String) { writeAll(text, to: STDERR_FILENO) }
 
-    /// Writes `text` to stdout unbuffered (a parent reading a pipe sees it at once), ignoring failure.
-    static func standardOutput(_ text: String) { writeAll(text, to: STDOUT_FILENO) }
+    /// Writes `text` to stdout unbuffered (a parent reading a pipe sees it at once). Returns
+    /// false when it could not be written (the reader went away: `listen | head -2`); the rest is
+    /// dropped, never a crash.
+    @discardableResult
+    static func standardOutput(_ text: String) -> Bool { writeAll(text, to: STDOUT_FILENO) }
 
-    private static func writeAll(_ text: String, to descriptor: Int32) {
+    @discardableResult
+    private static func writeAll(_ text: String, to descriptor: Int32) -> Bool {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -56,9 +60,10 @@ enum Output {
             } else if written < 0, errno == EINTR {
                 continue
             } else {
-                return  // closed, broken pipe, full disk: nobody can read it; drop the rest
+                return false  // closed, broken pipe, full disk: nobody can read it; drop the rest
             }
         }
+        return true
     }
 
     /// Makes the standard streams safe to write, before anything runs: SIGPIPE is ignored (a
@@ -83,7 +88,7 @@ enum Output {
         let width = rows.map(\.0.count).max() ?? 0
         var text = ""
         for (key, value) in rows {
-            text += key + String(repeating: " ", count: width + 2 - key.count) + value + "\n"
+            text += key + String(repeating: " ", count: width + 2 - key.count) + terminalSafe(value) + "\n"
         }
         return text
     }

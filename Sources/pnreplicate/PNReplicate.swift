@@ -42,6 +42,15 @@ struct StoreOptionsGroup: ParsableArguments {
         store ?? ProcessInfo.processInfo.environment["PNREPLICATE_STORE"] ?? "./pnreplicate.sqlite"
     }
 
+    /// Refuses a store path where no file is: for commands that change what a store already
+    /// holds, so that a mistyped path is an error, not a new empty store.
+    func requireExistingStore() throws {
+        guard FileManager.default.fileExists(atPath: storePath) else {
+            throw ValidationError(
+                "no store at \(storePath) (check --store or $PNREPLICATE_STORE; `pnreplicate sync` or `migrate` creates one)")
+        }
+    }
+
     /// Store options with logging at the chosen level.
     func storeOptions(migration: StoreOptions.MigrationMode) -> StoreOptions {
         var options = StoreOptions()

@@ -73,7 +73,7 @@ struct PresenceOutput: Encodable {
             row.enumerated().map { $0.offset == 3 ? $0.element : $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
-        return "\(channel): \(occupancy) here\n" + lines.joined(separator: "\n") + "\n"
+        return Output.terminalSafe("\(channel): \(occupancy) here\n" + lines.joined(separator: "\n") + "\n")
     }
 }
 

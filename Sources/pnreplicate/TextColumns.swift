@@ -6,7 +6,7 @@ extension Output {
     /// instead when there are no rows.
     static func columns(_ header: [String], _ rows: [[String]], empty: String) {
         guard !rows.isEmpty else { return print(empty) }
-        let all = [header] + rows
+        let all = [header] + rows.map { $0.map(terminalSafe) }
         var widths = Array(repeating: 0, count: header.count)
         for row in all {
             for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
@@ -32,5 +32,32 @@ extension Output {
     /// Text on one line: line breaks shown as `⏎`.
     static func oneLine(_ text: String) -> String {
         text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).joined(separator: "⏎")
+    }
+
+    /// Text other users wrote (message text, names, ids), made safe to print on a terminal: every
+    /// control character but newline and tab (C0, DEL, C1: escape sequences that could clear the
+    /// screen, set the title or move the cursor) and the bidirectional overrides (which reorder
+    /// what is shown) are written as `\u{…}`. Human output only: JSON output stays exact (its
+    /// encoder escapes C0 itself).
+    static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var safe = ""
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                safe += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                safe.unicodeScalars.append(scalar)
+            }
+        }
+        return safe
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }

@@ -101,7 +101,7 @@ private struct DraftRunStats: CustomStringConvertible {
         case .outOfRange: outOfRange += 1
         case .mentionOverlaps: mentionOverlaps += 1
         case .emptyMention: emptyMention += 1
-        case .suggestionOutdated: break
+        case .suggestionOutdated, .invalidTarget: break
         }
     }
 

@@ -24,7 +24,7 @@ struct ChatSemanticsTests {
         try await world.store.fetch(world.store.queries.message(id: id))
     }
 
-    @Test("three offline edits send one `edited` action with the last text; the newest edit by action timetoken wins, whoever wrote it")
+    @Test("three offline edits send one `edited` action with the last text; the newest edit by action timetoken wins, whoever wrote it, under the Chat SDK's rule")
     func editsCoalesceAndNewestWins() async throws {
         let world = try World()
         let message = try await Self.sentMessage(world)
@@ -43,10 +43,13 @@ struct ChatSemanticsTests {
         let actions = await world.server.storedActions(channel: "c")
         #expect(actions.map(\.type) == ["edited"] && actions.map(\.value) == ["Hello!"])
 
-        // The Chat SDK on another device edits later: its text shows, after a pull.
+        // The Chat SDK on another device edits later: by default another user's edit does not
+        // count; under the Chat SDK's rule its text shows, after a pull.
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
         _ = try await other.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "edited", value: "Hi [Al](pn-user://al)")
         _ = try await world.reconciler().pullReactions(channel: "c")
+        #expect(try await Self.shown(world, message.id)?.shownText == "Hello!")
+        try await world.store.setEditAuthority(.anyone)
         let edited = try #require(try await Self.shown(world, message.id))
         #expect(edited.shownText == "Hi [Al](pn-user://al)" && edited.mentionedUserIds == ["al"])
         let mentioning = try await world.store.fetch(world.store.queries.messages(mentioning: "al"))
@@ -96,7 +99,9 @@ struct ChatSemanticsTests {
         _ = try await world.reconciler().pullReactions(channel: "c")
         #expect(try await Self.shown(world, message.id)?.isDeleted == false)
 
-        // Deleted by the Chat SDK on another device too: PubNub lets only that user remove it.
+        // Deleted by the Chat SDK on another device too (its rule: anyone's deletion counts):
+        // PubNub lets only that user remove it.
+        try await world.store.setEditAuthority(.anyone)
         _ = try await world.outbox.deleteMessage(id: message.id)
         _ = try await world.outbox.drain()
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
@@ -109,13 +114,15 @@ struct ChatSemanticsTests {
         #expect(try await world.entries().isEmpty)
     }
 
-    @Test("a message deleted by the Chat SDK elsewhere disappears here after a pull")
+    @Test("a message another user deleted with the Chat SDK stays by default and disappears after a pull under the Chat SDK's rule")
     func deletedElsewhere() async throws {
         let world = try World()
         let message = try await Self.sentMessage(world)
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
         _ = try await other.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "deleted", value: "deleted")
         _ = try await world.reconciler().pullReactions(channel: "c")
+        #expect(try await Self.shown(world, message.id)?.isDeleted == false)
+        try await world.store.setEditAuthority(.anyone)
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).isEmpty)
         #expect(try await Self.shown(world, message.id)?.isDeleted == true)
     }

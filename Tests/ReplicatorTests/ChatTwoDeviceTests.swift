@@ -92,6 +92,9 @@ struct ChatTwoDeviceTests {
 
         let a = try World(seed: seed, clock: clock, server: server, policy: .fieldMerge(tie: .lastWriter))
         let b = try World(seed: seed &+ 1000, clock: clock, server: server, policy: .fieldMerge(tie: .lastWriter))
+        // Both devices edit and delete each other's messages: the Chat SDK's rule (EditAuthority).
+        try await a.store.setEditAuthority(.anyone)
+        try await b.store.setEditAuthority(.anyone)
         _ = try await a.sync()
         _ = try await b.sync()
 

@@ -151,6 +151,24 @@ package final class StoreTransaction<Custom: ChatCustomData> {
             .map { ($0[0], StoreCoding.timetoken($0[1])) }
     }
 
+    /// The author of stored message `id` and whether `user` may change what it shows (the author,
+    /// or a user the store's ``EditAuthority`` names), or nil when it is not stored.
+    package func editPermission(messageId id: String, user: String) throws -> (author: String, allowed: Bool)? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: """
+                SELECT msg.user_id, (msg.user_id = ?2 OR ?2 IN (SELECT user_id FROM message_editors)
+                                     OR EXISTS (SELECT 1 FROM message_editors WHERE user_id = '\(EditAuthority.anyoneRow)'))
+                FROM messages msg WHERE msg.id = ?1
+                """), arguments: [id, user]
+        ).map { ($0[0], $0[1]) }
+    }
+
+    /// Where the stored message `id` is and who wrote it (``ReplicaModel/MessageIdentity``), or nil.
+    package func messagePlace(id: String) throws -> MessageIdentity.Place? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT channel_id, timetoken, user_id FROM messages WHERE id = ?"), arguments: [id])
+            .map { MessageIdentity.Place(channel: $0[0], timetoken: StoreCoding.timetoken($0[1]), userId: $0[2]) }
+    }
+
     /// The id of another stored message of `channel` that holds `timetoken`, or nil.
     package func messageId(channel: String, timetoken: Timetoken, other id: String) throws -> String? {
         try String.fetchOne(

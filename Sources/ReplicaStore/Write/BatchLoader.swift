@@ -53,6 +53,8 @@ extension ChatStore {
         case let error as ModelValidationError: .invalidInput(error.description)
         case let error as DatabaseError where isStorageFailure(error):
             .storageFailed(message: error.message ?? "\(error)")
+        case let error as DatabaseError where isBusy(error):
+            .busy(message: error.message ?? "\(error)")
         case let error as DatabaseError: .database(message: error.message ?? "\(error)")
         default: .database(message: "\(error)")
         }
@@ -68,6 +70,16 @@ extension ChatStore {
         case let error as DatabaseError:
             return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB,
                     .SQLITE_PERM, .SQLITE_NOMEM].contains(error.resultCode)
+        default: return false
+        }
+    }
+
+    /// Whether `error` says another connection held the write lock past the busy timeout
+    /// (SQLite's BUSY or LOCKED): a wait, to retry later, not a failure.
+    public static func isBusy(_ error: any Error) -> Bool {
+        switch error {
+        case StoreError.busy: return true
+        case let error as DatabaseError: return [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode)
         default: return false
         }
     }

@@ -30,9 +30,14 @@ public struct StoredDraft: Sendable, Hashable {
 }
 
 extension ChatStore {
-    /// Changes the draft of `key` in one transaction: reads it (an empty draft when there is
-    /// none), runs `edit` on it, and saves the result, or deletes the row when the result is
-    /// empty (no text, no quote). Returns the saved draft.
+    /// Changes the draft of `key`: reads it (an empty draft when there is none), runs `edit` on it,
+    /// and saves the result, or deletes the row when the result is empty (no text, no quote).
+    /// Returns the saved draft.
+    ///
+    /// `edit` runs **outside** the write transaction (a text diff of a long draft must not block
+    /// every other writer): the save commits only if the stored draft is still the one `edit`
+    /// started from; if another writer changed it meanwhile, `edit` runs again on the new one
+    /// (up to 8 times, then ``StoreError/busy(message:)``).
     ///
     /// Call it once per user edit (each keystroke's `insertText`/`removeText`, or `update(text:)`
     /// with the field's content): nothing is debounced, so nothing typed is ever only in memory.
@@ -44,23 +49,26 @@ extension ChatStore {
     /// try await store.editDraft(key) { try $0.insertText(offset: 0, text: "Hi ") }
     /// ```
     ///
-    /// An error thrown by `edit` (a refused mention, say) rolls the transaction back and is
-    /// rethrown as is: the stored draft is unchanged.
+    /// An error thrown by `edit` (a refused mention, say) is rethrown as is: the stored draft is
+    /// unchanged.
     @discardableResult
     public func editDraft(
         _ key: DraftKey, at date: Date = Date(), _ edit: @escaping @Sendable (inout MessageDraft) throws -> Void
     ) async throws -> MessageDraft {
-        let result: Result<MessageDraft, any Error> = try await write { db in
-            var draft = try Self.draft(key, db: db) ?? MessageDraft()
-            do {
-                try edit(&draft)
-            } catch {
-                return .failure(error)
+        for _ in 0..<8 {
+            let base = try await read { db in try Self.draft(key, db: db) }
+            var draft = base ?? MessageDraft()
+            try edit(&draft)
+            let edited = draft
+            let saved = try await write { db -> Bool in
+                // Compare-and-set: only over the draft the edit started from.
+                guard try Self.draft(key, db: db) == base else { return false }
+                try Self.save(edited, key: key, at: date, db: db)
+                return true
             }
-            try Self.save(draft, key: key, at: date, db: db)
-            return .success(draft)
+            if saved { return edited }
         }
-        return try result.get()
+        throw StoreError.busy(message: "the draft of \(key) kept changing while it was edited")
     }
 
     /// Replaces the draft of `key` (deletes it when `draft` is empty).

@@ -324,7 +324,7 @@ public actor LiveSync<Custom: ChatCustomData> {
 
     private func loop() async throws {
         while !Task.isCancelled {
-            if try await step() == .idle {
+            if try await stepWaitingOutBusyStore() == .idle {
                 try await clock.sleep(until: clock.now.addingTimeInterval(options.idleInterval))
             }
         }
@@ -402,6 +402,20 @@ public actor LiveSync<Custom: ChatCustomData> {
         case failed
     }
 
+    /// ``step()``, where a store busy past its timeout (another process holds the write lock) is
+    /// a wait, not the end of the run: the events that could not be stored are filled from
+    /// history once the store is free, after the backoff.
+    package func stepWaitingOutBusyStore() async throws -> Step {
+        do {
+            return try await step()
+        } catch where ChatStore<Custom>.isBusy(error) {
+            logger.warning("the store is busy (another process holds its write lock); waiting", metadata: [
+                "error": "\(Self.reason(error))",
+            ])
+            return try await failed(error)
+        }
+    }
+
     /// One unit of work: a handshake, a gap fill or one long poll and its events. Tests call it
     /// directly to interleave devices deterministically; the benchmark to time the live path alone.
     @discardableResult
@@ -422,9 +436,12 @@ public actor LiveSync<Custom: ChatCustomData> {
             set(.connecting)
             do {
                 let cursor = try await reconciler.client.subscribe(subscribeRequest(channels, cursor: nil)).cursor
-                // A handshake cursor a day ahead of this device's clock is a broken answer, not the present.
-                guard cursor.timetoken.date.timeIntervalSince(clock.now) < 86_400 else {
-                    throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor a day in the future: \(cursor)")
+                // One /time per reconnect: what the cursor and the checkpoints are measured against.
+                await reconciler.verifyServerTime()
+                // A handshake cursor ahead of the verified time (or a day ahead of this device's
+                // clock, when none is verified) is a broken answer, not the present.
+                guard await reconciler.isPlausible(cursor: cursor.timetoken) else {
+                    throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor in the future: \(cursor)")
                 }
                 self.cursor = cursor
             } catch {
@@ -434,14 +451,15 @@ public actor LiveSync<Custom: ChatCustomData> {
             connectedOnce = true
             for channel in channels where needsFill[channel] == nil { needsFill[channel] = reason }
             needsHereNow = Set(presence)
-            consecutiveFailures = 0
+            // A subscribe answer: one fill may follow it. The failure count stays: only a long
+            // poll that answered normally proves the stream works again.
+            pollBeforeNextFill = false
             return .progressed
         }
 
         if (!needsFill.isEmpty || needsObjects) && !pollBeforeNextFill {
             return try await fill(through: cursor.timetoken, messageChannels: Set(messageChannels))
         }
-        pollBeforeNextFill = false
         if needsFill.isEmpty && !needsObjects { set(.live) }
         if !needsHereNow.isEmpty && !pollBeforeNextHereNow { return try await refreshPresence() }
         pollBeforeNextHereNow = false
@@ -456,7 +474,8 @@ public actor LiveSync<Custom: ChatCustomData> {
         } catch {
             return try await failed(error)
         }
-        consecutiveFailures = 0
+        // A subscribe answer: one fill may follow it.
+        pollBeforeNextFill = false
         statistics.answers += 1
         statistics.events += answer.envelopes.count
         var gap: GapReason?
@@ -466,11 +485,28 @@ public actor LiveSync<Custom: ChatCustomData> {
             gap = .cursorReset
         } else if answer.cursor.timetoken.date.timeIntervalSince(cursor.timetoken.date) > options.maximumCursorJump {
             gap = .cursorJump
+        } else if await !reconciler.isPlausible(cursor: answer.cursor.timetoken) {
+            // Ahead of the time this device verified by more than its clock moved since: a lie
+            // (TrustedTime). Its events are applied; the cursor is not continued from.
+            gap = .cursorJump
         }
         let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
-        let result = try await reconciler.applyLive(answer.envelopes, advancing: advancing, through: answer.cursor.timetoken)
+        // Only what was asked for is stored: an event on a channel this request did not name (a
+        // broken or hostile server) would otherwise be stored, and its channel followed from then on.
+        let requested = Set(subscribeRequest(channels, cursor: cursor).channels)
+        let envelopes = answer.envelopes.filter { requested.contains($0.channel) }
+        if envelopes.count < answer.envelopes.count {
+            logger.warning("ignored live events on channels that were not subscribed", metadata: [
+                "events": "\(answer.envelopes.count - envelopes.count)",
+            ])
+        }
+        var result = try await reconciler.applyLive(envelopes, advancing: advancing, through: answer.cursor.timetoken)
+        for envelope in answer.envelopes where !requested.contains(envelope.channel) {
+            result.ignored += 1
+            result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "skipped: not subscribed"))
+        }
         for record in result.applied { hub.send(.event(record)) }
-        for envelope in answer.envelopes where envelope.event == .signal {
+        for envelope in envelopes where envelope.event == .signal {
             await typing.receive(channel: envelope.channel, userId: envelope.publisher ?? "", payload: envelope.payload)
         }
         needsHereNow.formUnion(result.presenceRefresh.intersection(presenceChannels))
@@ -488,6 +524,16 @@ public actor LiveSync<Custom: ChatCustomData> {
         // from (a cursor in the future would silently skip every later event): a new handshake
         // takes the server's present, and the fill covers the time in between.
         self.cursor = gap == .cursorReset || gap == .cursorJump ? nil : answer.cursor
+        if self.cursor == nil {
+            // A server whose cursors keep moving back or leaping ahead is failing, however well
+            // formed its answers: the handshake and fill that follow wait out a growing backoff.
+            // (A new handshake and a fill cost two requests where a failed poll costs one: the
+            // wait is one step longer.)
+            consecutiveFailures += 1
+            try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0, extraSteps: 1)))
+        } else {
+            consecutiveFailures = 0
+        }
         for object in result.incomplete.sorted(by: { $0.description < $1.description }) {
             do {
                 try await reconciler.refresh(object)
@@ -512,9 +558,16 @@ public actor LiveSync<Custom: ChatCustomData> {
             report.recoveredMessages = filled.inserted
             report.reactionChanges = filled.reactionChanges
             let now = clock.now
-            try await reconciler.store.storeTransaction { tx in
-                for channel in filling.keys {
-                    try tx.write(SyncCheckpoint(scope: SyncCheckpoint.live(channel), applied: through, updatedAt: now))
+            // The cursor is not trusted alone (TrustedTime): the live checkpoints move at most
+            // to the verified time, and stay where they are while nothing is verified.
+            if let verified = await reconciler.verifiedServerTime {
+                let applied = min(through, verified)
+                try await reconciler.store.storeTransaction { tx in
+                    for channel in filling.keys {
+                        let scope = SyncCheckpoint.live(channel)
+                        if let stored = try tx.checkpoint(scope)?.applied, stored >= applied { continue }
+                        try tx.write(SyncCheckpoint(scope: scope, applied: applied, updatedAt: now))
+                    }
                 }
             }
         } catch {
@@ -522,6 +575,9 @@ public actor LiveSync<Custom: ChatCustomData> {
             fillFailures += 1
             return try await failed(error)
         }
+        // At most one fill per subscribe answer: while subscribe keeps failing, its failures
+        // (and their backoff) decide the pace, never a fill after each of them.
+        pollBeforeNextFill = true
         for (channel, reason) in filling {
             if needsFill[channel] == reason { needsFill[channel] = nil }
             statistics.fills[reason, default: 0] += 1
@@ -529,7 +585,6 @@ public actor LiveSync<Custom: ChatCustomData> {
         // Whoever timed out or joined during the gap: presence events are not in history.
         needsHereNow.formUnion(Set(filling.keys).intersection(presenceChannels))
         needsObjects = false
-        consecutiveFailures = 0
         fillFailures = 0
         messageChannelsAt = nil
         statistics.recoveredMessages += report.recoveredMessages
@@ -583,11 +638,17 @@ public actor LiveSync<Custom: ChatCustomData> {
         let reason = Self.reason(error)
         set(.offline(reason: reason))
         logger.debug("live sync request failed", metadata: ["error": "\(reason)", "attempt": "\(consecutiveFailures)"])
-        let jitter = Double(random.next() >> 11) / Double(1 << 53)
-        let attempt = max(consecutiveFailures, fillFailures)
-        let delay = max(minimum, options.retry.delay(afterAttempt: attempt, jitter: jitter))
-        try await clock.sleep(until: clock.now.addingTimeInterval(delay))
+        try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: minimum)))
         return .failed
+    }
+
+    /// The wait after a failure: exponential in the failures in a row (subscribe's or fills',
+    /// whichever is longer; only a normal long-poll answer resets the first), with jitter, at
+    /// least `minimum` (a 429's `Retry-After`).
+    private func backoff(minimum: TimeInterval, extraSteps: Int = 0) -> TimeInterval {
+        let jitter = Double(random.next() >> 11) / Double(1 << 53)
+        let attempt = max(consecutiveFailures, fillFailures) + extraSteps
+        return max(minimum, options.retry.delay(afterAttempt: attempt, jitter: jitter))
     }
 
     /// A one-line reason: the error's own description (wire errors never carry keys).

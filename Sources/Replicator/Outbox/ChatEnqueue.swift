@@ -6,7 +6,8 @@ import ReplicaStore
 // are message actions (`../shared/reference/realtime-drafts-crypto.md` §5.3), queued like
 // reactions, with their own coalescing.
 extension OpTransaction {
-    /// Edits a message's text (any message, as the Chat SDK allows).
+    /// Edits a message's text: the user's own message, or any when the store's
+    /// ``ReplicaStore/EditAuthority`` lets this user (``OutboxError/notAllowedToChange(messageId:author:)``).
     ///
     /// - A message whose publish certainly has not gone out yet gets its publish rewritten: no
     ///   action is needed, and the message goes out with the new text.
@@ -18,6 +19,7 @@ extension OpTransaction {
     {
         try Validation.validateMessageText(text, field: "text")
         let message = try messageRef(messageId)
+        try requireEditPermission(messageId: messageId, userId: userId)
         if let sendOp = message.sendOp, var send = try tx.op(id: sendOp), send.isCertainlyUnsent,
            case .send(let channel, let id, .object(var body), let meta) = send.operation
         {
@@ -72,6 +74,7 @@ extension OpTransaction {
         -> OutboxReceipt<ChatMessageAction>
     {
         let message = try messageRef(messageId)
+        try requireEditPermission(messageId: messageId, userId: userId)
         if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isWithdrawable {
             let removed = try discard(sendOp)
             return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled(removed))
@@ -88,11 +91,24 @@ extension OpTransaction {
     func enqueueRestore(opId: String, messageId: String, userId: String, now: Date) throws -> OutboxReceipt<ChatMessageAction> {
         _ = try messageRef(messageId)
         let deletions = try tx.actions(messageId: messageId, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue)
-        let others = deletions.map(\.userId).filter { $0 != userId }
+        // Only deletions that count (EditAuthority) hide the message; the others need no restore.
+        let others = try deletions.map(\.userId).filter {
+            try $0 != userId && tx.editPermission(messageId: messageId, user: $0)?.allowed == true
+        }
         if !others.isEmpty { throw OutboxError.deletedByOthers(messageId: messageId, users: others) }
         return try enqueueRemoveReaction(
             opId: opId, messageId: messageId, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue,
             userId: userId, now: now)
+    }
+}
+
+extension OpTransaction {
+    /// Throws unless `userId` may change what message `messageId` shows (``ReplicaStore/EditAuthority``).
+    func requireEditPermission(messageId: String, userId: String) throws {
+        guard let permission = try tx.editPermission(messageId: messageId, user: userId) else {
+            throw OutboxError.messageNotFound(messageId)
+        }
+        if !permission.allowed { throw OutboxError.notAllowedToChange(messageId: messageId, author: permission.author) }
     }
 }
 
@@ -103,15 +119,26 @@ extension OpTransaction {
     /// membership's custom data (other keys kept) and queued as a membership set (merged with an
     /// unsent one, so only the newest position is sent), then the receipt signal, which waits for
     /// that write and is skipped on `public` channels (the Chat SDK's default). A position at or
-    /// before the stored one changes nothing: read positions only move forward.
-    func enqueueMarkRead(opId: String, channelId: String, userId: String, timetoken: Timetoken, receiptOpId: String, now: Date)
+    /// before the stored one changes nothing (read positions only move forward) unless `force`; a
+    /// position later than ``ReplicaModel/ReadPosition/ceiling(now:)`` is refused, and a stored one
+    /// that late counts as none.
+    func enqueueMarkRead(
+        opId: String, channelId: String, userId: String, timetoken: Timetoken, force: Bool = false, receiptOpId: String, now: Date
+    )
         throws -> OutboxReceipt<Member>
     {
         guard let stored = try tx.member(channelId: channelId, userId: userId) else {
             throw OutboxError.notAMember(channel: channelId, user: userId)
         }
+        guard ReadPosition.isPlausible(timetoken, now: now) else {
+            throw OutboxError.implausibleReadPosition(timetoken, ceiling: ReadPosition.ceiling(now: now))
+        }
         var custom = try stored.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
-        if let current = ReadPosition.timetoken(in: .object(custom)), current >= timetoken {
+        // A stored position in the future is no position (ReadPosition): this one replaces it.
+        // `force` moves it back on purpose (a repair).
+        if !force, let current = ReadPosition.timetoken(in: .object(custom)), ReadPosition.isPlausible(current, now: now),
+           current >= timetoken
+        {
             return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
         custom[ChatSDKFormat.lastReadKey] = .string(String(timetoken.rawValue))

@@ -87,12 +87,18 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message was soft-deleted by other users too; PubNub lets a user remove only their own
     /// `deleted` action, so it cannot be restored by this one.
     case deletedByOthers(messageId: String, users: [String])
+    /// Another user wrote the message, and the store's ``ReplicaStore/EditAuthority`` does not let
+    /// this user change it (no replica with that setting would show the edit or deletion).
+    case notAllowedToChange(messageId: String, author: String)
     /// The channel is not in the store (pull it first: a pin is written over its custom data).
     case channelNotFound(String)
     /// The message has no timetoken yet (its publish has not gone out), so it cannot be pinned.
     case messageNotSent(String)
     /// The user has no membership of the channel in the store (a read position lives there).
     case notAMember(channel: String, user: String)
+    /// A read position later than the present plus a tolerance (``ReplicaModel/ReadPosition/ceiling(now:)``):
+    /// it would freeze the channel's unread count.
+    case implausibleReadPosition(Timetoken, ceiling: Timetoken)
     /// A thread draft's root message (channel, timetoken) is not in the store.
     case threadRootNotFound(channel: String, timetoken: Timetoken)
     /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
@@ -111,6 +117,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notRetryable(let id, let state): "op \(id) is \(state.rawValue); only dead or conflicted ops can be retried"
         case .messageNotFound(let id): "no message \(id) in the store"
         case .messageNotPending(let id): "message \(id) was already sent"
+        case .notAllowedToChange(let id, let author):
+            "message \(id) is \(author)'s; only its author or a moderator (EditAuthority) may edit or delete it"
         case .metaNotAnObject: "publish meta must be a JSON object"
         case .emptyEdit(let what): "the edit of \(what) changes no field"
         case .emptyDraft(let key): "the draft of \(key) has no text to send"
@@ -119,6 +127,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .channelNotFound(let id): "no channel \(id) in the store"
         case .messageNotSent(let id): "message \(id) has not been sent yet"
         case .notAMember(let channel, let user): "\(user) is not a member of \(channel) in the store"
+        case .implausibleReadPosition(let position, let ceiling):
+            "read position \(position) is in the future (the latest plausible is \(ceiling), the present plus 10 minutes)"
         case .threadRootNotFound(let channel, let timetoken): "no message \(timetoken) of \(channel) in the store to reply to"
         case .drainLeaseHeld(let path, let holder):
             "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"

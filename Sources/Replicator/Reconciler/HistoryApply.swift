@@ -17,6 +17,10 @@ public struct HistoryPageResult: Sendable, Hashable {
     /// timetoken (a server answer that mangled a message's payload, so its id changed): the
     /// stored row is kept rather than show one message twice.
     public var skipped = 0
+    /// Messages whose payload id named another stored message (a different channel or timetoken,
+    /// or a pending message of another publisher): stored under their own derived id
+    /// (``ReplicaModel/MessageIdentity``), never merged into the message they named.
+    public var rekeyed = 0
     /// Our own unsent publishes the page showed had arrived: their outbox ops are finished.
     public var completedSends: [CompletedSend] = []
 
@@ -50,7 +54,7 @@ extension Reconciler {
     ) async throws(StoreError) -> HistoryPageResult {
         let logger = logger
         do {
-            return try await ops.commit { ops in
+            let applied = try await ops.commit { ops in
                 let tx = ops.tx
                 var result = HistoryPageResult()
                 var lookups = try ServerMessageLookups(prefetching: messages, tx: tx)
@@ -59,6 +63,9 @@ extension Reconciler {
                 try beforeCommit?()
                 return result
             }
+            // Stored messages' timetokens are server times this device may trust (TrustedTime).
+            if let newest = messages.lazy.compactMap(\.timetoken).max() { trustedTime.stored(message: newest) }
+            return applied
         } catch {
             throw ChatStore<Custom>.storeError(error)
         }
@@ -74,6 +81,21 @@ extension Reconciler {
         logger: Logger
     ) throws {
         let tx = ops.tx
+        var message = message
+        if let timetoken = message.timetoken {
+            // A payload id is the sender's claim: it names a stored message only when this is that
+            // message (MessageIdentity); any other message carrying it is stored as its own.
+            let id = MessageIdentity.storedId(
+                payloadId: message.id, channel: message.channelId, timetoken: timetoken, publisher: message.userId,
+                stored: try lookups.place(of: message.id, tx: tx))
+            if id != message.id {
+                logger.warning("stored a message whose payload id another message holds under its own id", metadata: [
+                    "channel": "\(message.channelId)", "timetoken": "\(timetoken)", "claimed": "\(message.id)",
+                ])
+                message.id = id
+                result.rekeyed += 1
+            }
+        }
         if lookups.hasHardDelete(message.id) {
             // Deleted here; the history delete has not reached PubNub yet.
             result.skipped += 1
@@ -96,7 +118,9 @@ extension Reconciler {
             }
         }
         let outcome = try tx.upsert(message: message)
-        lookups.stored(id: message.id, channel: message.channelId, timetoken: message.timetoken, contentType: message.contentType)
+        lookups.stored(
+            id: message.id, channel: message.channelId, timetoken: message.timetoken, contentType: message.contentType,
+            userId: message.userId)
         switch outcome {
         case .inserted: result.inserted += 1
         case .unchanged: result.unchanged += 1
@@ -127,6 +151,8 @@ struct ServerMessageLookups {
     }
 
     private var hardDeletes: Set<String> = []
+    /// Stored messages by id, read as the batch asks (nil inside: not stored).
+    private var places: [String: MessageIdentity.Place?] = [:]
     /// The stored messages of the batch's windows by place.
     private var holders: [Place: [Holder]] = [:]
     /// Where each message of those windows is, to move it when its timetoken changes.
@@ -159,6 +185,14 @@ struct ServerMessageLookups {
         hardDeletes = Set(try tx.opTargets(prefix: prefix).map { String($0.dropFirst(prefix.count)) })
     }
 
+    /// Where the stored message `id` is (nil: none is stored), as the batch left it.
+    mutating func place<Custom: ChatCustomData>(of id: String, tx: StoreTransaction<Custom>) throws -> MessageIdentity.Place? {
+        if let known = places[id] { return known }
+        let place = try tx.messagePlace(id: id)
+        places[id] = place
+        return place
+    }
+
     /// Whether message `id` has a hard delete queued (deleted here, not yet at PubNub).
     func hasHardDelete(_ id: String) -> Bool {
         hardDeletes.contains(id)
@@ -172,12 +206,19 @@ struct ServerMessageLookups {
 
     /// Message `id` was deleted.
     mutating func removed(_ id: String) {
+        places[id] = .some(nil)
         guard let place = placeOf.removeValue(forKey: id) else { return }
         holders[place]?.removeAll { $0.id == id }
     }
 
     /// A message was upserted (or left as it was): with a timetoken, it now holds it.
-    mutating func stored(id: String, channel: String, timetoken: Timetoken?, contentType: String?) {
+    mutating func stored(id: String, channel: String, timetoken: Timetoken?, contentType: String?, userId: String) {
+        if let known = places[id], let known {
+            // The upsert keeps a stored timetoken and publisher when the new version has none.
+            places[id] = MessageIdentity.Place(channel: channel, timetoken: timetoken ?? known.timetoken, userId: known.userId)
+        } else {
+            places[id] = MessageIdentity.Place(channel: channel, timetoken: timetoken, userId: userId)
+        }
         guard let timetoken, let value = Int64(exactly: timetoken.rawValue) else { return }
         let place = Place(channel: channel, timetoken: value)
         if let old = placeOf.updateValue(place, forKey: id) {

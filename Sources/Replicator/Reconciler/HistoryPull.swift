@@ -384,7 +384,7 @@ extension Reconciler {
             // Kept as received, marked, so that `decryptPending()` can read it once the key is right.
             let make = { (user: String) throws -> Message in
                 try Message(
-                    id: "pn:\(channel):\(entry.timetoken)", text: "", contentType: undecryptableContentType, content: entry.message,
+                    id: MessageIdentity.derivedId(channel: channel, timetoken: entry.timetoken), text: "", contentType: undecryptableContentType, content: entry.message,
                     createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken, userId: user, channelId: channel)
             }
             if let message = try? make(publisher) { return message }
@@ -396,14 +396,17 @@ extension Reconciler {
             return message
         }
         // A plain string, or the Chat SDK's `{"type":"text","text":…}` (its mentions and links are
-        // in the text: ``ReplicaModel/ChatMessage/elements``), gives the message its text.
+        // in the text: ``ReplicaModel/ChatMessage/elements``), gives the message its text; so does
+        // any other object's string `text` (`{"id":…,"text":…}` without `createdAt`, what other
+        // SDKs' apps commonly publish), kept whole in `content` all the same.
         let chatText = ChatSDKFormat.text(ofBody: entry.message)
-        let text = (entry.message.stringValue ?? chatText).flatMap {
+        let objectText = entry.message.objectValue?["text"]?.stringValue
+        let text = (entry.message.stringValue ?? chatText ?? objectText).flatMap {
             (try? Validation.validateMessageText($0, field: "text")) != nil ? $0 : nil
         }
         func foreign(_ userId: String) throws -> Message {
             try Message(
-                id: "pn:\(channel):\(entry.timetoken)", text: text ?? "",
+                id: MessageIdentity.derivedId(channel: channel, timetoken: entry.timetoken), text: text ?? "",
                 contentType: chatText != nil && text != nil ? chatSDKTextContentType : foreignContentType,
                 content: entry.message, createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken,
                 userId: userId, channelId: channel)

@@ -80,14 +80,25 @@ extension Reconciler {
     /// `through` is given, the live checkpoint of each of `advancing` moves to it in the same
     /// transaction, and so does a history checkpoint that is not in the middle of a fill: the
     /// store holds everything of those channels up to `through`.
+    ///
+    /// `through` is a subscribe cursor, which is never trusted alone: the checkpoints move at most
+    /// to the newest server time this device verified or the newest message stored
+    /// (``TrustedTime``), and not at all while neither is known.
     func applyLive(
-        _ envelopes: [SubscribeEnvelope], advancing: Set<String>, through: Timetoken?
+        _ envelopes: [SubscribeEnvelope], advancing: Set<String>, through cursor: Timetoken?
     ) async throws(StoreError) -> LiveApplyResult {
         let logger = logger
         let currentUser = userId
         let now = clock.now
+        var trusted = trustedTime
+        for envelope in envelopes {
+            if envelope.event == .message || envelope.event == .file, let timetoken = envelope.timetoken {
+                trusted.stored(message: timetoken)
+            }
+        }
+        let through = cursor.flatMap { trusted.clamp($0) }
         do {
-            return try await ops.commit { ops in
+            let applied = try await ops.commit { ops in
                 var result = LiveApplyResult()
                 // What the answer's messages need of the store, read once (as a history page does).
                 let places = envelopes.compactMap { envelope -> (channel: String, timetoken: Timetoken)? in
@@ -126,6 +137,8 @@ extension Reconciler {
                 }
                 return result
             }
+            trustedTime = trusted
+            return applied
         } catch {
             throw ChatStore<Custom>.storeError(error)
         }

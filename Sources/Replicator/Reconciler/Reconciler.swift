@@ -40,6 +40,13 @@ public struct ReconcilerOptions: Sendable {
     /// the page and its checkpoint back together, as a crash at that point would.
     public var beforeHistoryCommit: (@Sendable (String) throws -> Void)?
 
+    /// How far PubNub's `/time` and the device clock may disagree (seconds) for the time to be
+    /// trusted; default 120. Checkpoints never claim a time the device has not verified: a
+    /// subscribe cursor alone is never trusted (docs/reliability.md, "Which times a checkpoint
+    /// trusts"). A device whose clock is further off than this still works; its checkpoints
+    /// then move only with the messages it stores.
+    public var clockTolerance: TimeInterval = 120
+
     /// Default options.
     public init() {}
 }
@@ -110,6 +117,8 @@ public actor Reconciler<Custom: ChatCustomData> {
     let clock: any ReplicaClock
     var random: any RandomNumberGenerator & Sendable
     let logger: Logger
+    /// The server times this device verified (the cursor trust rule).
+    var trustedTime: TrustedTime
 
     /// A reconciler over `store` and `client`; pass the app's `outbox` so that pulls can finish
     /// its publishes and conflicts can be settled.
@@ -127,6 +136,7 @@ public actor Reconciler<Custom: ChatCustomData> {
         self.clock = clock
         self.random = random
         self.logger = logger
+        trustedTime = TrustedTime(tolerance: options.clockTolerance)
     }
 
     /// The current user.

@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+import PubNubSimulator
+import PubNubSimulatorTesting
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+@testable import Replicator
+import Testing
+
+/// Read positions in the future, and a store another process keeps busy.
+@Suite("Integrity: read positions and a busy store")
+struct StoreIntegrityTests {
+    @Test("a read position in the future is refused; one another user wrote is no position, the next read replaces it; force moves one back")
+    func futureReadPositions() async throws {
+        let (world, other) = try await ReadAndPinTests.setUp()
+        let theirs = try await ReadAndPinTests.publish(other, 4)
+        _ = try await world.reconciler().pullHistory(channels: ["c"])
+        let far = Timetoken(rawValue: .max)
+        await #expect(throws: OutboxError.implausibleReadPosition(far, ceiling: ReadPosition.ceiling(now: world.clock.now))) {
+            try await world.outbox.markRead(channel: "c", upTo: far)
+        }
+        #expect(try await world.entries().isEmpty)
+
+        // Another user writes a position a year ahead into this user's membership.
+        let ahead = try Timetoken(date: world.clock.now.addingTimeInterval(365 * 86_400))
+        _ = try await other.setMemberships(
+            userId: "me", set: [MembershipSet(id: "c", status: "joined", custom: ["lastReadMessageTimetoken": .string(String(ahead.rawValue))])],
+            as: DefaultChatCustom.self)
+        _ = try await world.reconciler().pullObjects(channels: ["c"])
+        #expect(try await world.store.fetch(world.store.queries.readPositions(of: "me"))["c"] == .some(ahead))
+        let repaired = try await world.outbox.markRead(channel: "c", upTo: theirs[1])
+        #expect(repaired.disposition == .enqueued, "a position in the future does not make this one 'older'")
+        #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me")) == 2)
+
+        // Positions only move forward, unless forced (a repair).
+        #expect(try await world.outbox.markRead(channel: "c", upTo: theirs[0]).disposition == .unchanged)
+        _ = try await world.outbox.markRead(channel: "c", upTo: theirs[0], force: true)
+        #expect(try await world.store.fetch(world.store.queries.readPositions(of: "me"))["c"] == .some(theirs[0]))
+        // Within the tolerance (another device's clock a little ahead) is fine.
+        let soon = try Timetoken(date: world.clock.now.addingTimeInterval(ReadPosition.tolerance - 1))
+        #expect(try await world.outbox.markRead(channel: "c", upTo: soon).opId != nil)
+    }
+
+    @Test("a write lock held by another process past the busy timeout is a wait for the live sync, not its end; nothing is lost")
+    func busyStoreIsAWait() async throws {
+        let world = try await LiveWorld()
+        try await world.join(["me"], ["c"])
+        let path = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
+        var options = StoreOptions()
+        options.busyTimeout = 0.05
+        let store = try ChatStore<DefaultChatCustom>.open(at: path, options: options)
+        let client = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "me")
+        let reconciler = Reconciler(store: store, client: client, clock: world.clock, random: SplitMix64(seed: 1))
+        let live = LiveSync(reconciler: reconciler, clock: world.clock, random: SplitMix64(seed: 2))
+        try await LiveWorld.settle(live)
+
+        // Another connection takes the write lock and keeps it until released.
+        let holder = try LockHolder(path: path)
+        _ = try await world.web.publish(PublishRequest(channel: "c", message: chatPayload("during", "sent while the store was busy")))
+        var failures = 0
+        for _ in 0..<3 where try await live.stepWaitingOutBusyStore() == .failed { failures += 1 }
+        #expect(failures > 0, "the busy store was met")
+        #expect(await live.state != .stopped)
+        holder.release()
+        try await LiveWorld.settle(live)
+        #expect(try await store.fetch(store.queries.message(id: "during")) != nil, "the event is filled once the store is free")
+    }
+}
+
+/// A write lock on a store file held by another connection, on its own thread, until released.
+final class LockHolder: @unchecked Sendable {
+    private let taken = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        Thread.detachNewThread { [taken, done] in
+            try? queue.inTransaction(.immediate) { _ in
+                taken.signal()
+                done.wait()
+                return .commit
+            }
+        }
+        taken.wait()
+    }
+
+    func release() { done.signal() }
+}
+
+@Suite("Integrity: long drafts")
+struct DraftIntegrityTests {
+    @Test("editDraft runs the edit outside the write transaction: another writer can write meanwhile, and a concurrent change is not overwritten")
+    func editOutsideTransaction() async throws {
+        let path = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
+        var options = StoreOptions()
+        options.busyTimeout = 0.05
+        let store = try ChatStore<DefaultChatCustom>.open(at: path, options: options)
+        let key = DraftKey(channelId: "c")
+        try await store.editDraft(key) { $0.update(text: "first") }
+        var other = MessageDraft()
+        other.update(text: "first, from the other device")
+        let changedText = other.text
+        let changedJSON = String(decoding: try JSONEncoder().encode(other), as: UTF8.self)
+        let runs = Counter()
+        let saved = try await store.editDraft(key) { draft in
+            // The edit runs with no write lock held: another connection writes the same draft
+            // meanwhile (the first time only); a lock held by this edit would make it fail (busy).
+            if runs.next() == 1 {
+                let queue = try DatabaseQueue(path: path)
+                try queue.write { db in
+                    try db.execute(sql: "UPDATE drafts SET text = ?, draft = ? WHERE channel_id = 'c'",
+                                   arguments: [changedText, changedJSON])
+                }
+            }
+            draft.update(text: draft.text + "!")
+        }
+        #expect(runs.value == 2, "the edit ran again on the changed draft")
+        #expect(saved.text == "first, from the other device!")
+        #expect(try await store.fetch(store.queries.draft(key))?.text == "first, from the other device!")
+    }
+
+    @Test("update(text:) over a long draft: past the diff budget the changed middle is replaced whole, mentions around it kept")
+    func boundedDiff() throws {
+        var dice = SplitMix64(seed: 5)
+        func noise(_ count: Int) -> String {
+            String((0..<count).map { _ in Character(Unicode.Scalar(UInt8(97 + dice.next() % 26))) })
+        }
+        var draft = MessageDraft()
+        draft.update(text: "Hi Alice, " + noise(50_000) + " bye Bob")
+        try draft.addMention(offset: 3, length: 5, target: .user("alice"))
+        let bob = draft.text.utf16.count - 3
+        try draft.addMention(offset: bob, length: 3, target: .user("bob"))
+        let replaced = "Hi Alice, " + noise(50_000) + " bye Bob"
+        draft.update(text: replaced)
+        #expect(draft.text == replaced)
+        #expect(draft.mentions.map(\.target) == [.user("alice"), .user("bob")])
+        #expect(MessageDraft.updateDiffBudget < 50_000 * 50_000, "this update took the bounded path")
+    }
+}
