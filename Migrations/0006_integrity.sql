@@ -5,3 +5,9 @@
 CREATE TABLE message_editors (
     user_id  TEXT PRIMARY KEY NOT NULL
 ) WITHOUT ROWID;
+
+-- What a message was published with besides its payload (docs/store.md, "Messages"): the publish
+-- `meta` (JSON) and its `custom_message_type` (Chat SDK file messages and moderation events use
+-- it), as the server gives them.
+ALTER TABLE messages ADD COLUMN meta TEXT;
+ALTER TABLE messages ADD COLUMN custom_message_type TEXT;

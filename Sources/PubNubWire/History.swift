@@ -17,8 +17,9 @@ public struct HistoryQuery: Sendable, Hashable {
     public var includeUUID = true
     /// Include `message_type`.
     public var includeMessageType = true
-    /// Include `custom_message_type`.
-    public var includeCustomMessageType = false
+    /// Include `custom_message_type` (the server leaves it out by default; file messages and the
+    /// Chat SDK's moderation events carry one): default true.
+    public var includeCustomMessageType = true
 
     /// A query.
     public init(channels: [String], max: Int? = nil, start: Timetoken? = nil, end: Timetoken? = nil) {

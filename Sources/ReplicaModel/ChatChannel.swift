@@ -25,12 +25,13 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// How many members the local store holds for this channel (filled in by store queries).
     public var memberCount: Int?
 
-    /// A channel; `id` is checked with ``Validation/validateIdentifier(_:field:)``.
+    /// A channel; `id` is checked with ``Validation/validateStoredIdentifier(_:field:)`` (ids a server
+    /// gives are kept as given; the outbox holds this device's writes to ``Validation/validateIdentifier(_:field:)``).
     public init(
         id: String, name: String? = nil, type: String = FieldSchema.defaultType, status: String? = nil, details: String? = nil,
         custom: Custom? = nil, updated: ISOTimestamp? = nil, eTag: String? = nil, memberCount: Int? = nil
     ) throws(ModelValidationError) {
-        try Validation.validateIdentifier(id, field: "channel.id")
+        try Validation.validateStoredIdentifier(id, field: "channel.id")
         self.id = id
         self.name = name
         self.type = type

@@ -134,6 +134,12 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// Whether the message is soft-deleted (it has a Chat SDK `deleted` action). The store fills
     /// it in; default message queries leave such messages out.
     public var isDeleted = false
+    /// The publish metadata the message carried (any JSON; the Chat SDK's quotes and the
+    /// outbox's `pnr_op` live here), as the server gave it; nil when it had none.
+    public var meta: JSONValue?
+    /// The message's `custom_message_type` (3-50 characters of `A-Z a-z 0-9 - _`; the Chat SDK's
+    /// file messages and moderation events use one), as the server gave it; nil when it had none.
+    public var customMessageType: String?
 
     /// The text to show: the newest edit's, else the published one.
     public var shownText: String { editedText ?? text }
@@ -155,8 +161,8 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         payload: MessagePayload<Custom>, channelId: String, userId: String, timetoken: Timetoken?,
         delivery: DeliveryState? = nil
     ) throws(ModelValidationError) {
-        try Validation.validateIdentifier(channelId, field: "message.channelId")
-        try Validation.validateIdentifier(userId, field: "message.userId")
+        try Validation.validateStoredIdentifier(channelId, field: "message.channelId")
+        try Validation.validateStoredIdentifier(userId, field: "message.userId")
         self.id = payload.id
         self.text = payload.text
         self.contentType = payload.contentType
@@ -171,7 +177,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     enum CodingKeys: String, CodingKey {
         case id, text, contentType, content, custom, createdAt, timetoken, userId, channelId, delivery, messageActions
-        case editedText, isDeleted
+        case editedText, isDeleted, meta, customMessageType
     }
 
     /// Decodes a message (payload fields plus envelope); missing `messageActions` means none.
@@ -193,6 +199,8 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         messageActions = try c.decodeIfPresent([ChatMessageAction].self, forKey: .messageActions) ?? []
         editedText = try c.decodeIfPresent(String.self, forKey: .editedText)
         isDeleted = try c.decodeIfPresent(Bool.self, forKey: .isDeleted) ?? false
+        meta = try c.decodeIfPresent(JSONValue.self, forKey: .meta)
+        customMessageType = try c.decodeIfPresent(String.self, forKey: .customMessageType)
     }
 
     /// Encodes the message, leaving out nil fields and an empty action list.
@@ -211,6 +219,8 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         if !messageActions.isEmpty { try c.encode(messageActions, forKey: .messageActions) }
         try c.encodeIfPresent(editedText, forKey: .editedText)
         if isDeleted { try c.encode(isDeleted, forKey: .isDeleted) }
+        try c.encodeIfPresent(meta, forKey: .meta)
+        try c.encodeIfPresent(customMessageType, forKey: .customMessageType)
     }
 
     /// The shown text (``shownText``: the newest edit's, as the Chat SDK parses it) as elements:

@@ -27,8 +27,8 @@ public struct ChatMessageAction: Codable, Hashable, Sendable {
     ) throws(ModelValidationError) {
         if type.isEmpty { throw .missingValue(field: "action.type") }
         if value.isEmpty { throw .missingValue(field: "action.value") }
-        try Validation.validateIdentifier(userId, field: "action.userId")
-        try Validation.validateIdentifier(channelId, field: "action.channelId")
+        try Validation.validateStoredIdentifier(userId, field: "action.userId")
+        try Validation.validateStoredIdentifier(channelId, field: "action.channelId")
         if messageTimetoken == nil, messageId == nil { throw .missingValue(field: "action.messageTimetoken") }
         self.type = type
         self.value = value

@@ -26,13 +26,14 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
     /// The server's version tag of the object.
     public var eTag: String?
 
-    /// A user; `id` is checked with ``Validation/validateIdentifier(_:field:)``.
+    /// A user; `id` is checked with ``Validation/validateStoredIdentifier(_:field:)`` (ids a server
+    /// gives are kept as given; the outbox holds this device's writes to ``Validation/validateIdentifier(_:field:)``).
     public init(
         id: String, name: String? = nil, type: String = FieldSchema.defaultType, status: String? = nil,
         externalId: String? = nil, profileUrl: String? = nil, email: String? = nil, custom: Custom? = nil,
         updated: ISOTimestamp? = nil, eTag: String? = nil
     ) throws(ModelValidationError) {
-        try Validation.validateIdentifier(id, field: "user.id")
+        try Validation.validateStoredIdentifier(id, field: "user.id")
         self.id = id
         self.name = name
         self.type = type

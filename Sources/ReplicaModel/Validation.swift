@@ -17,6 +17,8 @@ public enum ModelValidationError: Error, Hashable, Sendable, CustomStringConvert
     /// An id that a URL would rewrite: `.` or `..` (a path segment that URL normalisation removes,
     /// sending the request to another endpoint).
     case reservedIdentifier(field: String, id: String)
+    /// A `custom_message_type` that is not 3-50 characters of `A-Z a-z 0-9 - _`.
+    case invalidCustomMessageType(String)
 
     /// The field the error is about.
     public var field: String {
@@ -25,12 +27,15 @@ public enum ModelValidationError: Error, Hashable, Sendable, CustomStringConvert
             .messageTooLarge(let field, _, _), .nestedCustomValue(let field, _), .missingValue(let field),
             .reservedIdentifier(let field, _):
             field
+        case .invalidCustomMessageType: "customMessageType"
         }
     }
 
     /// A one-line explanation.
     public var description: String {
         switch self {
+        case .invalidCustomMessageType(let type):
+            "customMessageType: \"\(type)\" must be 3-50 characters of A-Z a-z 0-9 - _"
         case .emptyIdentifier(let field):
             "\(field): an id must not be empty"
         case .identifierTooLong(let field, let bytes, let limit):
@@ -56,12 +61,6 @@ public enum Validation {
     /// Largest message text, in bytes once JSON-encoded (32 KiB).
     public static let maxMessageTextBytes = 32 * 1024
 
-    /// Checks a user, channel or other object id: non-empty, not `.` or `..`, at most 92 UTF-8
-    /// bytes, no `, / \ * :` and no control characters.
-    ///
-    /// `.` and `..` are refused because ids travel as URL path segments: URL normalisation removes
-    /// them, so `/v2/objects/KEY/uuids/..` would reach `/v2/objects/KEY` instead. The same rule
-    /// applies to ids that come from a server (the item is skipped with a logged reason).
     /// Checks a message's own id (the `id` in its payload): not empty, and without U+0000, which
     /// the store could not keep (SQLite text reads back cut at a NUL, so the row would come back
     /// with another id). Message ids are the app's, so PubNub's id rules do not apply otherwise.
@@ -70,7 +69,33 @@ public enum Validation {
         if id.unicodeScalars.contains("\u{0}") { throw .forbiddenCharacter(field: field, character: "U+0") }
     }
 
+    /// Checks a user, channel or other object id **this device writes** (the outbox, the CLI's
+    /// flags): non-empty, not `.` or `..`, at most 92 UTF-8 bytes, no `, / \ * :` and no control
+    /// characters, as PubNub documents its ids.
+    ///
+    /// `.` and `..` are refused because ids travel as URL path segments: URL normalisation removes
+    /// them, so `/v2/objects/KEY/uuids/..` would reach `/v2/objects/KEY` instead. Ids that come
+    /// from a server are checked with the looser ``validateStoredIdentifier(_:field:)``.
     public static func validateIdentifier(_ id: String, field: String) throws(ModelValidationError) {
+        try validateStoredIdentifier(id, field: field)
+        for scalar in id.unicodeScalars {
+            switch scalar.value {
+            case 0x2C, 0x2F, 0x5C, 0x2A, 0x3A:  // , / \ * :
+                throw .forbiddenCharacter(field: field, character: "'\(scalar)'")
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Checks an id as the model and the store keep it, whoever wrote it: non-empty, not `.` or
+    /// `..` (a URL would drop them as path segments), at most 92 UTF-8 bytes, no `,` (PubNub's
+    /// paths list channels with it, so such an id would name several) and no control characters.
+    /// The real service accepts ids that PubNub's documented rules
+    /// (``validateIdentifier(_:field:)``) refuse (a membership of `channel|encoded::1` was
+    /// recorded from it): such ids are stored as given, and only this device's own writes are
+    /// held to the stricter rule.
+    public static func validateStoredIdentifier(_ id: String, field: String) throws(ModelValidationError) {
         if id.isEmpty { throw .emptyIdentifier(field: field) }
         if id == "." || id == ".." { throw .reservedIdentifier(field: field, id: id) }
         let bytes = id.utf8.count
@@ -79,8 +104,8 @@ public enum Validation {
         }
         for scalar in id.unicodeScalars {
             switch scalar.value {
-            case 0x2C, 0x2F, 0x5C, 0x2A, 0x3A:  // , / \ * :
-                throw .forbiddenCharacter(field: field, character: "'\(scalar)'")
+            case 0x2C:  // ,
+                throw .forbiddenCharacter(field: field, character: "','")
             case 0x00...0x1F, 0x7F...0x9F:  // the C0 and C1 control characters (Unicode category Cc)
                 throw .forbiddenCharacter(
                     field: field, character: "U+" + String(scalar.value, radix: 16, uppercase: true))
@@ -88,6 +113,17 @@ public enum Validation {
                 continue
             }
         }
+    }
+
+    /// Checks a `custom_message_type` as PubNub accepts it: 3-50 characters of `A-Z a-z 0-9 - _`.
+    public static func validateCustomMessageType(_ type: String) throws(ModelValidationError) {
+        let allowed = type.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", "-", "_": true
+            default: false
+            }
+        }
+        guard allowed, (3...50).contains(type.unicodeScalars.count) else { throw .invalidCustomMessageType(type) }
     }
 
     /// Checks that a message text is at most 32 KiB once encoded as a JSON string.

@@ -92,6 +92,10 @@ public actor Outbox<Custom: ChatCustomData> {
     private var subscribers: [UUID: AsyncStream<OutboxEvent>.Continuation] = [:]
     private var waiters: [String: [CheckedContinuation<OutboxOutcome, Never>]] = [:]
     private var outcomes: [String: OutboxOutcome] = [:]
+    /// Commits whose transaction may have run but whose transitions are not announced yet
+    /// (``commit(_:)``), and who waits for them all to be announced (``completion(of:)``).
+    private var commitsInFlight = 0
+    private var commitsSettled: [CheckedContinuation<Void, Never>] = []
     private var workSignal: AsyncStream<Void>.Continuation?
     var drainReport = DrainReport()
     /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
@@ -144,16 +148,21 @@ public actor Outbox<Custom: ChatCustomData> {
     /// Stores a pending message and queues its publish. The message's `id` travels in the payload
     /// and the op id in `meta.pnr_op`.
     ///
-    /// - Parameter meta: publish metadata; must be a JSON object when given.
+    /// - Parameters:
+    ///   - meta: publish metadata; must be a JSON object when given.
+    ///   - customMessageType: PubNub's `custom_message_type` (3-50 characters of `A-Z a-z 0-9 - _`,
+    ///     ``ReplicaModel/ModelValidationError/invalidCustomMessageType(_:)`` otherwise), stored with
+    ///     the message and sent with its publish.
     public func send(
         text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil,
-        custom: Custom.Message? = nil, meta: JSONValue? = nil
+        custom: Custom.Message? = nil, meta: JSONValue? = nil, customMessageType: String? = nil
     ) async throws -> OutboxReceipt<Message> {
-        let message = try Message(
+        var message = try Message(
             id: RandomIdentifier.uuidV4(), text: text, contentType: contentType, content: content, custom: custom,
             createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
-        let opId = Self.newOpId(), now = clock.now
-        return try await commit { try $0.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
+        message.customMessageType = customMessageType
+        let opId = Self.newOpId(), now = clock.now, outgoing = message
+        return try await commit { try $0.enqueueSend(opId: opId, message: outgoing, meta: meta, now: now) }
     }
 
     /// Stores many pending messages and queues their publishes in **one transaction**: all of them
@@ -170,10 +179,11 @@ public actor Outbox<Custom: ChatCustomData> {
     public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
         let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
         let prepared = try messages.map { outgoing in
-            let message = try Message(
+            var message = try Message(
                 id: RandomIdentifier.uuidV4(), text: outgoing.text, contentType: outgoing.contentType,
                 content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
                 channelId: outgoing.channel)
+            message.customMessageType = outgoing.customMessageType
             return (message, outgoing.meta, Self.newOpId())
         }
         return try await commit { ops in
@@ -447,16 +457,29 @@ public actor Outbox<Custom: ChatCustomData> {
     /// Waits for an op's final outcome: sent, failed (dead letter), conflict or discarded.
     /// Returns at once for an op that is already dead or in conflict, or is not in the outbox.
     public func completion(of opId: String) async -> OutboxOutcome {
-        if let outcome = outcomes[opId] { return outcome }
-        let entry: OutboxEntry?
-        do {
-            entry = try await store.fetch(store.queries.outboxEntry(id: opId))
-        } catch {
-            logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
-            return .unknown
+        while true {
+            if let outcome = outcomes[opId] { return outcome }
+            let entry: OutboxEntry?
+            do {
+                entry = try await store.fetch(store.queries.outboxEntry(id: opId))
+            } catch {
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                return .unknown
+            }
+            if let outcome = outcomes[opId] { return outcome }
+            if let entry { return await wait(for: entry) }
+            // Gone from the table: a commit that finished it may not have announced its outcome
+            // yet (the row goes in the transaction, the outcome after it). Only when no commit is
+            // in flight is the op truly unknown.
+            guard commitsInFlight > 0 else { return .unknown }
+            await withCheckedContinuation { commitsSettled.append($0) }
         }
-        if let outcome = outcomes[opId] { return outcome }
-        guard let entry else { return .unknown }
+    }
+
+    /// The outcome of an op that is still in the table: at once for a dead or conflicted one, else
+    /// when it finishes.
+    private func wait(for entry: OutboxEntry) async -> OutboxOutcome {
+        let opId = entry.id
         switch entry.state {
         case .dead: return .failed(entry.lastFailure ?? OutboxFailure(errorClass: .other, message: "dead"))
         case .conflict: return .conflict(entry.lastFailure ?? OutboxFailure(errorClass: .conflict, message: "conflict"))
@@ -488,6 +511,14 @@ public actor Outbox<Custom: ChatCustomData> {
     /// discard, conflict settlement, publishes a pull proved), so no transition goes unannounced.
     @discardableResult
     func commit<T: Sendable>(_ body: @escaping @Sendable (OpTransaction<Custom>) throws -> T) async throws -> T {
+        commitsInFlight += 1
+        defer {
+            commitsInFlight -= 1
+            if commitsInFlight == 0 {
+                for waiter in commitsSettled { waiter.resume() }
+                commitsSettled = []
+            }
+        }
         let (value, changes) = try await store.transaction { tx in
             let ops = OpTransaction(tx)
             let value = try body(ops)

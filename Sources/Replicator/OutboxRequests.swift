@@ -35,8 +35,9 @@ enum OutboxRequests {
         }
         do {
             switch entry.operation {
-            case .send(let channel, _, let message, let meta):
-                return try client.publishRequest(PublishRequest(channel: channel, message: message, meta: meta))
+            case .send(let channel, _, let message, let meta, let customMessageType):
+                return try client.publishRequest(
+                    PublishRequest(channel: channel, message: message, meta: meta, customMessageType: customMessageType))
             case .addReaction(let reaction):
                 return try client.addMessageActionRequest(
                     channel: reaction.channel,

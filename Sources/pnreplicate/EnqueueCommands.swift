@@ -14,6 +14,8 @@ struct Send: AsyncParsableCommand {
     @Option(name: .long, help: "The channel.") var channel: String
     @Option(name: .long, help: "The message text.") var text: String
     @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
+    @Option(name: .customLong("custom-message-type"), help: "PubNub's custom_message_type: 3-50 characters of A-Z a-z 0-9 - _.")
+    var customMessageType: String?
     @Option(name: .long, help: "Queue this many copies, numbered \"TEXT 1\", \"TEXT 2\", ... (one transaction per 10,000).") var count: Int?
     /// Copies of `--count` queued per transaction: larger batches write each touched index page
     /// fewer times (the message and op ids are random, so a batch touches pages all over the
@@ -31,12 +33,12 @@ struct Send: AsyncParsableCommand {
                 // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
                 for start in stride(from: 1, through: count, by: batchSize) {
                     let batch = (start...min(count, start + batchSize - 1)).map {
-                        OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta)
+                        OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
                     }
                     outputs += try await session.outbox.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
                 }
             } else {
-                let receipt = try await session.outbox.send(text: text, to: channel, meta: meta)
+                let receipt = try await session.outbox.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)
                 outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
             }
             if options.json, count != nil { return try Output.json(outputs) }

@@ -59,18 +59,31 @@ struct ValidationTests {
     }
 
     @Test(
-        "ids with , / \\ * : throw forbiddenCharacter naming the character",
+        "ids this device writes with , / \\ * : throw forbiddenCharacter naming the character; the model keeps all but , as a server gave them",
         arguments: [",", "/", "\\", "*", ":"])
-    func forbiddenPunctuation(character: String) {
+    func forbiddenPunctuation(character: String) throws {
         for id in ["a\(character)b", character, "\(character)lead", "trail\(character)"] {
             #expect(throws: ModelValidationError.forbiddenCharacter(field: "user.id", character: "'\(character)'")) {
-                try ChatUser<FlatCustom>(id: id)
+                try Validation.validateIdentifier(id, field: "user.id")
             }
-            #expect(
-                throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "'\(character)'")
-            ) {
-                try ChatChannel<FlatCustom>(id: id)
+            if character == "," {
+                // A list separator in PubNub's paths: never an id, whoever gave it.
+                #expect(throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "','")) {
+                    try ChatChannel<FlatCustom>(id: id)
+                }
+            } else {
+                #expect(try ChatUser<FlatCustom>(id: id).id == id)
+                #expect(try ChatChannel<FlatCustom>(id: id).id == id)
             }
+        }
+    }
+
+    @Test("an id the real service gave (channel|encoded::1) is kept as given")
+    func serverIds() throws {
+        #expect(try ChatChannel<FlatCustom>(id: "channel|encoded::1").id == "channel|encoded::1")
+        #expect(try ChatMember<DefaultChatCustom>(channelId: "channel|encoded::1", userId: "u").channelId == "channel|encoded::1")
+        #expect(throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "':'")) {
+            try Validation.validateIdentifier("channel|encoded::1", field: "channel.id")
         }
     }
 
@@ -91,8 +104,8 @@ struct ValidationTests {
 
     @Test("decoding a user or channel with a bad id throws the validation error")
     func decodingBadIds() {
-        #expect(throws: ModelValidationError.forbiddenCharacter(field: "user.id", character: "'/'")) {
-            try decodeJSON(ChatUser<FlatCustom>.self, from: #"{"id":"bad/id","name":"Jane Doe"}"#)
+        #expect(throws: ModelValidationError.forbiddenCharacter(field: "user.id", character: "','")) {
+            try decodeJSON(ChatUser<FlatCustom>.self, from: #"{"id":"bad,id","name":"Jane Doe"}"#)
         }
         #expect(throws: ModelValidationError.emptyIdentifier(field: "user.id")) {
             try decodeJSON(ChatUser<FlatCustom>.self, from: #"{"id":""}"#)
@@ -104,17 +117,17 @@ struct ValidationTests {
         #expect(throws: ModelValidationError.identifierTooLong(field: "channel.id", bytes: 93, limit: 92)) {
             try decodeJSON(ChatChannel<FlatCustom>.self, from: #"{"id":""# + long + #""}"#)
         }
-        #expect(throws: ModelValidationError.forbiddenCharacter(field: "user.id", character: "'*'")) {
+        #expect(throws: ModelValidationError.forbiddenCharacter(field: "user.id", character: "','")) {
             try decodeJSON(
-                ChatMember<DefaultChatCustom>.self, from: #"{"channel":{"id":"ok"},"uuid":{"id":"no*pe"}}"#)
+                ChatMember<DefaultChatCustom>.self, from: #"{"channel":{"id":"ok"},"uuid":{"id":"no,pe"}}"#)
         }
     }
 
     @Test("message and membership ids are validated with their own field names")
     func otherFieldNames() {
         let createdAt = ISOTimestamp(nanoseconds: 0)
-        #expect(throws: ModelValidationError.forbiddenCharacter(field: "message.channelId", character: "':'")) {
-            try ChatMessage<FlatCustom>(text: "hi", createdAt: createdAt, userId: "u", channelId: "a:b")
+        #expect(throws: ModelValidationError.forbiddenCharacter(field: "message.channelId", character: "','")) {
+            try ChatMessage<FlatCustom>(text: "hi", createdAt: createdAt, userId: "u", channelId: "a,b")
         }
         #expect(throws: ModelValidationError.emptyIdentifier(field: "message.userId")) {
             try ChatMessage<FlatCustom>(text: "hi", createdAt: createdAt, userId: "", channelId: "c")

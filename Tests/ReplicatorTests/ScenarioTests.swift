@@ -11,7 +11,15 @@ import Testing
 /// Afterwards the server must hold exactly what the user did, once, in order.
 @Suite("outbox scenario: offline, crash, flaky network")
 struct ScenarioTests {
-    @Test("200 messages per seed end up exactly once, in order", arguments: 1...100)
+    /// Seeds: 100 in `swift test`; `PNREPLICATE_OUTBOX_SEEDS=10000` for the long run.
+    /// `PNREPLICATE_OUTBOX_REPEAT=N` runs every seed N times (hunting a timing-dependent failure).
+    static var seeds: [UInt64] {
+        let count = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_OUTBOX_SEEDS"] ?? "") ?? 100
+        let repeats = Int(ProcessInfo.processInfo.environment["PNREPLICATE_OUTBOX_REPEAT"] ?? "") ?? 1
+        return Array((1...count).map { Array(repeating: $0, count: max(1, repeats)) }.joined())
+    }
+
+    @Test("200 messages per seed end up exactly once, in order", arguments: seeds)
     func scenario(seed: UInt64) async throws {
         try await Scenario(seed: seed, messages: 200).run()
     }

@@ -138,3 +138,66 @@ struct DraftIntegrityTests {
         #expect(MessageDraft.updateDiffBudget < 50_000 * 50_000, "this update took the bounded path")
     }
 }
+
+@Suite("Integrity: completion of an op being sent")
+struct CompletionRaceTests {
+    @Test("completion(of:) asked while the drain sends the op is its outcome, never unknown", arguments: 0..<4)
+    func completionWhileSending(round: UInt64) async throws {
+        let world = try World(seed: round)
+        var sent: [String] = []
+        for index in 0..<60 { sent.append(try #require(try await world.outbox.send(text: "m\(index)", to: "c\(index % 3)").opId)) }
+        let ids = sent
+        let outbox = world.outbox
+        let asked = LockedList<Task<OutboxOutcome, Never>>()
+        let dice = Dice(seed: round)
+        // Each publish, as it reaches the server, starts a completion(of:) for an op of the batch,
+        // after a seeded number of yields: some land before the drain commits, some between its
+        // commit and the announcement of the outcome (the window that answered `.unknown`).
+        let next = Counter()
+        world.transport.onRequest { _ in
+            let index = next.next() - 1
+            guard index < ids.count else { return }
+            let yields = dice.pick(6)
+            asked.append(Task.detached {
+                for _ in 0..<yields { await Task.yield() }
+                return await outbox.completion(of: ids[index])
+            })
+        }
+        _ = try await world.outbox.drain()
+        var outcomes: [OutboxOutcome] = []
+        for task in asked.all() { outcomes.append(await task.value) }
+        #expect(outcomes.count == ids.count)
+        #expect(!outcomes.contains(.unknown), "\(outcomes.filter { $0 == .unknown }.count) of \(outcomes.count) answered unknown")
+        #expect(outcomes.allSatisfy { if case .sent = $0 { true } else { false } })
+    }
+}
+
+/// A list shared with hooks on other tasks.
+final class LockedList<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Element] = []
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
+    func all() -> [Element] { lock.withLock { items } }
+}
+
+@Suite("Integrity: ids a server gave, ids this device writes")
+struct IdentifierRuleTests {
+    @Test("a channel id PubNub documents as invalid is kept when a server gives it, and refused when this device would write it")
+    func storedAsGivenWrittenStrictly() async throws {
+        let world = try World()
+        let odd = "channel|encoded::1"
+        try await world.store.load(channels: [try ChatChannel<FlatCustom>(id: odd, name: "Odd")])
+        #expect(try await world.store.fetch(world.store.queries.channel(id: odd))?.name == "Odd")
+        var edit = ChannelEdit<FlatCustom>()
+        edit.name = .set("Renamed")
+        await #expect(throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "':'")) {
+            _ = try await world.outbox.setChannel(id: odd, edit: edit)
+        }
+        #expect(try await world.store.fetch(world.store.queries.channel(id: odd))?.name == "Odd", "nothing changed locally")
+        #expect(try await world.entries().isEmpty)
+        await #expect(throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "':'")) {
+            _ = try await world.outbox.send(text: "hi", to: odd)
+        }
+        #expect(try await world.store.fetch(world.store.queries.messages(inChannel: odd)).isEmpty)
+    }
+}

@@ -99,6 +99,8 @@ struct OutboxPayload: Codable, Sendable, Hashable {
     var message: JSONValue?
     /// The publish `meta` (sends): the app's meta plus `pnr_op`, the op id.
     var meta: JSONValue?
+    /// The publish's `custom_message_type` (sends), when it has one.
+    var customMessageType: String?
     /// Changed fields by wire name (edits and membership sets); a JSON `null` clears a field.
     var fields: [String: JSONValue]?
     /// Set by `retry` on a conflicted edit: the next attempt fetches the server's eTag and resends over it.
@@ -121,6 +123,7 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         object["parentChannel"] = parentChannel.map(JSONValue.string)
         object["message"] = message
         object["meta"] = meta
+        object["customMessageType"] = customMessageType.map(JSONValue.string)
         object["fields"] = fields.map(JSONValue.object)
         object["rebase"] = rebase.map(JSONValue.bool)
         return .object(object)
@@ -148,8 +151,9 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         guard let channel = string("channel"), let user = string("user"), let messageId = string("messageId"),
               let messageTimetoken = timetoken("messageTimetoken"), let actionTimetoken = timetoken("actionTimetoken"),
               let actionType = string("actionType"), let actionValue = string("actionValue"),
-              let parentChannel = string("parentChannel")
+              let parentChannel = string("parentChannel"), let customMessageType = string("customMessageType")
         else { return nil }
+        self.customMessageType = customMessageType
         self.channel = channel
         self.user = user
         self.messageId = messageId

@@ -29,7 +29,8 @@ enum Columns {
     /// and whether it is soft-deleted (``ChatSemantics``). `msg` must alias `messages`.
     static let message =
         "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
-        + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn)"
+        + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn), "
+        + "msg.meta, msg.custom_message_type"
 }
 
 extension StoreCoding {
@@ -89,6 +90,8 @@ extension StoreCoding {
                 delivery: delivery)
             message.editedText = row[10]
             message.isDeleted = row[11] ?? false
+            message.meta = try decode(JSONValue.self, row[12], table: "messages", column: "meta", key: id)
+            message.customMessageType = row[13]
             return message
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)

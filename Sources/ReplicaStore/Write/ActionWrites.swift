@@ -7,8 +7,8 @@ extension ChatStore {
     // value, user), PubNub's own uniqueness rule. Actions on a still-pending message are keyed by
     // the message's local id until the message gets its timetoken.
     static func upsert(action: ChatMessageAction, in db: Database) throws -> UpsertOutcome {
-        try Validation.validateIdentifier(action.channelId, field: "action.channelId")
-        try Validation.validateIdentifier(action.userId, field: "action.userId")
+        try Validation.validateStoredIdentifier(action.channelId, field: "action.channelId")
+        try Validation.validateStoredIdentifier(action.userId, field: "action.userId")
         let actionTimetoken = try StoreCoding.column(action.actionTimetoken, field: "action.actionTimetoken")
         if let messageTimetoken = try StoreCoding.column(action.messageTimetoken, field: "action.messageTimetoken") {
             let arguments: StatementArguments = [

@@ -7,7 +7,7 @@ extension ChatStore {
     static func upsert(channel: Channel, force: Bool = false, in db: Database, coding: StoreCoding) throws
         -> UpsertOutcome
     {
-        try Validation.validateIdentifier(channel.id, field: "channel.id")
+        try Validation.validateStoredIdentifier(channel.id, field: "channel.id")
         let arguments: StatementArguments = [
             channel.id, channel.name, channel.type, channel.status, channel.details, channel.avatarURLString,
             try coding.json(channel.custom), channel.updated?.description, channel.updated?.nanoseconds,

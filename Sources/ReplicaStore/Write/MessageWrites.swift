@@ -7,8 +7,8 @@ extension ChatStore {
     static func upsert(
         message: Message, localSequence: Int64, in db: Database, coding: StoreCoding, statement: Statement? = nil
     ) throws -> UpsertOutcome {
-        try Validation.validateIdentifier(message.channelId, field: "message.channelId")
-        try Validation.validateIdentifier(message.userId, field: "message.userId")
+        try Validation.validateStoredIdentifier(message.channelId, field: "message.channelId")
+        try Validation.validateStoredIdentifier(message.userId, field: "message.userId")
         try Validation.validateMessageId(message.id)
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
@@ -17,6 +17,7 @@ extension ChatStore {
             message.text.databaseValue, message.contentType.databaseValue, try coding.json(message.content).databaseValue,
             try coding.json(message.custom).databaseValue, message.createdAt.description.databaseValue,
             timetoken.databaseValue, delivery.rawValue.databaseValue, localSequence.databaseValue,
+            try coding.json(message.meta).databaseValue, message.customMessageType.databaseValue,
         ]
         let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
         if outcome == .updated, timetoken != nil {
@@ -84,11 +85,13 @@ enum MessageSQL {
 
     static let upsert = """
         INSERT INTO messages (id, channel_id, user_id, text, content_type, content, custom, created_at, timetoken,
-                              delivery, local_seq)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                              delivery, local_seq, meta, custom_message_type)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
         ON CONFLICT(id) DO UPDATE SET
             text = excluded.text, content_type = excluded.content_type, content = excluded.content,
             custom = excluded.custom, created_at = excluded.created_at,
+            meta = coalesce(excluded.meta, messages.meta),
+            custom_message_type = coalesce(excluded.custom_message_type, messages.custom_message_type),
             timetoken = coalesce(excluded.timetoken, messages.timetoken),
             delivery = CASE WHEN coalesce(excluded.timetoken, messages.timetoken) IS NOT NULL THEN 'sent'
                             ELSE excluded.delivery END
@@ -100,5 +103,7 @@ enum MessageSQL {
             OR messages.content IS NOT excluded.content
             OR messages.custom IS NOT excluded.custom
             OR messages.created_at IS NOT excluded.created_at
+            OR messages.meta IS NOT coalesce(excluded.meta, messages.meta)
+            OR messages.custom_message_type IS NOT coalesce(excluded.custom_message_type, messages.custom_message_type)
         """
 }

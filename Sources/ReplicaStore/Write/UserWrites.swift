@@ -4,7 +4,7 @@ import ReplicaModel
 
 extension ChatStore {
     static func userArguments(_ user: User, _ coding: StoreCoding) throws -> StatementArguments {
-        try Validation.validateIdentifier(user.id, field: "user.id")
+        try Validation.validateStoredIdentifier(user.id, field: "user.id")
         return [
             user.id, user.name, user.type, user.status, user.externalId, user.profileUrl, user.email,
             try coding.json(user.custom), user.updated?.description, user.updated?.nanoseconds, user.eTag,

@@ -526,11 +526,14 @@ public actor LiveSync<Custom: ChatCustomData> {
         self.cursor = gap == .cursorReset || gap == .cursorJump ? nil : answer.cursor
         if self.cursor == nil {
             // A server whose cursors keep moving back or leaping ahead is failing, however well
-            // formed its answers: the handshake and fill that follow wait out a growing backoff.
-            // (A new handshake and a fill cost two requests where a failed poll costs one: the
-            // wait is one step longer.)
+            // formed its answers: from the second such answer in a row, the handshake and fill
+            // that follow wait out a growing backoff. (The first is a real server's reset or a
+            // device back from suspension: it goes on at once. A new handshake and a fill cost
+            // two requests where a failed poll costs one: the wait is one step longer.)
             consecutiveFailures += 1
-            try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0, extraSteps: 1)))
+            if consecutiveFailures > 1 {
+                try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0, extraSteps: 1)))
+            }
         } else {
             consecutiveFailures = 0
         }

@@ -21,11 +21,12 @@ extension OpTransaction {
         let message = try messageRef(messageId)
         try requireEditPermission(messageId: messageId, userId: userId)
         if let sendOp = message.sendOp, var send = try tx.op(id: sendOp), send.isCertainlyUnsent,
-           case .send(let channel, let id, .object(var body), let meta) = send.operation
+           case .send(let channel, let id, .object(var body), let meta, let customMessageType) = send.operation
         {
             body["text"] = .string(text)   // pnreplicate's and the Chat SDK's text share the key
             try Validation.validatePublishSize(message: .object(body), channel: channel, meta: meta)
-            send.operation = .send(channel: channel, messageId: id, message: .object(body), meta: meta)
+            send.operation = .send(
+                channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType)
             send.coalesced.append("edited before it was sent")
             send.updatedAt = now
             try tx.save(send)

@@ -25,6 +25,7 @@ extension OpTransaction {
         }
         let publishMetaValue = JSONValue.object(publishMeta)
         try Validation.validatePublishSize(message: body, channel: message.channelId, meta: publishMetaValue)
+        if let type = message.customMessageType { try Validation.validateCustomMessageType(type) }
         var pending = message
         pending.timetoken = nil
         pending.delivery = .pending
@@ -34,7 +35,9 @@ extension OpTransaction {
         try tx.upsert(message: pending)
         try insert(
             NewOutboxRow(
-                .send(channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue),
+                .send(
+                    channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue,
+                    customMessageType: pending.customMessageType),
                 lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id)),
             id: opId, now: now)
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
@@ -292,7 +295,13 @@ extension OpTransaction {
         changes.finish(latest.id, .discarded)
     }
 
+    /// Queues an op. Its channel and user ids must pass PubNub's documented id rules
+    /// (``ReplicaModel/Validation/validateIdentifier(_:field:)``): the store keeps ids a server gave
+    /// as given (``ReplicaModel/Validation/validateStoredIdentifier(_:field:)``), but nothing this
+    /// device writes uses an id PubNub documents as invalid.
     func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
+        if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
+        if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
         try tx.insertOp(op, id: id, now: now)
         changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true

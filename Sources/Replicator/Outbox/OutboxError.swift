@@ -29,11 +29,13 @@ public struct OutgoingMessage<Custom: CustomData>: Sendable {
     public var custom: Custom?
     /// Publish metadata; a JSON object when given.
     public var meta: JSONValue?
+    /// PubNub's `custom_message_type` (3-50 characters of `A-Z a-z 0-9 - _`), or nil.
+    public var customMessageType: String?
 
     /// A message of `text` to `channel`.
     public init(
         text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil, custom: Custom? = nil,
-        meta: JSONValue? = nil
+        meta: JSONValue? = nil, customMessageType: String? = nil
     ) {
         self.text = text
         self.channel = channel
@@ -41,6 +43,7 @@ public struct OutgoingMessage<Custom: CustomData>: Sendable {
         self.content = content
         self.custom = custom
         self.meta = meta
+        self.customMessageType = customMessageType
     }
 }
 

@@ -79,7 +79,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.serverFailures += serverFailure ? 1 : 0
         entry.updatedAt = now
         try tx.save(entry)
-        if case .send(_, let messageId, _, _) = entry.operation {
+        if case .send(_, let messageId, _, _, _) = entry.operation {
             try tx.setDelivery(messageId: messageId, to: state == .dead ? .failed : .pending)
         }
         switch state {
@@ -132,7 +132,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         switch result {
         case .published(let tt):
             timetoken = tt
-            if case .send(_, let messageId, _, _) = entry.operation { try tx.markSent(messageId: messageId, timetoken: tt) }
+            if case .send(_, let messageId, _, _, _) = entry.operation { try tx.markSent(messageId: messageId, timetoken: tt) }
         case .reaction(let tt):
             timetoken = tt
             if let tt, case .addReaction(let reaction) = entry.operation {
@@ -201,7 +201,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.nextAttemptAt = nil
         entry.serverFailures = 0
         entry.updatedAt = now
-        if case .send(_, let messageId, _, _) = entry.operation {
+        if case .send(_, let messageId, _, _, _) = entry.operation {
             // It is sent again now, after later messages of its channel may have gone: its place
             // in the local order moves to the end, so a later message's probe floor (earlier local
             // order) never includes it.

@@ -379,6 +379,15 @@ extension Reconciler {
     /// keeps its id; any other payload is kept whole in `content` (content type
     /// ``foreignContentType``) under an id made from its channel and timetoken.
     static func message(_ entry: HistoryMessage, channel: String) throws -> Message {
+        var message = try payloadMessage(entry, channel: channel)
+        // What the message was published with besides its payload, kept as the server gave it
+        // (an empty string is PubNub's "no meta").
+        message.meta = entry.meta.flatMap { $0 == .null || $0 == .string("") ? nil : $0 }
+        message.customMessageType = entry.customMessageType
+        return message
+    }
+
+    private static func payloadMessage(_ entry: HistoryMessage, channel: String) throws -> Message {
         let publisher = entry.uuid ?? unknownPublisher
         if entry.decryptionError != nil {
             // Kept as received, marked, so that `decryptPending()` can read it once the key is right.
