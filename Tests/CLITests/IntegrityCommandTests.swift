@@ -96,3 +96,31 @@ struct IntegrityCommandTests {
         #expect(try await chat.fetch(chat.queries.outbox()).isEmpty)
     }
 }
+
+@Suite("pnreplicate listen ends when its reader goes away", .serialized)
+struct ListenReaderTests {
+    @Test("listen | head -2 exits once head has its two lines and more events come", .timeLimit(.minutes(2)))
+    func headEndsListen() async throws {
+        let simulator = try SimulatorProcess(faults: "none", seed: 3, arguments: ["--subscribe-hold", "1"])
+        defer { simulator.stop() }
+        let env = ["PUBNUB_USER_ID": "listener", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
+        let store = CLI.temporaryStore()
+        let pipeline = try ChildProcess(
+            "/bin/sh", ["-c", "'\(CLI.binary.path)' listen --store '\(store)' --channel c | head -2"],
+            environment: env, stdout: .pipe, stderr: .pipe)
+        defer { pipeline.signal(SIGKILL) }
+        let sender = ["PUBNUB_USER_ID": "sender", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
+        let senderStore = CLI.temporaryStore()
+        var ended: Termination?
+        for round in 0..<20 where ended == nil {
+            let sent = try await offPool {
+                try CLI.run(["send", "--store", senderStore, "--channel", "c", "--text", "m\(round)"], environment: sender)
+            }
+            try #require(sent.status == 0, "\(sent.stderr)")
+            _ = try await offPool { try CLI.run(["sync", "--store", senderStore, "--timeout", "10"], environment: sender) }
+            ended = await pipeline.wait(until: .now + .seconds(2))
+        }
+        #expect(ended != nil, "listen kept running after head exited")
+        #expect(pipeline.stdout.split(separator: "\n").count == 2, "\(pipeline.stdout)")
+    }
+}

@@ -119,8 +119,8 @@ struct ChatMessageTests {
 
     @Test("an action validates its user and channel ids")
     func actionIds() {
-        #expect(throws: ModelValidationError.forbiddenCharacter(field: "action.userId", character: "'/'")) {
-            try ChatMessageAction(type: "reaction", value: "👍", userId: "a/b", channelId: "c", messageTimetoken: 1)
+        #expect(throws: ModelValidationError.forbiddenCharacter(field: "action.userId", character: "','")) {
+            try ChatMessageAction(type: "reaction", value: "👍", userId: "a,b", channelId: "c", messageTimetoken: 1)
         }
         #expect(throws: ModelValidationError.emptyIdentifier(field: "action.channelId")) {
             try ChatMessageAction(type: "reaction", value: "👍", userId: "u", channelId: "", messageTimetoken: 1)

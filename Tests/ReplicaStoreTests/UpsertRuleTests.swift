@@ -90,7 +90,7 @@ struct UpsertRuleTests {
     func batchesAndFailures() async throws {
         let store = try Fixture.store()
         var users = try (0..<5).map { try Fixture.user("u\($0)") }
-        users[2].id = "bad/id"  // mutated after validation: the store validates again
+        users[2].id = "bad,id"  // mutated after validation: the store validates again
         let seen = BatchRecorder()
         let report = try await store.load(users: users, batchSize: 2, onBatch: { seen.append($0) })
         #expect(report.batches.map(\.count) == [2, 2, 1])

@@ -238,6 +238,8 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Whether App Context objects must be pulled again (an object fetch failed).
     private var needsObjects = false
     private var consecutiveFailures = 0
+    /// Long-poll answers in a row whose cursor moved back or leapt ahead (reset by a normal answer).
+    private var consecutiveResets = 0
     /// Whether a handshake ever succeeded in this process (the first one is `first-connect`).
     private var connectedOnce = false
     /// After a failed fill, one long poll runs before the fill is tried again, so that a fill
@@ -530,12 +532,13 @@ public actor LiveSync<Custom: ChatCustomData> {
             // that follow wait out a growing backoff. (The first is a real server's reset or a
             // device back from suspension: it goes on at once. A new handshake and a fill cost
             // two requests where a failed poll costs one: the wait is one step longer.)
-            consecutiveFailures += 1
-            if consecutiveFailures > 1 {
-                try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0, extraSteps: 1)))
+            consecutiveResets += 1
+            if consecutiveResets > 1 {
+                try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0, attempt: consecutiveResets + 1)))
             }
         } else {
             consecutiveFailures = 0
+            consecutiveResets = 0
         }
         for object in result.incomplete.sorted(by: { $0.description < $1.description }) {
             do {
@@ -578,9 +581,10 @@ public actor LiveSync<Custom: ChatCustomData> {
             fillFailures += 1
             return try await failed(error)
         }
-        // At most one fill per subscribe answer: while subscribe keeps failing, its failures
-        // (and their backoff) decide the pace, never a fill after each of them.
-        pollBeforeNextFill = true
+        // While subscribe keeps failing (or lying), at most one fill per subscribe answer: the
+        // failures and their backoff decide the pace, never a fill after each of them. (A stream
+        // that works fills a channel it just started to follow at once.)
+        if consecutiveFailures > 0 || consecutiveResets > 0 { pollBeforeNextFill = true }
         for (channel, reason) in filling {
             if needsFill[channel] == reason { needsFill[channel] = nil }
             statistics.fills[reason, default: 0] += 1
@@ -646,11 +650,11 @@ public actor LiveSync<Custom: ChatCustomData> {
     }
 
     /// The wait after a failure: exponential in the failures in a row (subscribe's or fills',
-    /// whichever is longer; only a normal long-poll answer resets the first), with jitter, at
-    /// least `minimum` (a 429's `Retry-After`).
-    private func backoff(minimum: TimeInterval, extraSteps: Int = 0) -> TimeInterval {
+    /// whichever is longer; only a normal long-poll answer resets the first), or in `attempt`
+    /// when given, with jitter, at least `minimum` (a 429's `Retry-After`).
+    private func backoff(minimum: TimeInterval, attempt: Int? = nil) -> TimeInterval {
         let jitter = Double(random.next() >> 11) / Double(1 << 53)
-        let attempt = max(consecutiveFailures, fillFailures) + extraSteps
+        let attempt = attempt ?? max(consecutiveFailures, fillFailures)
         return max(minimum, options.retry.delay(afterAttempt: attempt, jitter: jitter))
     }
 

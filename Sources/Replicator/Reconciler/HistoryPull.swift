@@ -382,7 +382,7 @@ extension Reconciler {
         var message = try payloadMessage(entry, channel: channel)
         // What the message was published with besides its payload, kept as the server gave it
         // (an empty string is PubNub's "no meta").
-        message.meta = entry.meta.flatMap { $0 == .null || $0 == .string("") ? nil : $0 }
+        message.meta = entry.meta.flatMap { $0 == .null || $0 == .string("") ? JSONValue?.none : $0 }
         message.customMessageType = entry.customMessageType
         return message
     }
