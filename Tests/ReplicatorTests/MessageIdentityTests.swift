@@ -7,6 +7,13 @@ import ReplicaStore
 @testable import Replicator
 import Testing
 
+/// Seeds of the integrity property tests: 12 in `swift test`, `PNREPLICATE_INTEGRITY_SEEDS=N` for more.
+enum IntegritySeeds {
+    static var count: UInt64 {
+        UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_INTEGRITY_SEEDS"] ?? "") ?? 12
+    }
+}
+
 /// A peer holding the keys cannot change what another user's stored message says: a payload id
 /// names a stored message only when it is that message (`MessageIdentity`), and only the author
 /// (or a moderator the app names) changes what a message shows through edit and delete actions.
@@ -52,7 +59,7 @@ struct MessageIdentityTests {
     }
 
     @Test("a second publisher's payloads, whatever ids they claim, never change another user's stored message (pull and live)",
-          arguments: 0..<25)
+          arguments: 0..<IntegritySeeds.count)
     func hostilePayloadsNeverRewrite(seed: UInt64) async throws {
         let world = try await LiveWorld()
         try await world.join(["me", "reader"], ["c", "d"])
