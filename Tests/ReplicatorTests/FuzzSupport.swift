@@ -7,13 +7,14 @@ import ReplicaModel
 import ReplicaStore
 import Replicator
 
-/// How many fuzz cases run, from which seed. `swift test` runs 500; the long run is
+/// How many fuzz cases run, from which seed. `swift test` runs 250 (about 1 s each in debug, one
+/// after another); the long run is
 /// `PNREPLICATE_FUZZ_CASES=10000 swift test --filter Fuzz`. A failure names its seed and case;
 /// `PNREPLICATE_FUZZ_SEED=S PNREPLICATE_FUZZ_CASE=I swift test --filter Fuzz` replays that case alone.
 enum FuzzConfig {
     static let environment = ProcessInfo.processInfo.environment
     static let seed: UInt64 = environment["PNREPLICATE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0xF022_5EED
-    static let count: Int = environment["PNREPLICATE_FUZZ_CASES"].flatMap { Int($0) }.map { max(1, $0) } ?? 500
+    static let count: Int = environment["PNREPLICATE_FUZZ_CASES"].flatMap { Int($0) }.map { max(1, $0) } ?? 250
     static let only: Int? = environment["PNREPLICATE_FUZZ_CASE"].flatMap { Int($0) }
     /// `PNREPLICATE_FUZZ_TRACE=1` prints each case's start and end on stderr (to find a hanging case).
     static let trace = environment["PNREPLICATE_FUZZ_TRACE"] == "1"
