@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "ReplicaModel", targets: ["ReplicaModel"]),
         .library(name: "ReplicaStore", targets: ["ReplicaStore"]),
         .library(name: "PubNubWire", targets: ["PubNubWire"]),
+        // The outbox, the reconciler and live sync: what an app adopts pnreplicate for.
+        .library(name: "Replicator", targets: ["Replicator"]),
         // The simulator and the tools to test an app against it (docs/testing.md).
         .library(name: "PubNubSimulatorTesting", targets: ["PubNubSimulatorTesting", "PubNubSimulator"]),
         .executable(name: "pnreplicate", targets: ["pnreplicate"]),

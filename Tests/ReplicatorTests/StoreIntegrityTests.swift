@@ -120,22 +120,30 @@ struct DraftIntegrityTests {
         #expect(try await store.fetch(store.queries.draft(key))?.text == "first, from the other device!")
     }
 
-    @Test("update(text:) over a long draft: past the diff budget the changed middle is replaced whole, mentions around it kept")
+    @Test("update(text:) past the diff budget replaces the changed middle whole (a mention inside it goes, those around it stay); under it, the diff keeps an untouched mention inside the middle")
     func boundedDiff() throws {
         var dice = SplitMix64(seed: 5)
         func noise(_ count: Int) -> String {
             String((0..<count).map { _ in Character(Unicode.Scalar(UInt8(97 + dice.next() % 26))) })
         }
-        var draft = MessageDraft()
-        draft.update(text: "Hi Alice, " + noise(50_000) + " bye Bob")
-        try draft.addMention(offset: 3, length: 5, target: .user("alice"))
-        let bob = draft.text.utf16.count - 3
-        try draft.addMention(offset: bob, length: 3, target: .user("bob"))
-        let replaced = "Hi Alice, " + noise(50_000) + " bye Bob"
-        draft.update(text: replaced)
-        #expect(draft.text == replaced)
-        #expect(draft.mentions.map(\.target) == [.user("alice"), .user("bob")])
-        #expect(MessageDraft.updateDiffBudget < 50_000 * 50_000, "this update took the bounded path")
+        /// A draft "Hi Alice, <a> Carol <b> bye Bob" with mentions on Alice, Carol and Bob, then
+        /// updated with new noise on both sides of Carol (Carol's own text untouched).
+        func run(noiseLength: Int) throws -> [MentionTarget] {
+            var draft = MessageDraft()
+            let head = "Hi Alice, " + noise(noiseLength) + ". Then we met "
+            draft.update(text: head + "Carol at the station. " + noise(noiseLength) + " bye Bob")
+            try draft.addMention(offset: 3, length: 5, target: .user("alice"))
+            try draft.addMention(offset: head.utf16.count, length: 5, target: .user("carol"))
+            try draft.addMention(offset: draft.text.utf16.count - 3, length: 3, target: .user("bob"))
+            let updated = "Hi Alice, " + noise(noiseLength) + ". Then we met Carol at the station. " + noise(noiseLength) + " bye Bob"
+            draft.update(text: updated)
+            #expect(draft.text == updated)
+            return draft.mentions.map(\.target)
+        }
+        // 2 × 50,000 units of new noise: far past the budget, the middle is replaced whole.
+        #expect(try run(noiseLength: 50_000) == [.user("alice"), .user("bob")])
+        // 2 × 20 units: diffed, and Carol's untouched text keeps its mention.
+        #expect(try run(noiseLength: 20) == [.user("alice"), .user("carol"), .user("bob")])
     }
 }
 

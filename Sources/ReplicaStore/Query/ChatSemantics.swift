@@ -7,7 +7,7 @@ import ReplicaModel
 ///
 /// - **Who counts**: an action changes a message only when its author added it, or a user the
 ///   store's ``EditAuthority`` names (moderators, or anyone: the Chat SDK's rule, which has no
-///   author check). Actions of anybody else are stored but do not count (``authorized``).
+///   author check). Actions of anybody else are stored but do not count (``actionAuthorized``).
 /// - **Edited text**: the value of the counted `edited` action with the largest action
 ///   timetoken. An edit still in the outbox (no action timetoken yet) counts as the newest.
 /// - **Deleted**: the message has a counted `deleted` action with the value `deleted`.
@@ -16,22 +16,28 @@ import ReplicaModel
 /// both are pending; both arms use an index (`message_actions_by_timetoken`,
 /// `message_actions_message_id`).
 enum ChatSemantics {
-    /// Whether action `a` may change message `msg`: its author's, or by a user `message_editors`
-    /// lists, or anyone's when it lists `*` (``EditAuthority``).
-    static let authorized = """
-        (a.user_id = msg.user_id OR a.user_id IN (SELECT user_id FROM message_editors)
+    /// Whether `actor` (a SQL expression) may change a message written by `author`: the author,
+    /// a user `message_editors` lists, or anyone when it lists `*` (``EditAuthority``). The one
+    /// place this rule is written; the outbox asks it too (`StoreTransaction.editPermission`).
+    static func authorized(actor: String, author: String) -> String {
+        """
+        (\(actor) = \(author) OR \(actor) IN (SELECT user_id FROM message_editors)
          OR EXISTS (SELECT 1 FROM message_editors WHERE user_id = '\(EditAuthority.anyoneRow)'))
         """
+    }
+
+    /// Whether action `a` may change message `msg` (``authorized(actor:author:)``).
+    static let actionAuthorized = authorized(actor: "a.user_id", author: "msg.user_id")
 
     static let editedTextColumn = """
         (SELECT e.value FROM (
             SELECT a.value, a.action_timetoken FROM message_actions a
             WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken AND a.type = '\(ChatSDKFormat.editedType)'
-              AND \(authorized)
+              AND \(actionAuthorized)
             UNION ALL
             SELECT a.value, a.action_timetoken FROM message_actions a
             WHERE a.message_id = msg.id AND a.message_timetoken IS NULL AND a.type = '\(ChatSDKFormat.editedType)'
-              AND \(authorized)
+              AND \(actionAuthorized)
         ) e ORDER BY e.action_timetoken IS NULL DESC, e.action_timetoken DESC LIMIT 1)
         """
 
@@ -39,11 +45,11 @@ enum ChatSemantics {
         (EXISTS (SELECT 1 FROM message_actions a
                  WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken
                    AND a.type = '\(ChatSDKFormat.deletedType)' AND a.value = '\(ChatSDKFormat.deletedValue)'
-                   AND \(authorized))
+                   AND \(actionAuthorized))
          OR EXISTS (SELECT 1 FROM message_actions a
                     WHERE a.message_id = msg.id AND a.message_timetoken IS NULL
                       AND a.type = '\(ChatSDKFormat.deletedType)' AND a.value = '\(ChatSDKFormat.deletedValue)'
-                      AND \(authorized)))
+                      AND \(actionAuthorized)))
         """
 
     /// A condition that leaves out soft-deleted messages (for `msg`).
@@ -106,7 +112,7 @@ extension ChatSemantics {
 
     /// The unread count of membership `m` (user `?1`): the messages after the read position by
     /// others, counted on `messages_channel_timetoken_user` alone, less the soft-deleted ones
-    /// (by a counted `deleted` action, ``authorized``)
+    /// (by a counted `deleted` action, ``actionAuthorized``)
     /// among them, found through `message_actions_deleted` (migration 0005). The type and value
     /// are written as literals: SQLite uses a partial index only for the terms of its own `WHERE`.
     /// `INDEXED BY` keeps the planner off the wider action index, which would walk every reaction
@@ -119,7 +125,7 @@ extension ChatSemantics {
               AND msg.timetoken IN (SELECT a.message_timetoken FROM message_actions a INDEXED BY message_actions_deleted
                                     WHERE a.channel_id = m.channel_id AND a.message_timetoken > \(readPosition)
                                       AND a.type = 'deleted' AND a.value = 'deleted' AND a.message_timetoken IS NOT NULL
-                                      AND \(authorized))))
+                                      AND \(actionAuthorized))))
         """
 
     static let unreadSelect = "SELECT \(unreadCountColumn) FROM members m WHERE m.user_id = ?1"

@@ -147,8 +147,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// The channel and timetoken (nil while pending) of a stored message, or nil when it is not stored.
     package func messageLocation(id: String) throws -> (channel: String, timetoken: Timetoken?)? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT channel_id, timetoken FROM messages WHERE id = ?"), arguments: [id])
-            .map { ($0[0], StoreCoding.timetoken($0[1])) }
+        try messagePlace(id: id).map { ($0.channel, $0.timetoken) }
     }
 
     /// The author of stored message `id` and whether `user` may change what it shows (the author,
@@ -156,8 +155,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     package func editPermission(messageId id: String, user: String) throws -> (author: String, allowed: Bool)? {
         try Row.fetchOne(
             db.cachedStatement(sql: """
-                SELECT msg.user_id, (msg.user_id = ?2 OR ?2 IN (SELECT user_id FROM message_editors)
-                                     OR EXISTS (SELECT 1 FROM message_editors WHERE user_id = '\(EditAuthority.anyoneRow)'))
+                SELECT msg.user_id, \(ChatSemantics.authorized(actor: "?2", author: "msg.user_id"))
                 FROM messages msg WHERE msg.id = ?1
                 """), arguments: [id, user]
         ).map { ($0[0], $0[1]) }
@@ -166,7 +164,29 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// Where the stored message `id` is and who wrote it (``ReplicaModel/MessageIdentity``), or nil.
     package func messagePlace(id: String) throws -> MessageIdentity.Place? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT channel_id, timetoken, user_id FROM messages WHERE id = ?"), arguments: [id])
-            .map { MessageIdentity.Place(channel: $0[0], timetoken: StoreCoding.timetoken($0[1]), userId: $0[2]) }
+            .map(Self.place)
+    }
+
+    /// Where each stored message of `ids` is, by id (ids not stored are left out): one read per
+    /// 500 ids, for a whole history page.
+    package func messagePlaces(ids: some Collection<String>) throws -> [String: MessageIdentity.Place] {
+        var places: [String: MessageIdentity.Place] = [:]
+        let unique = Array(Set(ids))
+        for start in stride(from: 0, to: unique.count, by: 500) {
+            let chunk = Array(unique[start..<min(start + 500, unique.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            for row in try Row.fetchAll(
+                db, sql: "SELECT channel_id, timetoken, user_id, id FROM messages WHERE id IN (\(marks))",
+                arguments: StatementArguments(chunk))
+            {
+                places[row[3]] = Self.place(row)
+            }
+        }
+        return places
+    }
+
+    private static func place(_ row: Row) -> MessageIdentity.Place {
+        MessageIdentity.Place(channel: row[0], timetoken: StoreCoding.timetoken(row[1]), userId: row[2])
     }
 
     /// The id of another stored message of `channel` that holds `timetoken`, or nil.

@@ -378,9 +378,14 @@ public actor LiveSync<Custom: ChatCustomData> {
         return kept.isEmpty ? nil : kept
     }
 
+    /// The channel names a subscribe for `channels` asks for: them and the presence channels.
+    private func subscribedNames(_ channels: [String]) -> [String] {
+        channels + presenceChannels.map { $0 + "-pnpres" }
+    }
+
     /// A subscribe request for the followed channels and the presence channels.
     private func subscribeRequest(_ channels: [String], cursor: SubscribeCursor?) -> SubscribeRequest {
-        var request = SubscribeRequest(channels: channels + presenceChannels.map { $0 + "-pnpres" }, cursor: cursor)
+        var request = SubscribeRequest(channels: subscribedNames(channels), cursor: cursor)
         request.timeout = options.pollTimeout
         request.heartbeat = options.presence?.timeout
         request.state = presenceState(channels).map { JSONValue.object($0) }
@@ -495,7 +500,7 @@ public actor LiveSync<Custom: ChatCustomData> {
         let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
         // Only what was asked for is stored: an event on a channel this request did not name (a
         // broken or hostile server) would otherwise be stored, and its channel followed from then on.
-        let requested = Set(subscribeRequest(channels, cursor: cursor).channels)
+        let requested = Set(subscribedNames(channels))
         let envelopes = answer.envelopes.filter { requested.contains($0.channel) }
         if envelopes.count < answer.envelopes.count {
             logger.warning("ignored live events on channels that were not subscribed", metadata: [
@@ -565,9 +570,8 @@ public actor LiveSync<Custom: ChatCustomData> {
             report.reactionChanges = filled.reactionChanges
             let now = clock.now
             // The cursor is not trusted alone (TrustedTime): the live checkpoints move at most
-            // to the verified time, and stay where they are while nothing is verified.
-            if let verified = await reconciler.verifiedServerTime {
-                let applied = min(through, verified)
+            // to the newest trusted time, and stay where they are while nothing is trusted.
+            if let applied = await reconciler.trustedCheckpoint(for: through) {
                 try await reconciler.store.storeTransaction { tx in
                     for channel in filling.keys {
                         let scope = SyncCheckpoint.live(channel)

@@ -151,7 +151,7 @@ struct ServerMessageLookups {
     }
 
     private var hardDeletes: Set<String> = []
-    /// Stored messages by id, read as the batch asks (nil inside: not stored).
+    /// Stored messages by id (nil inside: not stored): prefetched for a history page, read as asked for a live answer.
     private var places: [String: MessageIdentity.Place?] = [:]
     /// The stored messages of the batch's windows by place.
     private var holders: [Place: [Holder]] = [:]
@@ -162,6 +162,9 @@ struct ServerMessageLookups {
     /// messages between the batch's oldest and newest timetoken.
     init<Custom: ChatCustomData>(prefetching messages: [ChatMessage<Custom.Message>], tx: StoreTransaction<Custom>) throws {
         try self.init(prefetching: messages.compactMap { message in message.timetoken.map { (message.channelId, $0) } }, tx: tx)
+        // Which stored message each payload id names (MessageIdentity), for the page at once.
+        let found = try tx.messagePlaces(ids: messages.map(\.id))
+        for message in messages { places.updateValue(found[message.id], forKey: message.id) }
     }
 
     /// Reads the facts of messages at these places (a live answer's message events) at once.

@@ -102,6 +102,6 @@ extension Reconciler {
         trustedTime.isPlausible(cursor: cursor, now: clock.now)
     }
 
-    /// The newest server time this device verified (``TrustedTime/ceiling``), or nil.
-    var verifiedServerTime: Timetoken? { trustedTime.ceiling }
+    /// Where a checkpoint may move given `cursor` (``TrustedTime/clamp(_:)``), or nil.
+    func trustedCheckpoint(for cursor: Timetoken) -> Timetoken? { trustedTime.clamp(cursor) }
 }
