@@ -123,4 +123,40 @@ struct ListenReaderTests {
         #expect(ended != nil, "listen kept running after head exited")
         #expect(pipeline.stdout.split(separator: "\n").count == 2, "\(pipeline.stdout)")
     }
+
+    @Test("listen whose stdout nobody reads still ends on SIGINT (the printer is blocked in its write)", .timeLimit(.minutes(3)))
+    func signalWithUnreadStdout() async throws {
+        let simulator = try SimulatorProcess(faults: "none", seed: 4, arguments: ["--subscribe-hold", "1"])
+        defer { simulator.stop() }
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let env = ["PUBNUB_USER_ID": "listener", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
+        let listener = try ChildProcess(
+            CLI.binary.path, ["listen", "--json", "--store", CLI.temporaryStore(), "--channel", "c"],
+            environment: env, stdout: .descriptor(ends[1]), stderr: .nullDevice)
+        close(ends[1])
+        defer { listener.signal(SIGKILL) }
+        // Events until the pipe is full (64 KiB on Linux) and the listener's next write blocks.
+        let sender = ["PUBNUB_USER_ID": "sender", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
+        let senderStore = CLI.temporaryStore()
+        func unread() -> Int32 {
+            var bytes: Int32 = 0
+            _ = ioctl(ends[0], UInt(FIONREAD), &bytes)
+            return bytes
+        }
+        for round in 0..<40 where unread() < 60_000 {
+            let sent = try await offPool {
+                try CLI.run(["send", "--store", senderStore, "--channel", "c", "--text", "m\(round)", "--count", "100"], environment: sender)
+            }
+            try #require(sent.status == 0, "\(sent.stderr)")
+            _ = try await offPool { try CLI.run(["sync", "--store", senderStore, "--timeout", "30"], environment: sender) }
+            _ = await listener.wait(until: .now + .milliseconds(500))
+        }
+        try #require(unread() >= 60_000, "the listener never filled its stdout: \(unread()) bytes waiting")
+        try #require(await listener.wait(until: .now + .milliseconds(200)) == nil, "listen ended before the signal")
+        listener.signal(SIGINT)
+        let ended = await listener.wait(until: .now + .seconds(30))
+        #expect(ended == Termination(reason: .exit, status: 0), "listen did not end on SIGINT: \(String(describing: ended))")
+    }
 }

@@ -142,7 +142,7 @@ struct CursorTrustTests {
     }
 
     @Test("no checkpoint is ever ahead of the verified server time; every message published after a lie is stored once the server tells the truth",
-          arguments: 0..<IntegritySeeds.count)
+          arguments: IntegritySeeds.seeds)
     func lyingServer(seed: UInt64) async throws {
         let world = try await LiveWorld()
         try await world.join(["me"], ["c"])

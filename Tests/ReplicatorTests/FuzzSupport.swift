@@ -7,14 +7,15 @@ import ReplicaModel
 import ReplicaStore
 import Replicator
 
-/// How many fuzz cases run, from which seed. `swift test` runs 250 (about 1 s each in debug, one
-/// after another); the long run is
-/// `PNREPLICATE_FUZZ_CASES=10000 swift test --filter Fuzz`. A failure names its seed and case;
+/// How many fuzz cases run, from which seed. `swift test` runs 100 replicator cases (about 3 s
+/// each in debug on two busy cores, one chunk after another) and 500 decoder cases; the long run
+/// is `scripts/soak fuzz 10000` (docs/reliability.md, "Soaks"). A failure names its seed and case;
 /// `PNREPLICATE_FUZZ_SEED=S PNREPLICATE_FUZZ_CASE=I swift test --filter Fuzz` replays that case alone.
 enum FuzzConfig {
     static let environment = ProcessInfo.processInfo.environment
     static let seed: UInt64 = environment["PNREPLICATE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0xF022_5EED
-    static let count: Int = environment["PNREPLICATE_FUZZ_CASES"].flatMap { Int($0) }.map { max(1, $0) } ?? 250
+    /// Cases 1 to 100 (indices 0 to 99) in `swift test`; a count or a range of cases (``SoakSeeds``).
+    static let cases = SoakSeeds.range("PNREPLICATE_FUZZ_CASES", default: 100)
     static let only: Int? = environment["PNREPLICATE_FUZZ_CASE"].flatMap { Int($0) }
     /// `PNREPLICATE_FUZZ_TRACE=1` prints each case's start and end on stderr (to find a hanging case).
     static let trace = environment["PNREPLICATE_FUZZ_TRACE"] == "1"
@@ -22,7 +23,13 @@ enum FuzzConfig {
     static let requestBudget = 2_000
 
     /// The case indices to run.
-    static var indices: [Int] { only.map { [$0] } ?? Array(0..<count) }
+    static var indices: [Int] { only.map { [$0] } ?? cases.map { Int($0) - 1 } }
+
+    /// The decoder fuzz's indices: 500 unless a count, range or case is given (a decoder case
+    /// costs a fraction of a replicator case, and 200 are needed to meet every mutation).
+    static var wireIndices: [Int] {
+        only != nil || environment["PNREPLICATE_FUZZ_CASES"] != nil ? indices : Array(0..<500)
+    }
 
     /// The indices in chunks of 25, one parameterized test case each (so each has its own time limit).
     static var chunks: [ClosedRange<Int>] {

@@ -9,9 +9,8 @@ import Testing
 
 /// Seeds of the integrity property tests: 12 in `swift test`, `PNREPLICATE_INTEGRITY_SEEDS=N` for more.
 enum IntegritySeeds {
-    static var count: UInt64 {
-        UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_INTEGRITY_SEEDS"] ?? "") ?? 12
-    }
+    /// Zero-based seeds (the property tests mix them into their own).
+    static var seeds: [UInt64] { SoakSeeds.range("PNREPLICATE_INTEGRITY_SEEDS", default: 12).map { $0 - 1 } }
 }
 
 /// A peer holding the keys cannot change what another user's stored message says: a payload id
@@ -59,7 +58,7 @@ struct MessageIdentityTests {
     }
 
     @Test("a second publisher's payloads, whatever ids they claim, never change another user's stored message (pull and live)",
-          arguments: 0..<IntegritySeeds.count)
+          arguments: IntegritySeeds.seeds)
     func hostilePayloadsNeverRewrite(seed: UInt64) async throws {
         let world = try await LiveWorld()
         try await world.join(["me", "reader"], ["c", "d"])

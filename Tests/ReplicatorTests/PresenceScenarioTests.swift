@@ -13,10 +13,8 @@ import Testing
 /// every device's member rows must say exactly who the server says is here, with their state.
 @Suite("Presence scenario")
 struct PresenceScenarioTests {
-    /// Seeds: 30 in `swift test`; `PNREPLICATE_PRESENCE_SEEDS=1000` for a long run.
-    static var seeds: ClosedRange<UInt64> {
-        1...(UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_PRESENCE_SEEDS"] ?? "") ?? 30)
-    }
+    /// Seeds: 20 in `swift test`; `PNREPLICATE_PRESENCE_SEEDS=10000` (or a range, ``SoakSeeds``) for the long run.
+    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_PRESENCE_SEEDS", default: 20) }
 
     static let users = ["u0", "u1", "u2"]
     static let channels = ["p0", "p1", "p2"]

@@ -34,7 +34,7 @@ enum TransportKind: String, CaseIterable, Sendable {
     func make() -> (any Transport, @Sendable () async -> Void) {
         switch self {
         case .asyncHTTPClient:
-            let transport = AsyncHTTPClientTransport(timeout: .seconds(3))
+            let transport = AsyncHTTPClientTransport(timeout: .seconds(30))
             return (transport, { try? await transport.shutdown() })
         case .urlSession:
             return (URLSessionTransport(timeout: 10), {})
