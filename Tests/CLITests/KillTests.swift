@@ -35,7 +35,7 @@ final class SimulatorProcess {
 
 @Suite("pnreplicate sync survives SIGKILL")
 struct KillTests {
-    /// Rounds of kill-and-restart: 20 in `swift test`; set PNREPLICATE_KILL_ROUNDS=200 for the long run.
+    /// Rounds of kill-and-restart: 20 in `swift test`; `scripts/soak kill 200` for the long run.
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 20 }
 
     @Test("sync against a flaky simulator, killed at random moments and restarted: every message exactly once")
@@ -45,12 +45,21 @@ struct KillTests {
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin]
-        for channel in ["kill-a", "kill-b"] {
-            let queued = try await offPool {
-                try CLI.run(["send", "--store", store, "--channel", channel, "--text", "m", "--count", "25"], environment: env)
+        // Work comes in batches of 25 messages a channel, a new batch whenever a kill found the
+        // outbox empty: a fast (release) sync finishes a batch in a few rounds, and a long run's
+        // kills must still land while there is work.
+        var batches = 0
+        func queueBatch() async throws {
+            for channel in Self.channels {
+                let text = "b\(batches)"
+                let queued = try await offPool {
+                    try CLI.run(["send", "--store", store, "--channel", channel, "--text", text, "--count", "25"], environment: env)
+                }
+                try #require(queued.status == 0, "\(queued.stderr)")
             }
-            try #require(queued.status == 0, "\(queued.stderr)")
+            batches += 1
         }
+        try await queueBatch()
         var random = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
         for round in 0..<Self.rounds {
@@ -68,7 +77,11 @@ struct KillTests {
             #expect(ended.reason == .uncaughtSignal || ended.status == 0, "round \(round)")
             let plan = try await offPool { try CLI.run(["--dry-run", "--json", "--store", store], environment: env) }
             let ops = try CLI.json(plan.stdout)["ops"] as? [Any]
-            if ops?.isEmpty == false { killedWithWorkLeft += 1 }
+            if ops?.isEmpty == false {
+                killedWithWorkLeft += 1
+            } else if round < Self.rounds - 1 {
+                try await queueBatch()
+            }
         }
         // The kills must land while there is work, or the test would prove nothing.
         #expect(killedWithWorkLeft >= min(Self.rounds, 10), "only \(killedWithWorkLeft) kills left work behind")
@@ -83,26 +96,41 @@ struct KillTests {
             configuration: try PubNubConfiguration(
                 publishKey: "demo", subscribeKey: "demo", userId: "checker", origin: simulator.origin),
             transport: URLSessionTransport())
-        for channel in ["kill-a", "kill-b"] {
+        let sent = (0..<batches).flatMap { batch in (1...25).map { "b\(batch) \($0)" } }
+        for channel in Self.channels {
             let local = try await chat.fetch(chat.queries.messages(inChannel: channel))
-            #expect(local.count == 25 && local.allSatisfy { $0.delivery == .sent }, "seed \(seed)")
-            // The simulator is flaky for this reader too; reading is safe to repeat.
-            var page: HistoryPage?
-            for _ in 0..<100 where page == nil {
-                page = try? await client.fetchHistory(HistoryQuery(channels: [channel], max: 100))
-            }
-            let history = try #require(page)
-            let ids = (history.channels[channel] ?? []).compactMap { message -> String? in
+            #expect(local.count == sent.count && local.allSatisfy { $0.delivery == .sent }, "seed \(seed)")
+            let history = try await Self.history(of: channel, client)
+            let ids = history.compactMap { message -> String? in
                 if case .object(let body) = message.message, case .string(let id)? = body["id"] { return id }
                 return nil
             }
             #expect(ids == local.map(\.id), "seed \(seed): \(channel) has \(ids.count) messages for \(local.count) sent")
             #expect(Set(ids).count == ids.count, "seed \(seed): duplicates in \(channel)")
-            let texts = (history.channels[channel] ?? []).compactMap { message -> String? in
+            let texts = history.compactMap { message -> String? in
                 if case .object(let body) = message.message, case .string(let text)? = body["text"] { return text }
                 return nil
             }
-            #expect(texts == (1...25).map { "m \($0)" }, "seed \(seed): \(channel) is out of send order")
+            #expect(texts == sent, "seed \(seed): \(channel) is out of send order")
+        }
+    }
+
+    static let channels = ["kill-a", "kill-b"]
+
+    /// Every message of `channel`, oldest first, a page of 100 at a time (the simulator is flaky
+    /// for this reader too; reading is safe to repeat).
+    static func history(of channel: String, _ client: PubNubClient) async throws -> [HistoryMessage] {
+        var messages: [HistoryMessage] = []
+        var start: Timetoken?
+        while true {
+            var page: HistoryPage?
+            for _ in 0..<100 where page == nil {
+                page = try? await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start))
+            }
+            let found = try #require(page).channels[channel] ?? []
+            messages = found + messages
+            guard found.count == 100, let oldest = found.first?.timetoken else { return messages }
+            start = oldest
         }
     }
 }
