@@ -97,7 +97,7 @@ enum FuzzCheck {
     static func isTyped(_ error: any Error) -> Bool {
         error is WireError || error is ReconcilerError || error is OutboxError || error is StoreError
             || error is ModelValidationError || error is CancellationError || error is TimetokenError
-            || error is ISOTimestampError
+            || error is ISOTimestampError || error is PagingError
     }
 
     /// Whether a stored or logged error text is a foreign error's description that escaped
