@@ -117,20 +117,16 @@ struct KillTests {
 
     static let channels = ["kill-a", "kill-b"]
 
-    /// Every message of `channel`, oldest first, a page of 100 at a time (the simulator is flaky
-    /// for this reader too; reading is safe to repeat).
+    /// Every message of `channel`, oldest first, through the library's pager (the simulator is
+    /// flaky for this reader too: each request is tried up to 100 times; reading is safe to repeat).
     static func history(of channel: String, _ client: PubNubClient) async throws -> [HistoryMessage] {
         var messages: [HistoryMessage] = []
-        var start: Timetoken?
-        while true {
-            var page: HistoryPage?
-            for _ in 0..<100 where page == nil {
-                page = try? await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start))
-            }
-            let found = try #require(page).channels[channel] ?? []
-            messages = found + messages
-            guard found.count == 100, let oldest = found.first?.timetoken else { return messages }
-            start = oldest
+        for try await page in HistoryPages(channel: channel, fetch: { query in
+            for _ in 0..<99 { if let page = try? await client.fetchHistory(query) { return page } }
+            return try await client.fetchHistory(query)
+        }) {
+            messages = page.messages + messages
         }
+        return messages
     }
 }
