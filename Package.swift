@@ -11,21 +11,49 @@ let migrationFiles = ((try? FileManager.default.contentsOfDirectory(
     .filter { $0.hasSuffix(".sql") }
     .sorted()
 
+// The traits that bring each heavy dependency (test targets need none: a package's tests are never
+// resolved for the apps that depend on it).
+let nio = TargetDependencyCondition.when(traits: ["NIOTransport"])
+let httpSimulator = TargetDependencyCondition.when(traits: ["HTTPSimulator"])
+let tools = TargetDependencyCondition.when(traits: ["Tools"])
+
 let package = Package(
     name: "pnreplicate",
     platforms: [.macOS(.v14), .iOS(.v17)],
+    // What an app adopts: every library product below except PubNubWireNIO and SimulatorHTTP needs
+    // only GRDB, swift-log and swift-crypto. The rest (NIO, Hummingbird, ArgumentParser, ...) hangs on
+    // traits, so that an app that passes `traits: []` resolves none of it (docs/architecture.md,
+    // "Products and traits"). This repository's own commands get every trait by default.
     products: [
+        // The one product most apps need: `Replica` and everything it shows (docs/installation.md).
+        .library(name: "PubNubReplica", targets: ["PubNubReplica"]),
         .library(name: "ReplicaModel", targets: ["ReplicaModel"]),
         .library(name: "ReplicaStore", targets: ["ReplicaStore"]),
         .library(name: "PubNubWire", targets: ["PubNubWire"]),
         // The outbox, the reconciler and live sync: what an app adopts pnreplicate for.
         .library(name: "Replicator", targets: ["Replicator"]),
-        // The simulator and the tools to test an app against it (docs/testing.md).
-        .library(name: "PubNubSimulatorTesting", targets: ["PubNubSimulatorTesting", "PubNubSimulator"]),
+        // The in-memory PubNub (in process; docs/simulator.md).
+        .library(name: "PubNubSimulator", targets: ["PubNubSimulator"]),
+        // Testing an app against the simulator: virtual clock, in-process transport (docs/testing.md).
+        .library(name: "PubNubSimulatorTesting", targets: ["PubNubSimulatorTesting"]),
+        // The AsyncHTTPClient transport: needs the NIOTransport trait.
+        .library(name: "PubNubWireNIO", targets: ["PubNubWireNIO"]),
+        // The simulator over HTTP (Hummingbird): needs the HTTPSimulator trait.
+        .library(name: "SimulatorHTTP", targets: ["SimulatorHTTP"]),
         .executable(name: "pnreplicate", targets: ["pnreplicate"]),
     ],
+    traits: [
+        .trait(name: "NIOTransport", description: "PubNubWireNIO, the AsyncHTTPClient transport (brings swift-nio and async-http-client)."),
+        .trait(name: "HTTPSimulator", description: "SimulatorHTTP, the simulator over HTTP (brings Hummingbird and swift-nio)."),
+        .trait(
+            name: "Tools",
+            description: "The pnreplicate command-line tool and the benchmarks (brings swift-argument-parser).",
+            enabledTraits: ["NIOTransport", "HTTPSimulator"]
+        ),
+        .default(enabledTraits: ["Tools"]),
+    ],
     dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
@@ -74,10 +102,10 @@ let package = Package(
             name: "PubNubWireNIO",
             dependencies: [
                 "PubNubWire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: nio),
+                .product(name: "NIOCore", package: "swift-nio", condition: nio),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: nio),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: nio),
             ]
         ),
         // The simulator: an in-memory PubNub answering the same REST surface.
@@ -87,11 +115,11 @@ let package = Package(
             name: "SimulatorHTTP",
             dependencies: [
                 "PubNubSimulator", "PubNubWire",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: httpSimulator),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: httpSimulator),
+                .product(name: "NIOCore", package: "swift-nio", condition: httpSimulator),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: httpSimulator),
             ],
             path: "Simulator/SimulatorHTTP"
         ),
@@ -110,6 +138,13 @@ let package = Package(
                 "ReplicaModel", "ReplicaStore", "PubNubWire", .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The façade: `Replica` owns the store, the client, the outbox, the reconciler and live sync.
+        .target(
+            name: "PubNubReplica",
+            dependencies: [
+                "ReplicaModel", "ReplicaStore", "PubNubWire", "Replicator", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "pnreplicate",
@@ -120,7 +155,7 @@ let package = Package(
                 "PubNubSimulator",
                 "PubNubSimulatorTesting",
                 "SimulatorHTTP",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -188,6 +223,10 @@ let package = Package(
                 "Replicator", "ReplicaStore", "PubNubSimulator", "PubNubSimulatorTesting", "PubNubWire", "ReplicaModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        .testTarget(
+            name: "ReplicaTests",
+            dependencies: ["PubNubReplica", "PubNubSimulator", "PubNubSimulatorTesting"]
         ),
         .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel", "PubNubSimulator"]),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import PubNubWire
+import ReplicaModel
 
 /// Applies one ``HostileMutation`` to a valid answer, drawing every choice from a seeded generator.
 struct HostileMutator {

@@ -1,3 +1,4 @@
+#if HTTPSimulator
 import Foundation
 
 /// One line per request the HTTP front end receives, `METHOD /path?query` as it arrived (before
@@ -30,3 +31,4 @@ public struct RequestLogError: Error, CustomStringConvertible {
     /// `cannot write the request log at PATH`.
     public var description: String { "cannot write the request log at \(path)" }
 }
+#endif

@@ -1,3 +1,4 @@
+#if HTTPSimulator
 import Foundation
 import Hummingbird
 import NIOCore
@@ -88,3 +89,4 @@ public struct ServerMisbehaviour: Sendable, Equatable {
         }
     }
 }
+#endif

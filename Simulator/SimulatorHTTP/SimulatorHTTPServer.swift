@@ -1,3 +1,4 @@
+#if HTTPSimulator
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -140,3 +141,6 @@ struct PresenceSweep: Service {
         }
     }
 }
+#else
+#error("SimulatorHTTP needs the HTTPSimulator trait: add traits: [\"HTTPSimulator\"] to pnreplicate's .package line (docs/installation.md)")
+#endif

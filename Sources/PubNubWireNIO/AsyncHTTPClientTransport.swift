@@ -1,3 +1,4 @@
+#if NIOTransport
 import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers
@@ -147,3 +148,6 @@ private final class CollectingDelegate: HTTPClientResponseDelegate, Sendable {
         }
     }
 }
+#else
+#error("PubNubWireNIO needs the NIOTransport trait: add traits: [\"NIOTransport\"] to pnreplicate's .package line (docs/installation.md)")
+#endif

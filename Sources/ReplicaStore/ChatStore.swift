@@ -146,6 +146,20 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         return store
     }
 
+    /// Closes every connection to the file, giving up every SQLite lock this process holds on the
+    /// store, its `-wal` and its `-shm` (an open WAL connection keeps a read lock on `-shm` even
+    /// when idle). Reads and writes afterwards throw. `Replica.suspend()` calls it, so that an iOS
+    /// app suspended with its store in an App Group container holds no lock (0xdead10cc). A store
+    /// in memory stays open: it has no file to lock, and closing it would lose it.
+    package func close() throws {
+        guard path != nil else { return }
+        do {
+            try writer.close()
+        } catch let error as DatabaseError {
+            throw StoreError.database(message: "cannot close \(path ?? "-"): \(error.message ?? "\(error)")")
+        }
+    }
+
     /// A store that lives in memory only (a `DatabaseQueue`), for tests and previews.
     public static func inMemory(options: StoreOptions = StoreOptions()) throws -> ChatStore {
         let queue = try DatabaseQueue(configuration: options.configuration())

@@ -29,6 +29,7 @@ extension ChatStore {
     /// Row counts, schema version and pending outbox count.
     public func status() async throws -> StoreStatus {
         let runner = self.runner
+        let outboxCounts = queries.outboxCounts()
         return try await writer.read { db in
             let (applied, pending) = try runner.inspect(db)
             var counts: [String: Int] = [:]
@@ -36,16 +37,11 @@ extension ChatStore {
                 // Table names come from the fixed list above, never from input.
                 counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
-            var states: [String: Int] = [:]
-            if try db.tableExists("outbox") {
-                for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM outbox GROUP BY state") {
-                    states[row[0]] = row[1]
-                }
-            }
+            let states = try db.tableExists("outbox") ? try outboxCounts.fetch(db) : [:]
             return StoreStatus(
                 rowCounts: counts, schemaVersion: applied.last?.name, appliedMigrations: applied.map(\.name),
-                pendingMigrations: pending.map(\.name), pendingOutbox: (counts["outbox"] ?? 0) - (states["dead"] ?? 0) - (states["conflict"] ?? 0),
-                deadLetters: states["dead"] ?? 0, conflicts: states["conflict"] ?? 0)
+                pendingMigrations: pending.map(\.name), pendingOutbox: (counts["outbox"] ?? 0) - (states[.dead] ?? 0) - (states[.conflict] ?? 0),
+                deadLetters: states[.dead] ?? 0, conflicts: states[.conflict] ?? 0)
         }
     }
 }

@@ -113,6 +113,7 @@ extension Outbox {
         while true {
             try Task.checkCancellation()
             if let failure = storeFailure { throw OutboxError.storeFailed("\(failure)") }
+            let epoch = workEpoch
             let heads = try await laneHeads()
             let now = clock.now
             var ready: [String] = []
@@ -130,6 +131,7 @@ extension Outbox {
                     drainReport.stoppedAtDeadline = true
                     break
                 }
+                if workEpoch != epoch { continue }
                 try await clock.sleep(until: wake)
                 continue
             }
@@ -234,6 +236,7 @@ extension Outbox {
             // Past the deadline no new attempt starts: a slow server must not stretch the drain.
             if let deadline, clock.now > deadline { return }
             let head: LaneHead?
+            let epoch = workEpoch
             do {
                 head = try await laneHead(lane)
             } catch {
@@ -246,6 +249,7 @@ extension Outbox {
                 marked = await attempt(head.entry, lane: lane)
             case .backoff(let until):
                 if let deadline, until > deadline { return }
+                if workEpoch != epoch { continue }
                 do { try await clock.sleep(until: until) } catch { return }
             default:
                 return

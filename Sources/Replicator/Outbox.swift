@@ -97,6 +97,10 @@ public actor Outbox<Custom: ChatCustomData> {
     private var commitsInFlight = 0
     private var commitsSettled: [CheckedContinuation<Void, Never>] = []
     private var workSignal: AsyncStream<Void>.Continuation?
+    /// Counts ``signalWork()`` calls: a drain that read the lane heads before new work was
+    /// committed (a new op, a retry, the network back) sees it moved and reads them again instead
+    /// of sleeping on what it read.
+    var workEpoch = 0
     var drainReport = DrainReport()
     /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
     var drainDeadline: Date?
@@ -436,6 +440,16 @@ public actor Outbox<Custom: ChatCustomData> {
         try await commit { try $0.retry(opId, now: now) }
     }
 
+    /// Tells the outbox that the network is back: ops waiting out a backoff become due now
+    /// (their attempt counts stay). A running ``run()`` or ``drain(until:)`` sleeping on that
+    /// backoff still sleeps unless its clock is woken too; `Replica.networkIsBack()` does both.
+    /// Returns how many ops became due.
+    @discardableResult
+    public func retryWaitingNow() async throws -> Int {
+        let now = clock.now
+        return try await commit { try $0.retryWaitingNow(now: now) }
+    }
+
     /// Withdraws an op that has not reached PubNub and reverts its local change (a send takes the
     /// reactions waiting on it along). Returns every op id removed.
     @discardableResult
@@ -463,7 +477,8 @@ public actor Outbox<Custom: ChatCustomData> {
             do {
                 entry = try await store.fetch(store.queries.outboxEntry(id: opId))
             } catch {
-                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                // A waiter that gave up (its task was cancelled) is no failure of the store.
+                if !(error is CancellationError) { logger.error("cannot read the outbox", metadata: ["error": "\(error)"]) }
                 return .unknown
             }
             if let outcome = outcomes[opId] { return outcome }
@@ -530,7 +545,10 @@ public actor Outbox<Custom: ChatCustomData> {
         return value
     }
 
-    func signalWork() { workSignal?.yield() }
+    func signalWork() {
+        workEpoch += 1
+        workSignal?.yield()
+    }
 
     func workSignals() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))

@@ -320,6 +320,18 @@ extension ChatQueries {
         StoreQuery { db in try OutboxEntry.fetchAll(db) }
     }
 
+    /// How many ops are in each state (states with none are absent): what a sync status shows,
+    /// read with one grouped count instead of every op.
+    public func outboxCounts() -> StoreQuery<[OutboxState: Int]> {
+        StoreQuery { db in
+            var counts: [OutboxState: Int] = [:]
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT state, count(*) FROM outbox GROUP BY state")) {
+                if let state = OutboxState(rawValue: row[0]) { counts[state] = row[1] }
+            }
+            return counts
+        }
+    }
+
     /// One page of the outbox in enqueue order: at most `limit` ops after sequence number
     /// `afterSeq` (nil: from the first). Pass the last op's ``OutboxEntry/seq`` for the next page;
     /// a page shorter than `limit` is the last. Reads a large outbox in bounded memory.

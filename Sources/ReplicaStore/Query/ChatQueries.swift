@@ -19,6 +19,10 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     public typealias Channel = ChatChannel<Custom.Channel>
     /// A membership with this store's custom types.
     public typealias Member = ChatMember<Custom>
+
+    /// The queries of a store with `Custom` data. They hold no store: the same value reads any
+    /// store of that type (`store.queries` and `Replica.queries` are this).
+    public init() {}
     /// A message with this store's custom type.
     public typealias Message = ChatMessage<Custom.Message>
 

@@ -215,6 +215,22 @@ final class OpTransaction<Custom: ChatCustomData> {
         changes.wakesDrain = true
     }
 
+    /// The network is back: every op waiting out a backoff (pending or ambiguous, its next
+    /// attempt later than `now`) may go at once. Its attempt count stays, so a failure right after
+    /// still backs off as long as it would have. Returns how many ops were moved.
+    func retryWaitingNow(now: Date) throws -> Int {
+        var moved = 0
+        for var entry in try tx.ops(states: [.pending, .ambiguous]) {
+            guard let next = entry.nextAttemptAt, next > now else { continue }
+            entry.nextAttemptAt = now
+            entry.updatedAt = now
+            try tx.save(entry)
+            moved += 1
+        }
+        if moved > 0 { changes.wakesDrain = true }
+        return moved
+    }
+
     /// Withdraws an op that has not reached PubNub and reverts its local change; a discarded send
     /// takes the reactions waiting on it along. Returns the ids of every op removed.
     func discard(_ id: String) throws -> [String] {

@@ -1,0 +1,107 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// Everything a ``Replica`` needs, set once: PubNub's keys and user (named as PubNub's SDKs name
+/// them), where the store lives, and the policies of the outbox, the reconciler and live sync.
+///
+/// ```swift
+/// var configuration = ReplicaConfiguration(
+///     publishKey: "pub-c-…", subscribeKey: "sub-c-…", userId: "alice",
+///     store: .file(appGroupURL.appendingPathComponent("chat.sqlite").path))
+/// configuration.live.channels = ["general"]
+/// configuration.reconciler.conflicts.channel = .fieldMerge(tie: .lastWriter)
+/// let replica = try Replica<DefaultChatCustom>(configuration)
+/// ```
+///
+/// Tests swap only the parts that reach the outside: ``transport`` (the simulator's in-process
+/// transport), ``clock`` (a virtual clock) and ``seed``.
+public struct ReplicaConfiguration: Sendable {
+    /// Where the store lives.
+    public enum StoreLocation: Sendable, Hashable {
+        /// A SQLite file (created and migrated when missing), with its `-wal`, `-shm` and `.lock`
+        /// companions beside it. On iOS, see `docs/ios.md` for App Groups and file protection.
+        case file(String)
+        /// In memory only: gone with the process (tests, previews). ``Replica/suspend()`` keeps it open.
+        case inMemory
+    }
+
+    /// PubNub's publish key.
+    public var publishKey: String
+    /// PubNub's subscribe key.
+    public var subscribeKey: String
+    /// The user of this device (1-92 UTF-8 bytes), as PubNub's `userId`.
+    public var userId: String
+    /// An Access Manager token or auth key sent with every request, if the keyset needs one.
+    public var authKey: String?
+    /// PubNub's cipher key: payloads are encrypted as PubNub's SDKs do. An empty key is refused
+    /// (``ReplicaError/emptyCipherKey``), never taken as "no encryption".
+    public var cipherKey: String?
+    /// The cryptor new payloads are encrypted with (every known cryptor always decrypts).
+    public var cryptor: Cryptor = .aesCbc
+    /// PubNub's origin: `host[:port]` over https, or a full `http://host:port` URL.
+    public var origin = "ps.pndsn.com"
+    /// Where the store lives.
+    public var store: StoreLocation
+    /// How the store is opened (migrations, durability, busy timeout, logger).
+    public var storeOptions = StoreOptions()
+    /// The outbox's retry policy and parallelism.
+    public var outbox = OutboxOptions()
+    /// What the reconciler pulls, and its conflict policies.
+    public var reconciler = ReconcilerOptions()
+    /// What live sync follows (channels besides the user's memberships, users, presence).
+    public var live = LiveSyncOptions()
+    /// How long ``Replica/suspend()`` lets sends in flight finish before it abandons them (they
+    /// are probed on resume, never sent twice). iOS gives an app about 5 seconds.
+    public var suspendBudget: TimeInterval = 4
+    /// The network: nil for a URLSession transport whose requests end within 15 s (a long poll
+    /// within its own timeout). Tests pass the simulator's `InProcessTransport`.
+    public var transport: (any Transport)?
+    /// The clock every backoff, deadline and timestamp reads. Tests pass a `VirtualClock`.
+    public var clock: any ReplicaClock = SystemClock()
+    /// Seeds every random choice (backoff jitter) so that a test replays exactly; nil: system randomness.
+    public var seed: UInt64?
+    /// The label prefix of the replica's loggers (`<label>.outbox`, `.reconciler`, `.live`).
+    public var logLabel = "pnreplicate"
+
+    /// A configuration with PubNub's keys, the user and the store; every policy at its default.
+    public init(publishKey: String, subscribeKey: String, userId: String, store: StoreLocation) {
+        self.publishKey = publishKey
+        self.subscribeKey = subscribeKey
+        self.userId = userId
+        self.store = store
+    }
+
+    /// The wire configuration and crypto module these settings make, checked.
+    func wire() throws -> (PubNubConfiguration, CryptoModule?) {
+        if cipherKey?.isEmpty == true { throw ReplicaError.emptyCipherKey }
+        let configuration = try PubNubConfiguration(
+            publishKey: publishKey, subscribeKey: subscribeKey, userId: userId, origin: origin, authKey: authKey)
+        return (configuration, cipherKey.map { CryptoModule(cipherKey: $0, encryptWith: cryptor) })
+    }
+
+    /// A random source for one part: seeded from ``seed`` and `salt` when a seed is set.
+    func random(_ salt: UInt64) -> any RandomNumberGenerator & Sendable {
+        guard let seed else { return SystemRandomNumberGenerator() }
+        return SplitMix64(seed: seed ^ salt)
+    }
+}
+
+/// Errors of a ``Replica`` itself (its parts throw their own: `StoreError`, `OutboxError`, ...).
+public enum ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// ``ReplicaConfiguration/cipherKey`` is empty (an unset variable?): refused rather than
+    /// sending plaintext.
+    case emptyCipherKey
+    /// The replica is suspended: ``Replica/resume()`` first.
+    case suspended
+
+    public var description: String {
+        switch self {
+        case .emptyCipherKey: "the cipher key is empty; give the key, or leave it nil to send unencrypted"
+        case .suspended: "the replica is suspended; call resume() first"
+        }
+    }
+}

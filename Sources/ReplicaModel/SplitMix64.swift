@@ -1,0 +1,23 @@
+import Foundation
+
+/// SplitMix64: a small, fast, seedable generator (never the system's random source). The
+/// simulator's faults, the tests' scenarios and a seeded `Replica`'s jitter all draw from it, so
+/// that a run replays exactly from its seed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// A generator for `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A double in [0, 1).
+    package mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}

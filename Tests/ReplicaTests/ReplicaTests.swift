@@ -1,0 +1,240 @@
+import Foundation
+import PubNubReplica
+import PubNubSimulator
+import PubNubSimulatorTesting
+import Testing
+
+/// One replica of user "alice" on a simulator, with a web client beside it.
+struct ReplicaWorld {
+    let clock: VirtualClock
+    let server: PubNubServer
+    let web: PubNubClient
+    let transport: InProcessTransport
+    let path = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
+
+    /// Long polls are held up to `hold` of real time (a publish answers them at once).
+    init(clock: VirtualClock = VirtualClock(), hold: Duration = .seconds(1), profile: FaultProfile = .none) async throws {
+        self.clock = clock
+        server = PubNubServer(clock: clock)
+        await server.configureSubscribe(SubscribeSettings(hold: hold))
+        web = try PubNubClient.simulated(InProcessTransport(server: server), userId: "web")
+        transport = InProcessTransport(server: server, plan: FaultPlan(seed: 1, profile: profile))
+        _ = try await web.perform(try web.setMembershipsRequest(
+            userId: "alice", set: [MembershipSet<JSONValue>(id: "general", status: "joined")], remove: []))
+    }
+
+    var configuration: ReplicaConfiguration {
+        var configuration = ReplicaConfiguration(publishKey: "demo", subscribeKey: "demo", userId: "alice", store: .file(path))
+        configuration.origin = "http://sim.invalid"
+        configuration.transport = transport
+        configuration.clock = clock
+        configuration.seed = 7
+        return configuration
+    }
+
+    /// The texts the server holds in `channel`, in order.
+    func serverTexts(_ channel: String = "general") async -> [String] {
+        await server.storedMessages(channel: channel).map { stored in
+            if case .object(let fields) = stored.message, case .string(let text)? = fields["text"] { return text }
+            if case .string(let text) = stored.message { return text }
+            return "\(stored.message)"
+        }
+    }
+}
+
+/// Waits (on the replica's own status sequence, never on time) until `predicate` holds.
+@discardableResult
+func status(of replica: Replica<DefaultChatCustom>, where predicate: (ReplicaStatus) -> Bool) async -> ReplicaStatus {
+    for await status in replica.statuses() where predicate(status) { return status }
+    return await replica.status
+}
+
+/// The locks this process holds on `paths` (their inodes), read from `/proc/locks` (Linux).
+func locksHeld(on paths: [String]) throws -> [String] {
+    var inodes: [UInt64: String] = [:]
+    for path in paths {
+        var info = stat()
+        if stat(path, &info) == 0 { inodes[UInt64(info.st_ino)] = path }
+    }
+    #expect(!inodes.isEmpty, "none of the store's files exists: the check would prove nothing")
+    let pid = ProcessInfo.processInfo.processIdentifier
+    return try String(contentsOfFile: "/proc/locks", encoding: .utf8).split(separator: "\n").compactMap { line in
+        // "1: POSIX  ADVISORY  READ 7683 fe:00:557152 128 128" (a "->" marks a waiter)
+        let fields = line.split(separator: " ").filter { $0 != "->" }
+        guard fields.count >= 6, Int32(fields[4]) == pid,
+            let inode = fields[5].split(separator: ":").last.flatMap({ UInt64($0) }), let path = inodes[inode]
+        else { return nil }
+        return "\(path): \(line)"
+    }
+}
+
+@Suite("Replica: the one object an app configures")
+struct ReplicaTests {
+    @Test("offline sends, start, live, suspend in the middle of a send, resume: every message once, and no lock while suspended",
+          .timeLimit(.minutes(2)))
+    func lifeCycle() async throws {
+        let world = try await ReplicaWorld(profile: .offline)
+        let replica = try Replica<DefaultChatCustom>(world.configuration)
+        let seen = ConnectionLog()
+        let watcher = Task { for await status in replica.statuses() { await seen.add(status) } }
+
+        for index in 1...3 { _ = try await replica.send(text: "offline \(index)", to: "general") }
+        #expect(await replica.status.pending == 3)
+        await replica.start()
+        let offline = await status(of: replica) { $0.isOffline }
+        #expect(offline.pending == 3, "nothing can leave while offline")
+
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        await replica.networkIsBack()
+        let live = await status(of: replica) { $0.connection == .live && $0.pending == 0 && $0.sending == 0 }
+        #expect(live.hasSynced)
+        #expect(await world.serverTexts() == ["offline 1", "offline 2", "offline 3"])
+
+        // A message from elsewhere arrives live, with no sync call; the observation stays open
+        // across the suspend below (so the store has a user besides the replica's own parts).
+        _ = try await world.web.publish(PublishRequest(channel: "general", message: .string("from the web")))
+        let observed = Observed<[ChatMessage<FlatCustom>]>()
+        let observer = Task {
+            for try await messages in replica.observe(replica.queries.messages(inChannel: "general")) { await observed.set(messages) }
+        }
+        await observed.wait(until: { (messages: [ChatMessage<FlatCustom>]) -> Bool in
+            messages.contains { (message: ChatMessage<FlatCustom>) -> Bool in message.text == "from the web" }
+        })
+
+        // Suspend while a publish is in flight: its answer never comes before the budget ends.
+        let gate = PublishGate()
+        world.transport.onRequest { request in await gate.hold(request) }
+        _ = try await replica.send(text: "during suspend", to: "general")
+        await gate.waitUntilHolding()
+        // An app that kept the store (against the advice) must not keep its locks either.
+        let kept = try await replica.withStore { $0 }
+        await replica.suspend()
+        let files = [world.path, world.path + "-wal", world.path + "-shm", world.path + ".lock"]
+        #expect(await replica.status.connection == .suspended)
+        #expect(await replica.status.lastError == nil)
+        #expect(try locksHeld(on: files) == [], "a suspended replica holds no lock on its files")
+        await #expect(throws: ReplicaError.suspended) { try await replica.send(text: "refused", to: "general") }
+        await #expect(throws: (any Error).self) { try await kept.fetch(kept.queries.outbox()) }
+
+        await gate.open()
+        try await replica.resume()
+        await status(of: replica) { $0.connection == .live && $0.pending == 0 && $0.sending == 0 }
+        let texts = await world.serverTexts()
+        #expect(texts.filter { $0 == "during suspend" }.count == 1, "sent exactly once: \(texts)")
+        let stored = try await replica.fetch(replica.queries.messages(inChannel: "general"))
+        #expect(stored.map(\.text).sorted() == ["during suspend", "from the web", "offline 1", "offline 2", "offline 3"])
+        #expect(stored.allSatisfy { $0.timetoken != nil })
+        // The observation went on with the reopened store.
+        await observed.wait(until: { (messages: [ChatMessage<FlatCustom>]) -> Bool in
+            messages.contains { (message: ChatMessage<FlatCustom>) -> Bool in message.text == "during suspend" && message.timetoken != nil }
+        })
+        observer.cancel()
+
+        await replica.stop()
+        watcher.cancel()
+        let connections = await seen.connections
+        #expect(Self.inOrder(["offline", "catching up", "live", "suspended", "live"], in: connections), "\(connections)")
+        #expect(await seen.pendingCounts.contains(3))
+    }
+
+    @Test("after networkIsBack() an op waiting out its backoff goes within one tick of the virtual clock",
+          .timeLimit(.minutes(1)))
+    func networkIsBackWakesTheOutbox() async throws {
+        let clock = VirtualClock(sleeps: .untilAdvanced)
+        let world = try await ReplicaWorld(clock: clock, profile: .offline)
+        var configuration = world.configuration
+        configuration.live.idleInterval = 3600
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        let receipt = try await replica.send(text: "waiting", to: "general")
+        await replica.start()
+        // The first attempt fails; the op now waits out its backoff on the virtual clock.
+        while try await replica.fetch(replica.queries.outboxEntry(id: receipt.opId!))?.nextAttemptAt == nil {
+            await Task.yield()
+        }
+        let entry = try #require(try await replica.fetch(replica.queries.outboxEntry(id: receipt.opId!)))
+        #expect(entry.nextAttemptAt! > clock.now, "it waits for its backoff")
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        let before = clock.now
+        await replica.networkIsBack()
+        await status(of: replica) { $0.pending == 0 && $0.sending == 0 }
+        #expect(clock.now.timeIntervalSince(before) < 1, "sent without waiting for the backoff")
+        #expect(await world.serverTexts() == ["waiting"])
+        await replica.stop()
+    }
+
+    @Test("an empty cipher key is refused, not taken as no encryption")
+    func emptyCipherKey() async throws {
+        let world = try await ReplicaWorld()
+        var configuration = world.configuration
+        configuration.cipherKey = ""
+        #expect(throws: ReplicaError.emptyCipherKey) { try Replica<DefaultChatCustom>(configuration) }
+    }
+
+    /// Whether `expected` appears in `log` in this order (other entries between them allowed).
+    static func inOrder(_ expected: [String], in log: [String]) -> Bool {
+        var rest = expected[...]
+        for entry in log where rest.first.map({ entry.hasPrefix($0) }) == true { rest = rest.dropFirst() }
+        return rest.isEmpty
+    }
+}
+
+/// The latest value of an observation, and a wait for a value that satisfies a condition.
+actor Observed<Value: Sendable> {
+    private var value: Value?
+    private var waiters: [(condition: @Sendable (Value) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func set(_ new: Value) {
+        value = new
+        let (ready, rest) = (waiters.filter { $0.condition(new) }, waiters.filter { !$0.condition(new) })
+        waiters = rest
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    func wait(until condition: @escaping @Sendable (Value) -> Bool) async {
+        if let value, condition(value) { return }
+        await withCheckedContinuation { waiters.append((condition, $0)) }
+    }
+}
+
+/// Every status a replica announced.
+actor ConnectionLog {
+    private(set) var connections: [String] = []
+    private(set) var pendingCounts: [Int] = []
+
+    func add(_ status: ReplicaStatus) {
+        let name = "\(status.connection)"
+        if connections.last != name { connections.append(name) }
+        pendingCounts.append(status.pending)
+    }
+}
+
+/// Holds publish requests (not the long polls) until opened.
+actor PublishGate {
+    private var isOpen = false
+    private var holding = 0
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var holdingWaiters: [CheckedContinuation<Void, Never>] = []
+
+    func hold(_ request: WireRequest) async {
+        guard request.pathSegments.first == "publish", !isOpen else { return }
+        holding += 1
+        for waiter in holdingWaiters { waiter.resume() }
+        holdingWaiters = []
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { waiters.append($0) }
+        } onCancel: {
+            Task { await self.open() }
+        }
+    }
+
+    func waitUntilHolding() async {
+        if holding > 0 { return }
+        await withCheckedContinuation { holdingWaiters.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+}
