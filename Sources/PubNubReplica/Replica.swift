@@ -164,6 +164,12 @@ public actor Replica<Custom: ChatCustomData> {
         return Parts(store: store, outbox: outbox, reconciler: reconciler, live: live)
     }
 
+    /// A replica released without ``stop()`` stops its work (without the presence leave and
+    /// without waiting): nothing keeps running for an object nobody holds.
+    deinit {
+        for task in [liveTask, outboxTask, counter] + watchers { task?.cancel() }
+    }
+
     // MARK: Life cycle
 
     /// Starts sending the outbox and following PubNub live (catching up from history first).
