@@ -85,10 +85,10 @@ public actor Replica<Custom: ChatCustomData> {
     /// The parts working on the open store; nil while suspended.
     private(set) var parts: Parts?
     private var running = false
-    /// The live sync's run, the outbox's run, and the tasks that watch them for the status.
+    /// The live sync's run, the outbox's run, and the task that follows live sync's state.
     private var liveTask: Task<Void, Never>?
     private var outboxTask: Task<Void, Never>?
-    private var watchers: [Task<Void, Never>] = []
+    private var stateWatcher: Task<Void, Never>?
     /// Counts the outbox after each of its events, from the store's opening to its closing:
     /// writes made before ``start()`` count too.
     private var counter: Task<Void, Never>?
@@ -167,7 +167,7 @@ public actor Replica<Custom: ChatCustomData> {
     /// A replica released without ``stop()`` stops its work (without the presence leave and
     /// without waiting): nothing keeps running for an object nobody holds.
     deinit {
-        for task in [liveTask, outboxTask, counter] + watchers { task?.cancel() }
+        for task in [liveTask, outboxTask, counter, stateWatcher] { task?.cancel() }
     }
 
     // MARK: Life cycle
@@ -249,31 +249,31 @@ public actor Replica<Custom: ChatCustomData> {
         let outbox = parts.outbox, live = parts.live
         // Subscribed before the runs start, so that no state or event is missed.
         let states = live.states()
-        watchers.append(Task { [weak self] in
+        stateWatcher = Task { [weak self] in
             for await state in states { await self?.liveStateChanged(state) }
-        })
-        outboxTask = Task { [weak self] in
-            do {
-                try await outbox.run()
-            } catch where !(error is CancellationError) {
-                await self?.update { $0.lastError = "outbox: \(error)" }
-            } catch {}
         }
-        liveTask = Task { [weak self] in
+        outboxTask = runTask("outbox") { try await outbox.run() }
+        liveTask = runTask("live sync") { try await live.run() }
+    }
+
+    /// A task running one part until it is cancelled; a failure that ends it early (a store that
+    /// cannot be written) shows in the status's ``ReplicaStatus/lastError``.
+    private func runTask(_ part: String, _ run: @escaping @Sendable () async throws -> Void) -> Task<Void, Never> {
+        Task { [weak self] in
             do {
-                try await live.run()
+                try await run()
             } catch where !(error is CancellationError) {
-                await self?.update { $0.lastError = "live sync: \(error)" }
+                await self?.update { $0.lastError = "\(part): \(error)" }
             } catch {}
         }
     }
 
-    /// Stops live sync, then the outbox, then the watchers, waiting for each to end.
+    /// Stops live sync, then the outbox, then the state watcher, waiting for each to end.
     private func halt() async {
-        let stopping = [liveTask, outboxTask] + watchers
+        let stopping = [liveTask, outboxTask, stateWatcher]
         liveTask = nil
         outboxTask = nil
-        watchers = []
+        stateWatcher = nil
         for task in stopping { await Self.end(task) }
     }
 

@@ -47,9 +47,6 @@ package final class WakeableClock: ReplicaClock, @unchecked Sendable {
         for continuation in woken { continuation.resume() }
     }
 
-    /// How many sleeps are in progress (for tests).
-    package var sleeping: Int { lock.withLock { sleepers.count } }
-
     private func waitForWake(after seen: UInt64) async {
         let id = lock.withLock { () -> UInt64 in
             counter += 1
