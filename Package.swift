@@ -128,7 +128,7 @@ let package = Package(
         // harness (store + outbox + reconciler). Used by this repository's tests and `demo loop`.
         .target(
             name: "PubNubSimulatorTesting",
-            dependencies: ["PubNubSimulator", "PubNubWire", "ReplicaModel", "ReplicaStore", "Replicator"],
+            dependencies: ["PubNubReplica", "PubNubSimulator", "PubNubWire", "ReplicaModel", "ReplicaStore", "Replicator"],
             path: "Simulator/PubNubSimulatorTesting"
         ),
         // The replicator: the outbox drain engine (and, later, the reconciler) between store and wire.
@@ -149,6 +149,7 @@ let package = Package(
         .executableTarget(
             name: "pnreplicate",
             dependencies: [
+                "PubNubReplica",
                 "ReplicaStore",
                 "Replicator",
                 "PubNubWire",

@@ -1,4 +1,5 @@
 import Foundation
+import PubNubReplica
 import PubNubSimulator
 import PubNubWire
 import ReplicaModel
@@ -80,7 +81,7 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
     ///   - clock: The clock of the outbox and the reconciler.
     ///   - storePath: The store's file; a new file in the temporary directory when nil. Pass the
     ///     path of an earlier device to start where it stopped.
-    ///   - seed: Seeds the outbox's jitter (`seed ^ 0x5EED`) and the reconciler's (`seed`).
+    ///   - seed: Seeds the outbox's and the reconciler's jitter, as ``PubNubReplica/ReplicaConfiguration/seed`` does.
     ///   - crypto: PubNub's crypto module, for a device of an app with a cipher key.
     public init(
         server: PubNubServer, clock: VirtualClock, userId: String = "me",
@@ -94,12 +95,15 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
         transport = InProcessTransport(server: server, plan: plan)
         client = try PubNubClient.simulated(transport, userId: userId, crypto: crypto)
         self.storePath = storePath ?? Self.temporaryStorePath()
-        store = try ChatStore.open(at: self.storePath)
-        outbox = Outbox(
-            store: store, client: client, options: outboxOptions, clock: clock, random: SplitMix64(seed: seed ^ 0x5EED))
-        reconciler = Reconciler(
-            store: store, client: client, outbox: outbox, options: reconcilerOptions, clock: clock,
-            random: SplitMix64(seed: seed))
+        // Wired as a Replica wires its parts (one owner of the wiring), without starting anything.
+        var configuration = ReplicaConfiguration(
+            publishKey: client.configuration.publishKey, subscribeKey: client.configuration.subscribeKey, userId: userId,
+            store: .file(self.storePath))
+        configuration.outbox = outboxOptions
+        configuration.reconciler = reconcilerOptions
+        configuration.seed = seed
+        let parts = try Replica<Custom>.makeParts(configuration, store: nil, client: client, clock: clock)
+        (store, outbox, reconciler) = (parts.store, parts.outbox, parts.reconciler)
     }
 
     /// The same user after a restart: a new process on the store file (``storePath`` unless

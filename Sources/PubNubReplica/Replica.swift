@@ -97,11 +97,11 @@ public actor Replica<Custom: ChatCustomData> {
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
 
     /// The store and the engines on it, made together and replaced together on ``resume()``.
-    struct Parts: Sendable {
-        let store: ChatStore<Custom>
-        let outbox: Outbox<Custom>
-        let reconciler: Reconciler<Custom>
-        let live: LiveSync<Custom>
+    package struct Parts: Sendable {
+        package let store: ChatStore<Custom>
+        package let outbox: Outbox<Custom>
+        package let reconciler: Reconciler<Custom>
+        package let live: LiveSync<Custom>
     }
 
     /// Opens (creating and migrating) the store and makes the client, the outbox, the reconciler
@@ -139,8 +139,11 @@ public actor Replica<Custom: ChatCustomData> {
         }
     }
 
-    private static func makeParts(
-        _ configuration: ReplicaConfiguration, store inMemory: ChatStore<Custom>?, client: PubNubClient, clock: WakeableClock
+    /// Opens the configuration's store (or takes `inMemory`) and wires the outbox, the reconciler
+    /// and live sync on it and on `client`: the one place they are wired, for a replica and for
+    /// the test kit's `SimulatedDevice`.
+    package static func makeParts(
+        _ configuration: ReplicaConfiguration, store inMemory: ChatStore<Custom>?, client: PubNubClient, clock: any ReplicaClock
     ) throws -> Parts {
         let store: ChatStore<Custom>
         switch configuration.store {
@@ -420,6 +423,14 @@ public actor Replica<Custom: ChatCustomData> {
     private func openStore() throws -> ChatStore<Custom> {
         guard let parts else { throw ReplicaError.suspended }
         return parts.store
+    }
+
+    /// The open store and the engines on it, for the tools of this package that drive the parts
+    /// one by one (the command-line tool: one `sync`, one `listen`), so that they are wired here
+    /// only. Throws ``ReplicaError/suspended`` while suspended.
+    package func currentParts() throws -> Parts {
+        guard let parts else { throw ReplicaError.suspended }
+        return parts
     }
 
     private func openParts() async throws -> Parts {

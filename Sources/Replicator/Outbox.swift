@@ -90,7 +90,9 @@ public actor Outbox<Custom: ChatCustomData> {
     let logger: Logger
 
     private var subscribers: [UUID: AsyncStream<OutboxEvent>.Continuation] = [:]
-    private var waiters: [String: [CheckedContinuation<OutboxOutcome, Never>]] = [:]
+    /// Who waits in ``completion(of:)``, by op id, each under a token of its own (a cancelled
+    /// waiter takes its continuation back by it).
+    private var waiters: [String: [UUID: CheckedContinuation<OutboxOutcome, Never>]] = [:]
     private var outcomes: [String: OutboxOutcome] = [:]
     /// Commits whose transaction may have run but whose transitions are not announced yet
     /// (``commit(_:)``), and who waits for them all to be announced (``completion(of:)``).
@@ -470,6 +472,9 @@ public actor Outbox<Custom: ChatCustomData> {
 
     /// Waits for an op's final outcome: sent, failed (dead letter), conflict or discarded.
     /// Returns at once for an op that is already dead or in conflict, or is not in the outbox.
+    ///
+    /// Cancelling the waiting task ends the wait at once with ``OutboxOutcome/unknown`` (the op
+    /// itself goes on): a caller that gives up after a deadline is not held until the op ends.
     public func completion(of opId: String) async -> OutboxOutcome {
         while true {
             if let outcome = outcomes[opId] { return outcome }
@@ -499,9 +504,36 @@ public actor Outbox<Custom: ChatCustomData> {
         case .dead: return .failed(entry.lastFailure ?? OutboxFailure(errorClass: .other, message: "dead"))
         case .conflict: return .conflict(entry.lastFailure ?? OutboxFailure(errorClass: .conflict, message: "conflict"))
         case .pending, .inflight, .ambiguous:
-            return await withCheckedContinuation { waiters[opId, default: []].append($0) }
+            let token = UUID()
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<OutboxOutcome, Never>) in
+                    // Cancelled before this ran: the handler below found no waiter to resume.
+                    guard !Task.isCancelled else { return continuation.resume(returning: .unknown) }
+                    waiters[opId, default: [:]][token] = continuation
+                    onCompletionWait?(opId)
+                }
+            } onCancel: {
+                Task { await self.stopWaiting(for: opId, token: token) }
+            }
         }
     }
+
+    /// Ends one cancelled wait of ``completion(of:)`` with ``OutboxOutcome/unknown``.
+    private func stopWaiting(for opId: String, token: UUID) {
+        guard let continuation = waiters[opId]?.removeValue(forKey: token) else { return }
+        if waiters[opId]?.isEmpty == true { waiters[opId] = nil }
+        continuation.resume(returning: .unknown)
+    }
+
+    /// How many tasks wait in ``completion(of:)`` for `opId` (for tests).
+    func completionWaiters(for opId: String) -> Int { waiters[opId]?.count ?? 0 }
+
+    /// Called with the op id each time a task starts waiting in ``completion(of:)`` (for tests:
+    /// to cancel a wait known to be parked, without polling).
+    private var onCompletionWait: (@Sendable (String) -> Void)?
+
+    /// Sets the hook called when a task starts waiting in ``completion(of:)`` (for tests).
+    func setOnCompletionWait(_ hook: @escaping @Sendable (String) -> Void) { onCompletionWait = hook }
 
     // MARK: Internals
 
@@ -515,7 +547,7 @@ public actor Outbox<Custom: ChatCustomData> {
 
     func finish(_ opId: String, _ outcome: OutboxOutcome) {
         outcomes[opId] = outcome
-        for waiter in waiters.removeValue(forKey: opId) ?? [] { waiter.resume(returning: outcome) }
+        for waiter in (waiters.removeValue(forKey: opId) ?? [:]).values { waiter.resume(returning: outcome) }
     }
 
     /// Runs `body` in one store transaction with the op state machine (``OpTransaction``); once

@@ -69,7 +69,7 @@ struct ReadCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let session = try Session(store: options, connection: connection, existing: true)
+            let session = try await Session(store: options, connection: connection, existing: true)
             let timetoken: Timetoken
             if let upTo {
                 guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }

@@ -62,7 +62,7 @@ struct ConflictsCommand: AsyncParsableCommand {
                 guard let take = ConflictTake(rawValue: take) else {
                     throw ValidationError("--take must be local, remote or merged, not \"\(take)\"")
                 }
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 let record = try await session.reconciler.resolve(conflictId: id, take: take)
                 var queued: String?
                 if let opId = record.opId, let entry = try await session.store.fetch(session.store.queries.outboxEntry(id: opId)) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PubNubReplica
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -40,6 +41,24 @@ struct ConnectionOptions: ParsableArguments {
 
     /// PubNub's crypto module when a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`).
     func crypto() throws -> CryptoModule? {
+        try cipher().map { CryptoModule(cipherKey: $0.key, encryptWith: $0.cryptor) }
+    }
+
+    /// A replica's configuration of these keys, user, origin and cipher, for the store at `path`.
+    func replicaConfiguration(store path: String) throws -> ReplicaConfiguration {
+        let wire = try configuration()
+        var configuration = ReplicaConfiguration(
+            publishKey: wire.publishKey, subscribeKey: wire.subscribeKey, userId: wire.userId, store: .file(path))
+        configuration.origin = origin ?? ProcessInfo.processInfo.environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com"
+        if let cipher = try cipher() {
+            configuration.cipherKey = cipher.key
+            configuration.cryptor = cipher.cryptor
+        }
+        return configuration
+    }
+
+    /// The cipher key and the cryptor new payloads are encrypted with, when a key is given.
+    private func cipher() throws -> (key: String, cryptor: Cryptor)? {
         // An empty key given on purpose (an unset variable: `--cipher-key "$KEY"`) must not quietly
         // publish plaintext: refused, as an empty `PUBNUB_CIPHER_KEY` is.
         if cipherKey?.isEmpty == true {
@@ -53,7 +72,7 @@ struct ConnectionOptions: ParsableArguments {
             return nil
         }
         if staticIv && !legacyCryptor { throw ValidationError("--static-iv applies to --legacy-cryptor") }
-        return CryptoModule(cipherKey: key, encryptWith: legacyCryptor ? .legacy(randomIV: !staticIv) : .aesCbc)
+        return (key, legacyCryptor ? .legacy(randomIV: !staticIv) : .aesCbc)
     }
 
     /// A client on a URLSession transport whose requests each end within `timeout` seconds, for
@@ -75,36 +94,37 @@ func validateIdentifiers(_ ids: [String], flag: String) throws {
     }
 }
 
-/// A store, an outbox over it and a reconciler sharing its client, as one command uses them.
+/// One command's replica: the store, the outbox and the reconciler on one client, wired by
+/// `Replica` (the CLI has no wiring of its own). A command drives the parts one by one (one
+/// drain, one sync, one live run) instead of starting the replica.
 struct Session {
+    let replica: Replica<DefaultChatCustom>
     let store: ChatStore<DefaultChatCustom>
     let outbox: Outbox<DefaultChatCustom>
     let reconciler: Reconciler<DefaultChatCustom>
+    /// Live sync on the replica's reconciler, with the `live` options given.
+    let live: LiveSync<DefaultChatCustom>
 
-    /// Opens the store (migrating it), an outbox on a URLSession transport whose requests each
-    /// end within `requestTimeout` seconds, and a reconciler; nothing is sent or fetched until a
-    /// command drains, syncs or reads.
+    /// Opens the store (migrating it), and the outbox, reconciler and live sync on a URLSession
+    /// transport whose requests each end within `requestTimeout` seconds (a long poll within its
+    /// own timeout); nothing is sent or fetched until a command drains, syncs, listens or reads.
     ///
     /// - Parameter existing: the command works on what a store already holds (an edit, a pin, a
     ///   read position, `decrypt-pending`): a missing file is refused rather than created empty at
     ///   a mistyped path.
     init(
         store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false,
-        requestTimeout: TimeInterval = 15, existing: Bool = false
-    ) throws {
+        requestTimeout: TimeInterval = 15, existing: Bool = false, live: LiveSyncOptions = LiveSyncOptions()
+    ) async throws {
         if existing { try options.requireExistingStore() }
-        var storeOptions = options.storeOptions(migration: .automatic)
-        storeOptions.readOnly = readOnly
-        store = try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: storeOptions)
-        var logger = Logger(label: "pnreplicate.outbox")
-        logger.logLevel = options.verbose ? .debug : .warning
-        let client = PubNubClient(
-            configuration: try connection.configuration(), transport: URLSessionTransport(timeout: requestTimeout),
-            crypto: try connection.crypto())
-        outbox = Outbox(store: store, client: client, logger: logger)
-        var reconcilerLogger = Logger(label: "pnreplicate.reconciler")
-        reconcilerLogger.logLevel = logger.logLevel
-        reconciler = Reconciler(store: store, client: client, outbox: outbox, logger: reconcilerLogger)
+        var configuration = try connection.replicaConfiguration(store: options.storePath)
+        configuration.storeOptions = options.storeOptions(migration: .automatic)
+        configuration.storeOptions.readOnly = readOnly
+        configuration.transport = URLSessionTransport(timeout: requestTimeout)
+        configuration.live = live
+        replica = try Replica(configuration)
+        let parts = try await replica.currentParts()
+        (store, outbox, reconciler, self.live) = (parts.store, parts.outbox, parts.reconciler, parts.live)
     }
 }
 

@@ -159,7 +159,7 @@ struct DraftCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let key = try target.key()
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
                 let receipt = try await session.outbox.send(draft: key, meta: meta)
                 let output = DraftSendOutput(receipt)

@@ -24,7 +24,7 @@ struct Send: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let session = try Session(store: options, connection: connection)
+            let session = try await Session(store: options, connection: connection)
             let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
             guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
             guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
@@ -61,7 +61,7 @@ struct React: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let session = try Session(store: options, connection: connection)
+            let session = try await Session(store: options, connection: connection)
             let receipt = remove
                 ? try await session.outbox.removeReaction(value, type: type, fromMessage: message)
                 : try await session.outbox.addReaction(value, type: type, toMessage: message)
@@ -91,7 +91,7 @@ struct Member: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 let receipt = try await session.outbox.setMembership(
                     channel: target.channel, user: target.user,
                     edit: MemberEdit(status: status, type: type, custom: try parseCustom(custom)))
@@ -108,7 +108,7 @@ struct Member: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 let receipt = try await session.outbox.removeMembership(channel: target.channel, user: target.user)
                 try EnqueueOutput(receipt, id: nil).print(json: options.json)
             }
@@ -144,7 +144,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 var edit = UserEdit<FlatCustom>()
                 edit.name = ObjectFieldOptions.update(fields.name)
                 edit.status = ObjectFieldOptions.update(fields.status)
@@ -165,7 +165,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 try EnqueueOutput(try await session.outbox.removeUser(id: id), id: id).print(json: options.json)
             }
         }
@@ -186,7 +186,7 @@ struct ChannelCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 var edit = ChannelEdit<FlatCustom>()
                 edit.name = ObjectFieldOptions.update(fields.name)
                 edit.status = ObjectFieldOptions.update(fields.status)
@@ -207,7 +207,7 @@ struct ChannelCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 try EnqueueOutput(try await session.outbox.removeChannel(id: id), id: id).print(json: options.json)
             }
         }

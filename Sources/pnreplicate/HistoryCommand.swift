@@ -31,7 +31,7 @@ struct History: AsyncParsableCommand {
             let end = try Self.timetoken(self.end, flag: "--end")
             let messages: [ChatMessage<FlatCustom>]
             if remote {
-                let session = try Session(store: options, connection: connection)
+                let session = try await Session(store: options, connection: connection)
                 messages = try await session.reconciler.remoteHistory(
                     channel: channel, start: start, end: end, reverse: reverse, limit: limit)
             } else {

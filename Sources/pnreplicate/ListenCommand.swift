@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -83,14 +82,12 @@ struct Listen: AsyncParsableCommand {
     /// Runs the live sync until `stop` is pulled; the session (and with it the store) is released
     /// when this returns.
     private func listen(until stop: StopSwitch) async throws {
-        let session = try Session(store: options, connection: connection)
         var liveOptions = LiveSyncOptions()
         liveOptions.channels = channels
         liveOptions.users = users
         if presence { liveOptions.presence = PresenceOptions(timeout: presenceTimeout) }
-        var logger = Logger(label: "pnreplicate.live")
-        logger.logLevel = options.verbose ? .debug : .warning
-        let live = LiveSync(reconciler: session.reconciler, options: liveOptions, logger: logger)
+        let session = try await Session(store: options, connection: connection, live: liveOptions)
+        let live = session.live
         let printer = ActivityPrinter(json: options.json, verbose: options.verbose)
         // Subscribed before the run starts, so that nothing is missed.
         let activity = live.activity()

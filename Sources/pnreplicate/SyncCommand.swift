@@ -41,7 +41,7 @@ struct Sync: AsyncParsableCommand {
             if dryRun { return try await printPlan() }
             // Each request gets at most the whole budget; the sync stops starting work at the
             // deadline, and a watchdog ends a request that overruns it anyway.
-            let session = try Session(store: options, connection: connection, requestTimeout: min(15, timeout))
+            let session = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout))
             let deadline = Date().addingTimeInterval(timeout)
             let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
             let pushProgress = showProgress ? Task { await Self.showProgress(session.outbox) } : nil
@@ -149,7 +149,7 @@ struct Sync: AsyncParsableCommand {
     /// Prints the plan as the outbox is read, page by page (``Replicator/Outbox/planEntries(pageSize:)``):
     /// the first ops show at once and memory stays bounded, however many ops wait.
     func printPlan() async throws {
-        let session = try Session(store: options, connection: connection, readOnly: true)
+        let session = try await Session(store: options, connection: connection, readOnly: true)
         let entries = session.outbox.planEntries()
         if options.json {
             // The pretty-printed `{"dryRun": true, "ops": [...]}` of `Output.json`, written op by op.

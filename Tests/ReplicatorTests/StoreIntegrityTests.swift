@@ -178,6 +178,26 @@ struct CompletionRaceTests {
         #expect(!outcomes.contains(.unknown), "\(outcomes.filter { $0 == .unknown }.count) of \(outcomes.count) answered unknown")
         #expect(outcomes.allSatisfy { if case .sent = $0 { true } else { false } })
     }
+
+    @Test("a cancelled completion(of:) ends at once with unknown, and the op goes on", .timeLimit(.minutes(1)))
+    func cancelledWaitEnds() async throws {
+        let world = try World()
+        let opId = try #require(try await world.outbox.send(text: "waits", to: "general").opId)
+        let outbox = world.outbox
+        // Nothing drains: the op stays pending, so only cancellation can end this wait.
+        let (parked, signal) = AsyncStream<String>.makeStream()
+        await outbox.setOnCompletionWait { signal.yield($0) }
+        let waiter = Task { await outbox.completion(of: opId) }
+        for await id in parked where id == opId { break }
+        #expect(await outbox.completionWaiters(for: opId) == 1, "the waiter is parked before it is cancelled")
+        waiter.cancel()
+        #expect(await waiter.value == .unknown)
+        #expect(await outbox.completionWaiters(for: opId) == 0, "the cancelled waiter is gone")
+        // The op itself is untouched: a later drain sends it, and a new waiter gets its outcome.
+        let later = Task { await outbox.completion(of: opId) }
+        _ = try await world.outbox.drain()
+        guard case .sent = await later.value else { Issue.record("expected .sent"); return }
+    }
 }
 
 /// A list shared with hooks on other tasks.

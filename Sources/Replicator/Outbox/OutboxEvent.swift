@@ -43,6 +43,6 @@ public enum OutboxOutcome: Sendable, Hashable {
     /// The app discarded it.
     case discarded
     /// No such op in the outbox, and this process saw no outcome for it (it finished in an
-    /// earlier run, or never existed).
+    /// earlier run, or never existed); also what a cancelled `Outbox.completion(of:)` returns.
     case unknown
 }
