@@ -36,8 +36,11 @@ struct ConnectionOptions: ParsableArguments {
             publishKey: publishKey ?? environment["PUBNUB_PUBLISH_KEY"] ?? "demo",
             subscribeKey: subscribeKey ?? environment["PUBNUB_SUBSCRIBE_KEY"] ?? "demo",
             userId: userId ?? environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli",
-            origin: origin ?? environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com")
+            origin: resolvedOrigin)
     }
+
+    /// `--origin`, else `PUBNUB_ORIGIN`, else PubNub's.
+    private var resolvedOrigin: String { origin ?? ProcessInfo.processInfo.environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com" }
 
     /// PubNub's crypto module when a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`).
     func crypto() throws -> CryptoModule? {
@@ -49,7 +52,7 @@ struct ConnectionOptions: ParsableArguments {
         let wire = try configuration()
         var configuration = ReplicaConfiguration(
             publishKey: wire.publishKey, subscribeKey: wire.subscribeKey, userId: wire.userId, store: .file(path))
-        configuration.origin = origin ?? ProcessInfo.processInfo.environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com"
+        configuration.origin = resolvedOrigin
         if let cipher = try cipher() {
             configuration.cipherKey = cipher.key
             configuration.cryptor = cipher.cryptor
@@ -98,7 +101,6 @@ func validateIdentifiers(_ ids: [String], flag: String) throws {
 /// `Replica` (the CLI has no wiring of its own). A command drives the parts one by one (one
 /// drain, one sync, one live run) instead of starting the replica.
 struct Session {
-    let replica: Replica<DefaultChatCustom>
     let store: ChatStore<DefaultChatCustom>
     let outbox: Outbox<DefaultChatCustom>
     let reconciler: Reconciler<DefaultChatCustom>
@@ -122,8 +124,7 @@ struct Session {
         configuration.storeOptions.readOnly = readOnly
         configuration.transport = URLSessionTransport(timeout: requestTimeout)
         configuration.live = live
-        replica = try Replica(configuration)
-        let parts = try await replica.currentParts()
+        let parts = try await Replica<DefaultChatCustom>(configuration).currentParts()
         (store, outbox, reconciler, self.live) = (parts.store, parts.outbox, parts.reconciler, parts.live)
     }
 }
