@@ -141,9 +141,12 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
         try PubNubClient.simulated(InProcessTransport(server: server), userId: userId)
     }
 
-    /// A new store path in the temporary directory.
+    /// A new store path in this process's folder of temporary stores
+    /// (`$TMPDIR/pnreplicate-stores/PID/`). Tests make thousands of stores and cannot all close
+    /// them, so none is deleted while the process runs; the first store made by a later process
+    /// removes the folders of processes that have ended.
     public static func temporaryStorePath() -> String {
-        NSTemporaryDirectory() + "pnreplicate-device-\(UUID().uuidString).sqlite"
+        TemporaryStores.folder + "/device-\(UUID().uuidString).sqlite"
     }
 }
 
@@ -159,4 +162,22 @@ extension PubNubClient {
                 publishKey: publishKey, subscribeKey: subscribeKey, userId: userId, origin: "http://sim.invalid"),
             transport: transport, crypto: crypto)
     }
+}
+
+/// The folder of this process's temporary stores, made on first use; the folders of ended
+/// processes are removed then.
+enum TemporaryStores {
+    static let folder: String = {
+        let base = NSTemporaryDirectory() + "pnreplicate-stores"
+        try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let me = getpid()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] {
+            // `kill(pid, 0)` fails with ESRCH when no process has that id (EPERM: one exists).
+            guard let pid = Int32(name), pid != me, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: base + "/" + name)
+        }
+        let mine = base + "/\(me)"
+        try? FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: true)
+        return mine
+    }()
 }

@@ -190,7 +190,7 @@ public actor Replica<Custom: ChatCustomData> {
     public func stop() async {
         running = false
         await halt()
-        if parts != nil { update { $0.connection = .stopped } }
+        if parts != nil { update { ($0.connection, $0.catchUp) = (.stopped, nil) } }
     }
 
     /// Gets ready for the app to be suspended: stops live sync, lets sends in flight finish
@@ -215,7 +215,7 @@ public actor Replica<Custom: ChatCustomData> {
         } catch {
             update { $0.lastError = "\(error)" }
         }
-        update { $0.connection = .suspended }
+        update { ($0.connection, $0.catchUp) = (.suspended, nil) }
     }
 
     /// Reopens the store after ``suspend()`` and, if the replica was started, starts again
@@ -251,9 +251,15 @@ public actor Replica<Custom: ChatCustomData> {
     private func launch(_ parts: Parts) {
         let outbox = parts.outbox, live = parts.live
         // Subscribed before the runs start, so that no state or event is missed.
-        let states = live.states()
+        let activity = live.activity()
         stateWatcher = Task { [weak self] in
-            for await state in states { await self?.liveStateChanged(state) }
+            for await item in activity {
+                switch item {
+                case .state(let state): await self?.liveStateChanged(state)
+                case .catchUpProgress(let progress): await self?.caughtUp(progress)
+                case .event, .gapFilled, .presenceRefreshed: continue
+                }
+            }
         }
         outboxTask = runTask("outbox") { try await outbox.run() }
         liveTask = runTask("live sync") { try await live.run() }
@@ -304,12 +310,20 @@ public actor Replica<Custom: ChatCustomData> {
         }
     }
 
+    private func caughtUp(_ progress: CatchUpProgress) {
+        guard parts != nil else { return }
+        update { if case .catchingUp = $0.connection { $0.catchUp = progress } }
+    }
+
     private func liveStateChanged(_ state: LiveState) {
         guard parts != nil else { return }
         update {
+            $0.catchUp = nil
             switch state {
             case .connecting: $0.connection = .connecting
-            case .catchingUp(let channels): $0.connection = .catchingUp(channels: channels)
+            case .catchingUp(let channels):
+                $0.connection = .catchingUp(channels: channels)
+                $0.catchUp = CatchUpProgress(channels: channels.count)
             case .live:
                 $0.connection = .live
                 $0.hasSynced = true
@@ -483,6 +497,17 @@ public actor Replica<Custom: ChatCustomData> {
         -> OutboxReceipt<ChatMember<Custom>>
     {
         try await write { try await $0.setMembership(channel: channel, user: user, edit: edit) }
+    }
+
+    /// Joins a channel: the user's membership (status `joined` unless `edit` gives one) with a
+    /// read position at the time of joining, so earlier history is not unread. See `Outbox.join(channel:edit:)`.
+    ///
+    /// ```swift
+    /// try await replica.join(channel: "general")
+    /// ```
+    @discardableResult
+    public func join(channel: String, edit: MemberEdit<Custom.Member> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        try await write { try await $0.join(channel: channel, edit: edit) }
     }
 
     /// Creates or edits a user (App Context).

@@ -43,6 +43,9 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// The connection.
     public var connection: Connection = .stopped
+    /// While ``connection`` is ``Connection/catchingUp(channels:)``: how much history it has read
+    /// so far (pages and messages; PubNub does not tell the total ahead). Nil otherwise.
+    public var catchUp: CatchUpProgress?
     /// Ops waiting to be sent (pending, or ambiguous: they are probed first). Dead letters and
     /// conflicts are not counted here.
     public var pending = 0
@@ -70,7 +73,7 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// `live, 3 pending, 1 sending`.
     public var description: String {
-        var parts = ["\(connection)"]
+        var parts = [catchUp.map { "catching up (\($0))" } ?? "\(connection)"]
         if pending > 0 { parts.append("\(pending) pending") }
         if sending > 0 { parts.append("\(sending) sending") }
         if deadLetters > 0 { parts.append("\(deadLetters) dead letter\(deadLetters == 1 ? "" : "s")") }

@@ -47,8 +47,8 @@ public enum PresenceAction: Sendable, Hashable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
-/// A presence event (on `<channel>-pnpres`). See `../shared/reference/realtime-drafts-crypto.md` §2.2
-/// and `docs/presence.md`.
+/// A presence event (on `<channel>-pnpres`). See PubNub's presence events
+/// (https://www.pubnub.com/docs/general/presence/presence-events) and `docs/presence.md`.
 ///
 /// `join`, `leave`, `timeout` and `state-change` are about one user (``userId``, never nil for
 /// them); `interval` lists several (``joined``, ``left``, ``timedOut``) or, when the list was too

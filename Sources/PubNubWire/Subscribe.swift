@@ -22,8 +22,8 @@ public struct SubscribeCursor: Sendable, Hashable, Codable, CustomStringConverti
     public var description: String { "\(timetoken)@\(region)" }
 }
 
-/// What one subscribe request asks for. See `../shared/reference/pubnub-protocol.md` §8 and
-/// `docs/live.md`.
+/// What one subscribe request asks for. See PubNub's subscribe REST API
+/// (https://www.pubnub.com/docs/sdks/rest-api/subscribe-v-2) and `docs/live.md`.
 ///
 /// ```swift
 /// var request = SubscribeRequest(channels: ["general", "me"])

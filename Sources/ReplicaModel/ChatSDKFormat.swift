@@ -4,8 +4,8 @@ import Foundation
 /// message body, the quote in `meta`, the mention event and the thread channel's name.
 ///
 /// Sources: the KMP Chat SDK's `BaseChannel.sendTextInternal` and `emitUserMention`,
-/// `EventContent.TextMessageContent` and `EventContent.Mention`, `Constants.kt`
-/// (`../shared/reference/realtime-drafts-crypto.md`, section 5.2). The Chat SDK decodes a body by
+/// `EventContent.TextMessageContent` and `EventContent.Mention`, `Constants.kt` (`pubnub/kmp-chat`,
+/// `pubnub-chat-impl/src/commonMain`; `docs/chat.md`). The Chat SDK decodes a body by
 /// the fields it knows and ignores the rest, so a message pnreplicate sends carries both its own
 /// fields (`id`, `createdAt`, …) and the Chat SDK's (`type`, `text`, `files`): either reader
 /// understands it.
@@ -37,6 +37,14 @@ public enum ChatSDKFormat {
     public static let receiptType = "receipt"
     /// The membership custom data key of the read position (a timetoken as a string).
     public static let lastReadKey = "lastReadMessageTimetoken"
+    /// The membership status a join writes when the app gives none. The Chat SDK 1.0's `join`
+    /// (`pubnub/kmp-chat`, `BaseChannel.join`) writes an empty status instead; to the Chat SDK
+    /// both read as "joined, not invited" (it gives meaning only to ``pendingStatus``). pnreplicate
+    /// writes the word so that the membership says what it is. Change it here to write `""`.
+    public static let joinedStatus = "joined"
+    /// The membership status of an invitation not yet accepted (the Chat SDK's
+    /// `MEMBERSHIP_PENDING_STATUS`); a join replaces it.
+    public static let pendingStatus = "pending"
     /// The channel custom data key of the pinned message's timetoken (a string).
     public static let pinnedTimetokenKey = "pinnedMessageTimetoken"
     /// The channel custom data key of the pinned message's channel.

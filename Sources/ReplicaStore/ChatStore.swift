@@ -135,6 +135,11 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             }
             return try ChatStore(writer: queue, path: path, options: options)
         }
+        let folder = (path as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue {
+            throw StoreError.folderNotFound(folder: folder, path: path)
+        }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: options.configuration())
@@ -247,7 +252,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         } catch let error as DatabaseError {
             throw StoreError.backupFailed(path: path, message: error.message ?? "\(error)")
         }
-        logger.info("backed up store", metadata: ["path": "\(path)"])
+        logger.debug("backed up store", metadata: ["path": "\(path)"])
     }
 
     /// `<store path>.backup-<UTC time>`, the backup path used when none is given.

@@ -26,6 +26,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case backupFailed(path: String, message: String)
     /// No store file at this path.
     case storeNotFound(path: String)
+    /// The folder the store would be created in does not exist (a store is created, its folder
+    /// is not: a mistyped path must not make directories).
+    case folderNotFound(folder: String, path: String)
     /// The path exists but is not a regular file (a FIFO, directory, socket or device): opening
     /// it could block forever or fail obscurely, so nothing was opened.
     case notARegularFile(path: String, kind: String)
@@ -68,6 +71,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "backup to \(path) failed: \(message); nothing was migrated"
         case .storeNotFound(let path):
             "no store at \(path)"
+        case .folderNotFound(let folder, let path):
+            "cannot create the store \(path): its folder \(folder) does not exist (create it, or choose another path)"
         case .notARegularFile(let path, let kind):
             "\(path) is a \(kind), not a store file; refusing to open it"
         case .notAStore(let path, let reason):

@@ -390,14 +390,37 @@ public actor Outbox<Custom: ChatCustomData> {
         }
     }
 
-    /// Sets a membership (of the current user unless `user` is given).
+    /// Sets a membership (of the current user unless `user` is given). An edit of the current
+    /// user's membership that sets no field is a ``join(channel:edit:)``; for another user it is
+    /// refused (``OutboxError/emptyEdit(_:)``).
     public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
-        let opId = Self.newOpId(), now = clock.now, userId = user ?? userId, fields = try edit.fields()
+        let opId = Self.newOpId(), now = clock.now, member = user ?? userId, fields = try edit.fields()
+        if fields.isEmpty, member == userId { return try await join(channel: channel, edit: edit) }
         return try await commit {
-            try $0.enqueueSetMembership(opId: opId, channelId: channel, userId: userId, fields: fields, now: now)
+            try $0.enqueueSetMembership(opId: opId, channelId: channel, userId: member, fields: fields, now: now)
         }
+    }
+
+    /// Joins a channel as the Chat SDK's `join` does: the current user's membership, with status
+    /// `joined` (``ReplicaModel/ChatSDKFormat/joinedStatus``) unless `edit` gives one, and a read
+    /// position at the time of joining in its custom data (kept when a later one is stored), so
+    /// the history before the join does not count as unread. Joining again keeps the membership's
+    /// other custom keys; an invitation (status `pending`) becomes a membership.
+    ///
+    /// Works offline: the membership is in the store (and in `unreadCounts`) at once, and the
+    /// set waits in the outbox. The read position is the device's time of the join (the Chat SDK
+    /// asks the server's `time()`; offline there is none).
+    ///
+    /// ```swift
+    /// try await outbox.join(channel: "general")
+    /// let unread = try await store.fetch(store.queries.unreadCounts(for: outbox.userId))  // lists general, 0 unread
+    /// ```
+    @discardableResult
+    public func join(channel: String, edit: MemberEdit<Custom.Member> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId, fields = try edit.fields()
+        return try await commit { try $0.enqueueJoin(opId: opId, channelId: channel, userId: userId, fields: fields, now: now) }
     }
 
     /// Removes a membership (of the current user unless `user` is given).

@@ -12,13 +12,13 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "Publish key (default: $PUBNUB_PUBLISH_KEY, else demo).")
     var publishKey: String?
 
-    @Option(name: .long, help: "Subscribe key (default: $PUBNUB_SUBSCRIBE_KEY, else demo).")
+    @Option(name: .long, help: "Subscribe key (default: $PUBNUB_SUBSCRIBE_KEY; required unless the origin is this machine's, where demo is the default).")
     var subscribeKey: String?
 
     @Option(name: .long, help: "The user id acting (default: $PUBNUB_USER_ID, else pnreplicate-cli).")
     var userId: String?
 
-    @Option(name: .long, help: "host[:port] over https, or a full http://host:port URL (default: $PUBNUB_ORIGIN, else ps.pndsn.com).")
+    @Option(name: .long, help: "host[:port] over https, or a full http://host:port URL (default: $PUBNUB_ORIGIN, else PubNub's ps.pndsn.com).")
     var origin: String?
 
     @Option(name: .long, help: "Encrypt and decrypt message payloads with this cipher key, as PubNub's SDKs do (default: $PUBNUB_CIPHER_KEY; never logged or stored).")
@@ -30,17 +30,58 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(name: .long, help: "With the legacy cryptor: the static IV instead of a random one (the mode is not on the wire).")
     var staticIv = false
 
+    /// Refuses, before anything is opened or sent, what would quietly go where the user did not
+    /// mean: PubNub's real service (any origin but this machine's) without a subscribe key from a
+    /// flag or the environment, where the public `demo` keyset would publish for anyone to read;
+    /// and a loopback origin without a scheme, which would be reached over https (the simulator
+    /// speaks http). ArgumentParser calls it for every command with these options; exit status 64.
+    func validate() throws {
+        let origin = resolvedOrigin
+        let host = Self.host(of: origin)
+        if !origin.contains("://"), Self.isLoopback(host) {
+            throw ValidationError(
+                "--origin \(origin) has no scheme, so it would be reached over https; the simulator speaks http: use --origin http://\(origin)")
+        }
+        if resolvedSubscribeKey == nil, !Self.isLoopback(host) {
+            throw ValidationError(
+                "no subscribe key for \(host): give --subscribe-key or PUBNUB_SUBSCRIBE_KEY (and --publish-key or PUBNUB_PUBLISH_KEY to send). "
+                    + "Only an origin on this machine (the simulator: --origin http://127.0.0.1:PORT) uses the demo keys by default.")
+        }
+    }
+
     func configuration() throws -> PubNubConfiguration {
-        let environment = ProcessInfo.processInfo.environment
-        return try PubNubConfiguration(
-            publishKey: publishKey ?? environment["PUBNUB_PUBLISH_KEY"] ?? "demo",
-            subscribeKey: subscribeKey ?? environment["PUBNUB_SUBSCRIBE_KEY"] ?? "demo",
-            userId: userId ?? environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli",
+        try PubNubConfiguration(
+            publishKey: publishKey ?? Self.environment("PUBNUB_PUBLISH_KEY") ?? "demo",
+            subscribeKey: resolvedSubscribeKey ?? "demo",
+            userId: userId ?? Self.environment("PUBNUB_USER_ID") ?? "pnreplicate-cli",
             origin: resolvedOrigin)
     }
 
     /// `--origin`, else `PUBNUB_ORIGIN`, else PubNub's.
-    private var resolvedOrigin: String { origin ?? ProcessInfo.processInfo.environment["PUBNUB_ORIGIN"] ?? "ps.pndsn.com" }
+    private var resolvedOrigin: String { origin ?? Self.environment("PUBNUB_ORIGIN") ?? "ps.pndsn.com" }
+
+    /// `--subscribe-key`, else `PUBNUB_SUBSCRIBE_KEY`, else none.
+    private var resolvedSubscribeKey: String? { subscribeKey ?? Self.environment("PUBNUB_SUBSCRIBE_KEY") }
+
+    /// An environment variable; an empty one counts as unset (`PUBNUB_ORIGIN=` in a shell).
+    private static func environment(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The host of an origin written `host[:port]` or `scheme://host[:port][/...]`.
+    static func host(of origin: String) -> String {
+        var rest = Substring(origin)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        rest = rest.prefix { $0 != "/" }
+        if rest.hasPrefix("["), let end = rest.firstIndex(of: "]") { return String(rest[rest.index(after: rest.startIndex)..<end]) }
+        return String(rest.prefix { $0 != ":" })
+    }
+
+    /// Whether `host` names this machine: `localhost`, `127.x.x.x` or `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
 
     /// PubNub's crypto module when a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`).
     func crypto() throws -> CryptoModule? {

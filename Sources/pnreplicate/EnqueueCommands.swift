@@ -81,7 +81,9 @@ struct Member: AsyncParsableCommand {
     }
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a membership's status, type or custom data.")
+        static let configuration = CommandConfiguration(
+            abstract: "Set a membership's status, type or custom data.",
+            discussion: "With no field, the acting user joins the channel (as `pnreplicate join`).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var target: Target
@@ -112,6 +114,28 @@ struct Member: AsyncParsableCommand {
                 let receipt = try await session.outbox.removeMembership(channel: target.channel, user: target.user)
                 try EnqueueOutput(receipt, id: nil).print(json: options.json)
             }
+        }
+    }
+}
+
+/// `pnreplicate join`: the acting user joins a channel, as the Chat SDK's `join`.
+struct JoinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Join a channel: your membership (status joined) with the history before now read.",
+        discussion: "Stored at once and queued: `unread` lists the channel; `sync` sends the membership.")
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The channel.") var channel: String
+    @Option(name: .long, help: "Status (default: joined).") var status: String?
+    @Option(name: .long, help: "Custom data, a flat JSON object.") var custom: String?
+
+    func run() async throws {
+        try await runReportingErrors {
+            try validateIdentifiers([channel], flag: "--channel")
+            let session = try await Session(store: options, connection: connection)
+            let receipt = try await session.outbox.join(channel: channel, edit: MemberEdit(status: status, custom: try parseCustom(custom)))
+            try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }
 }

@@ -16,8 +16,8 @@ import Darwin
 /// The store and the connection are opened as `sync` opens them; the long poll carries its own
 /// 310 s deadline (``Replicator/LiveSyncOptions/pollTimeout``), every other request the usual
 /// one. Events go to stdout, one line each (JSON lines with `--json`), as soon as they are
-/// applied; state changes and gap fills go to stderr with `--verbose`, or to stdout as JSON
-/// lines with `--json`. Lines carry ids, never message text. On SIGINT or SIGTERM the live sync
+/// applied; state changes go to stderr (`state: live`), catch-up progress and gap fills too with
+/// `--verbose`, or all of them to stdout as JSON lines with `--json`. Lines carry ids, never message text. On SIGINT or SIGTERM the live sync
 /// is cancelled and awaited, the last line (`stopped`) is written, the store is closed and the
 /// exit status is 0. The outbox is left alone: `sync` sends it.
 struct Listen: AsyncParsableCommand {
@@ -27,8 +27,9 @@ struct Listen: AsyncParsableCommand {
             Follows the channels the user is a member of or has messages in and each --channel, \
             and the App Context events of the user and of each --user. Prints each event as it is \
             applied: `CHANNEL TIMETOKEN KIND SUBJECT OUTCOME (from PUBLISHER)`, or with --json one \
-            JSON object per line (`"type":"event"`, and `"state"`, `"gap-filled"` and \
-            `"presence-refreshed"` lines too). Message text is never printed. Typing signals \
+            JSON object per line (`"type":"event"`, and `"state"`, `"catch-up-progress"`, \
+            `"gap-filled"` and `"presence-refreshed"` lines too). State changes (`state: live`) \
+            go to stderr; --verbose adds catch-up progress and gap fills. Message text is never printed. Typing signals \
             print as `typing started`/`typing stopped`; with --presence, presence events as \
             `presence-join USER present` and so on (on CHANNEL-pnpres).
 
@@ -43,7 +44,7 @@ struct Listen: AsyncParsableCommand {
             listen killed at any moment loses nothing on its next run.
 
             Stops on SIGINT or SIGTERM with exit status 0; exits 1 when the store fails. Network \
-            failures never end it: they are retried with backoff (`offline` with --verbose).
+            failures never end it: they are retried with backoff (`state: offline: REASON`).
             """)
 
     @OptionGroup var options: StoreOptionsGroup
@@ -54,7 +55,7 @@ struct Listen: AsyncParsableCommand {
     var users: [String] = []
     @Flag(name: .customLong("presence"), help: "Follow presence: be present (heartbeats), print join, leave, timeout and state-change events, keep members' presence in the store, leave on stop.")
     var presence = false
-    @Option(name: .customLong("presence-timeout"), help: "With --presence: the presence timeout in seconds (20 or more; default 300).")
+    @Option(name: .customLong("presence-timeout"), help: "With --presence: the presence timeout in seconds (20 or more).")
     var presenceTimeout: Int = 300
 
     func validate() throws {
@@ -104,7 +105,7 @@ struct Listen: AsyncParsableCommand {
     }
 }
 
-/// Writes a live sync's activity: events on stdout, states and gap fills on stderr (`--verbose`)
+/// Writes a live sync's activity: events on stdout, states on stderr (progress and gap fills with `--verbose`)
 /// or, with `--json`, everything on stdout as JSON lines. Each line is one `write`, unbuffered.
 struct ActivityPrinter {
     var json: Bool
@@ -121,7 +122,10 @@ struct ActivityPrinter {
             // Channels, ids and publishers are other users' words: escaped for the terminal.
             return Output.standardOutput(Output.terminalSafe(Self.text(record)) + "\n")
         case .state(let state):
-            if verbose { Output.standardError("state: \(state)\n") }
+            // Always: without it a quiet channel looks like a hung command.
+            Output.standardError("state: \(state)\n")
+        case .catchUpProgress(let progress):
+            if verbose { Output.standardError("catching up: \(progress)\n") }
         case .gapFilled(let report):
             if verbose { Output.standardError(Self.text(report) + "\n") }
         case .presenceRefreshed(let counts):
@@ -160,6 +164,7 @@ struct ActivityLine: Encodable {
 
     enum Keys: String, CodingKey {
         case type, state, channels, reason, through, recoveredMessages, reactionChanges, objects, occupancy
+        case channelCount, pages, messages
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -182,6 +187,12 @@ struct ActivityLine: Encodable {
                 try container.encode(reason, forKey: .reason)
             case .stopped: try container.encode("stopped", forKey: .state)
             }
+        case .catchUpProgress(let progress):
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("catch-up-progress", forKey: .type)
+            try container.encode(progress.channels, forKey: .channelCount)
+            try container.encode(progress.pages, forKey: .pages)
+            try container.encode(progress.messages, forKey: .messages)
         case .gapFilled(let report):
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode("gap-filled", forKey: .type)

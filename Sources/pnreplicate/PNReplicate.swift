@@ -12,16 +12,25 @@ struct PNReplicate: AsyncParsableCommand {
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
         subcommands: [
             Sync.self, Listen.self, PresenceCommand.self, TypingCommand.self, Send.self, DraftCommand.self, React.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
-            ReadCommand.self, UnreadCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
             ConflictsCommand.self, History.self, Show.self, Checkpoints.self, Demo.self, Migrate.self, Status.self,
             SimulatorCommand.self,
         ],
         defaultSubcommand: Sync.self
     )
 
-    /// The entry point: makes the standard streams safe to write, then parses and runs.
+    /// The entry point: makes the standard streams safe to write, makes every logger quiet
+    /// unless `--verbose` is given, then parses and runs.
     static func main() async {
         Output.prepareStandardStreams()
+        // One level for every logger the libraries make (the store's, the outbox's, a simulated
+        // device's): warnings and errors on stderr; `--verbose` shows debug lines too.
+        let verbose = CommandLine.arguments.dropFirst().contains("--verbose")
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .warning
+            return handler
+        }
         await main(nil)
     }
 }

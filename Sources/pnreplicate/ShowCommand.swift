@@ -9,8 +9,8 @@ struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the local store holds (reads the store only, no network).",
         discussion: """
-            users and channels list everything stored; members, messages and reactions need \
-            --channel. Messages are oldest first, pending sends last; reactions are grouped by \
+            users and channels list everything stored; members lists a channel's members with \
+            --channel, else the acting user's memberships; messages and reactions need --channel. Messages are oldest first, pending sends last; reactions are grouped by \
             message, then by type and value.
             """)
 
@@ -22,12 +22,12 @@ struct Show: AsyncParsableCommand {
     @OptionGroup var options: StoreOptionsGroup
     @Argument(help: "users, channels, members, messages or reactions.") var kind: Kind
     @Option(name: .long, help: "The channel (members, messages, reactions).") var channel: String?
-    @Option(name: .long, help: "Whose reactions are marked as mine (default: $PUBNUB_USER_ID, else pnreplicate-cli).")
+    @Option(name: .long, help: "The acting user: whose memberships `members` lists without --channel, whose reactions are marked as mine (default: $PUBNUB_USER_ID, else pnreplicate-cli).")
     var userId: String?
 
     func run() async throws {
         try await runReportingErrors {
-            let needsChannel: Set<Kind> = [.members, .messages, .reactions]
+            let needsChannel: Set<Kind> = [.messages, .reactions]
             if needsChannel.contains(kind), channel == nil { throw ShowError.channelRequired(kind.rawValue) }
             let store = try options.openForReading()
             let q = store.queries
@@ -48,6 +48,15 @@ struct Show: AsyncParsableCommand {
                         [$0.id, Output.cell($0.name), $0.type, Output.cell($0.status), Output.cell($0.memberCount), Output.cell($0.updated)]
                     },
                     empty: "no channels stored")
+            case .members where channel == nil:
+                let memberships = try await store.fetch(q.memberships(ofUser: me))
+                if options.json { return try Output.json(memberships) }
+                Output.columns(
+                    ["channel", "name", "status", "type", "updated"],
+                    memberships.map {
+                        [$0.channelId, Output.cell($0.channel.name), Output.cell($0.status), Output.cell($0.type), Output.cell($0.updated)]
+                    },
+                    empty: "\(me) has no memberships stored (`pnreplicate join --channel C` joins one)")
             case .members:
                 let members = try await store.fetch(q.members(ofChannel: channel ?? ""))
                 if options.json { return try Output.json(members) }
@@ -68,8 +77,10 @@ struct Show: AsyncParsableCommand {
         }
     }
 
+    /// The acting user: `--user-id`, else `PUBNUB_USER_ID`, else `pnreplicate-cli`.
+    private var me: String { userId ?? ProcessInfo.processInfo.environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli" }
+
     private func showReactions(_ store: ChatStore<DefaultChatCustom>, channel: String) async throws {
-        let me = userId ?? ProcessInfo.processInfo.environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli"
         var reacted: [(message: ChatMessage<FlatCustom>, reactions: [ReactionSummary])] = []
         for message in try await store.fetch(store.queries.messages(inChannel: channel)) {
             let reactions = try await store.fetch(store.queries.reactions(ofMessage: message.id, currentUserId: me))

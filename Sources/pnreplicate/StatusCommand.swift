@@ -30,8 +30,9 @@ struct Status: AsyncParsableCommand {
                 + "\(status.pendingMigrations.count) pending)"),
             ("outbox", "\(status.pendingOutbox) to send, \(status.deadLetters) dead, \(status.conflicts) in conflict"),
         ]
+        // Row counts by table; the outbox table's is labelled apart from the summary above.
         for table in ChatStore<DefaultChatCustom>.countedTables {
-            if let count = status.rowCounts[table] { rows.append((table, String(count))) }
+            if let count = status.rowCounts[table] { rows.append((table == "outbox" ? "outbox rows" : table, String(count))) }
         }
         Output.table(rows)
     }

@@ -250,8 +250,30 @@ struct SyncOutput: Encodable {
 /// `pnreplicate outbox retry|discard OP`.
 struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "outbox", abstract: "Retry or discard a dead letter or conflicted op.",
-        subcommands: [Retry.self, Discard.self])
+        commandName: "outbox", abstract: "List the outbox; retry or discard a dead letter or conflicted op.",
+        subcommands: [List.self, Retry.self, Discard.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the ops waiting in the outbox, in the order they go (reads the store only, no network).",
+            discussion: "Each op with its state (pending, inflight, ambiguous, dead, conflict), attempts, next attempt and last failure.")
+        @OptionGroup var options: StoreOptionsGroup
+
+        func run() async throws {
+            try await runReportingErrors {
+                let store = try options.openForReading()
+                let entries = try await store.fetch(store.queries.outbox())
+                if options.json { return try Output.json(entries) }
+                Output.columns(
+                    ["op", "kind", "state", "target", "attempts", "next attempt", "last failure"],
+                    entries.map {
+                        [$0.id, $0.kind.rawValue, $0.state.rawValue, $0.target, String($0.attempts), Output.cell($0.nextAttemptAt),
+                         Output.cell($0.lastFailure?.message)]
+                    },
+                    empty: "the outbox is empty")
+            }
+        }
+    }
 
     struct Retry: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Queue a dead or conflicted op again.")

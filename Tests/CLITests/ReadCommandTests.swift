@@ -90,8 +90,8 @@ struct ReadCommandTests {
         #expect(groups.first?["userIds"] as? [String] == ["me", "you"])
     }
 
-    @Test("show members, messages and reactions without --channel: one line on stderr, no output, exit 1",
-          arguments: ["members", "messages", "reactions"])
+    @Test("show messages and reactions without --channel: one line on stderr, no output, exit 1",
+          arguments: ["messages", "reactions"])
     func showNeedsChannel(kind: String) throws {
         let store = try Self.demoStore()
         let result = try CLI.run(["show", kind, "--store", store])

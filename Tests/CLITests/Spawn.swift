@@ -31,6 +31,10 @@ struct SpawnError: Error, CustomStringConvertible {
 /// A thread waits for the child with `waitpid`, so the child is always reaped, and captured
 /// pipes are read on their own threads, so a chatty child never blocks on a full pipe.
 final class ChildProcess: @unchecked Sendable {
+    /// What every child's environment holds unless this process or the test sets it: a PubNub
+    /// origin on this machine where nothing listens (port 9, discard).
+    static let defaultEnvironment = ["PUBNUB_ORIGIN": "http://127.0.0.1:9"]
+
     /// What one of the child's standard streams is connected to.
     enum Stream {
         /// The test process's own stream.
@@ -133,7 +137,10 @@ final class ChildProcess: @unchecked Sendable {
             throw error
         }
 
-        var environ = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        // A child never reaches PubNub's real service by accident (nor is refused for lacking
+        // keys there): an unreachable origin on this machine unless this process or the test gives one.
+        var environ = ProcessInfo.processInfo.environment.merging(Self.defaultEnvironment) { current, _ in current }
+            .merging(environment) { _, new in new }
             .map { "\($0.key)=\($0.value)" }
         environ.sort()
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]

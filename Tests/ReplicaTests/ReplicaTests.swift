@@ -168,6 +168,37 @@ struct ReplicaTests {
         await replica.stop()
     }
 
+    @Test("while catching up, the status counts the history read so far; live clears it", .timeLimit(.minutes(4)))
+    func catchUpProgress() async throws {
+        let world = try await ReplicaWorld()
+        _ = try await world.web.perform(try world.web.setMembershipsRequest(
+            userId: "alice", set: [MembershipSet<JSONValue>(id: "random", status: "joined")], remove: []))
+        for index in 1...150 { _ = try await world.web.publish(PublishRequest(channel: "general", message: .string("g\(index)"))) }
+        for index in 1...40 { _ = try await world.web.publish(PublishRequest(channel: "random", message: .string("r\(index)"))) }
+        let replica = try Replica<DefaultChatCustom>(world.configuration)
+        let seen = ProgressLog()
+        let watcher = Task { for await status in replica.statuses() { await seen.add(status) } }
+        await replica.start()
+        let live = await status(of: replica) { $0.connection == .live }
+        #expect(live.catchUp == nil)
+        await replica.stop()
+        watcher.cancel()
+
+        // First the channels the store knew (the user's own), then the two its memberships name:
+        // each catch-up starts at zero and counts up.
+        let progress = await seen.progress
+        let last = try #require(progress.last)
+        let fill = progress.filter { $0.channels == last.channels }
+        #expect(last.channels == 2 && fill.first == CatchUpProgress(channels: 2), "\(progress)")
+        #expect(fill.contains { $0.messages > 0 && $0.messages < 190 }, "progress shows before the end: \(progress)")
+        #expect(zip(fill, fill.dropFirst()).allSatisfy { $0.messages <= $1.messages && $0.pages <= $1.pages }, "\(progress)")
+        let stored = try await replica.fetch(replica.queries.messages(inChannel: "general")).count
+            + (try await replica.fetch(replica.queries.messages(inChannel: "random")).count)
+        #expect(stored == 190)
+        #expect(progress.last?.messages == stored, "the last count is every message read: \(progress)")
+        #expect(progress.last?.pages == 3, "general in two pages of 100, random in one")
+    }
+
     @Test("an empty cipher key is refused, not taken as no encryption")
     func emptyCipherKey() async throws {
         let world = try await ReplicaWorld()
@@ -211,5 +242,15 @@ actor ConnectionLog {
         let name = "\(status.connection)"
         if connections.last != name { connections.append(name) }
         pendingCounts.append(status.pending)
+    }
+}
+
+/// The catch-up progress of every status a replica announced while catching up.
+actor ProgressLog {
+    private(set) var progress: [CatchUpProgress] = []
+
+    func add(_ status: ReplicaStatus) {
+        guard case .catchingUp = status.connection, let catchUp = status.catchUp, progress.last != catchUp else { return }
+        progress.append(catchUp)
     }
 }

@@ -95,6 +95,42 @@ struct HardeningTests {
         #expect(try await outbox.plan().first?.nextAttemptAt == next)
     }
 
+    // Found by the fuzz soak (cases 1853 and 1874 of seed 4028784365): a publish answer whose
+    // timetoken was another stored message's made the two messages share one identity.
+    @Test("a publish answer with a timetoken another message holds is not believed: probed, then sent once")
+    func publishAnswerWithATakenTimetoken() async throws {
+        let world = try World()
+        let taken = await world.server.seedMessages(channel: "general", [chatPayload("theirs")], publisher: "web")[0]
+        _ = try await world.reconciler().catchUp(channel: "general")
+        let lied = LockedFlag()
+        let transport = RewritingTransport(server: world.server) { request throws(TransportFailure) in
+            // The first publish is answered "Sent" with the taken timetoken, and never reaches the server.
+            guard request.operation == "publish", lied.setOnce() else { return nil }
+            return WireResponse(status: 200, body: Data("[1,\"Sent\",\"\(taken)\"]".utf8))
+        }
+        let outbox = Outbox(store: world.store, client: try World.client(transport), clock: world.clock)
+        let events = await outbox.events()
+        let receipt = try await outbox.send(text: "mine", to: "general")
+        let opId = try #require(receipt.opId)
+        let report = try await outbox.drain(until: world.clock.now.addingTimeInterval(600))
+        #expect(report.remaining == 0)
+
+        // The answer was not believed: the op turned ambiguous with the reason, its probe found
+        // nothing on the server, and the message was sent (once) with its own timetoken.
+        var reasons: [String] = []
+        for await event in events {
+            if case .ambiguous(let id, _, let failure) = event, id == opId { reasons.append("ambiguous: " + failure.message) }
+            if case .retrying(let id, _, let failure) = event, id == opId { reasons.append("retrying: " + failure.message) }
+            if case .sent(let id, _) = event, id == opId { break }
+        }
+        #expect(reasons.contains { $0.hasPrefix("ambiguous") && $0.contains("already holds") }, "\(reasons)")
+        #expect(transport.count("publish") == 2)
+        let stored = try await world.store.fetch(world.store.queries.messages(inChannel: "general"))
+        let timetokens = stored.compactMap(\.timetoken)
+        #expect(stored.count == 2 && Set(timetokens).count == 2, "\(stored.map { "\($0.id)@\(String(describing: $0.timetoken))" })")
+        #expect(await world.serverMessageIds("general") == ["theirs", receipt.value!.id])
+    }
+
     @Test("Retry-After values a server may send are clamped or ignored, never trusted whole",
           arguments: [("1e17", 3600.0), ("-5", 0.0), ("12", 12.0), ("inf", nil), ("nan", nil), ("soon", nil)] as [(String, Double?)])
     func retryAfterClamped(header: String, expected: Double?) async throws {
@@ -279,4 +315,14 @@ struct HardeningTests {
         #expect(report.completed == 1 && report.deadLetters == 0)
         #expect(await world.serverMessageIds("general").count == 1)
     }
+}
+
+/// A flag that is set once, by the first caller of ``setOnce()``.
+final class LockedFlag: @unchecked Sendable {
+    // NSLock guards `set`.
+    private let lock = NSLock()
+    private var set = false
+
+    /// True for the first caller only.
+    func setOnce() -> Bool { lock.withLock { set ? false : { set = true; return true }() } }
 }

@@ -42,7 +42,8 @@ public enum CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The cryptors of PubNub's crypto module (`../shared/reference/realtime-drafts-crypto.md` §4).
+/// The cryptors of PubNub's crypto module (`docs/encryption.md`; the layouts of `pubnub/swift`'s
+/// `AESCBCCryptor.swift` and `CryptorHeader.swift`, and `pubnub/python`'s `crypto.py`).
 public enum Cryptor: Sendable, Hashable {
     /// AES-256-CBC with a `PNED` header (cryptor id `ACRH`), a random IV per message, the key the
     /// raw SHA-256 of the cipher key. The default of current SDKs.

@@ -69,7 +69,7 @@ struct MigrationRunner: Sendable {
             } catch let error as DatabaseError {
                 throw StoreError.migrationFailed(migration: migration.name, message: error.message ?? "\(error)")
             }
-            logger.info("applied migration", metadata: ["migration": "\(migration.name)"])
+            logger.debug("applied migration", metadata: ["migration": "\(migration.name)"])
             performed.append(migration.name)
         }
         return performed

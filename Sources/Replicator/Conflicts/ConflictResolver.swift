@@ -157,7 +157,7 @@ extension Reconciler {
         let id = try await ops.commit {
             try $0.settle(opId, remote: remoteObject, settlement: settlement, record: record, closing: closing, now: now)
         }
-        logger.info(
+        logger.debug(
             "conflict settled",
             metadata: ["op": "\(entry.id)", "entity": "\(context.entity.rawValue)", "policy": "\(policy)", "log": "\(id)"])
         return id

@@ -132,12 +132,45 @@ public struct GapFillReport: Sendable, Hashable {
     public var objects: Bool
 }
 
+/// How far a catch-up (a gap fill) has come, reported after each history page it applies:
+/// ``LiveActivity/catchUpProgress(_:)``, and `Replica`'s status while it catches up.
+///
+/// The total is not known ahead (PubNub does not say how many messages a channel holds since a
+/// timetoken), so a progress view shows counts, not a fraction:
+///
+/// ```swift
+/// if let progress = status.catchUp { label.text = "Catching up: \(progress.messages) messages" }
+/// ```
+public struct CatchUpProgress: Sendable, Hashable, CustomStringConvertible {
+    /// The channels being caught up (those without messages to read included).
+    public var channels: Int
+    /// History pages applied so far.
+    public var pages: Int
+    /// Messages read from history so far (those already stored count too: they were checked).
+    public var messages: Int
+
+    /// Progress at the start of a catch-up of `channels` channels: nothing read yet.
+    public init(channels: Int, pages: Int = 0, messages: Int = 0) {
+        self.channels = channels
+        self.pages = pages
+        self.messages = messages
+    }
+
+    /// `2 channels, 3 pages, 250 messages`.
+    public var description: String {
+        "\(channels) channel\(channels == 1 ? "" : "s"), \(pages) page\(pages == 1 ? "" : "s"), \(messages) message\(messages == 1 ? "" : "s")"
+    }
+}
+
 /// What a ``LiveSync`` reports, in order: state changes, each event received, each gap fill.
 public enum LiveActivity: Sendable, Hashable {
     /// The state changed.
     case state(LiveState)
     /// An event arrived and was applied (or skipped, with the reason in its outcome).
     case event(LiveEventRecord)
+    /// A catch-up applied a page of history: how far it has come (after
+    /// ``LiveState/catchingUp(channels:)``, before ``gapFilled(_:)``).
+    case catchUpProgress(CatchUpProgress)
     /// Channels were filled from history.
     case gapFilled(GapFillReport)
     /// A here-now replaced who is present on these channels (after a (re)connect or a gap):
@@ -518,7 +551,7 @@ public actor LiveSync<Custom: ChatCustomData> {
         }
         needsHereNow.formUnion(result.presenceRefresh.intersection(presenceChannels))
         if let gap {
-            logger.info("live stream may have lost events", metadata: ["reason": "\(gap.rawValue)", "channels": "\(channels.count)"])
+            logger.debug("live stream may have lost events", metadata: ["reason": "\(gap.rawValue)", "channels": "\(channels.count)"])
             for channel in channels where needsFill[channel] == nil { needsFill[channel] = gap }
         }
         for channel in result.unreadableChannels where channels.contains(channel) && needsFill[channel] == nil {
@@ -565,7 +598,8 @@ public actor LiveSync<Custom: ChatCustomData> {
         var report = GapFillReport(channels: filling, through: through, recoveredMessages: 0, reactionChanges: 0, objects: true)
         do {
             let history = Set(filling.keys).intersection(messageChannels).sorted()
-            let filled = try await reconciler.fillGap(channels: history)
+            let tally = ProgressTally(channels: filling.count, hub: hub)
+            let filled = try await reconciler.fillGap(channels: history, progress: tally.add)
             report.recoveredMessages = filled.inserted
             report.reactionChanges = filled.reactionChanges
             let now = clock.now
@@ -600,7 +634,7 @@ public actor LiveSync<Custom: ChatCustomData> {
         messageChannelsAt = nil
         statistics.recoveredMessages += report.recoveredMessages
         if report.recoveredMessages > 0 {
-            logger.info("gap filled from history", metadata: ["messages": "\(report.recoveredMessages)", "channels": "\(filling.count)"])
+            logger.debug("gap filled from history", metadata: ["messages": "\(report.recoveredMessages)", "channels": "\(filling.count)"])
         }
         hub.send(.gapFilled(report))
         return .progressed
@@ -706,6 +740,35 @@ public actor LiveSync<Custom: ChatCustomData> {
 
 /// The continuations of ``LiveSync/states()`` and ``LiveSync/activity()``, behind a lock so that
 /// subscribing needs no `await`.
+/// Adds up the history pull's per-channel progress into one ``CatchUpProgress`` and reports each
+/// new total. A channel's reports count up within a pass (its pages strictly grow); a report with
+/// no more pages than the last starts a new pass of that channel (a shared page, then its own
+/// paging), whose counts add to the earlier ones.
+final class ProgressTally: @unchecked Sendable {
+    // NSLock guards the counts.
+    private let lock = NSLock()
+    private let hub: ActivityHub
+    private var total: CatchUpProgress
+    private var last: [String: PullProgress] = [:]
+
+    init(channels: Int, hub: ActivityHub) {
+        total = CatchUpProgress(channels: channels)
+        self.hub = hub
+    }
+
+    func add(_ progress: PullProgress) {
+        let now = lock.withLock {
+            let previous = last[progress.scope]
+            let (pages, items) = previous.map { progress.pages > $0.pages ? ($0.pages, $0.items) : (0, 0) } ?? (0, 0)
+            total.pages += progress.pages - pages
+            total.messages += progress.items - items
+            last[progress.scope] = progress
+            return total
+        }
+        hub.send(.catchUpProgress(now))
+    }
+}
+
 final class ActivityHub: @unchecked Sendable {
     private let lock = NSLock()
     private var states: [AsyncStream<LiveState>.Continuation] = []
@@ -757,10 +820,10 @@ extension Reconciler {
 
     /// Fills a gap: App Context objects, then the history and reactions of `channels`, through
     /// the same pulls as a sync. Throws the first failure (what was applied stays applied).
-    func fillGap(channels: [String]) async throws -> GapFill {
+    func fillGap(channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil) async throws -> GapFill {
         var fill = GapFill()
         _ = try await pullObjects()
-        for report in try await pullHistory(channels: channels) {
+        for report in try await pullHistory(channels: channels, progress: progress) {
             if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
             fill.inserted += report.inserted
         }

@@ -3,7 +3,7 @@ import ReplicaModel
 import ReplicaStore
 
 // The PubNub Chat SDK's message semantics as outbox writes: edits, soft deletes and restores
-// are message actions (`../shared/reference/realtime-drafts-crypto.md` §5.3), queued like
+// are message actions (`docs/chat.md`; `pubnub/kmp-chat`'s `BaseMessage.kt`), queued like
 // reactions, with their own coalescing.
 extension OpTransaction {
     /// Edits a message's text: the user's own message, or any when the store's
@@ -114,7 +114,7 @@ extension OpTransaction {
 }
 
 // Read positions, as the Chat SDK keeps them: `lastReadMessageTimetoken` (a string) in the
-// membership's custom data, then a receipt signal (`../shared/reference/realtime-drafts-crypto.md` §5.5).
+// membership's custom data, then a receipt signal (`docs/chat.md`; `pubnub/kmp-chat`'s `MembershipImpl.kt`).
 extension OpTransaction {
     /// Marks `channelId` read up to `timetoken` for `userId`: the read position merged into the
     /// membership's custom data (other keys kept) and queued as a membership set (merged with an
@@ -160,6 +160,31 @@ extension OpTransaction {
                 id: receiptOpId, now: now)
         }
         return written
+    }
+}
+
+// Joining a channel, as the Chat SDK's `join` does it: the user's membership with a status, and a
+// read position at the time of joining, so the channel's history before the join is not unread.
+extension OpTransaction {
+    /// Joins `channelId` for `userId`: the membership set (created if needed) with `edit`'s
+    /// fields, its status ``ReplicaModel/ChatSDKFormat/joinedStatus`` when `edit` gives none, and
+    /// its custom data (the edit's, else the stored one) carrying a read position at `now` unless
+    /// it holds a later plausible one. One membership set is queued, as any membership edit.
+    func enqueueJoin(
+        opId: String, channelId: String, userId: String, fields edit: [String: JSONValue], now: Date
+    ) throws -> OutboxReceipt<Member> {
+        let stored = try tx.member(channelId: channelId, userId: userId)
+        var fields = edit
+        if fields["status"] == nil { fields["status"] = .string(ChatSDKFormat.joinedStatus) }
+        var custom = try fields["custom"]?.objectValue ?? stored?.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
+        let joinedAt = try Timetoken(date: now)
+        if let current = ReadPosition.timetoken(in: .object(custom)), ReadPosition.isPlausible(current, now: now), current >= joinedAt {
+            // Read further already (another device): kept.
+        } else {
+            custom[ChatSDKFormat.lastReadKey] = .string(String(joinedAt.rawValue))
+        }
+        fields["custom"] = .object(custom)
+        return try enqueueSetMembership(opId: opId, channelId: channelId, userId: userId, fields: fields, now: now)
     }
 }
 

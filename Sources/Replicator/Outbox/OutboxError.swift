@@ -107,6 +107,10 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
     /// in time: only one process sends a store's outbox at a time.
     case drainLeaseHeld(path: String, holder: Int32?)
+    /// A publish answer gave the message a timetoken that another stored message of the channel
+    /// holds. The answer is not believed: the send turns ambiguous and is probed (found on the
+    /// server, or sent again), so two messages never share one identity.
+    case timetokenTaken(channel: String, timetoken: Timetoken, heldBy: String)
     /// Writing the outbox's own state failed (disk full, I/O error): the drain stopped rather
     /// than retry an op whose outcome it could not record.
     case storeFailed(String)
@@ -128,6 +132,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .deletedByOthers(let id, let users):
             "message \(id) was also deleted by \(users.joined(separator: ", ")); only they can restore it"
         case .channelNotFound(let id): "no channel \(id) in the store"
+        case .timetokenTaken(let channel, let timetoken, let holder):
+            "the publish answer gave timetoken \(timetoken), which message \(holder) of \(channel) already holds; not believed, the send is probed"
         case .messageNotSent(let id): "message \(id) has not been sent yet"
         case .notAMember(let channel, let user): "\(user) is not a member of \(channel) in the store"
         case .implausibleReadPosition(let position, let ceiling):

@@ -132,7 +132,16 @@ final class OpTransaction<Custom: ChatCustomData> {
         switch result {
         case .published(let tt):
             timetoken = tt
-            if case .send(_, let messageId, _, _, _) = entry.operation { try tx.markSent(messageId: messageId, timetoken: tt) }
+            if case .send(let channel, let messageId, _, _, _) = entry.operation {
+                // A timetoken names one message of a channel: an answer that gives ours one that
+                // another stored message holds is wrong (a broken or hostile server), and taking
+                // it would make two messages one. Not believed: the op turns ambiguous and its
+                // probe finds what the server really holds.
+                if let holder = try tx.messageId(channel: channel, timetoken: tt, other: messageId) {
+                    throw OutboxError.timetokenTaken(channel: channel, timetoken: tt, heldBy: holder)
+                }
+                try tx.markSent(messageId: messageId, timetoken: tt)
+            }
         case .reaction(let tt):
             timetoken = tt
             if let tt, case .addReaction(let reaction) = entry.operation {
