@@ -321,9 +321,7 @@ public actor Replica<Custom: ChatCustomData> {
             $0.catchUp = nil
             switch state {
             case .connecting: $0.connection = .connecting
-            case .catchingUp(let channels):
-                $0.connection = .catchingUp(channels: channels)
-                $0.catchUp = CatchUpProgress(channels: channels.count)
+            case .catchingUp(let channels): $0.connection = .catchingUp(channels: channels)
             case .live:
                 $0.connection = .live
                 $0.hasSynced = true

@@ -396,8 +396,9 @@ public actor Outbox<Custom: ChatCustomData> {
     public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
-        let opId = Self.newOpId(), now = clock.now, member = user ?? userId, fields = try edit.fields()
+        let member = user ?? userId, fields = try edit.fields()
         if fields.isEmpty, member == userId { return try await join(channel: channel, edit: edit) }
+        let opId = Self.newOpId(), now = clock.now
         return try await commit {
             try $0.enqueueSetMembership(opId: opId, channelId: channel, userId: member, fields: fields, now: now)
         }

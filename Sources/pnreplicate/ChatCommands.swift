@@ -98,7 +98,7 @@ struct UnreadCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let store = try options.openForReading()
-            let user = self.user ?? ProcessInfo.processInfo.environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli"
+            let user = actingUser(self.user)
             var counts = try await store.fetch(store.queries.unreadCounts(for: user))
             if let channel { counts = counts.filter { $0.key == channel } }
             if options.json { return try Output.json(counts) }

@@ -51,22 +51,18 @@ struct ConnectionOptions: ParsableArguments {
 
     func configuration() throws -> PubNubConfiguration {
         try PubNubConfiguration(
-            publishKey: publishKey ?? Self.environment("PUBNUB_PUBLISH_KEY") ?? "demo",
+            publishKey: publishKey ?? environmentValue("PUBNUB_PUBLISH_KEY") ?? "demo",
             subscribeKey: resolvedSubscribeKey ?? "demo",
-            userId: userId ?? Self.environment("PUBNUB_USER_ID") ?? "pnreplicate-cli",
+            userId: actingUser(userId),
             origin: resolvedOrigin)
     }
 
     /// `--origin`, else `PUBNUB_ORIGIN`, else PubNub's.
-    private var resolvedOrigin: String { origin ?? Self.environment("PUBNUB_ORIGIN") ?? "ps.pndsn.com" }
+    private var resolvedOrigin: String { origin ?? environmentValue("PUBNUB_ORIGIN") ?? "ps.pndsn.com" }
 
     /// `--subscribe-key`, else `PUBNUB_SUBSCRIBE_KEY`, else none.
-    private var resolvedSubscribeKey: String? { subscribeKey ?? Self.environment("PUBNUB_SUBSCRIBE_KEY") }
+    private var resolvedSubscribeKey: String? { subscribeKey ?? environmentValue("PUBNUB_SUBSCRIBE_KEY") }
 
-    /// An environment variable; an empty one counts as unset (`PUBNUB_ORIGIN=` in a shell).
-    private static func environment(_ name: String) -> String? {
-        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
-    }
 
     /// The host of an origin written `host[:port]` or `scheme://host[:port][/...]`.
     static func host(of origin: String) -> String {
@@ -124,6 +120,16 @@ struct ConnectionOptions: ParsableArguments {
     func client(timeout: TimeInterval = 15) throws -> PubNubClient {
         PubNubClient(configuration: try configuration(), transport: URLSessionTransport(timeout: timeout), crypto: try crypto())
     }
+}
+
+/// An environment variable; an empty one counts as unset (`PUBNUB_ORIGIN=` in a shell).
+func environmentValue(_ name: String) -> String? {
+    ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
+}
+
+/// The user a command acts as: the flag given, else `PUBNUB_USER_ID`, else `pnreplicate-cli`.
+func actingUser(_ flag: String?) -> String {
+    flag ?? environmentValue("PUBNUB_USER_ID") ?? "pnreplicate-cli"
 }
 
 /// Refuses, as a usage error, an id flag the model cannot store (`--channel "a,b"`), before

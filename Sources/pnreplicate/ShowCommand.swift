@@ -10,7 +10,8 @@ struct Show: AsyncParsableCommand {
         abstract: "Show what the local store holds (reads the store only, no network).",
         discussion: """
             users and channels list everything stored; members lists a channel's members with \
-            --channel, else the acting user's memberships; messages and reactions need --channel. Messages are oldest first, pending sends last; reactions are grouped by \
+            --channel, else the acting user's memberships; messages and reactions need --channel. \
+            Messages are oldest first, pending sends last; reactions are grouped by \
             message, then by type and value.
             """)
 
@@ -78,7 +79,7 @@ struct Show: AsyncParsableCommand {
     }
 
     /// The acting user: `--user-id`, else `PUBNUB_USER_ID`, else `pnreplicate-cli`.
-    private var me: String { userId ?? ProcessInfo.processInfo.environment["PUBNUB_USER_ID"] ?? "pnreplicate-cli" }
+    private var me: String { actingUser(userId) }
 
     private func showReactions(_ store: ChatStore<DefaultChatCustom>, channel: String) async throws {
         var reacted: [(message: ChatMessage<FlatCustom>, reactions: [ReactionSummary])] = []

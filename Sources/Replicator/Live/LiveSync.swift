@@ -738,12 +738,11 @@ public actor LiveSync<Custom: ChatCustomData> {
     }
 }
 
-/// The continuations of ``LiveSync/states()`` and ``LiveSync/activity()``, behind a lock so that
-/// subscribing needs no `await`.
 /// Adds up the history pull's per-channel progress into one ``CatchUpProgress`` and reports each
 /// new total. A channel's reports count up within a pass (its pages strictly grow); a report with
 /// no more pages than the last starts a new pass of that channel (a shared page, then its own
-/// paging), whose counts add to the earlier ones.
+/// paging), whose counts add to the earlier ones. Made at the start of a catch-up, it reports
+/// the zero progress first.
 final class ProgressTally: @unchecked Sendable {
     // NSLock guards the counts.
     private let lock = NSLock()
@@ -754,6 +753,7 @@ final class ProgressTally: @unchecked Sendable {
     init(channels: Int, hub: ActivityHub) {
         total = CatchUpProgress(channels: channels)
         self.hub = hub
+        hub.send(.catchUpProgress(total))
     }
 
     func add(_ progress: PullProgress) {
@@ -769,6 +769,8 @@ final class ProgressTally: @unchecked Sendable {
     }
 }
 
+/// The continuations of ``LiveSync/states()`` and ``LiveSync/activity()``, behind a lock so that
+/// subscribing needs no `await`.
 final class ActivityHub: @unchecked Sendable {
     private let lock = NSLock()
     private var states: [AsyncStream<LiveState>.Continuation] = []

@@ -134,12 +134,9 @@ extension OpTransaction {
         guard ReadPosition.isPlausible(timetoken, now: now) else {
             throw OutboxError.implausibleReadPosition(timetoken, ceiling: ReadPosition.ceiling(now: now))
         }
-        var custom = try stored.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
-        // A stored position in the future is no position (ReadPosition): this one replaces it.
-        // `force` moves it back on purpose (a repair).
-        if !force, let current = ReadPosition.timetoken(in: .object(custom)), ReadPosition.isPlausible(current, now: now),
-           current >= timetoken
-        {
+        var custom = try Self.customData(of: stored)
+        // `force` moves the position back on purpose (a repair).
+        if !force, !Self.readPosition(in: custom, isBefore: timetoken, now: now) {
             return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
         custom[ChatSDKFormat.lastReadKey] = .string(String(timetoken.rawValue))
@@ -161,6 +158,18 @@ extension OpTransaction {
         }
         return written
     }
+
+    /// A membership's custom data as JSON fields (none when there is no membership or no data).
+    static func customData(of member: Member?) throws -> [String: JSONValue] {
+        try member?.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
+    }
+
+    /// Whether `custom`'s read position may move to `timetoken`: read positions only move forward,
+    /// and a stored one in the future is no position (``ReplicaModel/ReadPosition``).
+    static func readPosition(in custom: [String: JSONValue], isBefore timetoken: Timetoken, now: Date) -> Bool {
+        guard let current = ReadPosition.timetoken(in: .object(custom)), ReadPosition.isPlausible(current, now: now) else { return true }
+        return current < timetoken
+    }
 }
 
 // Joining a channel, as the Chat SDK's `join` does it: the user's membership with a status, and a
@@ -176,11 +185,10 @@ extension OpTransaction {
         let stored = try tx.member(channelId: channelId, userId: userId)
         var fields = edit
         if fields["status"] == nil { fields["status"] = .string(ChatSDKFormat.joinedStatus) }
-        var custom = try fields["custom"]?.objectValue ?? stored?.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
+        var custom = try fields["custom"]?.objectValue ?? Self.customData(of: stored)
+        // A later position (another device read further) is kept.
         let joinedAt = try Timetoken(date: now)
-        if let current = ReadPosition.timetoken(in: .object(custom)), ReadPosition.isPlausible(current, now: now), current >= joinedAt {
-            // Read further already (another device): kept.
-        } else {
+        if Self.readPosition(in: custom, isBefore: joinedAt, now: now) {
             custom[ChatSDKFormat.lastReadKey] = .string(String(joinedAt.rawValue))
         }
         fields["custom"] = .object(custom)
