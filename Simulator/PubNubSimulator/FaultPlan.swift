@@ -165,9 +165,9 @@ public final class FaultPlan: @unchecked Sendable {
     /// Decides the fault for the next request; `conditional` marks an `If-Match` write.
     public func decide(operation: String, conditional: Bool = false) -> Fault {
         lock.withLock {
-            let roll = random.nextUnit()
+            let roll = random.nextUnitInterval()
             let detail = random.next()
-            let race = random.nextUnit()
+            let race = random.nextUnitInterval()
             if revokedFor > 0 {
                 revokedFor -= 1
                 decisions.append(FaultDecision(ordinal: decisions.count, operation: operation, fault: .forbidden))

@@ -99,7 +99,7 @@ public struct HostileCase: Sendable, Hashable, CustomStringConvertible {
         _ = random.next()  // the mutation's draw
         var headers = ["Content-Type": "application/json"]
         var base: HostileJSON
-        if let real, (200..<300).contains(real.status), let parsed = try? JSONValue(jsonData: real.body), random.nextUnit() < 0.6 {
+        if let real, (200..<300).contains(real.status), let parsed = try? JSONValue(jsonData: real.body), random.nextUnitInterval() < 0.6 {
             base = HostileJSON(parsed)
             for (name, value) in real.headers { headers[name] = value }
         } else {

@@ -47,7 +47,7 @@ struct HostileMutator {
     mutating func location(in tree: HostileJSON, keys: Set<String> = [], leavesOnly: Bool = false) -> HostileJSON.Location {
         let all = tree.locations.filter { !leavesOnly || tree.node(at: $0.path[...])?.isLeaf == true }
         let preferred = all.filter { $0.key.map(keys.contains) ?? false }
-        if !preferred.isEmpty, random.nextUnit() < 0.85 { return pick(preferred) }
+        if !preferred.isEmpty, random.nextUnitInterval() < 0.85 { return pick(preferred) }
         return all.isEmpty ? HostileJSON.Location(path: [], key: nil, parentKey: nil) : pick(all)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReplicaModel
 import PubNubWire
 
 /// A request as it travels on the wire: the method, the request target (the percent-encoded path

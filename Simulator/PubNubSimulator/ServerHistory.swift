@@ -37,7 +37,7 @@ extension PubNubServer {
         default:
             return Reply.notFound()
         }
-        if text.count > 32 * 1024 { return Reply.publishError(413, "Message Too Large", timetoken: now) }
+        if text.count > Validation.maxPublishBytes { return Reply.publishError(413, "Message Too Large", timetoken: now) }
         guard let message = try? JSONValue(jsonData: text) else {
             return Reply.publishError(400, "Invalid JSON", timetoken: now)
         }

@@ -101,7 +101,8 @@ public struct ReplicaSnapshot: Equatable, Sendable, CustomStringConvertible {
         }
         for channel in channels {
             messages[channel] = await server.storedMessages(channel: channel).map { stored in
-                let id = stored.message.objectValue?["id"]?.stringValue ?? "pn:\(channel):\(stored.timetoken)"
+                let id = stored.message.objectValue?["id"]?.stringValue
+                    ?? MessageIdentity.derivedId(channel: channel, timetoken: Timetoken(rawValue: stored.timetoken))
                 return "\(id)@\(stored.timetoken)"
             }
             for action in await server.storedActions(channel: channel) {

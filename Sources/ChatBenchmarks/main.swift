@@ -52,7 +52,7 @@ try store.writer.write { db in
         try db.execute(sql: "INSERT INTO channels (id, type) VALUES (?, 'group')", arguments: [channel])
         try db.execute(
             sql: "INSERT INTO members (channel_id, user_id, custom) VALUES (?, 'me', ?)",
-            arguments: [channel, #"{"lastReadMessageTimetoken":"\#(middle)","role":"member"}"#])
+            arguments: [channel, #"{"\#(ChatSDKFormat.lastReadKey)":"\#(middle)","role":"member"}"#])
     }
 }
 

@@ -83,6 +83,13 @@ public struct ReplicaConfiguration: Sendable {
         return (configuration, cipherKey.map { CryptoModule(cipherKey: $0, encryptWith: cryptor) })
     }
 
+    /// ``storeOptions`` with ``clock`` as the store's clock: one clock for every part.
+    var clockedStoreOptions: StoreOptions {
+        var options = storeOptions
+        options.clock = clock
+        return options
+    }
+
     /// A random source for one part: seeded from ``seed`` and `salt` when a seed is set.
     func random(_ salt: UInt64) -> any RandomNumberGenerator & Sendable {
         guard let seed else { return SystemRandomNumberGenerator() }

@@ -411,3 +411,17 @@ extension PubNubClient {
             query: items, operation: "deleteMessages")
     }
 }
+
+// The history pager (the engine and the stop rule are in Pagers.swift).
+extension PubNubClient {
+    /// The history of `channel` back from `start` (exclusive; nil: now) to `end` (inclusive),
+    /// `pageSize` messages per request; see ``HistoryPages``. Errors are `WireError`,
+    /// ``PagingError`` and `CancellationError`; no request is retried.
+    public func historyPages(
+        channel: String, pageSize: Int = 100, start: Timetoken? = nil, end: Timetoken? = nil
+    ) -> HistoryPages {
+        HistoryPages(channel: channel, pageSize: pageSize, start: start, end: end) { query in
+            try await self.fetchHistory(query)
+        }
+    }
+}

@@ -31,9 +31,12 @@ public struct UserChangeset<Custom: CustomData>: Codable, Hashable, Sendable {
         self.eTag = eTag
     }
 
-    /// The patched user, or nil when the changeset is for another id or older than `user`.
+    /// The patched user, or nil when the changeset is for another id, older than `user` or carries
+    /// its eTag (``VersionDecision``).
     public func apply(to user: ChatUser<Custom>) -> ChatUser<Custom>? {
-        guard user.id == id, Changesets.accepts(updated, over: user.updated) else { return nil }
+        guard user.id == id,
+            VersionDecision(incoming: (updated, eTag), stored: (user.updated, user.eTag)) == .apply
+        else { return nil }
         var result = user
         result.name = name.applied(to: user.name)
         result.type = FieldSchema.type(type.applied(to: user.type))
@@ -108,9 +111,12 @@ public struct ChannelChangeset<Custom: CustomData>: Codable, Hashable, Sendable 
         self.eTag = eTag
     }
 
-    /// The patched channel, or nil when the changeset is for another id or older than `channel`.
+    /// The patched channel, or nil when the changeset is for another id, older than `channel` or
+    /// carries its eTag (``VersionDecision``).
     public func apply(to channel: ChatChannel<Custom>) -> ChatChannel<Custom>? {
-        guard channel.id == id, Changesets.accepts(updated, over: channel.updated) else { return nil }
+        guard channel.id == id,
+            VersionDecision(incoming: (updated, eTag), stored: (channel.updated, channel.eTag)) == .apply
+        else { return nil }
         var result = channel
         result.name = name.applied(to: channel.name)
         result.type = FieldSchema.type(type.applied(to: channel.type))
@@ -178,10 +184,11 @@ public struct MemberChangeset<Custom: CustomData>: Hashable, Sendable {
         self.eTag = eTag
     }
 
-    /// The patched membership, or nil when it is for another pair or older than `member`.
+    /// The patched membership, or nil when it is for another pair, older than `member` or carries
+    /// its eTag (``VersionDecision``).
     public func apply<C: ChatCustomData>(to member: ChatMember<C>) -> ChatMember<C>? where C.Member == Custom {
         guard member.channelId == channelId, member.userId == userId,
-            Changesets.accepts(updated, over: member.updated)
+            VersionDecision(incoming: (updated, eTag), stored: (member.updated, member.eTag)) == .apply
         else { return nil }
         var result = member
         result.status = status.applied(to: member.status)
@@ -190,13 +197,5 @@ public struct MemberChangeset<Custom: CustomData>: Hashable, Sendable {
         result.updated = updated
         result.eTag = eTag
         return result
-    }
-}
-
-enum Changesets {
-    /// A changeset applies unless the stored object is strictly newer.
-    static func accepts(_ incoming: ISOTimestamp, over stored: ISOTimestamp?) -> Bool {
-        guard let stored else { return true }
-        return incoming >= stored
     }
 }

@@ -17,7 +17,16 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
 
-    /// A double in [0, 1).
-    package mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+extension RandomNumberGenerator {
+    /// A uniform double in `[0, 1)`, from the top 53 bits of one draw: the one unit-interval draw
+    /// of the library (backoff jitter (`RetryPolicy`), the simulator's fault rolls), so
+    /// that a seeded run draws the same values wherever it runs.
+    ///
+    /// ```swift
+    /// var random = SplitMix64(seed: 7)
+    /// let roll = random.nextUnitInterval()   // 0 <= roll < 1
+    /// ```
+    public mutating func nextUnitInterval() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -166,7 +166,8 @@ extension Validation {
 
     /// The size PubNub's limit is checked against: the message as compact JSON with sorted keys
     /// (exactly the POST body the publish sends), plus the channel and the `meta` JSON as
-    /// percent-encoded in the URL.
+    /// percent-encoded in the URL (``PercentEncoding``: the channel as a path segment, `meta` as a
+    /// query value, as the wire client writes them).
     ///
     /// PubNub measures "the URL-encoded GET path or the POST body"; its documentation also counts
     /// the channel name. Counting the body, the channel and `meta` together is the union of those
@@ -176,22 +177,8 @@ extension Validation {
     /// publish fails to encode it at send time, with its own error).
     public static func publishedByteCount(message: JSONValue, channel: String, meta: JSONValue?) -> Int {
         let body = (try? message.jsonData())?.count ?? 0
-        let metaBytes = meta.flatMap { try? $0.jsonData() }.map(percentEncodedByteCount) ?? 0
-        return body + percentEncodedByteCount(Data(channel.utf8)) + metaBytes
-    }
-
-    /// The size of `bytes` percent-encoded: each byte outside RFC 3986's unreserved set
-    /// (`A-Z a-z 0-9 - . _ ~`) takes three bytes.
-    static func percentEncodedByteCount(_ bytes: Data) -> Int {
-        bytes.reduce(0) { count, byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                count + 1
-            default:
-                count + 3
-            }
-        }
+        let metaBytes = meta.flatMap { try? $0.jsonData() }
+            .map { PercentEncoding.queryComponent(String(decoding: $0, as: UTF8.self)).utf8.count } ?? 0
+        return body + PercentEncoding.pathSegment(channel).utf8.count + metaBytes
     }
 }

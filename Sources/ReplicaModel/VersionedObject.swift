@@ -8,7 +8,11 @@ public protocol VersionedObject {
     var eTag: String? { get }
 }
 
-/// What to do with an incoming version of an object that is already stored.
+/// What to do with an incoming version of an object that is already stored: the version rule.
+///
+/// This file owns the rule, in its two forms: ``init(incoming:stored:)`` in Swift (real-time
+/// changesets, ``VersionedObject/decision(replacing:)``) and ``sqlApplies(table:)``, the same rule
+/// as the condition of the store's upserts. The store's tests run one table of cases through both.
 public enum VersionDecision: Hashable, Sendable {
     /// Write it: it is newer (or the stored one has no version).
     case apply
@@ -16,18 +20,42 @@ public enum VersionDecision: Hashable, Sendable {
     case unchanged
     /// Older than the stored one: keep the stored one.
     case stale
+
+    /// The rule every object write follows: equal eTag → unchanged, older `updated` → stale,
+    /// otherwise apply. An object without `updated` never replaces one that has it; two missing
+    /// eTags are not equal.
+    ///
+    /// ```swift
+    /// VersionDecision(incoming: (updated: newer, eTag: "B"), stored: (updated: older, eTag: "A"))   // .apply
+    /// ```
+    public init(incoming: (updated: ISOTimestamp?, eTag: String?), stored: (updated: ISOTimestamp?, eTag: String?)) {
+        if let eTag = incoming.eTag, eTag == stored.eTag {
+            self = .unchanged
+            return
+        }
+        switch (incoming.updated, stored.updated) {
+        case (_, nil): self = .apply
+        case (nil, _?): self = .stale
+        case (let incoming?, let existing?): self = incoming < existing ? .stale : .apply
+        }
+    }
+
+    /// The same rule in SQL, as the `WHERE` of an `INSERT ... ON CONFLICT DO UPDATE` into `table`
+    /// (columns `etag` and `updated_ns`, the timestamp in nanoseconds): true exactly when
+    /// ``init(incoming:stored:)`` says ``apply``.
+    package static func sqlApplies(table: String) -> String {
+        """
+        (excluded.etag IS NULL OR \(table).etag IS NOT excluded.etag)
+            AND (\(table).updated_ns IS NULL
+                 OR (excluded.updated_ns IS NOT NULL AND excluded.updated_ns >= \(table).updated_ns))
+        """
+    }
 }
 
 extension VersionedObject {
-    /// The rule every object write follows: equal eTag → unchanged, older `updated` → stale,
-    /// otherwise apply. An object without `updated` never replaces one that has it.
+    /// What writing `self` over `stored` does (``VersionDecision/init(incoming:stored:)``).
     public func decision(replacing stored: some VersionedObject) -> VersionDecision {
-        if let eTag, eTag == stored.eTag { return .unchanged }
-        switch (updated, stored.updated) {
-        case (_, nil): return .apply
-        case (nil, _?): return .stale
-        case (let incoming?, let existing?): return incoming < existing ? .stale : .apply
-        }
+        VersionDecision(incoming: (updated, eTag), stored: (stored.updated, stored.eTag))
     }
 }
 

@@ -100,9 +100,14 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// Whether the store was opened read-only (``StoreOptions/readOnly``): nothing may write to it.
     package let isReadOnly: Bool
 
+    /// The clock local times are stamped with when the caller gives none (a draft's
+    /// `updatedAt`): ``StoreOptions/clock``.
+    public let clock: any ReplicaClock
+
     private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
         self.writer = writer
         self.path = path
+        self.clock = options.clock
         isReadOnly = options.readOnly
         self.logger = options.logger
         self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
@@ -299,6 +304,10 @@ public struct StoreOptions: Sendable {
     }
 
     /// When migrations run; default ``MigrationMode/automatic``.
+    /// The clock the store stamps local times with when a caller gives none (a draft's
+    /// `updatedAt`); default the system clock. A `Replica` sets its own clock here, so that a test's
+    /// virtual clock reaches the store too.
+    public var clock: any ReplicaClock = SystemClock()
     public var migration: MigrationMode = .automatic
     /// Back the store up (`VACUUM INTO`) before applying migrations; default false.
     public var backupBeforeMigrating = false
@@ -331,5 +340,100 @@ public struct StoreOptions: Sendable {
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "pnreplicate"
         return configuration
+    }
+}
+
+// MARK: Transactions
+
+extension ChatStore {
+    /// Runs `body` in one write transaction: everything it does through the ``StoreTransaction``
+    /// commits together, or nothing does when it throws. Errors are passed on as thrown.
+    package func transaction<T: Sendable>(
+        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
+    ) async throws -> T {
+        try await writer.write { db in try body(StoreTransaction(db)) }
+    }
+
+    /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
+    package func storeTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
+    ) async throws(StoreError) -> T {
+        try await write { db in try body(StoreTransaction(db)) }
+    }
+
+    /// ``transaction(_:)``, blocking the calling thread (for synchronous callers; never from a
+    /// database access).
+    package func transactionNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
+        try writer.write { db in try body(StoreTransaction(db)) }
+    }
+
+    /// ``reading(_:)``, blocking the calling thread.
+    package func readingNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
+        try writer.read { db in try body(StoreTransaction(db)) }
+    }
+
+    /// Runs `body` on a read-only snapshot of the store.
+    package func reading<T: Sendable>(_ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T) async throws -> T {
+        try await writer.read { db in try body(StoreTransaction(db)) }
+    }
+}
+
+// MARK: Status
+
+extension ChatStore {
+    /// The tables ``status()`` counts.
+    public static var countedTables: [String] {
+        ["users", "channels", "members", "messages", "message_actions", "outbox", "sync_checkpoints",
+         "conflict_log"]
+    }
+
+    /// Row counts, schema version and pending outbox count.
+    public func status() async throws -> StoreStatus {
+        let runner = self.runner
+        let outboxCounts = queries.outboxCounts()
+        return try await writer.read { db in
+            let (applied, pending) = try runner.inspect(db)
+            var counts: [String: Int] = [:]
+            for table in Self.countedTables where try db.tableExists(table) {
+                // Table names come from the fixed list above, never from input.
+                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+            }
+            let states = try db.tableExists("outbox") ? try outboxCounts.fetch(db) : [:]
+            return StoreStatus(
+                rowCounts: counts, schemaVersion: applied.last?.name, appliedMigrations: applied.map(\.name),
+                pendingMigrations: pending.map(\.name), pendingOutbox: (counts["outbox"] ?? 0) - (states[.dead] ?? 0) - (states[.conflict] ?? 0),
+                deadLetters: states[.dead] ?? 0, conflicts: states[.conflict] ?? 0)
+        }
+    }
+}
+
+// MARK: A channel's stored timetokens
+
+extension ChatStore {
+    /// The stored messages of a channel between two timetokens (both inclusive), for reconciling
+    /// their reactions: the window's bounds, or nil when the channel has no sent message.
+    package func timetokenWindow(channel: String) async throws(StoreError) -> ClosedRange<Timetoken>? {
+        try await read { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT min(timetoken), max(timetoken) FROM messages WHERE channel_id = ? AND timetoken IS NOT NULL",
+                arguments: [channel]),
+                let low = StoreCoding.timetoken(row[0]), let high = StoreCoding.timetoken(row[1])
+            else { return nil }
+            return low...high
+        }
+    }
+
+    /// The oldest stored timetoken of a channel (where "load older" continues), or nil.
+    public func oldestTimetoken(channel: String) async throws(StoreError) -> Timetoken? {
+        try await timetokenWindow(channel: channel)?.lowerBound
+    }
+}
+
+// MARK: Checkpoints written on their own
+
+extension ChatStore {
+    /// Writes a checkpoint on its own (object cursors; history checkpoints move with their pages).
+    public func saveCheckpoint(_ checkpoint: SyncCheckpoint) async throws(StoreError) {
+        try await write { db in try checkpoint.write(db) }
     }
 }

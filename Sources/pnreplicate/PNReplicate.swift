@@ -11,12 +11,12 @@ struct PNReplicate: AsyncParsableCommand {
         commandName: "pnreplicate",
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
         subcommands: [
-            Sync.self, Listen.self, PresenceCommand.self, TypingCommand.self, Send.self, DraftCommand.self, React.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
-            ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, Member.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
-            ConflictsCommand.self, History.self, Show.self, Checkpoints.self, Demo.self, Migrate.self, Status.self,
+            SyncCommand.self, ListenCommand.self, PresenceCommand.self, TypingCommand.self, SendCommand.self, DraftCommand.self, ReactCommand.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
+            ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, MemberCommand.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self,
             SimulatorCommand.self,
         ],
-        defaultSubcommand: Sync.self
+        defaultSubcommand: SyncCommand.self
     )
 
     /// The entry point: makes the standard streams safe to write, makes every logger quiet

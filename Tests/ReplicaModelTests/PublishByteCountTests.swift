@@ -6,11 +6,11 @@ import Testing
 struct PublishByteCountTests {
     @Test("body as compact sorted JSON, plus channel and meta percent-encoded")
     func counts() {
-        // `{"a":"hi","b":1}` is 16 bytes; `a b` is 5 encoded (the space takes 3); `{"k":"v"}` has 7
-        // reserved characters (3 bytes each) and 2 unreserved: 23.
+        // `{"a":"hi","b":1}` is 16 bytes; `a b` is 5 encoded (the space takes 3); `{"k":"v"}` as a
+        // query value escapes 6 characters (`{`, `}` and the quotes, 3 bytes each) and keeps 3: 21.
         let bytes = Validation.publishedByteCount(
             message: ["b": 1, "a": "hi"], channel: "a b", meta: ["k": "v"])
-        #expect(bytes == 16 + 5 + 23)
+        #expect(bytes == 16 + 5 + 21)
         #expect(Validation.publishedByteCount(message: "hi", channel: "c", meta: nil) == 4 + 1)
     }
 

@@ -75,7 +75,7 @@ struct ErrorClassTests {
     @Test("5xx backs off and becomes a dead letter after the configured number of server failures")
     func serverFailuresEndInDeadLetter() async throws {
         var options = OutboxOptions()
-        options.retry.maxServerFailures = 3
+        options.maxServerFailures = 3
         let world = try World(options: options)
         let receipt = try await world.outbox.addReactionTarget(world)
         world.transport.script(.serverError(status: 503), .serverError(status: 500), .serverError(status: 503))
@@ -130,7 +130,7 @@ struct ErrorClassTests {
     ])
     func statusTable(status: Int, expected: String) {
         let error = ServiceError(operation: "setUser", status: status, family: .object, message: "m", retryAfter: 3)
-        let decision = switch FailureDecision.classify(error, kind: .setUser, serverFailures: 0, policy: RetryPolicy()) {
+        let decision = switch FailureDecision.classify(error, kind: .setUser, serverFailures: 0, limit: 8) {
         case .dead: "dead"
         case .conflict: "conflict"
         case .retry: "retry"

@@ -28,19 +28,6 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case receipt
     /// Delete a message from PubNub's history (a hard delete).
     case hardDelete
-
-    /// Whether the op publishes a message payload, which a crypto module encrypts (sends and
-    /// mention events; never actions, App Context or signals).
-    public var encryptsPayload: Bool { self == .send || self == .mention }
-
-    /// Whether the op's request names its message by timetoken (reactions and mention events):
-    /// such an op waits until the message has one.
-    public var needsMessageTimetoken: Bool {
-        switch self {
-        case .addReaction, .removeReaction, .mention: true
-        default: false
-        }
-    }
 }
 
 /// Where an op is in its life. An op leaves the table when it succeeds or is discarded.

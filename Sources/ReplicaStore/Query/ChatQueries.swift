@@ -292,3 +292,43 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
         ).map { try coding.member($0) }
     }
 }
+
+// MARK: Channels of a user
+
+extension ChatQueries {
+    /// The ids of the channels `userId` is a member of, sorted (an index lookup: cheap to ask often).
+    public func channelIds(memberOf userId: String) -> StoreQuery<[String]> {
+        StoreQuery { db in
+            try String.fetchAll(db, sql: "SELECT channel_id FROM members WHERE user_id = ? ORDER BY 1", arguments: [userId])
+        }
+    }
+
+    /// The channels `userId` is a member of, or that hold stored messages, sorted (a scan of
+    /// the messages index: callers that ask often cache it).
+    public func channelIds(memberOrWithMessages userId: String) -> StoreQuery<[String]> {
+        StoreQuery { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT channel_id FROM members WHERE user_id = ?
+                    UNION SELECT DISTINCT channel_id FROM messages ORDER BY 1
+                    """, arguments: [userId])
+        }
+    }
+}
+
+// MARK: Checkpoints
+
+extension ChatQueries {
+    /// Every stored checkpoint, by scope.
+    public func checkpoints() -> StoreQuery<[SyncCheckpoint]> {
+        StoreQuery { db in
+            try Row.fetchAll(db, sql: SyncCheckpoint.selectSQL + " ORDER BY scope").map(SyncCheckpoint.init(row:))
+        }
+    }
+
+    /// The checkpoint of `scope`, or nil when that pull never stored anything.
+    public func checkpoint(_ scope: String) -> StoreQuery<SyncCheckpoint?> {
+        StoreQuery { db in try SyncCheckpoint.read(scope, db) }
+    }
+}

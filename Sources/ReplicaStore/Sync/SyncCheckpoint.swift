@@ -95,24 +95,3 @@ extension SyncCheckpoint {
         ])
     }
 }
-
-extension ChatQueries {
-    /// Every stored checkpoint, by scope.
-    public func checkpoints() -> StoreQuery<[SyncCheckpoint]> {
-        StoreQuery { db in
-            try Row.fetchAll(db, sql: SyncCheckpoint.selectSQL + " ORDER BY scope").map(SyncCheckpoint.init(row:))
-        }
-    }
-
-    /// The checkpoint of `scope`, or nil when that pull never stored anything.
-    public func checkpoint(_ scope: String) -> StoreQuery<SyncCheckpoint?> {
-        StoreQuery { db in try SyncCheckpoint.read(scope, db) }
-    }
-}
-
-extension ChatStore {
-    /// Writes a checkpoint on its own (object cursors; history checkpoints move with their pages).
-    public func saveCheckpoint(_ checkpoint: SyncCheckpoint) async throws(StoreError) {
-        try await write { db in try checkpoint.write(db) }
-    }
-}

@@ -287,36 +287,3 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// The stored checkpoint of `scope`, if any.
     package func checkpoint(_ scope: String) throws -> SyncCheckpoint? { try SyncCheckpoint.read(scope, db) }
 }
-
-extension ChatStore {
-    /// Runs `body` in one write transaction: everything it does through the ``StoreTransaction``
-    /// commits together, or nothing does when it throws. Errors are passed on as thrown.
-    package func transaction<T: Sendable>(
-        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
-    ) async throws -> T {
-        try await writer.write { db in try body(StoreTransaction(db)) }
-    }
-
-    /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
-    package func storeTransaction<T: Sendable>(
-        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
-    ) async throws(StoreError) -> T {
-        try await write { db in try body(StoreTransaction(db)) }
-    }
-
-    /// ``transaction(_:)``, blocking the calling thread (for synchronous callers; never from a
-    /// database access).
-    package func transactionNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
-        try writer.write { db in try body(StoreTransaction(db)) }
-    }
-
-    /// ``reading(_:)``, blocking the calling thread.
-    package func readingNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
-        try writer.read { db in try body(StoreTransaction(db)) }
-    }
-
-    /// Runs `body` on a read-only snapshot of the store.
-    package func reading<T: Sendable>(_ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T) async throws -> T {
-        try await writer.read { db in try body(StoreTransaction(db)) }
-    }
-}

@@ -50,11 +50,12 @@ extension ChatStore {
     /// ```
     ///
     /// An error thrown by `edit` (a refused mention, say) is rethrown as is: the stored draft is
-    /// unchanged.
+    /// unchanged. The draft's `updatedAt` is `date`, or the store's ``clock`` when nil.
     @discardableResult
     public func editDraft(
-        _ key: DraftKey, at date: Date = Date(), _ edit: @escaping @Sendable (inout MessageDraft) throws -> Void
+        _ key: DraftKey, at date: Date? = nil, _ edit: @escaping @Sendable (inout MessageDraft) throws -> Void
     ) async throws -> MessageDraft {
+        let stamp = date ?? clock.now
         for _ in 0..<8 {
             let base = try await read { db in try Self.draft(key, db: db) }
             var draft = base ?? MessageDraft()
@@ -63,7 +64,7 @@ extension ChatStore {
             let saved = try await write { db -> Bool in
                 // Compare-and-set: only over the draft the edit started from.
                 guard try Self.draft(key, db: db) == base else { return false }
-                try Self.save(edited, key: key, at: date, db: db)
+                try Self.save(edited, key: key, at: stamp, db: db)
                 return true
             }
             if saved { return edited }
@@ -71,9 +72,11 @@ extension ChatStore {
         throw StoreError.busy(message: "the draft of \(key) kept changing while it was edited")
     }
 
-    /// Replaces the draft of `key` (deletes it when `draft` is empty).
-    public func saveDraft(_ draft: MessageDraft, for key: DraftKey, at date: Date = Date()) async throws(StoreError) {
-        try await write { db in try Self.save(draft, key: key, at: date, db: db) }
+    /// Replaces the draft of `key` (deletes it when `draft` is empty), stamped `date` (default:
+    /// the store's ``clock``).
+    public func saveDraft(_ draft: MessageDraft, for key: DraftKey, at date: Date? = nil) async throws(StoreError) {
+        let stamp = date ?? clock.now
+        try await write { db in try Self.save(draft, key: key, at: stamp, db: db) }
     }
 
     /// Deletes the draft of `key`; returns whether there was one.

@@ -235,7 +235,7 @@ extension Reconciler {
     func remoteMembership(channel: String, user: String) async throws
         -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)?
     {
-        try await client.findMembership(channel: channel, user: user) { scope, body in
+        try await MembershipLookup.find(in: client, channel: channel, user: user) { scope, body in
             try await self.fetch(scope, body)
         }
     }

@@ -2,22 +2,23 @@ import Foundation
 import PubNubWire
 import ReplicaModel
 
-extension PubNubClient {
+/// Reading one membership back from the server (conflict checks and probes of membership ops).
+enum MembershipLookup {
     /// One membership as the server holds it now: `status`, `type` and `custom` (wire JSON), with
     /// its `updated` and eTag; nil when the user is not a member. The wire has no single-membership
     /// GET, so the user's memberships are paged until the channel shows up.
     ///
     /// - Parameter run: performs each page request (the reconciler retries; the outbox does not).
     ///   The listing is an ``PubNubWire/ObjectPages``: it stops on a short page and refuses a repeated cursor.
-    func findMembership(
-        channel: String, user: String,
+    static func find(
+        in client: PubNubClient, channel: String, user: String,
         run: @escaping @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws
             -> ObjectPage<WireMembership<DefaultChatCustom>>
     ) async throws -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)? {
         let scope = "memberships:\(user)"
         let pages = ObjectPages(scope: scope, query: ObjectListQuery(limit: 100)) { query in
             try await run(scope) { () async throws(WireError) in
-                try await self.getMemberships(userId: user, query, as: DefaultChatCustom.self)
+                try await client.getMemberships(userId: user, query, as: DefaultChatCustom.self)
             }
         }
         for try await page in pages {
@@ -31,5 +32,4 @@ extension PubNubClient {
         }
         return nil
     }
-
 }

@@ -4,213 +4,6 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// Options of a ``LiveSync``.
-public struct LiveSyncOptions: Sendable {
-    /// Channels to follow besides the current user's memberships (and ``ReconcilerOptions/channels``).
-    public var channels: [String] = []
-    /// User ids whose App Context events to follow besides the current user's own.
-    public var users: [String] = []
-    /// A cursor that moves further than this in one answer (seconds) may have skipped events
-    /// that aged out of the server's buffer (PubNub keeps them 20 minutes): the channels are
-    /// filled from history. An idle long poll moves it about 280 s. Default 10 minutes.
-    public var maximumCursorJump: TimeInterval = 600
-    /// How long to wait between failed requests (subscribe and gap fills): exponential with jitter,
-    /// a 429's `Retry-After` at least.
-    public var retry = RetryPolicy()
-    /// How long the client waits for a long poll; longer than the server's hold (280 s).
-    public var pollTimeout: Duration = .seconds(310)
-    /// Presence: nil (the default) follows none; set, the live sync tells PubNub this user is
-    /// here (heartbeats), keeps the members' `isPresent` and presence state current (here-now on
-    /// every (re)connect and gap, presence events live) and leaves on stop. See `docs/presence.md`.
-    public var presence: PresenceOptions?
-    /// The typing timeout (seconds) of ``LiveSync/typing``: the Chat SDK's `typingTimeout`, default 5.
-    public var typingTimeout: TimeInterval = 5
-    /// A subscribe filter on publish metadata (`filter-expr`). Events it filters out are still
-    /// stored by history fills; leave it nil unless every writer agrees on it.
-    public var filterExpression: String?
-    /// How long ``LiveSync/run()`` waits before looking again when there is nothing to follow.
-    public var idleInterval: TimeInterval = 5
-
-    /// Default options.
-    public init() {}
-}
-
-/// How a ``LiveSync`` follows presence (``LiveSyncOptions/presence``).
-///
-/// ```swift
-/// var options = LiveSyncOptions()
-/// options.presence = PresenceOptions(timeout: 60)     // heartbeats every 29 s
-/// options.presence?.state = ["general": ["mood": "busy"]]
-/// ```
-public struct PresenceOptions: Sendable, Hashable {
-    /// The presence timeout (seconds, `heartbeat`): PubNub announces a `timeout` for this user
-    /// when it hears nothing from them for this long. PubNub's default and this one: 300; minimum 20.
-    public var timeout: Int
-    /// Seconds between heartbeats while connected; nil means `timeout / 2 - 1` (the JS and
-    /// Python SDKs' rule); 0 sends none (the subscribe long poll is then the only heartbeat,
-    /// enough while the timeout exceeds the server's 280 s hold).
-    public var heartbeatInterval: TimeInterval?
-    /// The channels whose presence is followed (`<channel>-pnpres`, here-now); nil follows every
-    /// followed channel but the user-id channels. Listed channels are followed for messages too.
-    public var channels: [String]?
-    /// This user's presence state per channel, sent with each subscribe and heartbeat.
-    public var state: [String: JSONValue] = [:]
-    /// Whether stopping the run sends `leave`, so that others see this user go at once rather
-    /// than after the timeout.
-    public var leaveOnStop = true
-    /// How long the `leave` on stop may take before the stop goes on without it.
-    public var leaveTimeout: Duration = .seconds(2)
-
-    /// Presence with a timeout of `timeout` seconds.
-    public init(timeout: Int = 300, heartbeatInterval: TimeInterval? = nil, channels: [String]? = nil) {
-        self.timeout = timeout
-        self.heartbeatInterval = heartbeatInterval
-        self.channels = channels
-    }
-
-    /// The interval actually used: ``heartbeatInterval``, or `timeout / 2 - 1`; nil for none.
-    public var effectiveHeartbeatInterval: TimeInterval? {
-        let interval = heartbeatInterval ?? Double(timeout / 2 - 1)
-        return interval.isFinite && interval > 0 ? max(interval, 1) : nil
-    }
-}
-
-/// Where a ``LiveSync`` stands.
-public enum LiveState: Sendable, Hashable, CustomStringConvertible {
-    /// Asking the server for a cursor (a handshake).
-    case connecting
-    /// Filling gaps from history before the channels are declared live.
-    case catchingUp(channels: [String])
-    /// Connected, with every followed channel complete up to the cursor.
-    case live
-    /// A request failed; retrying after a backoff. The reason is one line, without keys.
-    case offline(reason: String)
-    /// ``LiveSync/run()`` returned (cancelled).
-    case stopped
-
-    /// `live`, `offline: reason`, ...
-    public var description: String {
-        switch self {
-        case .connecting: "connecting"
-        case .catchingUp(let channels): "catching up (\(channels.count) channel\(channels.count == 1 ? "" : "s"))"
-        case .live: "live"
-        case .offline(let reason): "offline: \(reason)"
-        case .stopped: "stopped"
-        }
-    }
-}
-
-/// Why a channel is filled from history. See `docs/live.md`, "The gap rule".
-public enum GapReason: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The first connect of this process (events since the last run are not in any buffer).
-    case firstConnect = "first-connect"
-    /// A request failed: events may have aged out or overflowed meanwhile.
-    case reconnect
-    /// An answer held as many events as the server's buffer (100): older ones may have been dropped.
-    case fullBuffer = "full-buffer"
-    /// The server answered from another region, or with a cursor older than the one sent.
-    case cursorReset = "cursor-reset"
-    /// The cursor moved further than ``LiveSyncOptions/maximumCursorJump`` in one answer.
-    case cursorJump = "cursor-jump"
-    /// An event could not be read or applied.
-    case unreadableEvent = "unreadable-event"
-    /// The channel was just added (a new membership or an app request).
-    case newChannel = "new-channel"
-}
-
-/// What one gap fill did.
-public struct GapFillReport: Sendable, Hashable {
-    /// The channels filled, each with why.
-    public var channels: [String: GapReason]
-    /// The timetoken the filled channels are now complete up to (the live cursor when the fill began).
-    public var through: Timetoken
-    /// Messages the history pull stored for the first time: events the live stream did not deliver.
-    public var recoveredMessages: Int
-    /// Reactions added or removed by the reactions pull.
-    public var reactionChanges: Int
-    /// Whether App Context objects were pulled too.
-    public var objects: Bool
-}
-
-/// How far a catch-up (a gap fill) has come, reported after each history page it applies:
-/// ``LiveActivity/catchUpProgress(_:)``, and `Replica`'s status while it catches up.
-///
-/// The total is not known ahead (PubNub does not say how many messages a channel holds since a
-/// timetoken), so a progress view shows counts, not a fraction:
-///
-/// ```swift
-/// if let progress = status.catchUp { label.text = "Catching up: \(progress.messages) messages" }
-/// ```
-public struct CatchUpProgress: Sendable, Hashable, CustomStringConvertible {
-    /// The channels being caught up (those without messages to read included).
-    public var channels: Int
-    /// History pages applied so far.
-    public var pages: Int
-    /// Messages read from history so far (those already stored count too: they were checked).
-    public var messages: Int
-
-    /// Progress at the start of a catch-up of `channels` channels: nothing read yet.
-    public init(channels: Int, pages: Int = 0, messages: Int = 0) {
-        self.channels = channels
-        self.pages = pages
-        self.messages = messages
-    }
-
-    /// `2 channels, 3 pages, 250 messages`.
-    public var description: String {
-        "\(channels) channel\(channels == 1 ? "" : "s"), \(pages) page\(pages == 1 ? "" : "s"), \(messages) message\(messages == 1 ? "" : "s")"
-    }
-}
-
-/// What a ``LiveSync`` reports, in order: state changes, each event received, each gap fill.
-public enum LiveActivity: Sendable, Hashable {
-    /// The state changed.
-    case state(LiveState)
-    /// An event arrived and was applied (or skipped, with the reason in its outcome).
-    case event(LiveEventRecord)
-    /// A catch-up applied a page of history: how far it has come (after
-    /// ``LiveState/catchingUp(channels:)``, before ``gapFilled(_:)``).
-    case catchUpProgress(CatchUpProgress)
-    /// Channels were filled from history.
-    case gapFilled(GapFillReport)
-    /// A here-now replaced who is present on these channels (after a (re)connect or a gap):
-    /// each channel with its occupancy.
-    case presenceRefreshed([String: Int])
-}
-
-/// Counters of a ``LiveSync``, for tests, benchmarks and `pnreplicate listen`.
-public struct LiveSyncStatistics: Sendable, Hashable {
-    /// Subscribe answers received (handshakes excluded).
-    public var answers = 0
-    /// Envelopes received.
-    public var events = 0
-    /// Failed requests.
-    public var failures = 0
-    /// Gap fills, by reason (a fill of several channels counts once per channel).
-    public var fills: [GapReason: Int] = [:]
-    /// Messages the fills stored that the live stream had not delivered.
-    public var recoveredMessages = 0
-    /// Here-now calls that replaced the members' presence.
-    public var presenceRefreshes = 0
-    /// Heartbeats sent.
-    public var heartbeats = 0
-    /// Heartbeats that failed (never retried: the next one, or the next poll, renews presence).
-    public var failedHeartbeats = 0
-}
-
-/// Errors of a live sync.
-public enum LiveSyncError: Error, Sendable, CustomStringConvertible {
-    /// Filling a channel from history failed; the fill is retried after a backoff.
-    case gapFillFailed(channel: String, reason: String)
-
-    /// A one-line explanation.
-    public var description: String {
-        switch self {
-        case .gapFillFailed(let channel, let reason): "gap fill of \(channel) failed: \(reason)"
-        }
-    }
-}
-
 /// Keeps a store live: subscribes to the channels of interest, applies every event PubNub pushes
 /// through the reconciler's apply path, and fills every possible gap from history before it
 /// calls a channel live. One per store.
@@ -253,7 +46,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     let clock: any ReplicaClock
     var random: any RandomNumberGenerator & Sendable
     let logger: Logger
-    private let hub = ActivityHub()
+    let hub = ActivityHub()
     /// Who is typing, fed by the signals this live sync receives; ``TypingIndicators/startTyping(in:)``
     /// and ``TypingIndicators/stopTyping(in:)`` send the current user's.
     public nonisolated let typing: TypingIndicators
@@ -261,7 +54,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// The current state.
     public private(set) var state: LiveState = .connecting
     /// The counters.
-    public private(set) var statistics = LiveSyncStatistics()
+    public internal(set) var statistics = LiveSyncStatistics()
     /// The cursor of the stream; nil before the handshake and after a reset.
     private(set) var cursor: SubscribeCursor?
     /// The channels subscribed in the last request.
@@ -269,27 +62,27 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Channels to fill from history before they are live, with why.
     private(set) var needsFill: [String: GapReason] = [:]
     /// Whether App Context objects must be pulled again (an object fetch failed).
-    private var needsObjects = false
-    private var consecutiveFailures = 0
+    var needsObjects = false
+    var consecutiveFailures = 0
     /// Long-poll answers in a row whose cursor moved back or leapt ahead (reset by a normal answer).
-    private var consecutiveResets = 0
+    var consecutiveResets = 0
     /// Whether a handshake ever succeeded in this process (the first one is `first-connect`).
-    private var connectedOnce = false
+    var connectedOnce = false
     /// After a failed fill, one long poll runs before the fill is tried again, so that a fill
     /// that keeps failing (a channel the keys may not read, say) never stops the stream.
-    private var pollBeforeNextFill = false
+    var pollBeforeNextFill = false
     /// Fills failed in a row (their backoff keeps growing even while polls succeed in between).
-    private var fillFailures = 0
+    var fillFailures = 0
     /// The channels of interest as last read, and when (see `followedChannels()`).
-    private var messageChannels: Set<String> = []
-    private var messageChannelsAt: Date?
+    var messageChannels: Set<String> = []
+    var messageChannelsAt: Date?
     /// The channels whose presence is followed (subscribed as `<channel>-pnpres`).
     private(set) var presenceChannels: [String] = []
     /// Presence channels whose occupants must be read again (here-now) before presence events
     /// alone can be trusted: after a (re)connect, a gap, or an `interval` that asked for it.
-    private(set) var needsHereNow: Set<String> = []
+    var needsHereNow: Set<String> = []
     /// After a failed here-now, one long poll runs before it is tried again.
-    private var pollBeforeNextHereNow = false
+    var pollBeforeNextHereNow = false
 
     /// A live sync over `reconciler`'s store and client.
     public init(
@@ -366,15 +159,6 @@ public actor LiveSync<Custom: ChatCustomData> {
         throw CancellationError()
     }
 
-    /// Sends a heartbeat every `interval` seconds on the injected clock.
-    private func heartbeats(every interval: TimeInterval) async throws {
-        while !Task.isCancelled {
-            try await clock.sleep(until: clock.now.addingTimeInterval(interval))
-            await sendHeartbeat()
-        }
-        throw CancellationError()
-    }
-
     /// One heartbeat for the subscribed channels, when connected and following presence. A
     /// failure is counted and logged, never retried: the next heartbeat or poll renews presence.
     package func sendHeartbeat() async {
@@ -386,29 +170,6 @@ public actor LiveSync<Custom: ChatCustomData> {
             statistics.failedHeartbeats += 1
             logger.debug("heartbeat failed", metadata: ["error": "\(Self.reason(error))"])
         }
-    }
-
-    /// `leave` for the subscribed channels, when following presence and connected once; bounded
-    /// by ``PresenceOptions/leaveTimeout`` and not cancelled by the stop itself.
-    private func leaveOnStop() async {
-        guard let presence = options.presence, presence.leaveOnStop, connectedOnce, !subscribed.isEmpty else { return }
-        let client = reconciler.client, channels = subscribed, timeout = presence.leaveTimeout
-        let logger = logger
-        await Task {
-            do {
-                try await client.leave(channels: channels, timeout: timeout)
-            } catch {
-                logger.debug("leave on stop failed", metadata: ["error": "\(error)"])
-            }
-        }.value
-    }
-
-    /// The presence state to send for `channels` (only those that have one).
-    private func presenceState(_ channels: [String]) -> [String: JSONValue]? {
-        guard let state = options.presence?.state, !state.isEmpty else { return nil }
-        let wanted = Set(channels)
-        let kept = state.filter { wanted.contains($0.key) }
-        return kept.isEmpty ? nil : kept
     }
 
     /// The channel names a subscribe for `channels` asks for: them and the presence channels.
@@ -640,31 +401,6 @@ public actor LiveSync<Custom: ChatCustomData> {
         return .progressed
     }
 
-    /// Reads who is on the channels in ``needsHereNow`` (here-now, with state) and replaces the
-    /// members' presence with it. A failure never stops the stream: it is logged and tried again
-    /// after the next poll.
-    private func refreshPresence() async throws -> Step {
-        let channels = needsHereNow.sorted()
-        do {
-            let answer = try await reconciler.client.hereNowAll(channels: channels, includeState: true)
-            let counts = try await reconciler.applyHereNow(answer, channels: channels)
-            needsHereNow.subtract(channels)
-            statistics.presenceRefreshes += 1
-            hub.send(.presenceRefreshed(counts))
-        } catch {
-            if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            if Self.stopsRun(error) { throw error }
-            pollBeforeNextHereNow = true
-            // A network failure is the poll's to report (offline); a refusal (presence not enabled
-            // on the keyset, no permission) is worth a warning.
-            let transient = (error as? WireError)?.retryability.isRetryable ?? false
-            logger.log(
-                level: transient ? .debug : .warning, "here-now failed; presence is read again after the next poll",
-                metadata: ["error": "\(Self.reason(error))"])
-        }
-        return .progressed
-    }
-
     /// A failed request: every channel is filled again before the next poll (events may have
     /// been lost meanwhile), the state says why, and the backoff is slept.
     private func failed(_ error: any Error) async throws -> Step {
@@ -691,9 +427,8 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// whichever is longer; only a normal long-poll answer resets the first), or in `attempt`
     /// when given, with jitter, at least `minimum` (a 429's `Retry-After`).
     private func backoff(minimum: TimeInterval, attempt: Int? = nil) -> TimeInterval {
-        let jitter = Double(random.next() >> 11) / Double(1 << 53)
         let attempt = attempt ?? max(consecutiveFailures, fillFailures)
-        return max(minimum, options.retry.delay(afterAttempt: attempt, jitter: jitter))
+        return options.retry.wait(afterAttempt: attempt, atLeast: minimum, using: &random)
     }
 
     /// A one-line reason: the error's own description (wire errors never carry keys).
@@ -735,130 +470,5 @@ public actor LiveSync<Custom: ChatCustomData> {
         guard new != state else { return }
         state = new
         hub.send(.state(new))
-    }
-}
-
-/// Adds up the history pull's per-channel progress into one ``CatchUpProgress`` and reports each
-/// new total. A channel's reports count up within a pass (its pages strictly grow); a report with
-/// no more pages than the last starts a new pass of that channel (a shared page, then its own
-/// paging), whose counts add to the earlier ones. Made at the start of a catch-up, it reports
-/// the zero progress first.
-final class ProgressTally: @unchecked Sendable {
-    // NSLock guards the counts.
-    private let lock = NSLock()
-    private let hub: ActivityHub
-    private var total: CatchUpProgress
-    private var last: [String: PullProgress] = [:]
-
-    init(channels: Int, hub: ActivityHub) {
-        total = CatchUpProgress(channels: channels)
-        self.hub = hub
-        hub.send(.catchUpProgress(total))
-    }
-
-    func add(_ progress: PullProgress) {
-        let now = lock.withLock {
-            let previous = last[progress.scope]
-            let (pages, items) = previous.map { progress.pages > $0.pages ? ($0.pages, $0.items) : (0, 0) } ?? (0, 0)
-            total.pages += progress.pages - pages
-            total.messages += progress.items - items
-            last[progress.scope] = progress
-            return total
-        }
-        hub.send(.catchUpProgress(now))
-    }
-}
-
-/// The continuations of ``LiveSync/states()`` and ``LiveSync/activity()``, behind a lock so that
-/// subscribing needs no `await`.
-final class ActivityHub: @unchecked Sendable {
-    private let lock = NSLock()
-    private var states: [AsyncStream<LiveState>.Continuation] = []
-    private var activity: [AsyncStream<LiveActivity>.Continuation] = []
-    private var finished = false
-
-    func addStates(_ continuation: AsyncStream<LiveState>.Continuation) {
-        let done = lock.withLock {
-            if !finished { states.append(continuation) }
-            return finished
-        }
-        if done { continuation.finish() }
-    }
-
-    func addActivity(_ continuation: AsyncStream<LiveActivity>.Continuation) {
-        let done = lock.withLock {
-            if !finished { activity.append(continuation) }
-            return finished
-        }
-        if done { continuation.finish() }
-    }
-
-    func send(_ element: LiveActivity) {
-        let (states, activity) = lock.withLock { (self.states, self.activity) }
-        if case .state(let state) = element { for c in states { c.yield(state) } }
-        for c in activity { c.yield(element) }
-    }
-
-    func finish() {
-        let (states, activity) = lock.withLock {
-            finished = true
-            defer {
-                self.states = []
-                self.activity = []
-            }
-            return (self.states, self.activity)
-        }
-        for c in states { c.finish() }
-        for c in activity { c.finish() }
-    }
-}
-
-extension Reconciler {
-    /// What a gap fill stored.
-    struct GapFill {
-        var inserted = 0
-        var reactionChanges = 0
-    }
-
-    /// Fills a gap: App Context objects, then the history and reactions of `channels`, through
-    /// the same pulls as a sync. Throws the first failure (what was applied stays applied).
-    func fillGap(channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil) async throws -> GapFill {
-        var fill = GapFill()
-        _ = try await pullObjects()
-        for report in try await pullHistory(channels: channels, progress: progress) {
-            if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
-            fill.inserted += report.inserted
-        }
-        for channel in channels {
-            let result = try await pullReactions(channel: channel)
-            fill.reactionChanges += result.added + result.removed
-        }
-        return fill
-    }
-
-    /// Fetches one user or channel whole and stores it (a live event carried only part of it);
-    /// removes it when the server no longer has it.
-    func refresh(_ object: ObjectRef) async throws {
-        do {
-            switch object {
-            case .user(let id):
-                let user = try await fetch("user:\(id)") { () async throws(WireError) in
-                    try await client.getUser(id: id, as: Custom.User.self)
-                }
-                _ = try await applyPulled(users: [user])
-            case .channel(let id):
-                let channel = try await fetch("channel:\(id)") { () async throws(WireError) in
-                    try await client.getChannel(id: id, as: Custom.Channel.self)
-                }
-                _ = try await applyPulled(channels: [channel])
-            }
-        } catch ReconcilerError.pullFailed(_, _, .service(let service)) where service.status == 404 {
-            _ = try await store.storeTransaction { tx in
-                switch object {
-                case .user(let id): try LocalOverlay(tx: tx).serverLacks(.users, id: id)
-                case .channel(let id): try LocalOverlay(tx: tx).serverLacks(.channels, id: id)
-                }
-            }
-        }
     }
 }

@@ -20,16 +20,12 @@ extension OpTransaction {
         try Validation.validateMessageText(text, field: "text")
         let message = try messageRef(messageId)
         try requireEditPermission(messageId: messageId, userId: userId)
-        if let sendOp = message.sendOp, var send = try tx.op(id: sendOp), send.isCertainlyUnsent,
-           case .send(let channel, let id, .object(var body), let meta, let customMessageType) = send.operation
+        if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isCertainlyUnsent,
+           case .send(let channel, _, .object(var body), let meta, _) = send.operation
         {
             body["text"] = .string(text)   // pnreplicate's and the Chat SDK's text share the key
             try Validation.validatePublishSize(message: .object(body), channel: channel, meta: meta)
-            send.operation = .send(
-                channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType)
-            send.coalesced.append("edited before it was sent")
-            send.updatedAt = now
-            try tx.save(send)
+            try foldEdit(into: send, body: body, now: now)
             try tx.setPendingText(messageId: messageId, text: text)
             return OutboxReceipt(value: nil, opId: sendOp, disposition: .merged(into: sendOp))
         }
@@ -39,7 +35,7 @@ extension OpTransaction {
             messageId: messageId)
         let target = OutboxKeys.edit(messageId)
         let sameText = try tx.action(messageId: messageId, type: type, value: text, userId: userId)
-        if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent,
+        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent,
            case .addReaction(var reaction) = latest.operation
         {
             if sameText?.actionTimetoken != nil {
@@ -53,12 +49,7 @@ extension OpTransaction {
             try tx.deleteUnsentActions(messageId: messageId, type: type, value: reaction.value)
             try tx.upsert(action: action)
             reaction.value = text
-            latest.operation = .addReaction(reaction)
-            latest.coalesced.append("merged edit \(opId)")
-            latest.updatedAt = now
-            try tx.save(latest)
-            changes.events.append(.coalesced(into: latest.id, cancelled: []))
-            changes.wakesDrain = true
+            try mergeEdit(into: latest, reaction: reaction, editId: opId, now: now)
             return OutboxReceipt(value: action, opId: latest.id, disposition: .merged(into: latest.id))
         }
         if let stored = sameText, stored.actionTimetoken != nil {
@@ -143,19 +134,7 @@ extension OpTransaction {
         let written = try enqueueSetMembership(
             opId: opId, channelId: channelId, userId: userId, fields: ["custom": .object(custom)], now: now)
         guard try tx.channel(id: channelId)?.type != "public", let membershipOp = written.opId else { return written }
-        let target = OutboxKeys.receipt(channelId)
-        if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent {
-            latest.operation = .receipt(channel: channelId, messageTimetoken: timetoken)
-            latest.dependsOn = membershipOp
-            latest.coalesced.append("newer read position \(timetoken)")
-            latest.updatedAt = now
-            try tx.save(latest)
-        } else {
-            try insert(
-                NewOutboxRow(.receipt(channel: channelId, messageTimetoken: timetoken), lane: target, target: target,
-                             dependsOn: membershipOp),
-                id: receiptOpId, now: now)
-        }
+        try queueReceipt(channelId: channelId, timetoken: timetoken, after: membershipOp, opId: receiptOpId, now: now)
         return written
     }
 
@@ -235,22 +214,8 @@ extension OpTransaction {
             return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled(try discard(sendOp)))
         }
         guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
-        // Ops about the message that have not gone out go with it; those that may have carry
-        // the timetoken they can no longer read from the store.
-        var cancelled: [String] = []
-        for lane in [OutboxKeys.reactionLane(messageId), OutboxKeys.mentionLane(messageId)] {
-            for var op in try tx.ops(lane: lane) {
-                if op.isCertainlyUnsent {
-                    try tx.deleteOp(id: op.id)
-                    changes.finish(op.id, .discarded)
-                    cancelled.append(op.id)
-                } else {
-                    op.operation = op.operation.with(messageTimetoken: timetoken)
-                    try tx.save(op)
-                }
-            }
-        }
-        if !cancelled.isEmpty { changes.events.append(.coalesced(into: nil, cancelled: cancelled)) }
+        try withdrawUnsent(
+            inLanes: [OutboxKeys.reactionLane(messageId), OutboxKeys.mentionLane(messageId)], stamping: timetoken)
         let stored = try tx.message(id: messageId)
         try tx.deleteMessage(id: messageId)
         try insert(

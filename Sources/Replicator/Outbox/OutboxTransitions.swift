@@ -240,23 +240,52 @@ final class OpTransaction<Custom: ChatCustomData> {
         return moved
     }
 
-    /// Withdraws an op that has not reached PubNub and reverts its local change; a discarded send
-    /// takes the reactions waiting on it along. Returns the ids of every op removed.
+    /// The app discards an op that has not reached PubNub: ``withdraw(_:undo:)`` with its local
+    /// change reverted; a discarded send takes the reactions waiting on it along. Returns the ids
+    /// of every op removed.
     func discard(_ id: String) throws -> [String] {
         let entry = try existing(id)
         guard entry.state != .inflight, entry.state != .ambiguous else {
             throw OutboxError.mayHaveBeenApplied(opId: id, state: entry.state)
         }
-        var removed = [id]
-        for dependent in try tx.ops(dependingOn: id) {
+        let removed = try withdraw(entry, undo: .revert)
+        // A person dropped the local edit: an open conflict entry of this op is closed with the server's side.
+        try tx.closeOpenConflicts(opId: id, with: .remote, policy: "outbox discard")
+        changes.events.append(.discarded(opIds: removed))
+        return removed
+    }
+
+    // MARK: Withdrawal
+
+    /// What becomes of a withdrawn op's local change.
+    enum Undo {
+        /// Put back what the op changed (its base snapshot): the write is dropped.
+        case revert
+        /// Store the server's version in its place (nil: the server has none): a conflict settled
+        /// for the server.
+        case serverVersion(JSONValue?)
+        /// Leave the local rows as they are: the change that withdraws the op writes them itself.
+        case keep
+    }
+
+    /// Withdraws an op that will never be sent: its row and those of the ops waiting on it
+    /// (``OutboxEntry/dependsOn``) leave the outbox, its local change is undone as `undo` says,
+    /// and each finishes as discarded. Every way an op leaves the outbox unsent goes through here
+    /// (the app's discard, a settlement for the server, coalescing, a hard delete); the caller
+    /// announces why. Returns the ids removed, the op's first.
+    @discardableResult
+    func withdraw(_ entry: OutboxEntry, undo: Undo) throws -> [String] {
+        var removed = [entry.id]
+        for dependent in try tx.ops(dependingOn: entry.id) {
             try tx.deleteOp(id: dependent.id)
             removed.append(dependent.id)
         }
-        try tx.deleteOp(id: id)
-        // A person dropped the local edit: an open conflict entry of this op is closed with the server's side.
-        try tx.closeOpenConflicts(opId: id, with: .remote, policy: "outbox discard")
-        try overlay.revert(entry)
-        changes.events.append(.discarded(opIds: removed))
+        try tx.deleteOp(id: entry.id)
+        switch undo {
+        case .revert: try overlay.revert(entry)
+        case .serverVersion(let remote): try overlay.storeServerVersion(remote, of: entry)
+        case .keep: break
+        }
         for opId in removed { changes.finish(opId, .discarded) }
         return removed
     }
@@ -287,10 +316,9 @@ final class OpTransaction<Custom: ChatCustomData> {
         case .wait:
             break
         case .takeRemote:
-            try tx.deleteOp(id: opId)
-            try overlay.storeServerVersion(remote, of: entry)
+            let removed = try withdraw(entry, undo: .serverVersion(remote))
             changes.events.append(.settled(opId: opId, resent: false, conflictId: logId))
-            changes.finish(opId, .discarded)
+            if removed.count > 1 { changes.events.append(.discarded(opIds: Array(removed.dropFirst()))) }
         case .resend(let fields):
             entry.rebase = false
             if let fields { entry.operation = entry.operation.with(fields: fields) }

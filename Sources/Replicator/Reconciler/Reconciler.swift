@@ -162,8 +162,7 @@ public actor Reconciler<Custom: ChatCustomData> {
                 guard let wait = Self.retryWait(error), attempt < limit else {
                     throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)
                 }
-                let jitter = Double(random.next() >> 11) / Double(1 << 53)
-                let delay = max(wait, options.retry.delay(afterAttempt: attempt, jitter: jitter))
+                let delay = options.retry.wait(afterAttempt: attempt, atLeast: wait, using: &random)
                 let wake = clock.now.addingTimeInterval(delay)
                 if let deadline, wake > deadline {
                     throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)

@@ -74,34 +74,3 @@ struct TrustedTime: Sendable {
         return cursor.date.timeIntervalSince(verified.time.date) <= elapsed + tolerance
     }
 }
-
-extension Reconciler {
-    /// Asks PubNub for its time once and trusts it when it agrees with the device clock
-    /// (``TrustedTime``). A failed request or a disagreeing answer changes nothing: checkpoints
-    /// then move only with stored messages. Returns whether the answer was taken.
-    @discardableResult
-    func verifyServerTime() async -> Bool {
-        let answer: Timetoken
-        do {
-            answer = try await client.time()
-        } catch {
-            logger.debug("time request failed; checkpoints move with stored messages only", metadata: ["error": "\(error)"])
-            return false
-        }
-        let taken = trustedTime.accept(serverTime: answer, now: clock.now)
-        if !taken {
-            logger.warning("the server's time disagrees with this device's clock; it is not trusted", metadata: [
-                "server": "\(answer)", "tolerance": "\(trustedTime.tolerance)",
-            ])
-        }
-        return taken
-    }
-
-    /// Whether a subscribe cursor can be the server's present (``TrustedTime/isPlausible(cursor:now:)``).
-    func isPlausible(cursor: Timetoken) -> Bool {
-        trustedTime.isPlausible(cursor: cursor, now: clock.now)
-    }
-
-    /// Where a checkpoint may move given `cursor` (``TrustedTime/clamp(_:)``), or nil.
-    func trustedCheckpoint(for cursor: Timetoken) -> Timetoken? { trustedTime.clamp(cursor) }
-}

@@ -1,0 +1,250 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+// The App Context rows: users, channels and memberships, each written under the version rule
+// (`VersionDecision.sqlApplies`) by bulk loads, real-time patches and the replicator.
+
+// MARK: Users
+
+extension ChatStore {
+    static func userArguments(_ user: User, _ coding: StoreCoding) throws -> StatementArguments {
+        try Validation.validateStoredIdentifier(user.id, field: "user.id")
+        return [
+            user.id, user.name, user.type, user.status, user.externalId, user.profileUrl, user.email,
+            try coding.json(user.custom), user.updated?.description, user.updated?.nanoseconds, user.eTag,
+        ]
+    }
+
+    /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
+    static func upsert(user: User, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
+        try db.upsert(
+            try db.cachedStatement(sql: force ? UserSQL.forceUpsert : UserSQL.upsert), try userArguments(user, coding))
+    }
+
+    /// Makes sure a row exists for a user known only by id (memberships, messages), without
+    /// replacing a fuller stored version.
+    static func ensure(user: User, in db: Database, coding: StoreCoding) throws {
+        if user.eTag == nil, user.updated == nil {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO users (id, type) VALUES (?, ?)")
+                .execute(arguments: [user.id, user.type])
+        } else {
+            _ = try upsert(user: user, in: db, coding: coding)
+        }
+    }
+
+    /// Inserts or updates users, newer `updated` wins, equal eTag is a no-op, older is ignored.
+    @discardableResult
+    public func load(
+        users: [User], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
+    ) async throws -> LoadReport {
+        try await loadInBatches(users, batchSize: batchSize, onBatch: onBatch) { db, coding, user, batch in
+            batch.result.record(try Self.upsert(user: user, in: db, coding: coding))
+        }
+    }
+
+    /// Applies a real-time user changeset to the stored user.
+    @discardableResult
+    public func patch(user changeset: UserChangeset<Custom.User>) async throws(StoreError) -> PatchResult {
+        try await write { db in
+            let coding = StoreCoding()
+            guard let stored = try ChatQueries<Custom>.user(id: changeset.id, db: db, coding: coding) else {
+                return .notFound
+            }
+            guard let patched = changeset.apply(to: stored) else { return .ignored }
+            return try Self.upsert(user: patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
+        }
+    }
+
+    /// Removes a user and, through the schema's cascade, their memberships.
+    @discardableResult
+    public func removeUser(id: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+}
+
+/// The statements of these writes.
+enum UserSQL {
+    static let upsert = upsertSQL(force: false)
+    static let forceUpsert = upsertSQL(force: true)
+
+    static func upsertSQL(force: Bool) -> String {
+        """
+        INSERT INTO users (id, name, type, status, external_id, profile_url, email, custom, updated, updated_ns, etag)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET
+            name = excluded.name, type = excluded.type, status = excluded.status,
+            external_id = excluded.external_id, profile_url = excluded.profile_url, email = excluded.email,
+            custom = excluded.custom, updated = excluded.updated, updated_ns = excluded.updated_ns,
+            etag = excluded.etag
+        \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "users"))
+        """
+    }
+}
+
+// MARK: Channels
+
+extension ChatStore {
+    /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
+    static func upsert(channel: Channel, force: Bool = false, in db: Database, coding: StoreCoding) throws
+        -> UpsertOutcome
+    {
+        try Validation.validateStoredIdentifier(channel.id, field: "channel.id")
+        let arguments: StatementArguments = [
+            channel.id, channel.name, channel.type, channel.status, channel.details, channel.avatarURLString,
+            try coding.json(channel.custom), channel.updated?.description, channel.updated?.nanoseconds,
+            channel.eTag,
+        ]
+        return try db.upsert(try db.cachedStatement(sql: force ? ChannelSQL.forceUpsert : ChannelSQL.upsert), arguments)
+    }
+
+    /// Makes sure a row exists for a channel known only by id, without replacing a fuller one.
+    static func ensure(channel: Channel, in db: Database, coding: StoreCoding) throws {
+        if channel.eTag == nil, channel.updated == nil {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO channels (id, type) VALUES (?, ?)")
+                .execute(arguments: [channel.id, channel.type])
+        } else {
+            _ = try upsert(channel: channel, in: db, coding: coding)
+        }
+    }
+
+    /// Inserts or updates channels, newer `updated` wins, equal eTag is a no-op, older is ignored.
+    @discardableResult
+    public func load(
+        channels: [Channel], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
+    ) async throws -> LoadReport {
+        try await loadInBatches(channels, batchSize: batchSize, onBatch: onBatch) { db, coding, channel, batch in
+            batch.result.record(try Self.upsert(channel: channel, in: db, coding: coding))
+        }
+    }
+
+    /// Applies a real-time channel changeset to the stored channel.
+    @discardableResult
+    public func patch(channel changeset: ChannelChangeset<Custom.Channel>) async throws(StoreError) -> PatchResult {
+        try await write { db in
+            let coding = StoreCoding()
+            guard let stored = try ChatQueries<Custom>.channel(id: changeset.id, db: db, coding: coding) else {
+                return .notFound
+            }
+            guard let patched = changeset.apply(to: stored) else { return .ignored }
+            return try Self.upsert(channel: patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
+        }
+    }
+
+    /// Removes a channel and, through the schema's cascade, its memberships. Messages stay.
+    @discardableResult
+    public func removeChannel(id: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+}
+
+/// The statements of these writes.
+enum ChannelSQL {
+    static let upsert = upsertSQL(force: false)
+    static let forceUpsert = upsertSQL(force: true)
+
+    static func upsertSQL(force: Bool) -> String {
+        """
+        INSERT INTO channels (id, name, type, status, description, avatar_url, custom, updated, updated_ns, etag)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET
+            name = excluded.name, type = excluded.type, status = excluded.status,
+            description = excluded.description, avatar_url = excluded.avatar_url, custom = excluded.custom,
+            updated = excluded.updated, updated_ns = excluded.updated_ns, etag = excluded.etag
+        \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "channels"))
+        """
+    }
+}
+
+// MARK: Memberships
+
+extension ChatStore {
+    static func upsert(member: Member, force: Bool, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
+        try ensure(channel: member.channel, in: db, coding: coding)
+        try ensure(user: member.user, in: db, coding: coding)
+        let arguments: StatementArguments = [
+            member.channelId, member.userId, member.status, member.type, try coding.json(member.custom),
+            member.updated?.description, member.updated?.nanoseconds, member.eTag, member.isPresent,
+            try coding.json(member.presenceState),
+        ]
+        return try db.upsert(try db.cachedStatement(sql: force ? MemberSQL.forceUpsert : MemberSQL.upsert), arguments)
+    }
+
+    /// Inserts or updates memberships. Their channel and user are stored too: full objects by the
+    /// newer-wins rule, id-only ones only when nothing is stored yet.
+    ///
+    /// - Parameter forceWrite: write each membership even when it is not newer than the stored one
+    ///   (the seed's `forceWrite`, e.g. for presence changes that carry no new `updated`).
+    @discardableResult
+    public func load(
+        members: [Member], forceWrite: Bool = false, batchSize: Int = 256,
+        onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
+    ) async throws -> LoadReport {
+        try await loadInBatches(members, batchSize: batchSize, onBatch: onBatch) { db, coding, member, batch in
+            batch.result.record(try Self.upsert(member: member, force: forceWrite, in: db, coding: coding))
+        }
+    }
+
+    /// Applies a real-time membership changeset to the stored membership.
+    @discardableResult
+    public func patch(member changeset: MemberChangeset<Custom.Member>) async throws(StoreError) -> PatchResult {
+        try await write { db in
+            let coding = StoreCoding()
+            guard
+                let stored = try ChatQueries<Custom>.member(
+                    channelId: changeset.channelId, userId: changeset.userId, db: db, coding: coding)
+            else { return .notFound }
+            guard let patched = changeset.apply(to: stored) else { return .ignored }
+            let outcome = try Self.upsert(member: patched, force: false, in: db, coding: coding)
+            return outcome == .unchanged ? .ignored : .applied
+        }
+    }
+
+    /// Sets presence for a membership that is stored (its state only while present: leaving clears
+    /// it, as a presence event does); returns false when there is none.
+    @discardableResult
+    public func setPresence(
+        channelId: String, userId: String, isPresent: Bool, state: JSONValue? = nil
+    ) async throws(StoreError) -> Bool {
+        try await storeTransaction { tx in
+            guard try tx.member(channelId: channelId, userId: userId) != nil else { return false }
+            try tx.setPresence(channelId: channelId, userId: userId, isPresent: isPresent, state: state)
+            return true
+        }
+    }
+
+    /// Removes one membership.
+    @discardableResult
+    public func removeMember(channelId: String, userId: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?", arguments: [channelId, userId])
+            return db.changesCount > 0
+        }
+    }
+}
+
+/// SQL of membership writes.
+enum MemberSQL {
+    static func upsertMemberSQL(force: Bool) -> String {
+        """
+        INSERT INTO members (channel_id, user_id, status, type, custom, updated, updated_ns, etag, is_present,
+                             presence_state)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(channel_id, user_id) DO UPDATE SET
+            status = excluded.status, type = excluded.type, custom = excluded.custom,
+            updated = excluded.updated, updated_ns = excluded.updated_ns, etag = excluded.etag,
+            is_present = coalesce(excluded.is_present, members.is_present),
+            presence_state = coalesce(excluded.presence_state, members.presence_state)
+        \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "members"))
+        """
+    }
+    static let upsert = upsertMemberSQL(force: false)
+    static let forceUpsert = upsertMemberSQL(force: true)
+}

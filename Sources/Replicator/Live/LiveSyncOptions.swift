@@ -1,0 +1,73 @@
+import Foundation
+import ReplicaModel
+
+/// Options of a ``LiveSync``.
+public struct LiveSyncOptions: Sendable {
+    /// Channels to follow besides the current user's memberships (and ``ReconcilerOptions/channels``).
+    public var channels: [String] = []
+    /// User ids whose App Context events to follow besides the current user's own.
+    public var users: [String] = []
+    /// A cursor that moves further than this in one answer (seconds) may have skipped events
+    /// that aged out of the server's buffer (PubNub keeps them 20 minutes): the channels are
+    /// filled from history. An idle long poll moves it about 280 s. Default 10 minutes.
+    public var maximumCursorJump: TimeInterval = 600
+    /// How long to wait between failed requests (subscribe and gap fills): exponential with jitter,
+    /// a 429's `Retry-After` at least.
+    public var retry = RetryPolicy()
+    /// How long the client waits for a long poll; longer than the server's hold (280 s).
+    public var pollTimeout: Duration = .seconds(310)
+    /// Presence: nil (the default) follows none; set, the live sync tells PubNub this user is
+    /// here (heartbeats), keeps the members' `isPresent` and presence state current (here-now on
+    /// every (re)connect and gap, presence events live) and leaves on stop. See `docs/presence.md`.
+    public var presence: PresenceOptions?
+    /// The typing timeout (seconds) of ``LiveSync/typing``: the Chat SDK's `typingTimeout`, default 5.
+    public var typingTimeout: TimeInterval = 5
+    /// A subscribe filter on publish metadata (`filter-expr`). Events it filters out are still
+    /// stored by history fills; leave it nil unless every writer agrees on it.
+    public var filterExpression: String?
+    /// How long ``LiveSync/run()`` waits before looking again when there is nothing to follow.
+    public var idleInterval: TimeInterval = 5
+
+    /// Default options.
+    public init() {}
+}
+
+/// How a ``LiveSync`` follows presence (``LiveSyncOptions/presence``).
+///
+/// ```swift
+/// var options = LiveSyncOptions()
+/// options.presence = PresenceOptions(timeout: 60)     // heartbeats every 29 s
+/// options.presence?.state = ["general": ["mood": "busy"]]
+/// ```
+public struct PresenceOptions: Sendable, Hashable {
+    /// The presence timeout (seconds, `heartbeat`): PubNub announces a `timeout` for this user
+    /// when it hears nothing from them for this long. PubNub's default and this one: 300; minimum 20.
+    public var timeout: Int
+    /// Seconds between heartbeats while connected; nil means `timeout / 2 - 1` (the JS and
+    /// Python SDKs' rule); 0 sends none (the subscribe long poll is then the only heartbeat,
+    /// enough while the timeout exceeds the server's 280 s hold).
+    public var heartbeatInterval: TimeInterval?
+    /// The channels whose presence is followed (`<channel>-pnpres`, here-now); nil follows every
+    /// followed channel but the user-id channels. Listed channels are followed for messages too.
+    public var channels: [String]?
+    /// This user's presence state per channel, sent with each subscribe and heartbeat.
+    public var state: [String: JSONValue] = [:]
+    /// Whether stopping the run sends `leave`, so that others see this user go at once rather
+    /// than after the timeout.
+    public var leaveOnStop = true
+    /// How long the `leave` on stop may take before the stop goes on without it.
+    public var leaveTimeout: Duration = .seconds(2)
+
+    /// Presence with a timeout of `timeout` seconds.
+    public init(timeout: Int = 300, heartbeatInterval: TimeInterval? = nil, channels: [String]? = nil) {
+        self.timeout = timeout
+        self.heartbeatInterval = heartbeatInterval
+        self.channels = channels
+    }
+
+    /// The interval actually used: ``heartbeatInterval``, or `timeout / 2 - 1`; nil for none.
+    public var effectiveHeartbeatInterval: TimeInterval? {
+        let interval = heartbeatInterval ?? Double(timeout / 2 - 1)
+        return interval.isFinite && interval > 0 ? max(interval, 1) : nil
+    }
+}

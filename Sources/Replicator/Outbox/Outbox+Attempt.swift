@@ -1,0 +1,338 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// A successful op's result, written to the store with the op's removal.
+enum Completion {
+    case published(Timetoken)
+    case reaction(Timetoken?)
+    case user(ChatUser<JSONValue>)
+    case channel(ChatChannel<JSONValue>)
+    case membership(WireMembership<DefaultChatCustom>?)
+    case none
+}
+
+/// An op that a merged completion marked in flight: the lane's next op, to be sent without reading
+/// the lane again or committing its `inflight` mark on its own.
+struct MarkedOp: Sendable {
+    /// The op as it was before the mark (failures are recorded from it, as for any attempt).
+    var head: OutboxEntry
+    /// The op as marked in flight (its request is built from it).
+    var inflight: OutboxEntry
+}
+
+extension Outbox {
+    /// One attempt at the head of a lane: probe if ambiguous, send, record the outcome.
+    ///
+    /// - Parameter lane: when given, a success also marks the lane's next op in flight in its
+    ///   completion's transaction, if that op can be sent as it is (``OpTransaction/startNext(lane:now:)``),
+    ///   and returns it: one commit per op instead of two.
+    @discardableResult
+    func attempt(_ entry: OutboxEntry, lane: String? = nil) async -> MarkedOp? {
+        await recordingFailures(of: entry) { try await self.attemptOrThrow(entry, lane: lane) }
+    }
+
+    /// Sends an op a merged completion marked in flight (``attempt(_:lane:)``), and records the
+    /// outcome as ``attempt(_:lane:)`` does.
+    func attempt(_ marked: MarkedOp, lane: String?) async -> MarkedOp? {
+        await recordingFailures(of: marked.head) {
+            try await self.send(marked.inflight, resolved: OutboxRequests.Resolved(ifMatch: marked.inflight.baseETag), lane: lane)
+        }
+    }
+
+    /// Runs an attempt and records how it failed, if it did.
+    private func recordingFailures(of entry: OutboxEntry, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
+        do {
+            return try await body()
+        } catch let error as WireError {
+            await recordWireFailure(entry, error)
+        } catch is CancellationError {
+            // The drain was cancelled mid-attempt: the op stays as the store has it (an op left in
+            // flight becomes ambiguous when the next outbox is made or the next drain takes the lease).
+            return nil
+        } catch {
+            // A store error (disk full, I/O error) stops the drain rather than retry an op whose
+            // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
+            // backoff. Either way the request may have been sent, so a publish is probed next time.
+            if ChatStore<Custom>.isStorageFailure(error) {
+                storeFailed(error)
+            } else {
+                logger.warning("outbox attempt failed; retrying after a backoff", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+            }
+            let failure = OutboxFailure(errorClass: .other, message: "\(error)")
+            let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
+            await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false)
+        }
+        return nil
+    }
+
+    /// Notes a failed store write: the current drain stops after its running attempts and throws
+    /// ``OutboxError/storeFailed(_:)``.
+    func storeFailed(_ error: any Error) {
+        logger.error("the outbox cannot write to the store; sending stops", metadata: ["error": "\(error)"])
+        if storeFailure == nil { storeFailure = error }
+    }
+
+    private func attemptOrThrow(_ original: OutboxEntry, lane: String?) async throws -> MarkedOp? {
+        var entry = original
+        if entry.state == .ambiguous {
+            let verdict: ProbeVerdict
+            do {
+                verdict = try await probe(entry)
+            } catch let error as WireError {
+                // The probe itself failed: the op is still ambiguous, whatever the failure says.
+                await recordWireFailure(entry, error, keepAmbiguous: true)
+                return nil
+            } catch let error as PagingError {
+                // The server's history did not page (it ignored `start`): the probe proves nothing.
+                let failure = OutboxFailure(errorClass: .other, message: "probe failed: \(error)")
+                await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: failure, serverFailure: false)
+                return nil
+            }
+            switch verdict {
+            case .applied(let completion):
+                drainReport.probes += 1
+                emit(.probed(opId: entry.id, found: true))
+                try await complete(entry, completion)
+                return nil
+            case .changedElsewhere(let message):
+                drainReport.probes += 1
+                emit(.probed(opId: entry.id, found: false))
+                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
+                return nil
+            case .notApplied:
+                drainReport.probes += 1
+                emit(.probed(opId: entry.id, found: false))
+            case .resend:
+                break
+            }
+        }
+        var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
+        // What an op needs looked up before its request can be built; nothing for one that `sendsAsIs`.
+        if !Self.sendsAsIs(entry) {
+            guard try await prepare(&entry, resolved: &resolved) else { return nil }
+        }
+        // The request is built from the row as marked in flight: an enqueue may have merged more
+        // fields into the op since the head was read, and those must go too.
+        let now = clock.now, id = entry.id
+        guard let inflight = try await commit({ try $0.markInflight(id, now: now) }) else { return nil }
+        return try await send(inflight, resolved: resolved, lane: lane)
+    }
+
+    /// Whether an op's request can be built from its row as it is: a pending op (an ambiguous one
+    /// is probed first) of a kind that needs nothing looked up (``prepare(_:resolved:)`` does
+    /// nothing for it). Only such an op is marked in flight by a merged completion.
+    static func sendsAsIs(_ entry: OutboxEntry) -> Bool {
+        guard entry.state == .pending, !entry.kind.needsMessageTimetoken else { return false }
+        switch entry.kind {
+        case .removeReaction: return false
+        case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
+        case .setUser, .setChannel: return !entry.rebase
+        default: return true
+        }
+    }
+
+    /// Looks up what the request needs (the message's or action's timetoken, the server's eTag or
+    /// membership); false when that ended the attempt (the op was completed, rescheduled or parked).
+    private func prepare(_ entry: inout OutboxEntry, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
+        if entry.kind.needsMessageTimetoken {
+            resolved.messageTimetoken = try await messageTimetoken(of: entry)
+            guard resolved.messageTimetoken != nil else {
+                let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
+                await reschedule(entry, state: .pending, minimumWait: 0, failure: failure, serverFailure: false)
+                return false
+            }
+        }
+        if entry.kind == .removeReaction {
+            resolved.actionTimetoken = try await actionTimetoken(of: entry, messageTimetoken: resolved.messageTimetoken)
+            if resolved.actionTimetoken == nil {
+                // Not on the server: nothing to remove.
+                try await complete(entry, .none)
+                return false
+            }
+        }
+        if entry.kind == .setMembership || entry.kind == .removeMembership, entry.rebase {
+            // The app retried a conflicted membership edit: it keeps its edit over whatever the server holds now.
+            let remote = try await MembershipLookup.find(
+                in: client, channel: entry.operation.channel ?? "", user: entry.operation.user ?? ""
+            ) { _, body in try await body() }
+            entry.baseETag = remote?.eTag
+            try await rebase(entry.id, baseETag: remote?.eTag)
+        } else if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
+            // Membership writes carry no If-Match: compare the server's version with the edit's base first.
+            switch try await membershipPrecheck(entry) {
+            case .proceed:
+                break
+            case .applied(let membership):
+                try await complete(entry, membership.map { .membership($0) } ?? .none)
+                return false
+            case .changed(let message):
+                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
+                return false
+            }
+        }
+        if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
+            let eTag = try await remoteETag(of: entry)
+            entry.baseETag = eTag
+            resolved.ifMatch = eTag
+            try await rebase(entry.id, baseETag: eTag)
+        }
+        return true
+    }
+
+    /// Sends an op marked in flight and records the answer; with `lane`, the completion also
+    /// marks the lane's next op (returned) when it can go as it is.
+    private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?) async throws -> MarkedOp? {
+        let request: WireRequest
+        do {
+            request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client)
+        } catch {
+            await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
+            return nil
+        }
+        drainReport.attempts += 1
+        let response = try await client.perform(request)
+        return try await complete(inflight, try decodeCompletion(of: inflight, from: response), next: lane)
+    }
+
+    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse) throws(WireError) -> Completion {
+        switch entry.kind {
+        case .send:
+            return .published(try PubNubClient.publishTimetoken(from: response))
+        case .addReaction:
+            return .reaction(try PubNubClient.messageAction(from: response).actionTimetoken)
+        case .setUser:
+            return .user(try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setUser"))
+        case .setChannel:
+            return .channel(try PubNubClient.object(ChatChannel<JSONValue>.self, from: response, operation: "setChannel"))
+        case .setMembership:
+            let page = try PubNubClient.page(
+                of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
+            return .membership(page.data.first { $0.channel.id == entry.operation.channel })
+        case .mention, .receipt:
+            return .published(try PubNubClient.publishTimetoken(from: response))
+        case .removeReaction, .removeMembership, .removeUser, .removeChannel, .hardDelete:
+            return .none
+        }
+    }
+
+    /// Writes a success to the store (local object and op removal in one transaction) and reports it.
+    ///
+    /// - Parameter lane: also mark that lane's next op in flight in the same transaction, when it
+    ///   can be sent as it is and the drain goes on (not cancelled, no store failure, before its
+    ///   deadline), and return it. A kill -9 after this commit leaves that op in flight although
+    ///   its request was never sent: recovery makes it ambiguous, and its probe finds it not applied
+    ///   and sends it, once. No op is ever sent without its `inflight` mark committed first.
+    @discardableResult
+    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil) async throws -> MarkedOp? {
+        let p = entry.operation, userId = userId
+        let result: OpResult<Custom>
+        switch completion {
+        case .published(let tt): result = .published(tt)
+        case .reaction(let tt): result = .reaction(tt)
+        case .user(let user): result = .user(try Self.convert(user))
+        case .channel(let channel): result = .channel(try Self.convert(channel))
+        case .membership(let membership):
+            result = .membership(try membership.map { wire in
+                ChatMember<Custom>(
+                    channel: try Self.convert(wire.channel), user: try ChatUser(id: p.user ?? userId),
+                    status: wire.status, type: wire.type,
+                    custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try Self.convert(value) },
+                    updated: wire.updated, eTag: wire.eTag)
+            })
+        case .none: result = .none
+        }
+        let now = clock.now
+        let startNext = lane != nil && !Task.isCancelled && storeFailure == nil && drainDeadline.map { now <= $0 } ?? true
+        let next = try await commit { ops -> MarkedOp? in
+            try ops.complete(entry, result, userId: userId)
+            guard startNext, let lane else { return nil }
+            return try ops.startNext(lane: lane, now: now)
+        }
+        drainReport.completed += 1
+        return next
+    }
+
+    /// Rebases a conflicted edit that the app retried on the server's current eTag.
+    private func rebase(_ id: String, baseETag: String?) async throws {
+        let now = clock.now
+        try await commit { try $0.rebase(id, baseETag: baseETag, now: now) }
+    }
+
+    /// Re-types an object decoded with JSON custom data as the store's custom type. An answer
+    /// whose custom data the store's types refuse is an unreadable answer
+    /// (``PubNubWire/WireError/decoding(operation:status:message:)``), so the op is handled as one
+    /// that may have been applied.
+    static func convert<T: Decodable>(_ value: some Encodable) throws(WireError) -> T {
+        do {
+            return try JSONValue(encoding: value).decode(as: T.self)
+        } catch {
+            throw .decoding(operation: "\(T.self)", status: 200, message: "the server's object does not fit the store's types: \(error)")
+        }
+    }
+
+    private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false) async {
+        switch FailureDecision.classify(
+            error, kind: entry.kind, serverFailures: entry.serverFailures, limit: options.maxServerFailures)
+        {
+        case .retry(_, let minimumWait, let failure, _) where keepAmbiguous:
+            // A failed probe says nothing about the op: it does not count toward the 5xx limit.
+            await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: false)
+        case .done where keepAmbiguous, .conflict where keepAmbiguous:
+            await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "probe failed: \(error)"), serverFailure: false)
+        case .done:
+            do {
+                var completion = Completion.none
+                if entry.kind == .addReaction {
+                    // 409: this user's reaction is already there. Find its timetoken for a later removal.
+                    let tt = try? await findAction(entry, messageTimetoken: try await messageTimetoken(of: entry))
+                    completion = .reaction(tt ?? nil)
+                }
+                try await complete(entry, completion)
+            } catch {
+                if ChatStore<Custom>.isStorageFailure(error) {
+                    storeFailed(error)
+                } else {
+                    logger.warning("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                }
+            }
+        case .retry(let state, let minimumWait, let failure, let serverFailure):
+            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+        case .dead(let failure):
+            await park(entry, .dead, failure)
+        case .conflict(let failure):
+            await park(entry, .conflict, failure)
+        }
+    }
+
+    func reschedule(
+        _ entry: OutboxEntry, state: OutboxState, minimumWait: TimeInterval, failure: OutboxFailure, serverFailure: Bool
+    ) async {
+        let now = clock.now
+        let delay = options.retry.wait(afterAttempt: entry.attempts + 1, atLeast: minimumWait, using: &random)
+        let at = now.addingTimeInterval(delay)
+        let id = entry.id
+        do {
+            try await commit {
+                try $0.recordFailure(id, state: state, retryAt: at, failure: failure, serverFailure: serverFailure, now: now)
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            storeFailed(error)
+        }
+    }
+
+    func park(_ entry: OutboxEntry, _ state: OutboxState, _ failure: OutboxFailure) async {
+        let id = entry.id, now = clock.now
+        do {
+            try await commit {
+                try $0.recordFailure(
+                    id, state: state, retryAt: nil, failure: failure, serverFailure: failure.errorClass == .server, now: now)
+            }
+        } catch {
+            storeFailed(error)
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// What the server holds for an ambiguous op, as a probe found it.
+enum ProbeVerdict {
+    /// The op's effect is on the server: finish the op with this result.
+    case applied(Completion)
+    /// Not applied: send it (again).
+    case notApplied
+    /// Resending is harmless (the op is idempotent, or its duplicate answer means done): no probe needed.
+    case resend
+    /// The object changed on the server since the op's base: a conflict.
+    case changedElsewhere(String)
+}
+
+// An op whose last attempt may have arrived (ambiguous) is probed before it is sent again: the
+// probe reads the server to decide whether the op is done, must be sent, or met a conflict.
+extension Outbox {
+    // MARK: Probes
+
+    /// Looks for an ambiguous op's effect before anything is resent.
+    func probe(_ entry: OutboxEntry) async throws -> ProbeVerdict {
+        switch entry.operation {
+        case .send(let channel, let messageId, _, _, _):
+            return try await probePublish(entry, in: channel, messageId: messageId)
+        case .mention(let notice):
+            return try await probePublish(entry, in: notice.user, messageId: nil)
+        case .setUser, .setChannel:
+            return try await probeEdit(entry)
+        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete:
+            // A resent add answers 409 when it had arrived; a resent removal finds nothing to
+            // remove; membership and delete requests are idempotent. A signal is never stored, so
+            // nothing can be looked up; a read receipt said twice means the same. Deleting a
+            // history range twice deletes nothing more.
+            return .resend
+        }
+    }
+
+    /// Pages `channel`'s history backward from now to shortly before the first attempt, looking
+    /// for the message's own id (sends) or the op id in `meta` (sends and mention events).
+    private func probePublish(_ entry: OutboxEntry, in channel: String, messageId: String?) async throws -> ProbeVerdict {
+        let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.probeLookback)
+        var floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
+        if let messageId, let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }),
+           earlier > floor
+        {
+            floor = Timetoken(rawValue: earlier.rawValue + 1)
+        }
+        for try await page in HistoryPages(channel: channel, end: floor, scope: "probe \(entry.id) in \(channel)", fetch: {
+            try await self.client.fetchHistory($0)
+        }) {
+            if let found = page.messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id, publisher: userId) }) {
+                return .applied(.published(found.timetoken))
+            }
+        }
+        return .notApplied
+    }
+
+    /// Whether a history entry of the op's channel is the op's publish: it carries the message's id
+    /// or the op id in `meta`, and this user published it. Another publisher's entry with the same
+    /// id or meta is a different message (``ReplicaModel/MessageIdentity``): it never finishes the op.
+    static func isMessage(_ message: HistoryMessage, id: String?, opId: String, publisher: String) -> Bool {
+        guard message.uuid == publisher else { return false }
+        if let id, case .object(let body) = message.message, body["id"] == .string(id) { return true }
+        if case .object(let meta)? = message.meta, meta["pnr_op"] == .string(opId) { return true }
+        return false
+    }
+
+    /// Compares the server's object with the values the edit sets.
+    private func probeEdit(_ entry: OutboxEntry) async throws -> ProbeVerdict {
+        let fields = entry.operation.fields ?? [:]
+        let remote: JSONValue
+        let remoteETag: String?
+        do {
+            if entry.kind == .setUser {
+                let user = try await client.getUser(id: entry.operation.user ?? "", as: JSONValue.self)
+                remote = try JSONValue(encoding: user)
+                remoteETag = user.eTag
+                if Self.holds(fields, in: remote) { return .applied(.user(user)) }
+            } else {
+                let channel = try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self)
+                remote = try JSONValue(encoding: channel)
+                remoteETag = channel.eTag
+                if Self.holds(fields, in: remote) { return .applied(.channel(channel)) }
+            }
+        } catch {
+            guard Self.isNotFound(error) else { throw error }
+            return .notApplied
+        }
+        if entry.baseETag == nil || remoteETag == entry.baseETag { return .notApplied }
+        return .changedElsewhere("the server's version changed since the edit's base (eTag \(remoteETag ?? "none"))")
+    }
+
+    /// Whether `object` (wire JSON) has every field at the value `fields` sets.
+    static func holds(_ fields: [String: JSONValue], in object: JSONValue) -> Bool {
+        guard case .object(let remote) = object else { return false }
+        return fields.allSatisfy { key, value in
+            let current = FieldSchema.comparable(key, remote[key])
+            return current == value
+        }
+    }
+
+    enum MembershipPrecheck {
+        case proceed
+        /// The server already holds the change (the server's membership, when there is one).
+        case applied(WireMembership<DefaultChatCustom>?)
+        case changed(String)
+    }
+
+    /// Membership writes have no `If-Match`: the conflict check is a read of the server's version
+    /// before the write. It holds the intended values already → done (an earlier attempt arrived);
+    /// its eTag is still the edit's base → write; otherwise → conflict. A change made between this
+    /// read and the write is not detected (documented in docs/conflicts.md).
+    func membershipPrecheck(_ entry: OutboxEntry) async throws -> MembershipPrecheck {
+        guard let channel = entry.operation.channel, let user = entry.operation.user else { return .proceed }
+        let remote = try await MembershipLookup.find(in: client, channel: channel, user: user) { _, body in try await body() }
+        if entry.kind == .removeMembership {
+            guard let remote else { return .applied(nil) }
+            return remote.eTag == entry.baseETag ? .proceed : .changed("the membership changed on the server since the removal's base")
+        }
+        guard let remote else {
+            return .changed("the membership was removed on the server since the edit's base")
+        }
+        if Self.holds(entry.operation.fields ?? [:], in: remote.fields) {
+            // Store the server's version (its eTag is the next edit's base).
+            var wire = remote.fields.objectValue ?? [:]
+            wire["channel"] = ["id": .string(channel)]
+            wire["updated"] = remote.updated.map { .string($0.description) }
+            wire["eTag"] = remote.eTag.map(JSONValue.string)
+            return .applied(try? JSONValue.object(wire.filter { $0.value != .null }).decode(as: WireMembership<DefaultChatCustom>.self))
+        }
+        if remote.eTag == entry.baseETag { return .proceed }
+        return .changed("the membership changed on the server since the edit's base (eTag \(remote.eTag ?? "none"))")
+    }
+
+    // MARK: Lookups
+
+    static func isNotFound(_ error: any Error) -> Bool {
+        guard let wire = error as? WireError, case .service(let service) = wire else { return false }
+        return service.status == 404
+    }
+
+    /// The stored timetoken of a message (nil while it is pending or when it is not stored).
+    static func storedTimetoken(ofMessage id: String, in store: ChatStore<Custom>) async throws -> Timetoken? {
+        try await store.reading { try $0.messageLocation(id: id)?.timetoken }
+    }
+
+    func messageTimetoken(of entry: OutboxEntry) async throws -> Timetoken? {
+        if let tt = entry.operation.messageTimetoken { return tt }
+        return try await Self.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
+    }
+
+    func actionTimetoken(of entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
+        if let tt = entry.operation.actionTimetoken { return tt }
+        return try await findAction(entry, messageTimetoken: messageTimetoken)
+    }
+
+    /// Finds this user's (type, value) action on the message by listing the channel's actions
+    /// newer than the message, newest page first.
+    func findAction(_ entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
+        guard let reaction = entry.operation.reaction, let messageTimetoken else { return nil }
+        for try await page in client.messageActionPages(channel: reaction.channel, end: messageTimetoken) {
+            if let match = page.data.first(where: {
+                $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == reaction.type
+                    && $0.value == reaction.value
+            }) {
+                return match.actionTimetoken
+            }
+        }
+        return nil
+    }
+
+    func remoteETag(of entry: OutboxEntry) async throws -> String? {
+        do {
+            if entry.kind == .setUser {
+                return try await client.getUser(id: entry.operation.user ?? "", as: JSONValue.self).eTag
+            }
+            return try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self).eTag
+        } catch {
+            guard Self.isNotFound(error) else { throw error }
+            return nil
+        }
+    }
+}

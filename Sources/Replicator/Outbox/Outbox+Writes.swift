@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+// The writes beyond sending: a message's edits, deletion and restore, read positions, pins,
+// reactions, memberships, users and channels. Each is one transaction (the local change and its
+// op) through `commit`, needing no network.
+extension Outbox {
+    public func edit(message messageId: String, text: String) async throws -> OutboxReceipt<ChatMessageAction> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit { try $0.enqueueEdit(opId: opId, messageId: messageId, text: text, userId: userId, now: now) }
+    }
+
+    /// Deletes a message. A message whose publish certainly has not gone out yet is withdrawn
+    /// either way (receipt: `cancelled`).
+    ///
+    /// - Soft (default), as the Chat SDK's `delete(soft: true)`: a `deleted` message action.
+    ///   Default queries stop listing it; ``restoreMessage(id:)`` brings it back.
+    /// - Hard, as `delete(soft: false)`: the message and its actions leave the store in this
+    ///   transaction, and `DELETE /v3/history/…` of its timetoken is queued. Pulls skip it while
+    ///   that op waits. The keyset must allow deleting from history (else the op is a dead letter;
+    ///   discarding it brings the message back). Throws ``OutboxError/mayHaveBeenApplied(opId:state:)``
+    ///   while the message's own publish is on its way.
+    @discardableResult
+    public func deleteMessage(id messageId: String, hard: Bool = false) async throws -> OutboxReceipt<ChatMessageAction> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            hard
+                ? try $0.enqueueHardDelete(opId: opId, messageId: messageId, now: now)
+                : try $0.enqueueSoftDelete(opId: opId, messageId: messageId, userId: userId, now: now)
+        }
+    }
+
+    /// Restores a soft-deleted message, as the Chat SDK's `restore`: removes the user's `deleted`
+    /// action (or withdraws it while unsent).
+    ///
+    /// - Throws: ``OutboxError/deletedByOthers(messageId:users:)`` when another user deleted it
+    ///   too: PubNub lets a user remove only their own actions, so nothing is queued.
+    @discardableResult
+    public func restoreMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit { try $0.enqueueRestore(opId: opId, messageId: messageId, userId: userId, now: now) }
+    }
+
+    /// Marks a channel read up to `timetoken`, as the Chat SDK's `setLastReadMessageTimetoken`:
+    /// the membership's custom data gets `lastReadMessageTimetoken` (a string; other keys are
+    /// kept), sent as a membership set (unsent ones merge: only the newest position goes), then
+    /// the Chat SDK's receipt signal, except on `public` channels. Read positions only move
+    /// forward: an older or equal one is `unchanged`.
+    ///
+    /// ```swift
+    /// try await outbox.markRead(channel: "general", upTo: newest.timetoken!)
+    /// let badge = try await store.fetch(store.queries.unreadCount(inChannel: "general", for: outbox.userId))
+    /// ```
+    ///
+    /// A stored position later than the present plus 10 minutes (``ReplicaModel/ReadPosition``:
+    /// another user wrote it, or a typo) counts as none, so this call replaces it.
+    ///
+    /// - Parameter force: move the position even backwards (to repair one set too far).
+    /// - Throws: ``OutboxError/notAMember(channel:user:)`` when the store has no membership of the
+    ///   user in the channel (the position lives there); ``OutboxError/implausibleReadPosition(_:ceiling:)``
+    ///   for a position in the future.
+    @discardableResult
+    public func markRead(channel: String, upTo timetoken: Timetoken, force: Bool = false) async throws
+        -> OutboxReceipt<ChatMember<Custom>>
+    {
+        let opId = Self.newOpId(), receiptOpId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueMarkRead(
+                opId: opId, channelId: channel, userId: userId, timetoken: timetoken, force: force, receiptOpId: receiptOpId,
+                now: now)
+        }
+    }
+
+    /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's
+    /// `pinMessage`: the channel's custom data gets `pinnedMessageTimetoken` (a string) and
+    /// `pinnedMessageChannelID`, other keys kept, sent with the stored eTag (`If-Match`), so a
+    /// concurrent change of the channel is a conflict settled by the configured policy.
+    ///
+    /// - Throws: ``OutboxError/channelNotFound(_:)`` when the channel is not in the store,
+    ///   ``OutboxError/messageNotSent(_:)`` for a message without a timetoken.
+    @discardableResult
+    public func pinMessage(id messageId: String, in channel: String? = nil) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { tx in
+            let channelId = try channel ?? tx.messageRef(messageId).channel
+            return try tx.enqueuePin(opId: opId, channelId: channelId, messageId: messageId, now: now)
+        }
+    }
+
+    /// Unpins whatever is pinned in `channel` (both keys removed from its custom data);
+    /// `unchanged` when nothing is.
+    @discardableResult
+    public func unpinMessage(in channel: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueuePin(opId: opId, channelId: channel, messageId: nil, now: now) }
+    }
+
+    /// Withdraws a message that has not been sent, with the reactions waiting on it.
+    ///
+    /// Throws ``OutboxError/mayHaveBeenApplied(opId:state:)`` while its publish is in flight or
+    /// ambiguous, and ``OutboxError/messageNotPending(_:)`` once it was sent.
+    @discardableResult
+    public func discardMessage(id: String) async throws -> [String] {
+        let target = OutboxKeys.message(id)
+        guard let op = try await store.reading({ tx in try tx.ops(target: target).first { $0.kind == .send } }) else {
+            if try await store.fetch(store.queries.message(id: id)) == nil { throw OutboxError.messageNotFound(id) }
+            throw OutboxError.messageNotPending(id)
+        }
+        return try await discard(opId: op.id)
+    }
+
+    /// Adds the current user's reaction to a message (also one still pending).
+    public func addReaction(_ value: String, type: String = ChatSDKFormat.reactionType, toMessage messageId: String) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueAddReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
+        }
+    }
+
+    /// Removes the current user's reaction; an unsent add of the same reaction is cancelled instead.
+    public func removeReaction(_ value: String, type: String = ChatSDKFormat.reactionType, fromMessage messageId: String) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        let opId = Self.newOpId(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueRemoveReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
+        }
+    }
+
+    /// Sets a membership (of the current user unless `user` is given). An edit of the current
+    /// user's membership that sets no field is a ``join(channel:edit:)``; for another user it is
+    /// refused (``OutboxError/emptyEdit(_:)``).
+    public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
+        -> OutboxReceipt<ChatMember<Custom>>
+    {
+        let member = user ?? userId, fields = try edit.fields()
+        if fields.isEmpty, member == userId { return try await join(channel: channel, edit: edit) }
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit {
+            try $0.enqueueSetMembership(opId: opId, channelId: channel, userId: member, fields: fields, now: now)
+        }
+    }
+
+    /// Joins a channel as the Chat SDK's `join` does: the current user's membership, with status
+    /// `joined` (``ReplicaModel/ChatSDKFormat/joinedStatus``) unless `edit` gives one, and a read
+    /// position at the time of joining in its custom data (kept when a later one is stored), so
+    /// the history before the join does not count as unread. Joining again keeps the membership's
+    /// other custom keys; an invitation (status `pending`) becomes a membership.
+    ///
+    /// Works offline: the membership is in the store (and in `unreadCounts`) at once, and the
+    /// set waits in the outbox. The read position is the device's time of the join (the Chat SDK
+    /// asks the server's `time()`; offline there is none).
+    ///
+    /// ```swift
+    /// try await outbox.join(channel: "general")
+    /// let unread = try await store.fetch(store.queries.unreadCounts(for: outbox.userId))  // lists general, 0 unread
+    /// ```
+    @discardableResult
+    public func join(channel: String, edit: MemberEdit<Custom.Member> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        let opId = Self.newOpId(), now = clock.now, userId = userId, fields = try edit.fields()
+        return try await commit { try $0.enqueueJoin(opId: opId, channelId: channel, userId: userId, fields: fields, now: now) }
+    }
+
+    /// Removes a membership (of the current user unless `user` is given).
+    public func removeMembership(channel: String, user: String? = nil) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        let opId = Self.newOpId(), now = clock.now, userId = user ?? userId
+        return try await commit { try $0.enqueueRemoveMembership(opId: opId, channelId: channel, userId: userId, now: now) }
+    }
+
+    /// Edits a user's metadata; sent with the stored eTag as `If-Match`.
+    public func setUser(id: String, edit: UserEdit<Custom.User>) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
+        let opId = Self.newOpId(), now = clock.now, fields = try edit.fields()
+        return try await commit { try $0.enqueueSetUser(opId: opId, id: id, fields: fields, now: now) }
+    }
+
+    /// Deletes a user's metadata.
+    public func removeUser(id: String) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueueRemoveUser(opId: opId, id: id, now: now) }
+    }
+
+    /// Edits a channel's metadata; sent with the stored eTag as `If-Match`.
+    public func setChannel(id: String, edit: ChannelEdit<Custom.Channel>) async throws
+        -> OutboxReceipt<ChatChannel<Custom.Channel>>
+    {
+        let opId = Self.newOpId(), now = clock.now, fields = try edit.fields()
+        return try await commit { try $0.enqueueSetChannel(opId: opId, id: id, fields: fields, now: now) }
+    }
+
+    /// Deletes a channel's metadata.
+    public func removeChannel(id: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        let opId = Self.newOpId(), now = clock.now
+        return try await commit { try $0.enqueueRemoveChannel(opId: opId, id: id, now: now) }
+    }
+}

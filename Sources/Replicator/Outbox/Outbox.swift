@@ -1,0 +1,430 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// Options of an ``Outbox``.
+public struct OutboxOptions: Sendable {
+    /// How long an op waits after a failed attempt.
+    public var retry = RetryPolicy()
+    /// 5xx answers after which an op becomes a dead letter; default 8. Ops that could not be sent
+    /// (offline) are retried without limit; only server failures count.
+    public var maxServerFailures = 8
+    /// How far before its first attempt a publish probe searches history, to allow for the
+    /// device clock being ahead of PubNub's; default 10 minutes.
+    public var probeLookback: TimeInterval = 600
+    /// How many lanes are sent in parallel; default 8. Ops within a lane always go one at a time.
+    public var maxConcurrentLanes = 8
+
+    /// Default options.
+    public init() {}
+}
+
+/// The outbox: every local write the app makes offline or online, stored with the write itself
+/// and replayed to PubNub in order, with backoff, never lost and never applied twice.
+///
+/// Each enqueue method is one SQLite transaction holding the optimistic local change and its op,
+/// and needs no network. ``drain(until:)`` (or ``run()``) replays the ops. See `docs/outbox.md`.
+///
+/// ```swift
+/// let outbox = Outbox(store: store, client: client)
+/// let receipt = try await outbox.send(text: "hi", to: "general")
+/// Task { try await outbox.run() }
+/// let outcome = await outbox.completion(of: receipt.opId!)
+/// ```
+///
+/// ## Topics
+///
+/// ### Creating an outbox
+///
+/// - ``init(store:client:options:clock:random:logger:)``
+/// - ``store``
+/// - ``client``
+/// - ``options``
+/// - ``userId``
+/// - ``Message``
+///
+/// ### Enqueue
+///
+/// - ``send(text:to:contentType:content:custom:meta:)``
+/// - ``send(draft:custom:meta:)``
+/// - ``send(draft:in:custom:meta:)``
+/// - ``discardMessage(id:)``
+/// - ``edit(message:text:)``
+/// - ``deleteMessage(id:hard:)``
+/// - ``restoreMessage(id:)``
+/// - ``markRead(channel:upTo:)``
+/// - ``pinMessage(id:in:)``
+/// - ``unpinMessage(in:)``
+/// - ``addReaction(_:type:toMessage:)``
+/// - ``removeReaction(_:type:fromMessage:)``
+/// - ``setMembership(channel:user:edit:)``
+/// - ``removeMembership(channel:user:)``
+/// - ``setUser(id:edit:)``
+/// - ``removeUser(id:)``
+/// - ``setChannel(id:edit:)``
+/// - ``removeChannel(id:)``
+///
+/// ### Failures
+///
+/// - ``retry(opId:)``
+/// - ``discard(opId:)``
+///
+/// ### Replay
+///
+/// - ``drain(until:)``
+/// - ``run()``
+/// - ``plan()``
+///
+/// ### Observation
+///
+/// - ``events()``
+/// - ``completion(of:)``
+public actor Outbox<Custom: ChatCustomData> {
+    /// A message with the store's custom type.
+    public typealias Message = ChatMessage<Custom.Message>
+
+    /// The store.
+    public nonisolated let store: ChatStore<Custom>
+    /// The wire client (its user id is the author of sends and reactions).
+    public nonisolated let client: PubNubClient
+    /// The options.
+    public nonisolated let options: OutboxOptions
+    let clock: any ReplicaClock
+    var random: any RandomNumberGenerator & Sendable
+    let logger: Logger
+
+    private var subscribers: [UUID: AsyncStream<OutboxEvent>.Continuation] = [:]
+    /// Who waits in ``completion(of:)``, by op id, each under a token of its own (a cancelled
+    /// waiter takes its continuation back by it).
+    private var waiters: [String: [UUID: CheckedContinuation<OutboxOutcome, Never>]] = [:]
+    private var outcomes: [String: OutboxOutcome] = [:]
+    /// Commits whose transaction may have run but whose transitions are not announced yet
+    /// (``commit(_:)``), and who waits for them all to be announced (``completion(of:)``).
+    private var commitsInFlight = 0
+    private var commitsSettled: [CheckedContinuation<Void, Never>] = []
+    private var workSignal: AsyncStream<Void>.Continuation?
+    /// Counts ``signalWork()`` calls: a drain that read the lane heads before new work was
+    /// committed (a new op, a retry, the network back) sees it moved and reads them again instead
+    /// of sleeping on what it read.
+    var workEpoch = 0
+    var drainReport = DrainReport()
+    /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
+    var drainDeadline: Date?
+    var currentDrain: Task<DrainReport, any Error>?
+    var laneQueue: [String] = []
+    /// The first store write that failed during the current drain; the drain stops on it.
+    var storeFailure: (any Error)?
+    var runningLanes: Set<String> = []
+
+    /// An outbox over `store`, sending through `client`.
+    public init(
+        store: ChatStore<Custom>, client: PubNubClient, options: OutboxOptions = OutboxOptions(),
+        clock: any ReplicaClock = SystemClock(),
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        logger: Logger = Logger(label: "pnreplicate.outbox")
+    ) {
+        self.store = store
+        self.client = client
+        self.options = options
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+        recoverAbandonedOps()
+    }
+
+    /// A process that died mid-request left ops in flight: they may have arrived, so they become
+    /// ambiguous (probed before any resend), as soon as an outbox is made on the store. Only when
+    /// no live process is draining it (holds the lease), and never on a read-only store. A failure
+    /// is logged: the next drain, which holds the lease, recovers them then.
+    private nonisolated func recoverAbandonedOps() {
+        guard !store.isReadOnly else { return }
+        do {
+            guard let lease = try store.tryAcquireDrainLease() else { return }
+            defer { lease.release() }
+            guard try store.readingNow({ try !$0.ops(states: [.inflight]).isEmpty }) else { return }
+            let now = clock.now
+            let recovered = try store.transactionNow { try OpTransaction($0).recoverAbandoned(now: now) }
+            logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
+        } catch {
+            logger.warning("cannot recover the outbox's in-flight ops yet", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The current user: the author of sends and reactions.
+    public nonisolated var userId: String { client.configuration.userId }
+
+    // MARK: Enqueue
+
+    /// Stores a pending message and queues its publish. The message's `id` travels in the payload
+    /// and the op id in `meta.pnr_op`.
+    ///
+    /// - Parameters:
+    ///   - meta: publish metadata; must be a JSON object when given.
+    ///   - customMessageType: PubNub's `custom_message_type` (3-50 characters of `A-Z a-z 0-9 - _`,
+    ///     ``ReplicaModel/ModelValidationError/invalidCustomMessageType(_:)`` otherwise), stored with
+    ///     the message and sent with its publish.
+    public func send(
+        text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil,
+        custom: Custom.Message? = nil, meta: JSONValue? = nil, customMessageType: String? = nil
+    ) async throws -> OutboxReceipt<Message> {
+        var message = try Message(
+            id: RandomIdentifier.uuidV4(), text: text, contentType: contentType, content: content, custom: custom,
+            createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
+        message.customMessageType = customMessageType
+        let opId = Self.newOpId(), now = clock.now, outgoing = message
+        return try await commit { try $0.enqueueSend(opId: opId, message: outgoing, meta: meta, now: now) }
+    }
+
+    /// Stores many pending messages and queues their publishes in **one transaction**: all of them
+    /// or, when any is refused, none (the error is that message's, as ``send(text:to:contentType:content:custom:meta:)``
+    /// would throw it). Use it for imports and bulk sends: one commit instead of one per message.
+    /// They are published in the given order within each channel, like single sends.
+    ///
+    /// ```swift
+    /// let receipts = try await outbox.send(many: lines.map { OutgoingMessage(text: $0, to: "import") })
+    /// ```
+    ///
+    /// Memory and the transaction grow with the batch: cut very large imports into batches of a few
+    /// thousand (`pnreplicate send --count` commits every 10,000).
+    public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
+        let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
+        let prepared = try messages.map { outgoing in
+            var message = try Message(
+                id: RandomIdentifier.uuidV4(), text: outgoing.text, contentType: outgoing.contentType,
+                content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
+                channelId: outgoing.channel)
+            message.customMessageType = outgoing.customMessageType
+            return (message, outgoing.meta, Self.newOpId())
+        }
+        return try await commit { ops in
+            try prepared.map { message, meta, opId in try ops.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
+        }
+    }
+
+    /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
+    ///
+    /// One transaction queues the message (the draft rendered as `[text](pn-user://id)` links,
+    /// published as `{"type":"text","text":…,"files":[]}` beside pnreplicate's own fields, with the
+    /// draft's quote in `meta.quotedMessage`), queues one mention event per mentioned user (each
+    /// published to the channel named after the user, once the message has its timetoken), and
+    /// deletes the stored draft of `key`: a crash leaves either the draft or the queued message,
+    /// never both and never neither.
+    ///
+    /// A draft with a thread root (`key.threadRoot`) is sent to the thread's channel
+    /// (``ReplicaModel/ChatSDKFormat/threadChannel(of:root:)``); the first reply the store knows
+    /// of also adds the Chat SDK's `threadRootId` action to the root message.
+    ///
+    /// ```swift
+    /// let key = DraftKey(channelId: "general")
+    /// let receipt = try await outbox.send(draft: key)  // the draft stored under `key`
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: where the draft belongs; its stored draft is sent and deleted.
+    ///   - meta: the app's publish meta; must be a JSON object when given.
+    /// - Throws: ``OutboxError/emptyDraft(_:)`` when there is no text to send,
+    ///   ``OutboxError/threadRootNotFound(channel:timetoken:)`` for a reply to a message the store
+    ///   does not hold, and the errors of ``send(text:to:contentType:content:custom:meta:)``.
+    ///   Nothing is queued and the stored draft is kept.
+    public func send(draft key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil) async throws
+        -> DraftSendReceipt<Message>
+    {
+        try await sendDraft(nil, key: key, custom: custom, meta: meta)
+    }
+
+    /// Sends `draft` (the one the UI holds) as ``send(draft:custom:meta:)`` sends a stored one,
+    /// and deletes the stored draft of `key` in the same transaction.
+    ///
+    /// ```swift
+    /// var draft = MessageDraft()
+    /// try draft.insertText(offset: 0, text: "Hi Alice")
+    /// try draft.addMention(offset: 3, length: 5, target: .user("alice"))
+    /// _ = try await outbox.send(draft: draft, in: DraftKey(channelId: "general"))
+    /// ```
+    public func send(draft: MessageDraft, in key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil)
+        async throws -> DraftSendReceipt<Message>
+    {
+        try await sendDraft(draft, key: key, custom: custom, meta: meta)
+    }
+
+    private func sendDraft(_ draft: MessageDraft?, key: DraftKey, custom: Custom.Message?, meta: JSONValue?) async throws
+        -> DraftSendReceipt<Message>
+    {
+        let opId = Self.newOpId(), messageId = RandomIdentifier.uuidV4(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueDraftSend(
+                draft, key: key, opId: opId, messageId: messageId, userId: userId, custom: custom, meta: meta,
+                opIds: Self.newOpId, now: now)
+        }
+    }
+
+    /// Edits a message's text, as the Chat SDK's `editText`: any message, not only the user's own.
+    ///
+    /// A message whose publish certainly has not gone out yet is rewritten in place (receipt:
+    /// `merged(into:)` its publish op). Otherwise an `edited` message action carrying the whole
+    /// new text is queued; an earlier unsent edit of the same message takes the new text instead,
+    /// so three edits made offline send one action. Queries show the newest edit
+    /// (``ReplicaModel/ChatMessage/shownText``); an edit in the outbox counts as the newest.
+    ///
+    /// ```swift
+    /// try await outbox.edit(message: id, text: "Fixed typo")
+    /// ```
+    @discardableResult
+    // MARK: Failures
+
+    /// Puts a dead letter or conflicted op back in the queue. A conflicted edit is resent over the
+    /// server's current version (the app chose to keep its edit); a publish that may have arrived
+    /// is probed first.
+    public func retry(opId: String) async throws {
+        let now = clock.now
+        try await commit { try $0.retry(opId, now: now) }
+    }
+
+    /// Tells the outbox that the network is back: ops waiting out a backoff become due now
+    /// (their attempt counts stay). A running ``run()`` or ``drain(until:)`` sleeping on that
+    /// backoff still sleeps unless its clock is woken too; `Replica.networkIsBack()` does both.
+    /// Returns how many ops became due.
+    @discardableResult
+    public func retryWaitingNow() async throws -> Int {
+        let now = clock.now
+        return try await commit { try $0.retryWaitingNow(now: now) }
+    }
+
+    /// Withdraws an op that has not reached PubNub and reverts its local change (a send takes the
+    /// reactions waiting on it along). Returns every op id removed.
+    @discardableResult
+    public func discard(opId: String) async throws -> [String] {
+        try await commit { try $0.discard(opId) }
+    }
+
+    // MARK: Observation
+
+    /// Every event from now on, until the consumer stops iterating.
+    public func events() -> AsyncStream<OutboxEvent> {
+        let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    /// Waits for an op's final outcome: sent, failed (dead letter), conflict or discarded.
+    /// Returns at once for an op that is already dead or in conflict, or is not in the outbox.
+    ///
+    /// Cancelling the waiting task ends the wait at once with ``OutboxOutcome/unknown`` (the op
+    /// itself goes on): a caller that gives up after a deadline is not held until the op ends.
+    public func completion(of opId: String) async -> OutboxOutcome {
+        while true {
+            if let outcome = outcomes[opId] { return outcome }
+            let entry: OutboxEntry?
+            do {
+                entry = try await store.fetch(store.queries.outboxEntry(id: opId))
+            } catch {
+                // A waiter that gave up (its task was cancelled) is no failure of the store.
+                if !(error is CancellationError) { logger.error("cannot read the outbox", metadata: ["error": "\(error)"]) }
+                return .unknown
+            }
+            if let outcome = outcomes[opId] { return outcome }
+            if let entry { return await wait(for: entry) }
+            // Gone from the table: a commit that finished it may not have announced its outcome
+            // yet (the row goes in the transaction, the outcome after it). Only when no commit is
+            // in flight is the op truly unknown.
+            guard commitsInFlight > 0 else { return .unknown }
+            await withCheckedContinuation { commitsSettled.append($0) }
+        }
+    }
+
+    /// The outcome of an op that is still in the table: at once for a dead or conflicted one, else
+    /// when it finishes.
+    private func wait(for entry: OutboxEntry) async -> OutboxOutcome {
+        let opId = entry.id
+        switch entry.state {
+        case .dead: return .failed(entry.lastFailure ?? OutboxFailure(errorClass: .other, message: "dead"))
+        case .conflict: return .conflict(entry.lastFailure ?? OutboxFailure(errorClass: .conflict, message: "conflict"))
+        case .pending, .inflight, .ambiguous:
+            let token = UUID()
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<OutboxOutcome, Never>) in
+                    // Cancelled before this ran: the handler below found no waiter to resume.
+                    guard !Task.isCancelled else { return continuation.resume(returning: .unknown) }
+                    waiters[opId, default: [:]][token] = continuation
+                    onCompletionWait?(opId)
+                }
+            } onCancel: {
+                Task { await self.stopWaiting(for: opId, token: token) }
+            }
+        }
+    }
+
+    /// Ends one cancelled wait of ``completion(of:)`` with ``OutboxOutcome/unknown``.
+    private func stopWaiting(for opId: String, token: UUID) {
+        guard let continuation = waiters[opId]?.removeValue(forKey: token) else { return }
+        if waiters[opId]?.isEmpty == true { waiters[opId] = nil }
+        continuation.resume(returning: .unknown)
+    }
+
+    /// How many tasks wait in ``completion(of:)`` for `opId` (for tests).
+    func completionWaiters(for opId: String) -> Int { waiters[opId]?.count ?? 0 }
+
+    /// Called with the op id each time a task starts waiting in ``completion(of:)`` (for tests:
+    /// to cancel a wait known to be parked, without polling).
+    private var onCompletionWait: (@Sendable (String) -> Void)?
+
+    /// Sets the hook called when a task starts waiting in ``completion(of:)`` (for tests).
+    func setOnCompletionWait(_ hook: @escaping @Sendable (String) -> Void) { onCompletionWait = hook }
+
+    // MARK: Internals
+
+    static func newOpId() -> String { RandomIdentifier.uuidV4() }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    func emit(_ event: OutboxEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    func finish(_ opId: String, _ outcome: OutboxOutcome) {
+        outcomes[opId] = outcome
+        for waiter in (waiters.removeValue(forKey: opId) ?? [:]).values { waiter.resume(returning: outcome) }
+    }
+
+    /// Runs `body` in one store transaction with the op state machine (``OpTransaction``); once
+    /// it has committed, announces every op transition it made, in order: one ``OutboxEvent``
+    /// each, outcomes to whoever waits on them, and a wake-up for the running drain.
+    ///
+    /// Every change of op state goes through here (enqueues, attempts, the app's retry and
+    /// discard, conflict settlement, publishes a pull proved), so no transition goes unannounced.
+    @discardableResult
+    func commit<T: Sendable>(_ body: @escaping @Sendable (OpTransaction<Custom>) throws -> T) async throws -> T {
+        commitsInFlight += 1
+        defer {
+            commitsInFlight -= 1
+            if commitsInFlight == 0 {
+                for waiter in commitsSettled { waiter.resume() }
+                commitsSettled = []
+            }
+        }
+        let (value, changes) = try await store.transaction { tx in
+            let ops = OpTransaction(tx)
+            let value = try body(ops)
+            return (value, ops.changes)
+        }
+        for event in changes.events { emit(event) }
+        for outcome in changes.outcomes { finish(outcome.opId, outcome.outcome) }
+        if changes.wakesDrain { signalWork() }
+        return value
+    }
+
+    func signalWork() {
+        workEpoch += 1
+        workSignal?.yield()
+    }
+
+    func workSignals() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        workSignal = continuation
+        return stream
+    }
+}

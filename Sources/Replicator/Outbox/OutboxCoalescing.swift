@@ -1,0 +1,140 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+// How a new op joins the queue: inserted, merged into an unsent op of the same target, or
+// cancelling one. With OutboxTransitions.swift, the only code that writes op rows (`.ci/ownership`
+// checks it); the enqueue files decide what to queue and call these.
+extension OpTransaction {
+    /// A set after an unsent set of the same object: one op with the union of fields, the latest
+    /// values and the first op's base.
+    func insertOrMerge(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+            let added = op.operation.fields ?? [:]
+            latest.operation = latest.operation.with(fields: (latest.operation.fields ?? [:]).merging(added) { _, new in new })
+            latest.coalesced.append("merged edit \(id): \(added.keys.sorted().joined(separator: ", "))")
+            latest.updatedAt = now
+            try tx.save(latest)
+            changes.events.append(.coalesced(into: latest.id, cancelled: []))
+            changes.wakesDrain = true
+            return (latest.id, .merged(into: latest.id))
+        }
+        try insert(op, id: id, now: now)
+        return (id, .enqueued)
+    }
+
+    /// A removal after an unsent set: nothing at all when the object never reached the server
+    /// (the set was made on no server version, and no earlier op on the object may have created
+    /// it there), otherwise the set becomes the removal.
+    func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        let setKind: OutboxKind = switch op.operation.kind {
+        case .removeMembership: .setMembership
+        case .removeUser: .setUser
+        default: .setChannel
+        }
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == setKind {
+            if latest.baseETag == nil, try tx.ops(target: op.target).count == 1 {
+                // The removal writes the local rows itself.
+                let removed = try withdraw(latest, undo: .keep)
+                changes.events.append(.coalesced(into: nil, cancelled: removed))
+                return (nil, .cancelled(removed))
+            }
+            latest.operation = op.operation
+            latest.rebase = false
+            latest.coalesced.append("replaced by removal \(id)")
+            latest.updatedAt = now
+            try tx.save(latest)
+            changes.events.append(.coalesced(into: latest.id, cancelled: []))
+            changes.wakesDrain = true
+            return (latest.id, .merged(into: latest.id))
+        }
+        try insert(op, id: id, now: now)
+        return (id, .enqueued)
+    }
+
+    /// Withdraws an unsent op that a later change cancels. A cancelled removal of a reaction
+    /// brings the stored action back; any other op's local rows are written by the change that
+    /// cancels it.
+    func cancel(_ latest: OutboxEntry) throws {
+        let removed = try withdraw(latest, undo: latest.kind == .removeReaction ? .revert : .keep)
+        changes.events.append(.coalesced(into: nil, cancelled: removed))
+    }
+
+    /// Queues an op. Its channel and user ids must pass PubNub's documented id rules
+    /// (``ReplicaModel/Validation/validateIdentifier(_:field:)``): the store keeps ids a server gave
+    /// as given (``ReplicaModel/Validation/validateStoredIdentifier(_:field:)``), but nothing this
+    /// device writes uses an id PubNub documents as invalid.
+    func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
+        if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
+        if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
+        try tx.insertOp(op, id: id, now: now)
+        changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
+        changes.wakesDrain = true
+    }
+
+    // MARK: The Chat SDK's writes
+
+    /// An edit of a message whose publish certainly has not gone out: the publish takes the new
+    /// text (`body`, already checked against the publish limit), and no action is queued.
+    func foldEdit(into send: OutboxEntry, body: [String: JSONValue], now: Date) throws {
+        guard case .send(let channel, let id, _, let meta, let customMessageType) = send.operation else { return }
+        var send = send
+        send.operation = .send(
+            channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType)
+        send.coalesced.append("edited before it was sent")
+        send.updatedAt = now
+        try tx.save(send)
+    }
+
+    /// A later edit of the same message by the same user, while the earlier `edited` action
+    /// certainly has not gone out: the unsent action takes the new text (one action for all the
+    /// edits made meanwhile).
+    func mergeEdit(into latest: OutboxEntry, reaction: ReactionTarget, editId: String, now: Date) throws {
+        var latest = latest
+        latest.operation = .addReaction(reaction)
+        latest.coalesced.append("merged edit \(editId)")
+        latest.updatedAt = now
+        try tx.save(latest)
+        changes.events.append(.coalesced(into: latest.id, cancelled: []))
+        changes.wakesDrain = true
+    }
+
+    /// Queues the read receipt of `channelId` after membership op `membershipOp`, or moves an
+    /// unsent receipt of the channel to the newer position: only the newest position is signalled.
+    func queueReceipt(channelId: String, timetoken: Timetoken, after membershipOp: String, opId: String, now: Date) throws {
+        let target = OutboxKeys.receipt(channelId)
+        if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent {
+            latest.operation = .receipt(channel: channelId, messageTimetoken: timetoken)
+            latest.dependsOn = membershipOp
+            latest.coalesced.append("newer read position \(timetoken)")
+            latest.updatedAt = now
+            try tx.save(latest)
+        } else {
+            try insert(
+                NewOutboxRow(.receipt(channel: channelId, messageTimetoken: timetoken), lane: target, target: target,
+                             dependsOn: membershipOp),
+                id: opId, now: now)
+        }
+    }
+
+    /// Before a hard delete of the message at `timetoken`: the ops in `lanes` (its reactions and
+    /// mention events) that certainly have not gone out are withdrawn with it; those that may have
+    /// carry the timetoken they can no longer read from the store. Returns the withdrawn ids.
+    @discardableResult
+    func withdrawUnsent(inLanes lanes: [String], stamping timetoken: Timetoken) throws -> [String] {
+        var cancelled: [String] = []
+        for lane in lanes {
+            for var op in try tx.ops(lane: lane) {
+                if op.isCertainlyUnsent {
+                    // The message and its actions leave the store with the delete.
+                    cancelled += try withdraw(op, undo: .keep)
+                } else {
+                    op.operation = op.operation.with(messageTimetoken: timetoken)
+                    try tx.save(op)
+                }
+            }
+        }
+        if !cancelled.isEmpty { changes.events.append(.coalesced(into: nil, cancelled: cancelled)) }
+        return cancelled
+    }
+}

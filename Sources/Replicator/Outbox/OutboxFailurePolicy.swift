@@ -1,0 +1,86 @@
+import Foundation
+import PubNubWire
+import ReplicaStore
+
+/// What a failed attempt means for its op: each error class is one state transition.
+enum FailureDecision: Sendable, Hashable {
+    /// The failure proves the op's effect is in place (409 on a reaction add, nothing to remove, ...).
+    case done
+    /// Try again later, in `state`, waiting at least `minimumWait` (Retry-After).
+    case retry(state: OutboxState, minimumWait: TimeInterval, failure: OutboxFailure, serverFailure: Bool)
+    /// A dead letter.
+    case dead(OutboxFailure)
+    /// A 412: the edit's base is stale.
+    case conflict(OutboxFailure)
+
+    /// Classifies a failed attempt of an op of `kind` that already had `serverFailures` 5xx answers
+    /// (the `limit`-th makes it a dead letter: ``OutboxOptions/maxServerFailures``).
+    ///
+    /// The op-specific rules come first (`opRule`, then 412); everything else follows
+    /// ``PubNubWire/WireError/retryability``, the classification the reconciler's reads share.
+    static func classify(_ error: WireError, kind: OutboxKind, serverFailures: Int, limit: Int) -> FailureDecision {
+        if case .service(let service) = error {
+            if let decision = opRule(service, kind: kind) { return decision }
+            if service.status == 412 { return .conflict(failure(error, .conflict)) }
+        }
+        switch error.retryability {
+        case .notSent:
+            return .retry(state: .pending, minimumWait: 0, failure: failure(error, .notSent), serverFailure: false)
+        case .outcomeUnknown:
+            // A timeout, a lost connection, a 408 or a 2xx we cannot read: the server may have applied it.
+            return .retry(state: .ambiguous, minimumWait: 0, failure: failure(error, .outcomeUnknown), serverFailure: false)
+        case .rateLimited(let retryAfter):
+            return .retry(
+                state: .pending, minimumWait: retryAfter ?? 0, failure: failure(error, .rateLimited), serverFailure: false)
+        case .serverFailure:
+            let record = failure(error, .server)
+            if serverFailures + 1 >= limit { return .dead(record) }
+            // A publish has no idempotency key: after a 5xx (a gateway may have forwarded it) it is
+            // probed before it is sent again. Every other op is safe to resend.
+            return .retry(state: kind == .send ? .ambiguous : .pending, minimumWait: 0, failure: record, serverFailure: true)
+        case .permanent:
+            if case .service(let service) = error, (400..<500).contains(service.status) {
+                return .dead(failure(error, .rejected))
+            }
+            return .dead(failure(error, .other))
+        }
+    }
+
+    /// Classifies a failed attempt whose answer was an error status (see the ``PubNubWire/WireError`` overload).
+    static func classify(_ error: ServiceError, kind: OutboxKind, serverFailures: Int, limit: Int)
+        -> FailureDecision
+    {
+        classify(.service(error), kind: kind, serverFailures: serverFailures, limit: limit)
+    }
+
+    /// The answers that prove an op's effect is in place although the request failed.
+    private static func opRule(_ error: ServiceError, kind: OutboxKind) -> FailureDecision? {
+        switch (error.status, kind) {
+        case (409, .addReaction):
+            return .done
+        case (400, .removeReaction) where error.message.localizedCaseInsensitiveContains("no matching"):
+            return .done
+        case (404, .removeUser), (404, .removeChannel):
+            return .done
+        default:
+            return nil
+        }
+    }
+
+    /// The failure record of `error` under `errorClass`: the HTTP status when there was an
+    /// answer, and the server's message or the transport's reason.
+    private static func failure(_ error: WireError, _ errorClass: OutboxErrorClass) -> OutboxFailure {
+        switch error {
+        case .transport(.notSent(let reason)), .transport(.outcomeUnknown(let reason)):
+            OutboxFailure(errorClass: errorClass, message: reason)
+        case .decoding(_, let status, let message):
+            OutboxFailure(errorClass: errorClass, httpStatus: status, message: "unreadable answer: \(message)")
+        case .service(let service):
+            OutboxFailure(errorClass: errorClass, httpStatus: service.status, message: service.message)
+        case .invalidArgument(let message), .invalidConfiguration(let message):
+            OutboxFailure(errorClass: errorClass, message: message)
+        case .payloadTooLarge:
+            OutboxFailure(errorClass: errorClass, message: error.description)
+        }
+    }
+}

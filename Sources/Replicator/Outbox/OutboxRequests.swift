@@ -1,0 +1,156 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// Turns an outbox op into the exact request it sends. The drain engine and the dry run both use
+/// this, so what `pnreplicate --dry-run` prints is what goes on the wire.
+enum OutboxRequests {
+    /// What an op needs that may only be known at send time.
+    struct Resolved {
+        /// A reaction's message timetoken (the parent publish may have finished after enqueue).
+        var messageTimetoken: Timetoken?
+        /// A removal's action timetoken.
+        var actionTimetoken: Timetoken?
+        /// The `If-Match` eTag (a rebased conflict uses the server's current one).
+        var ifMatch: String?
+    }
+
+    enum Problem: Error, CustomStringConvertible {
+        case missing(String)
+        case wire(WireError)
+
+        var description: String {
+            switch self {
+            case .missing(let what): "not known yet: \(what)"
+            case .wire(let error): error.description
+            }
+        }
+    }
+
+    static func request(for entry: OutboxEntry, resolved: Resolved, client: PubNubClient) throws(Problem) -> WireRequest {
+        func need<T>(_ value: T?, _ what: String) throws(Problem) -> T {
+            guard let value else { throw .missing(what) }
+            return value
+        }
+        do {
+            switch entry.operation {
+            case .send(let channel, _, let message, let meta, let customMessageType):
+                return try client.publishRequest(
+                    PublishRequest(channel: channel, message: message, meta: meta, customMessageType: customMessageType))
+            case .addReaction(let reaction):
+                return try client.addMessageActionRequest(
+                    channel: reaction.channel,
+                    messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
+                    type: reaction.type, value: reaction.value)
+            case .removeReaction(let reaction, _):
+                return client.removeMessageActionRequest(
+                    channel: reaction.channel,
+                    messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
+                    actionTimetoken: try need(resolved.actionTimetoken, "the action's timetoken"))
+            case .setMembership(let channel, let user, let fields):
+                // PubNub replaces a membership's status, type and custom together: fields the edit
+                // leaves alone are sent as the base version held them, so the write does not clear them.
+                var f = fields
+                if let snapshot = entry.baseSnapshot,
+                   let base = try? JSONValue(jsonData: Data(snapshot.utf8)).objectValue
+                {
+                    for key in FieldSchema.membership where f[key] == nil { f[key] = base[key] ?? .null }
+                }
+                let set = MembershipSet<JSONValue>(
+                    id: channel, status: f["status"]?.stringValue, type: f["type"]?.stringValue,
+                    custom: f["custom"].flatMap { $0.isNull ? JSONValue?.none : $0 })
+                return try client.setMembershipsRequest(userId: user, set: [set], remove: [])
+            case .removeMembership(let channel, let user):
+                return try client.setMembershipsRequest(userId: user, set: [MembershipSet<JSONValue>](), remove: [channel])
+            case .setUser(let id, let fields):
+                return try client.setUserRequest(id: id, fields: userFields(fields), ifMatch: resolved.ifMatch)
+            case .removeUser(let id):
+                return client.removeUserRequest(id: id)
+            case .setChannel(let id, let fields):
+                return try client.setChannelRequest(id: id, fields: channelFields(fields), ifMatch: resolved.ifMatch)
+            case .removeChannel(let id):
+                return client.removeChannelRequest(id: id)
+            case .mention(let notice):
+                // The op id in meta lets a probe find an event that may have arrived.
+                let event = ChatSDKFormat.mentionEvent(
+                    messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
+                    channel: notice.channel, parentChannel: notice.parentChannel)
+                return try client.publishRequest(
+                    PublishRequest(channel: notice.user, message: event, meta: ["pnr_op": .string(entry.id)]))
+            case .hardDelete(let channel, _, let timetoken):
+                // One message: `end` inclusive, `start` exclusive.
+                return client.deleteMessagesRequest(
+                    channel: channel, start: Timetoken(rawValue: timetoken.rawValue &+ 1), end: timetoken)
+            case .receipt(let channel, let timetoken):
+                return try client.signalRequest(
+                    SignalRequest(channel: channel, message: ChatSDKFormat.receiptSignal(messageTimetoken: timetoken)))
+            }
+        } catch let error as WireError {
+            throw .wire(error)
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw .missing("\(error)")
+        }
+    }
+
+    static func field(_ value: JSONValue?) -> FieldValue<String>? {
+        switch value {
+        case .none: nil
+        case .null?: .null
+        case .string(let text)?: .value(text)
+        case let other?: .value(other.jsonStringOrEmpty)
+        }
+    }
+
+    static func customField(_ value: JSONValue?) -> FieldValue<JSONValue>? {
+        switch value {
+        case .none: nil
+        case .null?: .null
+        case let other?: .value(other)
+        }
+    }
+
+    static func userFields(_ f: [String: JSONValue]) -> UserFields<JSONValue> {
+        var fields = UserFields<JSONValue>()
+        fields.name = field(f["name"])
+        fields.externalId = field(f["externalId"])
+        fields.profileUrl = field(f["profileUrl"])
+        fields.email = field(f["email"])
+        fields.type = field(f["type"])
+        fields.status = field(f["status"])
+        fields.custom = customField(f["custom"])
+        return fields
+    }
+
+    static func channelFields(_ f: [String: JSONValue]) -> ChannelFields<JSONValue> {
+        var fields = ChannelFields<JSONValue>()
+        fields.name = field(f["name"])
+        fields.details = field(f["description"])
+        fields.type = field(f["type"])
+        fields.status = field(f["status"])
+        fields.custom = customField(f["custom"])
+        return fields
+    }
+}
+
+extension JSONValue {
+    var jsonStringOrEmpty: String { (try? jsonString()) ?? "" }
+}
+
+// What an op kind needs of its request (the store only names the kinds).
+extension OutboxKind {
+    /// Whether the op publishes a message payload, which a crypto module encrypts (sends and
+    /// mention events; never actions, App Context or signals).
+    public var encryptsPayload: Bool { self == .send || self == .mention }
+
+    /// Whether the op's request names its message by timetoken (reactions and mention events):
+    /// such an op waits until the message has one.
+    public var needsMessageTimetoken: Bool {
+        switch self {
+        case .addReaction, .removeReaction, .mention: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+// App Context objects: listing users, channels and memberships, and storing them.
+
+// MARK: Pulling
+
+/// What an object pull did, per scope.
+public struct ObjectPullReport: Sendable, Hashable {
+    /// Users (`listUsers`).
+    public var users = ObjectSyncResult()
+    /// Channels (`listChannels`).
+    public var channels = ObjectSyncResult()
+    /// The current user's memberships.
+    public var memberships = ObjectSyncResult()
+    /// Members of the channels of interest.
+    public var members = ObjectSyncResult()
+    /// Whether the user and channel listings were full (and pruned what the server deleted).
+    public var full = false
+
+    /// An empty report.
+    public init() {}
+}
+
+extension Reconciler {
+    /// Pulls App Context objects: users and channels (incrementally with an `updated` filter, or
+    /// in full at least every ``ReconcilerOptions/fullListingInterval``, removing what the server
+    /// no longer has), the current user's memberships, and the members of the channels of interest
+    /// (both in full: membership lists are short and carry no deletions otherwise).
+    ///
+    /// Objects with unsent local edits keep showing them over the server's version.
+    public func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
+        var report = ObjectPullReport()
+        let lastFull = try await store.fetch(store.queries.checkpoint("objects:full"))?.updatedAt
+        let isFull = full ?? (lastFull.map { clock.now.timeIntervalSince($0) >= options.fullListingInterval } ?? true)
+        report.full = isFull
+        if options.pullAllUsers {
+            report.users = try await pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
+                try await self.client.listUsers(query, as: Custom.User.self)
+            } apply: { users in try await self.applyPulled(users: users) }
+        }
+        if options.pullAllChannels {
+            report.channels = try await pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
+                try await self.client.listChannels(query, as: Custom.Channel.self)
+            } apply: { channels in try await self.applyPulled(channels: channels) }
+        }
+        report.memberships = try await pullMemberships()
+        for channel in try await channelsOfInterest(extra: channels ?? []) {
+            report.members.add(try await pullMembers(channel: channel))
+        }
+        if isFull, options.pullAllUsers || options.pullAllChannels {
+            try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
+        }
+        return report
+    }
+
+    /// Pages a user or channel listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page),
+    /// applying each page.
+    private func pullListing<Object: Decodable & Hashable & Sendable & Identifiable & VersionedObject>(
+        _ scope: String, table: ObjectTable, full: Bool,
+        list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Object>,
+        apply: @escaping @Sendable ([Object]) async throws -> ObjectSyncResult
+    ) async throws -> ObjectSyncResult where Object.ID == String {
+        let checkpoint = try await store.fetch(store.queries.checkpoint(scope))
+        var query = ObjectListQuery(limit: 100)
+        if !full, let since = checkpoint?.cursor {
+            // Everything changed since the newest `updated` seen, oldest change first. `>=` re-reads
+            // the objects of that instant (unchanged by eTag) rather than miss one that shares it.
+            query.filter = "updated >= \"\(since)\""
+            query.sort = ["updated:asc"]
+        }
+        var result = ObjectSyncResult()
+        var seen = Set<String>()
+        var newest = checkpoint?.cursor.flatMap { try? ISOTimestamp(parsing: $0) }
+        for try await page in objectPages(scope, query, list) {
+            logSkipped(page.skipped, scope: scope)
+            result.add(try await apply(page.data))
+            seen.formUnion(page.data.map(\.id))
+            for stamp in page.data.compactMap(\.updated) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
+        }
+        if full { result.removed = try await removeMissing(table: table, keeping: seen) }
+        if let newest {
+            try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: newest.description, updatedAt: clock.now))
+        }
+        return result
+    }
+
+    /// The current user's memberships, in full.
+    private func pullMemberships() async throws -> ObjectSyncResult {
+        let user = userId
+        let members = try await pageAll("memberships:\(user)") { query async throws(WireError) in
+            try await self.client.getMemberships(userId: user, query, as: Custom.self)
+        } convert: { try $0.model(userId: user) }
+        return try await replaceMemberships(of: .user(user), server: members)
+    }
+
+    /// A channel's members, in full.
+    private func pullMembers(channel: String) async throws -> ObjectSyncResult {
+        let members = try await pageAll("members:\(channel)") { query async throws(WireError) in
+            try await self.client.getMembers(channelId: channel, query, as: Custom.self)
+        } convert: { try $0.model(channelId: channel) }
+        return try await replaceMemberships(of: .channel(channel), server: members)
+    }
+
+    /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page).
+    private func pageAll<Element: Decodable & Sendable & Hashable>(
+        _ scope: String, list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>,
+        convert: (Element) throws -> ChatMember<Custom>
+    ) async throws -> [ChatMember<Custom>] {
+        var members: [ChatMember<Custom>] = []
+        for try await page in objectPages(scope, ObjectListQuery(limit: 100), list) {
+            var skipped = page.skipped
+            for element in page.data {
+                do {
+                    members.append(try convert(element))
+                } catch {
+                    skipped.append("\(error)")
+                }
+            }
+            logSkipped(skipped, scope: scope)
+        }
+        return members
+    }
+
+    /// An App Context listing whose every page request goes through the retry loop.
+    private func objectPages<Element: Decodable & Sendable & Hashable>(
+        _ scope: String, _ query: ObjectListQuery,
+        _ list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>
+    ) -> ObjectPages<Element> {
+        ObjectPages(scope: scope, query: query) { query in
+            try await self.fetch(scope) { () async throws(WireError) in try await list(query) }
+        }
+    }
+
+    /// Logs the objects of a page that were left out because they could not be read (an invalid
+    /// id, a wrong type): one bad object from the server never stops a listing.
+    func logSkipped(_ reasons: [String], scope: String) {
+        for reason in reasons {
+            logger.warning("skipped an object the server sent", metadata: ["scope": "\(scope)", "reason": "\(reason)"])
+        }
+    }
+
+    /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the current user's
+    /// stored memberships and every channel with stored messages.
+    public func channelsOfInterest(extra: [String] = []) async throws -> [String] {
+        let stored = try await store.fetch(store.queries.channelIds(memberOrWithMessages: userId))
+        return Array(Set(options.channels + extra + stored)).sorted()
+    }
+}
+
+// MARK: Applying
+
+/// What applying pulled App Context objects did.
+public struct ObjectSyncResult: Sendable, Hashable {
+    /// Objects stored for the first time.
+    public var inserted = 0
+    /// Stored objects replaced by a newer server version.
+    public var updated = 0
+    /// Objects already stored at that version (same eTag, or the stored one is newer).
+    public var unchanged = 0
+    /// Local objects removed because the server no longer has them.
+    public var removed = 0
+    /// Objects whose local unsent edits were laid back over the server's version.
+    public var overlaid = 0
+
+    /// An empty result.
+    public init() {}
+
+    mutating func record<C: ChatCustomData>(_ applied: LocalOverlay<C>.Applied) {
+        switch applied.outcome {
+        case .inserted: inserted += 1
+        case .updated: updated += 1
+        case .unchanged: unchanged += 1
+        }
+        if applied.overlaid { overlaid += 1 }
+    }
+
+    /// Adds another result's counts to this one.
+    public mutating func add(_ other: ObjectSyncResult) {
+        inserted += other.inserted
+        updated += other.updated
+        unchanged += other.unchanged
+        removed += other.removed
+        overlaid += other.overlaid
+    }
+}
+
+extension Reconciler {
+    /// Stores pulled users (newer `updated` wins, same eTag is a no-op) in one transaction; a user
+    /// with unsent edits in the outbox keeps showing them over the new server version.
+    func applyPulled(users: [ChatUser<Custom.User>]) async throws(StoreError) -> ObjectSyncResult {
+        try await store.storeTransaction { tx in
+            var result = ObjectSyncResult()
+            for user in users { result.record(try LocalOverlay(tx: tx).applyServer(user: user)) }
+            return result
+        }
+    }
+
+    /// Stores pulled channels, as ``applyPulled(users:)`` does users.
+    func applyPulled(channels: [ChatChannel<Custom.Channel>]) async throws(StoreError) -> ObjectSyncResult {
+        try await store.storeTransaction { tx in
+            var result = ObjectSyncResult()
+            for channel in channels { result.record(try LocalOverlay(tx: tx).applyServer(channel: channel)) }
+            return result
+        }
+    }
+
+    /// After a full listing: removes the stored users or channels that came from the server (they
+    /// have an eTag) and are not in `keeping`, unless a local op is pending on them. Objects known
+    /// only by id (stubs made for memberships and messages) are left alone.
+    func removeMissing(table: ObjectTable, keeping ids: Set<String>) async throws(StoreError) -> Int {
+        try await store.storeTransaction { tx in
+            var removed = 0
+            for id in try tx.serverObjectIds(table) where !ids.contains(id) {
+                if try LocalOverlay(tx: tx).serverLacks(table, id: id) { removed += 1 }
+            }
+            return removed
+        }
+    }
+
+    /// Makes the stored memberships of one side (a user's channels, or a channel's members) equal
+    /// to a complete server listing, in one transaction; memberships with a pending local op keep
+    /// the local version.
+    func replaceMemberships(of side: MembershipSide, server: [ChatMember<Custom>]) async throws(StoreError)
+        -> ObjectSyncResult
+    {
+        try await store.storeTransaction { tx in
+            let overlay = LocalOverlay(tx: tx)
+            var result = ObjectSyncResult()
+            var seen = Set<[String]>()
+            for member in server {
+                seen.insert([member.channelId, member.userId])
+                result.record(try overlay.applyServer(member: member))
+            }
+            for (channel, user) in try tx.memberships(of: side) where !seen.contains([channel, user]) {
+                if try overlay.serverLacks(channelId: channel, userId: user) { result.removed += 1 }
+            }
+            return result
+        }
+    }
+}

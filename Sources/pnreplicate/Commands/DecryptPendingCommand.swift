@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate decrypt-pending`: reads again the messages stored undecryptable.
+struct DecryptPendingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decrypt-pending",
+        abstract: "Decrypt the stored messages that could not be decrypted before (give the right --cipher-key).")
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await runReportingErrors {
+            guard try connection.crypto() != nil else { throw ValidationError("decrypt-pending needs --cipher-key or $PUBNUB_CIPHER_KEY") }
+            let report = try await Session(store: options, connection: connection, existing: true).reconciler.decryptPending()
+            if options.json { return try Output.json(report) }
+            Output.table([("decrypted", String(report.decrypted)), ("still undecryptable", String(report.stillUndecryptable))])
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate edit`: a message's new text (the Chat SDK's `edited` action).
+struct EditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Edit a stored message's text (works offline; an unsent message is rewritten, a sent one gets an `edited` action).")
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The message's id.") var message: String
+    @Option(name: .long, help: "The new text.") var text: String
+
+    func run() async throws {
+        try await runReportingErrors {
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.edit(message: message, text: text)
+            try EnqueueOutput(receipt, id: message).print(json: options.json)
+        }
+    }
+}

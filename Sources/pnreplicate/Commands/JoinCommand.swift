@@ -1,0 +1,27 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate join`: the acting user joins a channel, as the Chat SDK's `join`.
+struct JoinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Join a channel: your membership (status joined) with the history before now read.",
+        discussion: "Stored at once and queued: `unread` lists the channel; `sync` sends the membership.")
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The channel.") var channel: String
+    @Option(name: .long, help: "Status (default: joined).") var status: String?
+    @Option(name: .long, help: "Custom data, a flat JSON object.") var custom: String?
+
+    func run() async throws {
+        try await runReportingErrors {
+            try validateIdentifiers([channel], flag: "--channel")
+            let session = try await Session(store: options, connection: connection)
+            let receipt = try await session.outbox.join(channel: channel, edit: MemberEdit(status: status, custom: try parseCustom(custom)))
+            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+        }
+    }
+}

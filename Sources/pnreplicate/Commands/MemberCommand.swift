@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate member set|remove`.
+struct MemberCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "member",
+        abstract: "Set or remove a membership.", subcommands: [Set.self, Remove.self])
+
+    struct Target: ParsableArguments {
+        @Option(name: .long, help: "The channel.") var channel: String
+        @Option(name: .long, help: "The member (default: the acting user).") var user: String?
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a membership's status, type or custom data.",
+            discussion: "With no field, the acting user joins the channel (as `pnreplicate join`).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "Status.") var status: String?
+        @Option(name: .long, help: "Type.") var type: String?
+        @Option(name: .long, help: "Custom data, a flat JSON object.") var custom: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let session = try await Session(store: options, connection: connection)
+                let receipt = try await session.outbox.setMembership(
+                    channel: target.channel, user: target.user,
+                    edit: MemberEdit(status: status, type: type, custom: try parseCustom(custom)))
+                try EnqueueOutput(receipt, id: nil).print(json: options.json)
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a membership.")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var target: Target
+
+        func run() async throws {
+            try await runReportingErrors {
+                let session = try await Session(store: options, connection: connection)
+                let receipt = try await session.outbox.removeMembership(channel: target.channel, user: target.user)
+                try EnqueueOutput(receipt, id: nil).print(json: options.json)
+            }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate pin` / `unpin`: the channel's pinned message.
+struct PinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin", abstract: "Pin a sent message in its channel (or --channel), in the channel's custom data.")
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The message's id.") var message: String
+    @Option(name: .long, help: "The channel to pin it in (default: the message's).") var channel: String?
+
+    func run() async throws {
+        try await runReportingErrors {
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.pinMessage(id: message, in: channel)
+            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+        }
+    }
+}

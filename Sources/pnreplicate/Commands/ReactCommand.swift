@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate react`.
+struct ReactCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "react",
+        abstract: "Add (or with --remove, remove) the user's reaction on a stored message, also one still pending.")
+
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The message's id.") var message: String
+    @Option(name: .long, help: "The reaction value, e.g. an emoji.") var value: String
+    @Option(name: .long, help: "The action type (default reactions, as the PubNub Chat SDK writes emoji reactions).") var type = ChatSDKFormat.reactionType
+    @Flag(name: .long, help: "Remove the reaction instead.") var remove = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let session = try await Session(store: options, connection: connection)
+            let receipt = remove
+                ? try await session.outbox.removeReaction(value, type: type, fromMessage: message)
+                : try await session.outbox.addReaction(value, type: type, toMessage: message)
+            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate read`: the user's read position in a channel.
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Mark a channel read up to a timetoken (default: its newest stored message); sent with a receipt signal.")
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The channel.") var channel: String
+    @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken (at most the present plus 10 minutes).") var upTo: String?
+    @Flag(name: .long, help: "Move the read position even backwards (repairs one set too far).") var force = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let session = try await Session(store: options, connection: connection, existing: true)
+            let timetoken: Timetoken
+            if let upTo {
+                guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }
+                timetoken = parsed
+            } else {
+                let messages = try await session.store.fetch(session.store.queries.messages(inChannel: channel))
+                guard let newest = messages.compactMap(\.timetoken).max() else {
+                    throw ValidationError("no sent message of \(channel) in the store; give --up-to")
+                }
+                timetoken = newest
+            }
+            let receipt = try await session.outbox.markRead(channel: channel, upTo: timetoken, force: force)
+            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+        }
+    }
+}

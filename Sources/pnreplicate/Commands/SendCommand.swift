@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate send`.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Store a message and queue its publish (works offline; `pnreplicate sync` sends it).")
+
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The channel.") var channel: String
+    @Option(name: .long, help: "The message text.") var text: String
+    @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
+    @Option(name: .customLong("custom-message-type"), help: "PubNub's custom_message_type: 3-50 characters of A-Z a-z 0-9 - _.")
+    var customMessageType: String?
+    @Option(name: .long, help: "Queue this many copies, numbered \"TEXT 1\", \"TEXT 2\", ... (one transaction per 10,000).") var count: Int?
+    /// Copies of `--count` queued per transaction: larger batches write each touched index page
+    /// fewer times (the message and op ids are random, so a batch touches pages all over the
+    /// indexes); 10,000 copies hold about 10 MB. Hidden: tests make batches small.
+    @Option(name: .long, help: .hidden) var batchSize = 10_000
+
+    func run() async throws {
+        try await runReportingErrors {
+            let session = try await Session(store: options, connection: connection)
+            let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
+            guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
+            guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
+            var outputs: [EnqueueOutput] = []
+            if let count {
+                // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
+                for start in stride(from: 1, through: count, by: batchSize) {
+                    let batch = (start...min(count, start + batchSize - 1)).map {
+                        OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
+                    }
+                    outputs += try await session.outbox.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
+                }
+            } else {
+                let receipt = try await session.outbox.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)
+                outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
+            }
+            if options.json, count != nil { return try Output.json(outputs) }
+            for output in outputs { try output.print(json: options.json) }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// `pnreplicate status`.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show row counts per table, the schema version and the pending outbox count.")
+
+    @OptionGroup var options: StoreOptionsGroup
+
+    func run() async throws {
+        try await runReportingErrors {
+            let path = options.storePath
+            let store = try options.openForReading(allowingPendingMigrations: true)
+            let status = try await store.status()
+            if options.json {
+                try Output.json(StatusOutput(store: path, status: status))
+            } else {
+                Self.printText(status, path: path)
+            }
+        }
+    }
+
+    static func printText(_ status: StoreStatus, path: String) {
+        var rows: [(String, String)] = [
+            ("store", path),
+            ("schema", "\(status.schemaVersion ?? "empty") (\(status.appliedMigrations.count) applied, "
+                + "\(status.pendingMigrations.count) pending)"),
+            ("outbox", "\(status.pendingOutbox) to send, \(status.deadLetters) dead, \(status.conflicts) in conflict"),
+        ]
+        // Row counts by table; the outbox table's is labelled apart from the summary above.
+        for table in ChatStore<DefaultChatCustom>.countedTables {
+            if let count = status.rowCounts[table] { rows.append((table == "outbox" ? "outbox rows" : table, String(count))) }
+        }
+        Output.table(rows)
+    }
+}
+
+/// The JSON `status --json` prints.
+struct StatusOutput: Encodable {
+    let store: String
+    let status: StoreStatus
+
+    enum CodingKeys: String, CodingKey {
+        case store, rowCounts, schemaVersion, appliedMigrations, pendingMigrations, pendingOutbox, deadLetters, conflicts
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(store, forKey: .store)
+        try c.encode(status.rowCounts, forKey: .rowCounts)
+        try c.encodeIfPresent(status.schemaVersion, forKey: .schemaVersion)
+        try c.encode(status.appliedMigrations, forKey: .appliedMigrations)
+        try c.encode(status.pendingMigrations, forKey: .pendingMigrations)
+        try c.encode(status.pendingOutbox, forKey: .pendingOutbox)
+        try c.encode(status.deadLetters, forKey: .deadLetters)
+        try c.encode(status.conflicts, forKey: .conflicts)
+    }
+}

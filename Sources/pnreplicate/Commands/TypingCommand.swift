@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate typing`: sends the Chat SDK's typing signal for the configured user.
+struct TypingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "typing",
+        abstract: "Signal that the user is typing on a channel (or, with --stop, stopped).",
+        discussion: """
+            Sends {"type":"typing","value":true} (or false with --stop) as a PubNub signal on \
+            the channel, as the Chat SDK does: nothing goes through the outbox or into the store, \
+            and nothing retries it (a late typing indicator is worse than none). Others drop the \
+            user 5 s after the last `true`. Refused on channels whose stored type is `public`.
+            """)
+
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The channel.") var channel: String
+    @Flag(name: .long, help: "Signal that the user stopped typing.") var stop = false
+
+    func validate() throws { try validateIdentifiers([channel], flag: "--channel") }
+
+    func run() async throws {
+        try await runReportingErrors {
+            // The store is only read (a channel's type), and only when it exists: typing never
+            // writes to it.
+            let store = FileManager.default.fileExists(atPath: options.storePath) ? try options.openForReading() : nil
+            let client = try connection.client()
+            let typing = TypingIndicators(
+                client: client,
+                channelType: { id in
+                    guard let store else { return nil }
+                    return try? await store.fetch(store.queries.channel(id: id))?.type
+                })
+            if stop {
+                try await typing.stopTyping(in: channel, force: true)
+            } else {
+                try await typing.startTyping(in: channel)
+            }
+            if options.json { return try Output.json(["channel": channel, "typing": stop ? "stopped" : "started"]) }
+            Output.standardOutput("typing \(stop ? "stopped" : "started") on \(channel)\n")
+        }
+    }
+}

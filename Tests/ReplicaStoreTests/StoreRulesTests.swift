@@ -1,0 +1,136 @@
+import Foundation
+import ReplicaModel
+import Testing
+@testable import ReplicaStore
+
+/// The rules docs/architecture.md's owner table gives the store, each tested here in the store's
+/// own target (the version rule has its own suite, `VersionRuleTests`).
+@Suite("The rules the store owns")
+struct StoreRulesTests {
+    @Test("one drainer per store file: a second lease is refused while the first is held, and granted after")
+    func oneDrainerPerFile() throws {
+        let path = Fixture.temporaryPath()
+        let store = try Store.open(at: path)
+        let first = try #require(try store.tryAcquireDrainLease())
+        #expect(first.isHeld && first.lockPath == path + ".lock")
+        #expect(try store.tryAcquireDrainLease() == nil)
+        // Another handle on the same file is another holder too.
+        let other = try Store.open(at: path)
+        #expect(try other.tryAcquireDrainLease() == nil)
+        #expect(store.drainLeaseHolder() == getpid())
+        first.release()
+        #expect(!first.isHeld)
+        let second = try #require(try other.tryAcquireDrainLease())
+        #expect(second.isHeld)
+        second.release()
+    }
+
+    @Test("an in-memory store has no lock file and always grants the lease")
+    func inMemoryLease() throws {
+        let store = try Fixture.store()
+        #expect(store.drainLeasePath == nil)
+        #expect(try #require(try store.tryAcquireDrainLease()).isHeld)
+        #expect(try #require(try store.tryAcquireDrainLease()).isHeld)
+    }
+
+    @Test("stored error text is capped in bytes, on a character boundary, with the original size", arguments: [
+        "x", String(repeating: "e", count: StoredErrorText.maxBytes), String(repeating: "e", count: StoredErrorText.maxBytes + 1),
+        String(repeating: "é", count: 3_000), String(repeating: "👩‍👩‍👧", count: 400), String(repeating: "z", count: 50_000_000),
+    ])
+    func errorTextCap(text: String) {
+        let capped = StoredErrorText.capped(text)
+        #expect(capped.utf8.count <= StoredErrorText.maxBytes)
+        if text.utf8.count <= StoredErrorText.maxBytes {
+            #expect(capped == text)
+        } else {
+            let note = "…(truncated, \(text.utf8.count) bytes)"
+            #expect(capped.hasSuffix(note))
+            let kept = String(capped.dropLast(note.count))
+            #expect(text.hasPrefix(kept) && !kept.isEmpty)
+            // The prefix is whole characters: the next one would not have fit.
+            let next = text[text.index(text.startIndex, offsetBy: kept.count)]
+            #expect(kept.utf8.count + next.utf8.count + note.utf8.count > StoredErrorText.maxBytes)
+        }
+    }
+
+    @Test("timetoken scopes (history, reactions, live) keep a timetoken; object listings keep a cursor")
+    func checkpointScopes() async throws {
+        let store = try Fixture.store()
+        let tt = Timetoken(rawValue: 17_900_000_000_000_123)
+        for scope in [SyncCheckpoint.history("a b"), SyncCheckpoint.reactions("c"), SyncCheckpoint.live("d")] {
+            try await store.saveCheckpoint(SyncCheckpoint(scope: scope, applied: tt, fillTop: tt, fillCursor: tt))
+            let read = try #require(try await store.fetch(store.queries.checkpoint(scope)))
+            #expect(read.applied == tt && read.cursor == nil && read.fillTop == tt && read.fillCursor == tt)
+            #expect(read.isFilling)
+        }
+        for scope in [SyncCheckpoint.users, SyncCheckpoint.channels] {
+            try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: "MjAy"))
+            let read = try #require(try await store.fetch(store.queries.checkpoint(scope)))
+            #expect(read.cursor == "MjAy" && read.applied == nil && !read.isFilling)
+        }
+    }
+
+    @Test("who may change what a message shows: the author by default, named moderators, or anyone")
+    func editAuthority() async throws {
+        let store = try Fixture.store()
+        try await store.load(messages: [try Fixture.message("m1", user: "alice", timetoken: 17_900_000_000_000_001)])
+        func allowed(_ user: String) async throws -> Bool? {
+            try await store.storeTransaction { try $0.editPermission(messageId: "m1", user: user)?.allowed }
+        }
+        #expect(try await store.editAuthority() == .author)
+        #expect(try await allowed("alice") == true)
+        #expect(try await allowed("mod") == false)
+        #expect(try await store.storeTransaction { try $0.editPermission(messageId: "gone", user: "alice") } == nil)
+
+        try await store.setEditAuthority(.authorAndModerators(["mod"]))
+        #expect(try await store.editAuthority() == .authorAndModerators(["mod"]))
+        #expect(try await allowed("mod") == true)
+        #expect(try await allowed("mallory") == false)
+
+        try await store.setEditAuthority(.anyone)
+        #expect(try await allowed("mallory") == true)
+        // `*` means anyone in the table: it is never accepted as a moderator's id.
+        await #expect(throws: StoreError.self) { try await store.setEditAuthority(.authorAndModerators(["*"])) }
+        #expect(try await store.editAuthority() == .anyone)
+    }
+
+    /// One operation of each kind, with every optional field set where the kind has one.
+    static let operations: [OutboxOperation] = {
+        let tt = Timetoken(rawValue: 17_900_000_000_000_007)
+        let target = ReactionTarget(channel: "general", messageId: "m1", messageTimetoken: tt, type: "reaction", value: "👍")
+        return [
+            .send(channel: "general", messageId: "m1", message: ["text": "hi"], meta: ["k": "v"], customMessageType: "text-v2"),
+            .addReaction(target),
+            .removeReaction(target, actionTimetoken: tt),
+            .setMembership(channel: "general", user: "alice", fields: ["status": "joined"]),
+            .removeMembership(channel: "general", user: "alice"),
+            .setUser(id: "alice", fields: ["name": "Alice", "email": .null]),
+            .removeUser(id: "alice"),
+            .setChannel(id: "general", fields: ["custom": ["pinned": "1"]]),
+            .removeChannel(id: "general"),
+            .mention(MentionNotice(user: "bob", channel: "general", messageId: "m1", messageTimetoken: tt, parentChannel: "root")),
+            .receipt(channel: "general", messageTimetoken: tt),
+            .hardDelete(channel: "general", messageId: "m1", messageTimetoken: tt),
+        ]
+    }()
+
+    @Test("what an op carries survives its row form, for every kind", arguments: operations)
+    func operationRowForm(operation: OutboxOperation) throws {
+        for rebase in [false, true] {
+            let row = operation.payload(rebase: rebase)
+            let stored = try JSONDecoder().decode(OutboxPayload.self, from: JSONEncoder().encode(row))
+            #expect(try OutboxOperation(kind: operation.kind, payload: stored) == operation)
+            #expect((stored.rebase == true) == rebase)
+        }
+    }
+
+    @Test("every kind is covered above, and a row missing a field its kind needs is refused")
+    func everyKindAndIncompleteRows() throws {
+        #expect(Set(Self.operations.map(\.kind)) == Set(OutboxKind.allCases))
+        for kind in OutboxKind.allCases {
+            #expect(throws: (any Error).self, "\(kind) from an empty row") {
+                try OutboxOperation(kind: kind, payload: OutboxPayload())
+            }
+        }
+    }
+}
