@@ -303,11 +303,11 @@ public struct StoreOptions: Sendable {
         case full
     }
 
-    /// When migrations run; default ``MigrationMode/automatic``.
     /// The clock the store stamps local times with when a caller gives none (a draft's
     /// `updatedAt`); default the system clock. A `Replica` sets its own clock here, so that a test's
     /// virtual clock reaches the store too.
     public var clock: any ReplicaClock = SystemClock()
+    /// When migrations run; default ``MigrationMode/automatic``.
     public var migration: MigrationMode = .automatic
     /// Back the store up (`VACUUM INTO`) before applying migrations; default false.
     public var backupBeforeMigrating = false

@@ -8,6 +8,18 @@ import ReplicaStore
 // reactions, memberships, users and channels. Each is one transaction (the local change and its
 // op) through `commit`, needing no network.
 extension Outbox {
+    /// Edits a message's text, as the Chat SDK's `editText`: any message, not only the user's own.
+    ///
+    /// A message whose publish certainly has not gone out yet is rewritten in place (receipt:
+    /// `merged(into:)` its publish op). Otherwise an `edited` message action carrying the whole
+    /// new text is queued; an earlier unsent edit of the same message takes the new text instead,
+    /// so three edits made offline send one action. Queries show the newest edit
+    /// (``ReplicaModel/ChatMessage/shownText``); an edit in the outbox counts as the newest.
+    ///
+    /// ```swift
+    /// try await outbox.edit(message: id, text: "Fixed typo")
+    /// ```
+    @discardableResult
     public func edit(message messageId: String, text: String) async throws -> OutboxReceipt<ChatMessageAction> {
         let opId = Self.newOpId(), now = clock.now, userId = userId
         return try await commit { try $0.enqueueEdit(opId: opId, messageId: messageId, text: text, userId: userId, now: now) }

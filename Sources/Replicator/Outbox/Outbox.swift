@@ -260,18 +260,6 @@ public actor Outbox<Custom: ChatCustomData> {
         }
     }
 
-    /// Edits a message's text, as the Chat SDK's `editText`: any message, not only the user's own.
-    ///
-    /// A message whose publish certainly has not gone out yet is rewritten in place (receipt:
-    /// `merged(into:)` its publish op). Otherwise an `edited` message action carrying the whole
-    /// new text is queued; an earlier unsent edit of the same message takes the new text instead,
-    /// so three edits made offline send one action. Queries show the newest edit
-    /// (``ReplicaModel/ChatMessage/shownText``); an edit in the outbox counts as the newest.
-    ///
-    /// ```swift
-    /// try await outbox.edit(message: id, text: "Fixed typo")
-    /// ```
-    @discardableResult
     // MARK: Failures
 
     /// Puts a dead letter or conflicted op back in the queue. A conflicted edit is resent over the
