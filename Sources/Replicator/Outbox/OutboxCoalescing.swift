@@ -124,7 +124,8 @@ extension OpTransaction {
     func withdrawUnsent(inLanes lanes: [String], stamping timetoken: Timetoken) throws -> [String] {
         var cancelled: [String] = []
         for lane in lanes {
-            for var op in try tx.ops(lane: lane) {
+            // An op already withdrawn as the dependent of an earlier one is gone.
+            for var op in try tx.ops(lane: lane) where !cancelled.contains(op.id) {
                 if op.isCertainlyUnsent {
                     // The message and its actions leave the store with the delete.
                     cancelled += try withdraw(op, undo: .keep)
