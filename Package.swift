@@ -47,7 +47,7 @@ let package = Package(
         .trait(name: "HTTPSimulator", description: "SimulatorHTTP, the simulator over HTTP (brings Hummingbird and swift-nio)."),
         .trait(
             name: "Tools",
-            description: "The pnreplicate command-line tool and the benchmarks (brings swift-argument-parser).",
+            description: "The pnreplicate command-line tool (brings swift-argument-parser).",
             enabledTraits: ["NIOTransport", "HTTPSimulator"]
         ),
         .default(enabledTraits: ["Tools"]),
@@ -158,55 +158,6 @@ let package = Package(
                 "SimulatorHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        // Run by hand in release mode; never part of `swift test`.
-        // Every benchmark figure in one table (docs/performance.md): runs the benchmarks below and the CLI.
-        .executableTarget(name: "pnreplicate-bench"),
-        .executableTarget(
-            name: "StoreBenchmarks",
-            dependencies: [
-                "ReplicaStore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
-        ),
-        // Run by hand in release mode: unread counts on a large store against a raw index count.
-        .executableTarget(
-            name: "ChatBenchmarks",
-            dependencies: [
-                "ReplicaStore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
-        ),
-        // Run by hand in release mode: loopback requests/s of each transport against the simulator.
-        .executableTarget(
-            name: "WireBenchmarks",
-            dependencies: ["PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", "ReplicaModel"]
-        ),
-        // Run by hand in release mode: durable enqueue and drain rates against raw baselines.
-        .executableTarget(
-            name: "OutboxBenchmarks",
-            dependencies: [
-                "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator",
-                "SimulatorHTTP", .product(name: "GRDB", package: "GRDB.swift"),
-            ]
-        ),
-        // Run by hand in release mode: history ingest rate against a raw insert, and peak RSS.
-        .executableTarget(
-            name: "ReconcilerBenchmarks",
-            dependencies: [
-                "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
-        ),
-        // Run by hand in release mode: publish-to-observation latency and live vs history ingest.
-        .executableTarget(
-            name: "LiveBenchmarks",
-            dependencies: [
-                "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator",
-                "SimulatorHTTP", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel", "PubNubSimulator"]),

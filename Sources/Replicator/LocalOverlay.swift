@@ -64,24 +64,27 @@ struct LocalOverlay<Custom: ChatCustomData> {
         return true
     }
 
-    /// The current user's actions (reactions, edits, deletes) on `channel` with an unsent add or
-    /// removal, keyed by (message, type, value) as ``OutboxKeys/reaction(_:_:_:)`` spells it.
-    /// The key comes from the op, not its target: an edit's target is its message's edit slot.
-    func pendingReactions(channel: String) throws -> (adds: Set<String>, removes: Set<String>) {
+    /// The current user's unsent reaction changes on `channel`: what a reactions listing or a
+    /// live action event may not undo (read-your-writes for message actions).
+    func pendingReactions(channel: String, currentUser: String) throws -> PendingReactions {
         var adds = Set<String>(), removes = Set<String>()
         for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.operation.channel == channel {
             guard let reaction = op.operation.reaction else { continue }
             let key = OutboxKeys.reaction(reaction.messageId, reaction.type, reaction.value)
             if op.kind == .addReaction { adds.insert(key) } else { removes.insert(key) }
         }
-        return (adds, removes)
+        return PendingReactions(adds: adds, removes: removes, currentUser: currentUser)
     }
 
-    /// The key of a server action in ``pendingReactions(channel:)``, or nil when no op of ours can
-    /// be pending on it: only the current user's actions are overlaid.
-    static func pendingKey(messageId: String?, type: String, value: String, user: String, currentUser: String) -> String? {
-        guard user == currentUser, let messageId else { return nil }
-        return OutboxKeys.reaction(messageId, type, value)
+    /// Whether one server statement about an action (``PendingReactions/overrides(serverSays:messageId:type:value:user:)``)
+    /// is overridden by an unsent op; reads the outbox only when the action is the current user's.
+    func overridesReaction(
+        serverSays present: Bool, channel: String, messageId: String?, type: String, value: String, user: String,
+        currentUser: String
+    ) throws -> Bool {
+        guard user == currentUser, messageId != nil else { return false }
+        return try pendingReactions(channel: channel, currentUser: currentUser)
+            .overrides(serverSays: present, messageId: messageId, type: type, value: value, user: user)
     }
 
     // MARK: Server state from the outbox
@@ -233,5 +236,25 @@ struct LocalOverlay<Custom: ChatCustomData> {
         }
         try reapplyPending(target: target)
         return Applied(outcome: outcome, overlaid: true)
+    }
+}
+
+/// The current user's actions (reactions, edits, deletes) on one channel with an unsent add or
+/// removal in the outbox, keyed by (message, type, value) as ``OutboxKeys/reaction(_:_:_:)`` spells
+/// it. The key comes from the op, not its target: an edit's target is its message's edit slot.
+struct PendingReactions {
+    let adds: Set<String>
+    let removes: Set<String>
+    let currentUser: String
+
+    /// Whether the server's statement about an action is ignored: it says the action is there
+    /// (listed, or an "added" event) while an unsent removal of ours is queued, or that it is
+    /// gone (missing from a complete listing, or a "removed" event) while an unsent add is. Only
+    /// the current user's actions can have ops pending; an action on a message not stored
+    /// (`messageId` nil) has none.
+    func overrides(serverSays present: Bool, messageId: String?, type: String, value: String, user: String) -> Bool {
+        guard user == currentUser, let messageId else { return false }
+        let key = OutboxKeys.reaction(messageId, type, value)
+        return present ? removes.contains(key) : adds.contains(key)
     }
 }

@@ -5,7 +5,7 @@ import ReplicaModel
 import Testing
 
 /// The unread count stays an index walk: these plans are what keeps it fast on large stores
-/// (`swift run -c release ChatBenchmarks` measures it).
+/// (`swift run -c release --package-path Benchmarks --scratch-path .build ChatBenchmarks` measures it).
 @Suite("Chat query plans")
 struct ChatQueryPlanTests {
     @Test("unread counts read messages through (channel, timetoken, user) alone and deletions through their partial index")

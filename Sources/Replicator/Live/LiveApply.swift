@@ -171,15 +171,13 @@ extension Reconciler {
             }
             let messageId = try tx.messageIds(channel: channel, window: messageTT...messageTT)[messageTT]
             var outcome: String
-            if let target = LocalOverlay<Custom>.pendingKey(
-                messageId: messageId, type: action.type, value: action.value, user: action.uuid, currentUser: currentUser)
+            if try LocalOverlay(tx: tx).overridesReaction(
+                serverSays: event.added, channel: channel, messageId: messageId, type: action.type, value: action.value,
+                user: action.uuid, currentUser: currentUser)
             {
-                let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
-                if (event.added && pending.removes.contains(target)) || (!event.added && pending.adds.contains(target)) {
-                    result.keptPending += 1
-                    result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: "kept-pending"))
-                    return
-                }
+                result.keptPending += 1
+                result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: "kept-pending"))
+                return
             }
             if event.added {
                 var model = try action.model(channel: channel)

@@ -190,11 +190,13 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Whether the stream is live with nothing left to fill or to read again.
     package var isCaughtUp: Bool { state == .live && isReadyToPoll }
 
-    /// Whether the next step is a long poll (a cursor, nothing to fill, no here-now due).
-    package var isReadyToPoll: Bool { needsFill.isEmpty && !needsObjects && cursor != nil && needsHereNow.isEmpty }
+    /// Whether the next ``step()`` is a long poll: the stream has a cursor, no channel waits for a
+    /// gap fill and no here-now read is due. Drive ``step()`` until this is true to finish the
+    /// catch-up before timing or interleaving polls.
+    public var isReadyToPoll: Bool { needsFill.isEmpty && !needsObjects && cursor != nil && needsHereNow.isEmpty }
 
     /// What one ``step()`` did.
-    package enum Step: Equatable {
+    public enum Step: Equatable, Sendable {
         /// Nothing to follow.
         case idle
         /// A handshake, a fill or an answer.
@@ -217,10 +219,25 @@ public actor LiveSync<Custom: ChatCustomData> {
         }
     }
 
-    /// One unit of work: a handshake, a gap fill or one long poll and its events. Tests call it
-    /// directly to interleave devices deterministically; the benchmark to time the live path alone.
+    /// One unit of work of ``run()``, driven by hand: a handshake, a gap fill, a here-now read, or
+    /// one long poll and the events it brings (stored before it returns).
+    ///
+    /// ``run()`` is this in a loop with the states, the backoff and cancellation around it; call
+    /// `step()` yourself only to control when each request goes out: a test that interleaves
+    /// devices deterministically, or a benchmark that times the live path alone. A long poll
+    /// holds until an event arrives or ``LiveSyncOptions/pollTimeout`` passes. Never call it
+    /// while ``run()`` is running on the same instance.
+    ///
+    /// ```swift
+    /// let live = LiveSync(reconciler: reconciler)
+    /// while await !live.isReadyToPoll { try await live.step() }  // handshake and catch-up
+    /// try await live.step()                                       // one long poll
+    /// ```
+    /// - Returns: ``Step/idle`` when there is nothing to follow, ``Step/failed`` when a request
+    ///   failed (after its backoff), otherwise ``Step/progressed``.
+    /// - Throws: What ``run()`` would stop on: a store error, or cancellation.
     @discardableResult
-    package func step() async throws -> Step {
+    public func step() async throws -> Step {
         let (channels, messageChannels, presence) = try await followedChannels()
         let added = Set(channels).subtracting(subscribed)
         if !subscribed.isEmpty || cursor != nil {

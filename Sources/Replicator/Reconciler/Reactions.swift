@@ -91,11 +91,11 @@ extension Reconciler {
         let snapshotValue = try column(snapshot, "snapshot")
         return try await store.storeTransaction { tx in
             var result = ReactionSyncResult()
-            let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel)
+            let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel, currentUser: currentUser)
             let ids = try tx.messageIds(channel: channel, window: low...high)
-            func target(_ key: ReactionKey) -> String? {
-                LocalOverlay<Custom>.pendingKey(
-                    messageId: ids[key.messageTimetoken], type: key.type, value: key.value, user: key.user, currentUser: currentUser)
+            func overridden(_ key: ReactionKey, serverSays present: Bool) -> Bool {
+                pending.overrides(
+                    serverSays: present, messageId: ids[key.messageTimetoken], type: key.type, value: key.value, user: key.user)
             }
             var remote: [ReactionKey: ChatMessageAction] = [:]
             for action in server {
@@ -109,13 +109,13 @@ extension Reconciler {
                     (row.rowId, row.actionTimetoken)
             }
             for (key, stored) in local where remote[key] == nil {
-                if let t = target(key), pending.adds.contains(t) { result.keptPending += 1; continue }
+                if overridden(key, serverSays: false) { result.keptPending += 1; continue }
                 if let tt = stored.actionTimetoken, tt >= snapshotValue { result.keptPending += 1; continue }
                 try tx.deleteAction(rowId: stored.rowId)
                 result.removed += 1
             }
             for (key, action) in remote {
-                if let t = target(key), pending.removes.contains(t) { result.keptPending += 1; continue }
+                if overridden(key, serverSays: true) { result.keptPending += 1; continue }
                 var attached = action
                 attached.messageId = ids[key.messageTimetoken]
                 if try tx.upsert(action: attached) == .inserted { result.added += 1 }

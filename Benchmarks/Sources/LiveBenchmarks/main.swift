@@ -1,4 +1,4 @@
-// Live sync benchmark: `swift run -c release LiveBenchmarks [messages]` (default 10,000).
+// Live sync benchmark: `swift run -c release --package-path Benchmarks --scratch-path .build LiveBenchmarks [messages]` (default 10,000).
 //
 // Starts the Hummingbird simulator on a loopback ephemeral port in this process (PubNub's
 // buffer rules, long polls held until an event arrives). Device A runs a `LiveSync` over its own

@@ -1,4 +1,4 @@
-// Chat benchmark: `swift run -c release ChatBenchmarks [messages] [channels]`.
+// Chat benchmark: `swift run -c release --package-path Benchmarks --scratch-path .build ChatBenchmarks [messages] [channels]`.
 //
 // Fills a store with N messages (default 100,000) across C channels (default 200) from 50 users,
 // a membership of "me" in every channel read up to the middle of it, a reaction on every 10th
@@ -6,6 +6,7 @@
 // median of 51 runs) against the raw limit measured in the same run: one prepared
 // `count(*)` per channel over the same index, through the SQLite C API, with the read positions
 // already known. Prints both and their ratio. Run by hand; never part of `swift test`.
+import BenchmarkSupport
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -21,7 +22,10 @@ defer { try? FileManager.default.removeItem(at: directory) }
 
 func timetoken(_ i: Int) -> Timetoken { Timetoken(rawValue: 17_000_000_000_000_000 + UInt64(i) * 10_000) }
 
-let store = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("chat.sqlite").path)
+let path = directory.appendingPathComponent("chat.sqlite").path
+let store = try ChatStore<DefaultChatCustom>.open(at: path)
+// The fixture's memberships and the raw limit go through a raw connection to the same file.
+let rawDatabase = try rawConnection(toStoreAt: path)
 let messages = try (0..<count).map { i in
     try ChatMessage<FlatCustom>(
         id: "m\(i)", text: "message \(i)", createdAt: ISOTimestamp(date: timetoken(i).date), timetoken: timetoken(i),
@@ -43,7 +47,7 @@ for i in stride(from: 0, to: count, by: 10) {
 _ = try await store.load(messageActions: actions)
 // "me" reads each channel up to its middle message.
 var positions: [String: Int64] = [:]
-try store.writer.write { db in
+try rawDatabase.write { db in
     try db.execute(sql: "INSERT INTO users (id) VALUES ('me')")
     for c in 0..<channelCount {
         let channel = "channel-\(c)"
@@ -77,7 +81,7 @@ precondition(counts.count == channelCount, "counts of \(counts.count) channels")
 // 2. The raw limit: count the index range after each known position, nothing else.
 var rawTotal = 0
 let raw = try median(51) {
-    rawTotal = try store.writer.read { db in
+    rawTotal = try rawDatabase.read { db in
         let connection = db.sqliteConnection
         var statement: OpaquePointer?
         let sql = "SELECT count(*) FROM messages WHERE channel_id = ? AND timetoken > ?"

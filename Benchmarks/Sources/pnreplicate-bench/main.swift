@@ -1,6 +1,8 @@
 // pnreplicate-bench: every performance figure of docs/performance.md in one table.
 //
-//     swift build -c release && .build/release/pnreplicate-bench [--runs 5] [--quick]
+//     swift build -c release --product pnreplicate
+//     swift build -c release --package-path Benchmarks --scratch-path .build
+//     .build/release/pnreplicate-bench [--runs 5] [--quick]
 //
 // Runs the benchmark executables built beside it (ReconcilerBenchmarks, OutboxBenchmarks,
 // LiveBenchmarks) and the `pnreplicate` command itself, each `--runs` times (default 5), reads the
@@ -21,6 +23,17 @@ let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksI
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pnreplicate-bench-\(getpid())")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: scratch) }
+
+/// The commands it runs, all expected beside it (the two builds above share one scratch path).
+let buildCommands = """
+    swift build -c release --product pnreplicate
+    swift build -c release --package-path Benchmarks --scratch-path .build
+    """
+for binary in ["ReconcilerBenchmarks", "OutboxBenchmarks", "LiveBenchmarks", "pnreplicate"]
+where !FileManager.default.isExecutableFile(atPath: binaries.appendingPathComponent(binary).path) {
+    FileHandle.standardError.write(Data("pnreplicate-bench: no \(binary) in \(binaries.path); build both, from the repository's root:\n\(buildCommands)\n".utf8))
+    exit(1)
+}
 
 /// What one child process did.
 struct ChildRun {
@@ -61,7 +74,7 @@ func run(_ binary: String, _ args: [String]) -> ChildRun {
     var pid: pid_t = 0
     let start = now()
     guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else {
-        fatalError("cannot start \(target): build everything first with `swift build -c release`")
+        fatalError("cannot start \(target): build it first:\n\(buildCommands)")
     }
     posix_spawn_file_actions_destroy(&actions)
     close(pipe[1])

@@ -1,4 +1,4 @@
-// Transport benchmark: `swift run -c release WireBenchmarks [requests]`.
+// Transport benchmark: `swift run -c release --package-path Benchmarks --scratch-path .build WireBenchmarks [requests]`.
 //
 // Starts the Hummingbird simulator on a loopback ephemeral port in this process and measures
 // requests/s of each transport (AsyncHTTPClient, URLSession), sequential and 16 concurrent, for

@@ -1,4 +1,4 @@
-// Outbox benchmark: `swift run -c release OutboxBenchmarks [messages]`.
+// Outbox benchmark: `swift run -c release --package-path Benchmarks --scratch-path .build OutboxBenchmarks [messages]`.
 //
 // 1. Durable enqueue: `Outbox.send` (message row + outbox row in one transaction) against raw
 //    single-row SQLite transactions of a similar row, both on disk in WAL mode, one commit each.

@@ -1,4 +1,4 @@
-// Reconciler benchmark: `swift run -c release ReconcilerBenchmarks [messages] [--rss]`.
+// Reconciler benchmark: `swift run -c release --package-path Benchmarks --scratch-path .build ReconcilerBenchmarks [messages] [--rss]`.
 //
 // Ingest (default, 100,000 messages): `Reconciler.catchUp` pulls one channel's whole history page
 // by page (100 per page) from a transport that answers with prepared history bodies, so the time
@@ -13,6 +13,7 @@
 // as PubNub's SDKs publish them) with a client that decrypts, into a fresh store; prints both rates
 // and the ratio encrypted/plain (docs/encryption.md; goal ≥ 0.8).
 // Run by hand; never part of `swift test`.
+import BenchmarkSupport
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -138,9 +139,9 @@ let rows: [(id: String, text: String, custom: String, user: String, tt: Int64)] 
     (String(format: "%08x-0000-4000-8000-%012x", i, i), String(repeating: "lorem ipsum ", count: 8) + String(i),
      #"{"lang":"en","priority":\#(i % 3)}"#, "user-\(i % 50)", Int64(firstTimetoken + UInt64(i) * 10_000))
 }
-let rawStore = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("raw.sqlite").path)
+let rawStore = try rawConnection(toStoreAt: directory.appendingPathComponent("raw.sqlite").path)
 let rawSeconds = try await seconds {
-    try await rawStore.writer.write { db in
+    try await rawStore.write { db in
         let connection = db.sqliteConnection
         let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         var statement: OpaquePointer?

@@ -1,9 +1,10 @@
-// Store benchmark: `swift run -c release StoreBenchmarks [rows]`.
+// Store benchmark: `swift run -c release --package-path Benchmarks --scratch-path .build StoreBenchmarks [rows]`.
 //
 // Loads N messages (default 100,000) through `ChatStore.load(messages:)` into a fresh on-disk store,
 // then inserts the same rows into another fresh store with one prepared statement through the raw
 // SQLite C API, one transaction, the way feasibility.md measured the raw limit. Prints both rates
 // and their ratio. Run by hand; never part of `swift test`.
+import BenchmarkSupport
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -49,11 +50,11 @@ let stored = try store.fetchNow(StoreQuery { try Int.fetchOne($0, sql: "SELECT c
 precondition(stored == count, "stored \(stored) of \(count)")
 
 // 2. The raw limit: the same rows, the same schema, one prepared INSERT, one transaction.
-let rawStore = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("raw.sqlite").path)
+let rawStore = try rawConnection(toStoreAt: directory.appendingPathComponent("raw.sqlite").path)
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.sortedKeys]
 let rawSeconds = try await seconds {
-    try await rawStore.writer.write { db in
+    try await rawStore.write { db in
         let connection = db.sqliteConnection
         let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         var statement: OpaquePointer?
