@@ -5,7 +5,7 @@ import Foundation
 /// JSON: `{id, name, description, type, status, custom, eTag, updated}`. PubNub channels have no
 /// `profileUrl` field; the avatar lives in `custom.profileUrl` (see ``avatarURL``).
 /// ``memberCount`` is local only and never encoded.
-public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable, VersionedObject {
+public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable, VersionedObject, ReplicatedEntity {
     /// The channel id.
     public var id: String
     /// Display name.
@@ -54,6 +54,14 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
             }
         }
     }
+
+    /// The replicated fields: wire name, store column, property (``ReplicatedEntity``).
+    public static var fields: [EntityField<Self>] {
+        [.text("name", \.name), .text("description", \.details), .type(\.type), .text("status", \.status), .custom]
+    }
+
+    /// Where the custom data lives.
+    public static var customField: WritableKeyPath<Self, Custom?> & Sendable { \.custom }
 
     /// ``avatarURLString`` as a URL.
     public var avatarURL: URL? { avatarURLString.flatMap(URL.init(string:)) }

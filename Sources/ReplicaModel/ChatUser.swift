@@ -4,7 +4,7 @@ import Foundation
 ///
 /// JSON: `{id, name, email, externalId, profileUrl, type, status, custom, eTag, updated}`.
 /// `type` defaults to `"default"` and is left out of the JSON when it has that value.
-public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable, VersionedObject {
+public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identifiable, VersionedObject, ReplicatedEntity {
     /// The user id (PubNub `uuid`).
     public var id: String
     /// Display name.
@@ -45,6 +45,18 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
         self.updated = updated
         self.eTag = eTag
     }
+
+    /// The replicated fields: wire name, store column, property (``ReplicatedEntity``).
+    public static var fields: [EntityField<Self>] {
+        [
+            .text("name", \.name), .text("externalId", column: "external_id", \.externalId),
+            .text("profileUrl", column: "profile_url", \.profileUrl), .text("email", \.email), .type(\.type),
+            .text("status", \.status), .custom,
+        ]
+    }
+
+    /// Where the custom data lives.
+    public static var customField: WritableKeyPath<Self, Custom?> & Sendable { \.custom }
 
     /// ``profileUrl`` as a URL.
     public var avatarURL: URL? { profileUrl.flatMap(URL.init(string:)) }

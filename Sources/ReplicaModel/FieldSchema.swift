@@ -9,10 +9,10 @@ import Foundation
 /// FieldSchema.type(nil)     // "default"
 /// ```
 public enum FieldSchema {
-    /// A user's fields.
-    public static let user = ["name", "externalId", "profileUrl", "email", "type", "status", "custom"]
-    /// A channel's fields (`description` is ``ChatChannel/details`` in Swift).
-    public static let channel = ["name", "description", "type", "status", "custom"]
+    /// A user's fields, from ``ChatUser``'s declaration (``ReplicatedEntity/fields``).
+    public static let user = ChatUser<JSONValue>.wireNames
+    /// A channel's fields (`description` is ``ChatChannel/details`` in Swift), from ``ChatChannel``'s declaration.
+    public static let channel = ChatChannel<JSONValue>.wireNames
     /// A membership's fields. PubNub writes the three together.
     public static let membership = ["status", "type", "custom"]
 

@@ -1,0 +1,291 @@
+import Foundation
+
+/// One replicated App Context field of `Entity`, declared once: its name on the wire, its column
+/// in the store, and where it lives on the Swift type. Edits, change sets, their JSON and the
+/// field lists of ``FieldSchema`` are all derived from an entity's ``ReplicatedEntity/fields``.
+///
+/// ```swift
+/// .text("profileUrl", column: "profile_url", \.profileUrl)   // ChatUser's avatar URL
+/// ```
+public struct EntityField<Entity: ReplicatedEntity>: Sendable {
+    /// Where the value lives on the entity, and how it is typed.
+    enum Access: Sendable {
+        /// An optional string; absent or `null` is nil.
+        case text(WritableKeyPath<Entity, String?> & Sendable)
+        /// The object type: a string whose absence is ``FieldSchema/defaultType``.
+        case type(WritableKeyPath<Entity, String> & Sendable)
+        /// The app's custom data, at ``ReplicatedEntity/customField``.
+        case custom
+    }
+
+    /// The field's name in PubNub's JSON (`description` for ``ChatChannel/details``).
+    public let wireName: String
+    /// The field's column in the store's table.
+    public let column: String
+    let access: Access
+
+    /// An optional string field; the column defaults to the wire name.
+    public static func text(_ wireName: String, column: String? = nil, _ keyPath: WritableKeyPath<Entity, String?> & Sendable)
+        -> Self
+    {
+        Self(wireName: wireName, column: column ?? wireName, access: .text(keyPath))
+    }
+
+    /// The `type` field, with PubNub's default for an absent type.
+    public static func type(_ keyPath: WritableKeyPath<Entity, String> & Sendable) -> Self {
+        Self(wireName: "type", column: "type", access: .type(keyPath))
+    }
+
+    /// The `custom` field, at the entity's ``ReplicatedEntity/customField``.
+    public static var custom: Self { Self(wireName: "custom", column: "custom", access: .custom) }
+
+    /// Whether this field lives at `keyPath`.
+    func lives(at keyPath: AnyKeyPath) -> Bool {
+        switch access {
+        case .text(let path): (path as AnyKeyPath) == keyPath
+        case .type(let path): (path as AnyKeyPath) == keyPath
+        case .custom: (Entity.customField as AnyKeyPath) == keyPath
+        }
+    }
+}
+
+/// An App Context entity whose replicated fields are declared in one table (users and channels).
+public protocol ReplicatedEntity: Hashable, Sendable, Identifiable where ID == String {
+    /// The type of its custom data.
+    associatedtype CustomFields: CustomData
+    /// Its replicated fields, in wire order: the one declaration each field has.
+    static var fields: [EntityField<Self>] { get }
+    /// Where its custom data lives.
+    static var customField: WritableKeyPath<Self, CustomFields?> & Sendable { get }
+    /// When the server last changed the object.
+    var updated: ISOTimestamp? { get set }
+    /// The server's version tag of the object.
+    var eTag: String? { get set }
+}
+
+extension ReplicatedEntity {
+    /// The wire names of its fields, in order.
+    public static var wireNames: [String] { fields.map(\.wireName) }
+
+    /// The field at `keyPath`; a key path that is no replicated field (`id`, `eTag`, ...) is a
+    /// programming error.
+    static func field(at keyPath: AnyKeyPath) -> EntityField<Self> {
+        guard let field = fields.first(where: { $0.lives(at: keyPath) }) else {
+            preconditionFailure("\(keyPath) is not a replicated field of \(Self.self)")
+        }
+        return field
+    }
+
+    /// The entity with wire-named `fields` applied, as a local op's payload or a live event's
+    /// changed fields carry them: unknown names are ignored, a string field that is not a
+    /// string is cleared, `type` null is the default, `custom` null clears it.
+    public func applying(_ fields: [String: JSONValue]) throws -> Self {
+        try FieldChanges<Self>(wireFields: fields).applied(to: self)
+    }
+}
+
+/// The changed fields of one user or channel: what a local edit (``UserEdit``, ``ChannelEdit``)
+/// and a real-time change set (``UserChangeset``, ``ChannelChangeset``) carry. Each field is
+/// read and set by its name on the entity; `.unchanged` leaves it, `.set(nil)` clears it.
+///
+/// ```swift
+/// var edit = UserEdit<FlatCustom>()
+/// edit.name = .set("Ann")
+/// edit.profileUrl = .set(nil)       // clears the avatar
+/// try edit.fields()                 // ["name": "Ann", "profileUrl": null]
+/// ```
+///
+/// Only the entity's replicated fields (``ReplicatedEntity/fields``) can be named; naming another
+/// property (`id`, `eTag`, `updated`) stops the program, as an index out of range does.
+@dynamicMemberLookup
+public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
+    /// Text fields and `type` by wire name; a nil value clears the field.
+    private var texts: [String: String?] = [:]
+    /// Custom data (replaces the whole object, as PubNub does).
+    public var custom: FieldUpdate<Entity.CustomFields> = .unchanged
+
+    /// Nothing changed yet.
+    public init() {}
+
+    /// Reads wire-named changed fields leniently (see ``ReplicatedEntity/applying(_:)``).
+    public init(wireFields fields: [String: JSONValue]) throws {
+        for field in Entity.fields {
+            guard let value = fields[field.wireName] else { continue }
+            switch field.access {
+            case .text, .type: texts[field.wireName] = .some(value.stringValue)
+            case .custom: custom = .set(value.isNull ? nil : try Entity.CustomFields.fromJSON(value))
+            }
+        }
+    }
+
+    /// An optional string field, by its name on the entity (`edit.name`).
+    public subscript(dynamicMember keyPath: WritableKeyPath<Entity, String?>) -> FieldUpdate<String> {
+        get { self[Entity.field(at: keyPath).wireName] }
+        set { self[Entity.field(at: keyPath).wireName] = newValue }
+    }
+
+    /// The `type` field (`edit.type`); `.set(nil)` is PubNub's default type.
+    public subscript(dynamicMember keyPath: WritableKeyPath<Entity, String>) -> FieldUpdate<String> {
+        get { self[Entity.field(at: keyPath).wireName] }
+        set { self[Entity.field(at: keyPath).wireName] = newValue }
+    }
+
+    private subscript(wireName: String) -> FieldUpdate<String> {
+        get { texts[wireName].map { .set($0) } ?? .unchanged }
+        set {
+            switch newValue {
+            case .unchanged: texts[wireName] = nil
+            case .set(let value): texts[wireName] = .some(value)
+            }
+        }
+    }
+
+    /// Whether no field is changed.
+    public var isEmpty: Bool { texts.isEmpty && custom == .unchanged }
+
+    /// The changed fields by wire name; a cleared field is JSON `null`.
+    public func fields() throws -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [:]
+        for (name, value) in texts { fields[name] = value.map(JSONValue.string) ?? .null }
+        if case .set(let value) = custom { fields["custom"] = try value.map { try JSONValue(encoding: $0) } ?? .null }
+        return fields
+    }
+
+    /// `entity` with these changes applied.
+    public func applied(to entity: Entity) -> Entity {
+        var result = entity
+        for field in Entity.fields {
+            switch field.access {
+            case .text(let keyPath):
+                if let value = texts[field.wireName] { result[keyPath: keyPath] = value }
+            case .type(let keyPath):
+                if let value = texts[field.wireName] { result[keyPath: keyPath] = FieldSchema.type(value) }
+            case .custom:
+                result[keyPath: Entity.customField] = custom.applied(to: result[keyPath: Entity.customField])
+            }
+        }
+        return result
+    }
+
+    /// `entity` with wire-named `fields` applied (unknown names are ignored); what the outbox and
+    /// live sync apply a stored op's or an event's fields with.
+    public static func apply(_ fields: [String: JSONValue], to entity: Entity) throws -> Entity {
+        try entity.applying(fields)
+    }
+}
+
+extension FieldChanges: Codable {
+    /// Decodes the changed fields strictly: a present key must hold its type or `null`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: WireKey.self)
+        for field in Entity.fields {
+            let key = WireKey(field.wireName)
+            switch field.access {
+            case .text, .type: self[field.wireName] = try c.decodeUpdate(String.self, forKey: key)
+            case .custom: custom = try c.decodeUpdate(Entity.CustomFields.self, forKey: key)
+            }
+        }
+    }
+
+    /// Encodes only the changed keys (`null` for a cleared one).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: WireKey.self)
+        for field in Entity.fields {
+            let key = WireKey(field.wireName)
+            switch field.access {
+            case .text, .type: try c.encodeUpdate(self[field.wireName], forKey: key)
+            case .custom: try c.encodeUpdate(custom, forKey: key)
+            }
+        }
+    }
+}
+
+/// A coding key named at run time (a field's wire name).
+struct WireKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// A local edit of a user's metadata: only the fields set here change (`.set(nil)` clears one).
+///
+/// ```swift
+/// var edit = UserEdit<FlatCustom>()
+/// edit.name = .set("Ann")
+/// try await replica.setUser(id: "ann", edit: edit)
+/// ```
+public typealias UserEdit<Custom: CustomData> = FieldChanges<ChatUser<Custom>>
+
+/// A local edit of a channel's metadata: only the fields set here change (`.set(nil)` clears one).
+/// Its description is `details`, as on ``ChatChannel``.
+public typealias ChannelEdit<Custom: CustomData> = FieldChanges<ChatChannel<Custom>>
+
+/// A real-time update of a user or channel (`e=2`, type `uuid` or `channel`, event `set`): the
+/// id, the new `updated` and `eTag`, and only the fields that changed (an explicit `null`
+/// clears one). Its fields are read by name, as on ``FieldChanges`` (`changeset.name`).
+@dynamicMemberLookup
+public struct ObjectChangeset<Entity: ReplicatedEntity & VersionedObject>: Hashable, Sendable {
+    /// The object's id.
+    public var id: String
+    /// The new `updated`.
+    public var updated: ISOTimestamp
+    /// The new eTag.
+    public var eTag: String
+    /// The changed fields.
+    public var changes = FieldChanges<Entity>()
+
+    /// A changeset that changes nothing yet.
+    public init(id: String, updated: ISOTimestamp, eTag: String) {
+        self.id = id
+        self.updated = updated
+        self.eTag = eTag
+    }
+
+    /// A changed field, by its name on the entity (`changeset.name`, `changeset.custom`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<FieldChanges<Entity>, Value>) -> Value {
+        get { changes[keyPath: keyPath] }
+        set { changes[keyPath: keyPath] = newValue }
+    }
+
+    /// The patched object, or nil when the changeset is for another id, older than `object` or
+    /// carries its eTag (``VersionDecision``).
+    public func apply(to object: Entity) -> Entity? {
+        guard object.id == id,
+            VersionDecision(incoming: (updated, eTag), stored: (object.updated, object.eTag)) == .apply
+        else { return nil }
+        var result = changes.applied(to: object)
+        result.updated = updated
+        result.eTag = eTag
+        return result
+    }
+}
+
+extension ObjectChangeset: Codable {
+    private enum CodingKeys: String, CodingKey { case id, updated, eTag }
+
+    /// Decodes a changeset; absent field keys are `.unchanged`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        updated = try c.decode(ISOTimestamp.self, forKey: .updated)
+        eTag = try c.decode(String.self, forKey: .eTag)
+        changes = try FieldChanges(from: decoder)
+    }
+
+    /// Encodes the id, version and only the changed keys.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(updated, forKey: .updated)
+        try c.encode(eTag, forKey: .eTag)
+        try changes.encode(to: encoder)
+    }
+}
+
+/// A real-time user update (type `uuid`, event `set`).
+public typealias UserChangeset<Custom: CustomData> = ObjectChangeset<ChatUser<Custom>>
+
+/// A real-time channel update (type `channel`, event `set`); `description` is `details`.
+public typealias ChannelChangeset<Custom: CustomData> = ObjectChangeset<ChatChannel<Custom>>
