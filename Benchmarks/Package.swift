@@ -12,6 +12,14 @@ import PackageDescription
 //
 // The shared scratch path puts the benchmarks beside the `pnreplicate` command (which
 // `pnreplicate-bench` also times) and reuses the dependencies already built.
+
+/// pnreplicate's products by name, and GRDB (with its SQLite module) for the raw baselines.
+func uses(_ products: String..., grdb: Bool = false, sqlite: Bool = false) -> [Target.Dependency] {
+    products.map { .product(name: $0, package: "pnreplicate") }
+        + (grdb ? [.product(name: "GRDB", package: "GRDB.swift")] : [])
+        + (sqlite ? [.product(name: "GRDBSQLite", package: "GRDB.swift")] : [])
+}
+
 let package = Package(
     name: "pnreplicate-benchmarks",
     platforms: [.macOS(.v14)],
@@ -23,87 +31,39 @@ let package = Package(
         // What the benchmarks share: a raw connection to a store's file.
         .target(
             name: "BenchmarkSupport",
-            dependencies: [
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-                .product(name: "ReplicaStore", package: "pnreplicate"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            dependencies: uses("ReplicaModel", "ReplicaStore", grdb: true)
         ),
         // Every benchmark figure in one table (docs/performance.md): runs the benchmarks below and the CLI.
         .executableTarget(name: "pnreplicate-bench"),
         // load(messages:) against a raw SQLite insert of the same rows.
         .executableTarget(
             name: "StoreBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "ReplicaStore", package: "pnreplicate"),
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
+            dependencies: ["BenchmarkSupport"] + uses("ReplicaStore", "ReplicaModel", grdb: true, sqlite: true)
         ),
         // Unread counts on a large store against a raw index count.
         .executableTarget(
             name: "ChatBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "ReplicaStore", package: "pnreplicate"),
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
+            dependencies: ["BenchmarkSupport"] + uses("ReplicaStore", "ReplicaModel", grdb: true, sqlite: true)
         ),
         // Loopback requests/s of each transport against the simulator.
         .executableTarget(
             name: "WireBenchmarks",
-            dependencies: [
-                .product(name: "PubNubWire", package: "pnreplicate"),
-                .product(name: "PubNubWireNIO", package: "pnreplicate"),
-                .product(name: "PubNubSimulator", package: "pnreplicate"),
-                .product(name: "SimulatorHTTP", package: "pnreplicate"),
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-            ]
+            dependencies: uses("PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", "ReplicaModel")
         ),
         // Durable enqueue and drain rates against raw baselines.
         .executableTarget(
             name: "OutboxBenchmarks",
-            dependencies: [
-                .product(name: "Replicator", package: "pnreplicate"),
-                .product(name: "ReplicaStore", package: "pnreplicate"),
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-                .product(name: "PubNubWire", package: "pnreplicate"),
-                .product(name: "PubNubWireNIO", package: "pnreplicate"),
-                .product(name: "PubNubSimulator", package: "pnreplicate"),
-                .product(name: "SimulatorHTTP", package: "pnreplicate"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            dependencies: uses("Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", grdb: true)
         ),
         // History ingest rate against a raw insert, and peak RSS.
         .executableTarget(
             name: "ReconcilerBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "Replicator", package: "pnreplicate"),
-                .product(name: "ReplicaStore", package: "pnreplicate"),
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-                .product(name: "PubNubWire", package: "pnreplicate"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
+            dependencies: ["BenchmarkSupport"] + uses("Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", grdb: true, sqlite: true)
         ),
         // Publish-to-observation latency and live vs history ingest.
         .executableTarget(
             name: "LiveBenchmarks",
-            dependencies: [
-                .product(name: "Replicator", package: "pnreplicate"),
-                .product(name: "ReplicaStore", package: "pnreplicate"),
-                .product(name: "ReplicaModel", package: "pnreplicate"),
-                .product(name: "PubNubWire", package: "pnreplicate"),
-                .product(name: "PubNubWireNIO", package: "pnreplicate"),
-                .product(name: "PubNubSimulator", package: "pnreplicate"),
-                .product(name: "SimulatorHTTP", package: "pnreplicate"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            dependencies: uses("Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", grdb: true)
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -119,93 +119,6 @@ struct ObjectEnvelope<Element: Decodable>: Decodable {
     let data: Element
 }
 
-/// The fields a user or channel PATCH sends. `nil` leaves a field as it is; ``FieldValue/null`` clears it.
-public enum FieldValue<Value: Encodable & Sendable & Hashable>: Sendable, Hashable, Encodable {
-    /// Set the field.
-    case value(Value)
-    /// Clear the field (`null`).
-    case null
-
-    /// Encodes the value or `null`.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .value(let value): try c.encode(value)
-        case .null: try c.encodeNil()
-        }
-    }
-}
-
-/// The body of a user PATCH.
-public struct UserFields<Custom: CustomData>: Encodable, Sendable, Hashable {
-    /// Display name.
-    public var name: FieldValue<String>?
-    /// An id in another system.
-    public var externalId: FieldValue<String>?
-    /// Avatar URL.
-    public var profileUrl: FieldValue<String>?
-    /// Email address.
-    public var email: FieldValue<String>?
-    /// Object type.
-    public var type: FieldValue<String>?
-    /// Free-form status.
-    public var status: FieldValue<String>?
-    /// Replaces the whole `custom` object.
-    public var custom: FieldValue<Custom>?
-
-    /// No fields yet.
-    public init() {}
-
-    /// Every field of `user`, as a full set.
-    public init(_ user: ChatUser<Custom>) {
-        name = user.name.map(FieldValue.value)
-        externalId = user.externalId.map(FieldValue.value)
-        profileUrl = user.profileUrl.map(FieldValue.value)
-        email = user.email.map(FieldValue.value)
-        type = .value(user.type)
-        status = user.status.map(FieldValue.value)
-        custom = user.custom.map(FieldValue.value)
-    }
-}
-
-/// The body of a channel PATCH (`description` on the wire for ``details``).
-public struct ChannelFields<Custom: CustomData>: Encodable, Sendable, Hashable {
-    /// Display name.
-    public var name: FieldValue<String>?
-    /// The description (`description` on the wire).
-    public var details: FieldValue<String>?
-    /// Object type.
-    public var type: FieldValue<String>?
-    /// Free-form status.
-    public var status: FieldValue<String>?
-    /// Replaces the whole `custom` object.
-    public var custom: FieldValue<Custom>?
-
-    enum CodingKeys: String, CodingKey { case name, description, type, status, custom }
-
-    /// No fields yet.
-    public init() {}
-
-    /// Every field of `channel`, as a full set.
-    public init(_ channel: ChatChannel<Custom>) {
-        name = channel.name.map(FieldValue.value)
-        details = channel.details.map(FieldValue.value)
-        type = .value(channel.type)
-        status = channel.status.map(FieldValue.value)
-        custom = channel.custom.map(FieldValue.value)
-    }
-
-    /// Encodes the set fields.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeIfPresent(name, forKey: .name)
-        try c.encodeIfPresent(details, forKey: .description)
-        try c.encodeIfPresent(type, forKey: .type)
-        try c.encodeIfPresent(status, forKey: .status)
-        try c.encodeIfPresent(custom, forKey: .custom)
-    }
-}
-
 extension PubNubClient {
     static let objectInclude = "custom,status,type"
 
@@ -238,14 +151,14 @@ extension PubNubClient {
     }
 
     /// The request ``setUser(id:fields:ifMatch:)`` sends.
-    public func setUserRequest<C: CustomData>(id: String, fields: UserFields<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
+    public func setUserRequest<C: CustomData>(id: String, fields: UserEdit<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
         objectRequest(
             .patch, ["uuids", id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
             ifMatch: ifMatch, operation: "setUser")
     }
 
     /// PATCHes a user; with `ifMatch`, a stale eTag fails with reason `preconditionFailed` (412).
-    public func setUser<C: CustomData>(id: String, fields: UserFields<C>, ifMatch: String? = nil) async throws(WireError) -> ChatUser<C> {
+    public func setUser<C: CustomData>(id: String, fields: UserEdit<C>, ifMatch: String? = nil) async throws(WireError) -> ChatUser<C> {
         try await perform(try setUserRequest(id: id, fields: fields, ifMatch: ifMatch), as: ObjectEnvelope<ChatUser<C>>.self).data
     }
 
@@ -288,14 +201,14 @@ extension PubNubClient {
     }
 
     /// The request ``setChannel(id:fields:ifMatch:)`` sends.
-    public func setChannelRequest<C: CustomData>(id: String, fields: ChannelFields<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
+    public func setChannelRequest<C: CustomData>(id: String, fields: ChannelEdit<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
         objectRequest(
             .patch, ["channels", id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
             ifMatch: ifMatch, operation: "setChannel")
     }
 
     /// PATCHes a channel; with `ifMatch`, a stale eTag fails with reason `preconditionFailed` (412).
-    public func setChannel<C: CustomData>(id: String, fields: ChannelFields<C>, ifMatch: String? = nil) async throws(WireError) -> ChatChannel<C> {
+    public func setChannel<C: CustomData>(id: String, fields: ChannelEdit<C>, ifMatch: String? = nil) async throws(WireError) -> ChatChannel<C> {
         try await perform(try setChannelRequest(id: id, fields: fields, ifMatch: ifMatch), as: ObjectEnvelope<ChatChannel<C>>.self).data
     }
 

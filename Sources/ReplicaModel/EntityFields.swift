@@ -107,6 +107,22 @@ public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
     /// Nothing changed yet.
     public init() {}
 
+    /// Every field `entity` has, as changes: what writes the whole object (a field it lacks stays
+    /// absent; `type` is always set).
+    ///
+    /// ```swift
+    /// try await client.setUser(id: "ann", fields: UserEdit(try ChatUser(id: "ann", name: "Ann")))
+    /// ```
+    public init(_ entity: Entity) {
+        for field in Entity.fields {
+            switch field.access {
+            case .text(let keyPath): if let value = entity[keyPath: keyPath] { texts[field.wireName] = .some(value) }
+            case .type(let keyPath): texts[field.wireName] = .some(entity[keyPath: keyPath])
+            case .custom: if let value = entity[keyPath: Entity.customField] { custom = .set(value) }
+            }
+        }
+    }
+
     /// Reads wire-named changed fields leniently (see ``ReplicatedEntity/applying(_:)``).
     public init(wireFields fields: [String: JSONValue]) throws {
         for field in Entity.fields {

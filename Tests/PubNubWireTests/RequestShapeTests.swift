@@ -83,9 +83,9 @@ struct RequestShapeTests {
     @Test("set user sends If-Match and only the given fields; null clears")
     func setUserShape() throws {
         let pubnub = try client(RecordingTransport(body: "{}"))
-        var fields = UserFields<FlatCustom>()
-        fields.name = .value("Jane")
-        fields.email = .null
+        var fields = UserEdit<FlatCustom>()
+        fields.name = .set("Jane")
+        fields.email = .set(nil)
         let request = try pubnub.setUserRequest(id: "u1", fields: fields, ifMatch: "AYGyoY3gre71eA")
         #expect(request.method == .patch && request.encodedPath == "/v2/objects/sub-c-test/uuids/u1")
         #expect(request.headers["If-Match"] == "AYGyoY3gre71eA")

@@ -304,8 +304,8 @@ struct ReadAndPinTests {
         #expect(server.custom == ["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[0].rawValue)), "pinnedMessageChannelID": "c"])
 
         // The Chat SDK pins the other message.
-        var edit = ChannelFields<FlatCustom>()
-        edit.custom = .value(["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[1].rawValue)), "pinnedMessageChannelID": "c"])
+        var edit = ChannelEdit<FlatCustom>()
+        edit.custom = .set(["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[1].rawValue)), "pinnedMessageChannelID": "c"])
         _ = try await other.setChannel(id: "c", fields: edit)
         _ = try await reconciler.pullObjects(channels: ["c"])
         #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c"))?.id == messages[1].id)

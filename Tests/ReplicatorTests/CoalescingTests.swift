@@ -59,7 +59,7 @@ struct CoalescingTests {
     func editWhileInflight() async throws {
         let world = try World()
         let observer = try world.observer()
-        let remote = try await observer.setUser(id: "u1", fields: UserFields<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
+        let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
         try await world.store.load(users: [remote])
         _ = try await world.outbox.setUser(id: "u1", edit: name("A"))
         let outbox = world.outbox
@@ -84,7 +84,7 @@ struct CoalescingTests {
     func userEditsMerge() async throws {
         let world = try World()
         let observer = try world.observer()
-        let remote = try await observer.setUser(id: "u1", fields: UserFields<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
+        let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
         try await world.store.load(users: [remote])
         let first = try await world.outbox.setUser(id: "u1", edit: name("A"))
         var second = UserEdit<FlatCustom>()
@@ -152,7 +152,7 @@ struct CoalescingTests {
         let world = try World()
         let observer = try world.observer()
         let remote = try await observer.setChannel(
-            id: "c1", fields: ChannelFields<FlatCustom>(try ChatChannel(id: "c1", name: "Original")))
+            id: "c1", fields: ChannelEdit<FlatCustom>(try ChatChannel(id: "c1", name: "Original")))
         try await world.store.load(channels: [remote])
         var edit = ChannelEdit<FlatCustom>()
         edit.name = .set("Renamed")

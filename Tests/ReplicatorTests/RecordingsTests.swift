@@ -325,7 +325,7 @@ struct RecordingsTests {
             let decoded: [ChatUser<FlatCustom>]? = switch r.verb {
             case .list: await answer(r, { try await client.listUsers() })?.data
             case .get: await answer(r, { try await client.getUser(id: id) }).map { [$0] }
-            case .set: await answer(r, { try await client.setUser(id: id, fields: UserFields<FlatCustom>()) }).map { [$0] }
+            case .set: await answer(r, { try await client.setUser(id: id, fields: UserEdit<FlatCustom>()) }).map { [$0] }
             case .remove: await answer(r, readsBody: false) { try await client.removeUser(id: id) }.map { [] }
             }
             _ = try await replay.reconciler.applyPulled(users: decoded ?? [])
@@ -333,7 +333,7 @@ struct RecordingsTests {
             let decoded: [ChatChannel<FlatCustom>]? = switch r.verb {
             case .list: await answer(r, { try await client.listChannels() })?.data
             case .get: await answer(r, { try await client.getChannel(id: id) }).map { [$0] }
-            case .set: await answer(r, { try await client.setChannel(id: id, fields: ChannelFields<FlatCustom>()) }).map { [$0] }
+            case .set: await answer(r, { try await client.setChannel(id: id, fields: ChannelEdit<FlatCustom>()) }).map { [$0] }
             case .remove: await answer(r, readsBody: false) { try await client.removeChannel(id: id) }.map { [] }
             }
             _ = try await replay.reconciler.applyPulled(channels: decoded ?? [])

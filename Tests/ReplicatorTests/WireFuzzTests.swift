@@ -64,16 +64,16 @@ struct WireFuzzTests {
         ("getUser", { c throws(WireError) in touch(try await c.getUser(id: "me")) }),
         ("listUsers", { c throws(WireError) in for user in try await c.listUsers().data { touch(user) } }),
         ("setUser", { c throws(WireError) in
-            var fields = UserFields<FlatCustom>()
-            fields.name = .value("Me")
+            var fields = UserEdit<FlatCustom>()
+            fields.name = .set("Me")
             touch(try await c.setUser(id: "me", fields: fields, ifMatch: "e1"))
         }),
         ("removeUser", { c throws(WireError) in try await c.removeUser(id: "me") }),
         ("getChannel", { c throws(WireError) in touch(try await c.getChannel(id: "general")) }),
         ("listChannels", { c throws(WireError) in for channel in try await c.listChannels().data { touch(channel) } }),
         ("setChannel", { c throws(WireError) in
-            var fields = ChannelFields<FlatCustom>()
-            fields.name = .value("General")
+            var fields = ChannelEdit<FlatCustom>()
+            fields.name = .set("General")
             touch(try await c.setChannel(id: "general", fields: fields))
         }),
         ("removeChannel", { c throws(WireError) in try await c.removeChannel(id: "general") }),

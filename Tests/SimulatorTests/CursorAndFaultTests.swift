@@ -10,8 +10,8 @@ struct CursorAndFaultTests {
     func objectCursors() async throws {
         let sim = try InProcess()
         for i in 0..<250 {
-            var fields = UserFields<FlatCustom>()
-            fields.name = .value("user \(i)")
+            var fields = UserEdit<FlatCustom>()
+            fields.name = .set("user \(i)")
             _ = try await sim.client.setUser(id: String(format: "u%03d", i), fields: fields)
         }
         var seen: [String] = []
@@ -42,10 +42,10 @@ struct CursorAndFaultTests {
     @Test("a 412 race makes a conditional write meet another device's edit")
     func preconditionRace() async throws {
         let sim = try InProcess(profile: FaultProfile(name: "race", preconditionRace: 1))
-        var fields = ChannelFields<FlatCustom>()
-        fields.name = .value("general")
+        var fields = ChannelEdit<FlatCustom>()
+        fields.name = .set("general")
         let created = try await sim.client.setChannel(id: "general", fields: fields)  // unconditional: no race
-        fields.name = .value("General")
+        fields.name = .set("General")
         let stale = await serviceError { _ = try await sim.client.setChannel(id: "general", fields: fields, ifMatch: created.eTag) }
         #expect(stale?.status == 412 && stale?.message == "Channel to update has been modified after it was read.")
         #expect(sim.plan.log.map(\.fault) == [.none, .preconditionRace])

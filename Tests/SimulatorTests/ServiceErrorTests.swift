@@ -52,13 +52,13 @@ struct ServiceErrorTests {
     @Test("a stale If-Match is 412 with the real body; a missing object is 404")
     func preconditionAndNotFound() async throws {
         let sim = try InProcess()
-        var fields = UserFields<FlatCustom>()
-        fields.name = .value("Jane")
+        var fields = UserEdit<FlatCustom>()
+        fields.name = .set("Jane")
         let created = try await sim.client.setUser(id: "jane", fields: fields)
         let eTag = try #require(created.eTag)
         sim.clock.advance(by: .milliseconds(1))
         await sim.server.remoteEditUser(id: "jane", fields: ["name": "Jane (other device)"])
-        fields.name = .value("Jane D.")
+        fields.name = .set("Jane D.")
         sim.clock.advance(by: .milliseconds(1))
         let stale = await serviceError { _ = try await sim.client.setUser(id: "jane", fields: fields, ifMatch: eTag) }
         #expect(stale?.status == 412 && stale?.reason == .preconditionFailed && stale?.family == .object)
@@ -69,8 +69,8 @@ struct ServiceErrorTests {
         #expect(updated.name == "Jane D." && updated.eTag != current.eTag && updated.updated! > current.updated!)
         let missing = await serviceError { _ = try await sim.client.getChannel(id: "nope") }
         #expect(missing?.status == 404 && missing?.message == "Requested object was not found.")
-        var nested = ChannelFields<FlatCustom>()
-        nested.name = .value("x")
+        var nested = ChannelEdit<FlatCustom>()
+        nested.name = .set("x")
         let bad = WireRequest(
             method: .patch, pathSegments: ["v2", "objects", "demo", "channels", "c"],
             headers: ["Content-Type": "application/json"], body: Data(#"{"custom":{"a":{"b":1}}}"#.utf8), operation: "raw")
@@ -115,8 +115,8 @@ struct ServiceErrorTests {
                 sim.clock.advance(by: .microseconds(100))
                 _ = try? await sim.client.publish(PublishRequest(channel: "ch\(i % 3)", message: .int(Int64(i))))
                 if i % 10 == 0 {
-                    var fields = UserFields<FlatCustom>()
-                    fields.name = .value("u\(i)")
+                    var fields = UserEdit<FlatCustom>()
+                    fields.name = .set("u\(i)")
                     _ = try? await sim.client.setUser(id: "user", fields: fields)
                 }
             }

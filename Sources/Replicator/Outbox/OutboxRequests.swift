@@ -64,11 +64,12 @@ enum OutboxRequests {
             case .removeMembership(let channel, let user):
                 return try client.setMembershipsRequest(userId: user, set: [MembershipSet<JSONValue>](), remove: [channel])
             case .setUser(let id, let fields):
-                return try client.setUserRequest(id: id, fields: userFields(fields), ifMatch: resolved.ifMatch)
+                return try client.setUserRequest(id: id, fields: UserEdit<JSONValue>(wireFields: fields), ifMatch: resolved.ifMatch)
             case .removeUser(let id):
                 return client.removeUserRequest(id: id)
             case .setChannel(let id, let fields):
-                return try client.setChannelRequest(id: id, fields: channelFields(fields), ifMatch: resolved.ifMatch)
+                return try client.setChannelRequest(
+                    id: id, fields: ChannelEdit<JSONValue>(wireFields: fields), ifMatch: resolved.ifMatch)
             case .removeChannel(let id):
                 return client.removeChannelRequest(id: id)
             case .mention(let notice):
@@ -94,49 +95,6 @@ enum OutboxRequests {
             throw .missing("\(error)")
         }
     }
-
-    static func field(_ value: JSONValue?) -> FieldValue<String>? {
-        switch value {
-        case .none: nil
-        case .null?: .null
-        case .string(let text)?: .value(text)
-        case let other?: .value(other.jsonStringOrEmpty)
-        }
-    }
-
-    static func customField(_ value: JSONValue?) -> FieldValue<JSONValue>? {
-        switch value {
-        case .none: nil
-        case .null?: .null
-        case let other?: .value(other)
-        }
-    }
-
-    static func userFields(_ f: [String: JSONValue]) -> UserFields<JSONValue> {
-        var fields = UserFields<JSONValue>()
-        fields.name = field(f["name"])
-        fields.externalId = field(f["externalId"])
-        fields.profileUrl = field(f["profileUrl"])
-        fields.email = field(f["email"])
-        fields.type = field(f["type"])
-        fields.status = field(f["status"])
-        fields.custom = customField(f["custom"])
-        return fields
-    }
-
-    static func channelFields(_ f: [String: JSONValue]) -> ChannelFields<JSONValue> {
-        var fields = ChannelFields<JSONValue>()
-        fields.name = field(f["name"])
-        fields.details = field(f["description"])
-        fields.type = field(f["type"])
-        fields.status = field(f["status"])
-        fields.custom = customField(f["custom"])
-        return fields
-    }
-}
-
-extension JSONValue {
-    var jsonStringOrEmpty: String { (try? jsonString()) ?? "" }
 }
 
 // What an op kind needs of its request (the store only names the kinds).
