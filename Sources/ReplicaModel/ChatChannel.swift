@@ -63,6 +63,9 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// Where the custom data lives.
     public static var customField: WritableKeyPath<Self, Custom?> & Sendable { \.custom }
 
+    /// The channel known only by its id.
+    public static func placeholder(id: String) throws -> Self { try Self(id: id) }
+
     /// ``avatarURLString`` as a URL.
     public var avatarURL: URL? { avatarURLString.flatMap(URL.init(string:)) }
 

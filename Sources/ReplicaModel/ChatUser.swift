@@ -58,6 +58,9 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
     /// Where the custom data lives.
     public static var customField: WritableKeyPath<Self, Custom?> & Sendable { \.custom }
 
+    /// The user known only by its id.
+    public static func placeholder(id: String) throws -> Self { try Self(id: id) }
+
     /// ``profileUrl`` as a URL.
     public var avatarURL: URL? { profileUrl.flatMap(URL.init(string:)) }
 

@@ -39,6 +39,31 @@ public struct EntityField<Entity: ReplicatedEntity>: Sendable {
     /// The `custom` field, at the entity's ``ReplicatedEntity/customField``.
     public static var custom: Self { Self(wireName: "custom", column: "custom", access: .custom) }
 
+    /// Whether this is the `custom` field (stored as JSON, read with ``ReplicatedEntity/customField``).
+    public var isCustom: Bool {
+        if case .custom = access { return true }
+        return false
+    }
+
+    /// The field's text on `entity` (the type, for `type`); nil when absent, and for `custom`.
+    public func text(of entity: Entity) -> String? {
+        switch access {
+        case .text(let keyPath): entity[keyPath: keyPath]
+        case .type(let keyPath): entity[keyPath: keyPath]
+        case .custom: nil
+        }
+    }
+
+    /// Sets a text field on `entity` (nil clears it; for `type`, nil is the default type). Does
+    /// nothing for `custom`.
+    public func setText(_ value: String?, on entity: inout Entity) {
+        switch access {
+        case .text(let keyPath): entity[keyPath: keyPath] = value
+        case .type(let keyPath): entity[keyPath: keyPath] = FieldSchema.type(value)
+        case .custom: break
+        }
+    }
+
     /// Whether this field lives at `keyPath`.
     func lives(at keyPath: AnyKeyPath) -> Bool {
         switch access {
@@ -57,6 +82,9 @@ public protocol ReplicatedEntity: Hashable, Sendable, Identifiable where ID == S
     static var fields: [EntityField<Self>] { get }
     /// Where its custom data lives.
     static var customField: WritableKeyPath<Self, CustomFields?> & Sendable { get }
+    /// The entity known only by its id, every field absent (`type` the default); the id is
+    /// checked as a stored identifier.
+    static func placeholder(id: String) throws -> Self
     /// When the server last changed the object.
     var updated: ISOTimestamp? { get set }
     /// The server's version tag of the object.
@@ -115,10 +143,10 @@ public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
     /// ```
     public init(_ entity: Entity) {
         for field in Entity.fields {
-            switch field.access {
-            case .text(let keyPath): if let value = entity[keyPath: keyPath] { texts[field.wireName] = .some(value) }
-            case .type(let keyPath): texts[field.wireName] = .some(entity[keyPath: keyPath])
-            case .custom: if let value = entity[keyPath: Entity.customField] { custom = .set(value) }
+            if field.isCustom {
+                if let value = entity[keyPath: Entity.customField] { custom = .set(value) }
+            } else if let value = field.text(of: entity) {
+                texts[field.wireName] = .some(value)
             }
         }
     }
@@ -171,13 +199,10 @@ public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
     public func applied(to entity: Entity) -> Entity {
         var result = entity
         for field in Entity.fields {
-            switch field.access {
-            case .text(let keyPath):
-                if let value = texts[field.wireName] { result[keyPath: keyPath] = value }
-            case .type(let keyPath):
-                if let value = texts[field.wireName] { result[keyPath: keyPath] = FieldSchema.type(value) }
-            case .custom:
+            if field.isCustom {
                 result[keyPath: Entity.customField] = custom.applied(to: result[keyPath: Entity.customField])
+            } else if let value = texts[field.wireName] {
+                field.setText(value, on: &result)
             }
         }
         return result

@@ -5,17 +5,13 @@ import ReplicaModel
 /// Column lists and row readers, kept side by side so that a select list and its reader cannot
 /// drift apart.
 enum Columns {
-    static func user(_ alias: String) -> String {
-        "\(alias).id, \(alias).name, \(alias).type, \(alias).status, \(alias).external_id, \(alias).profile_url, "
-            + "\(alias).email, \(alias).custom, \(alias).updated, \(alias).etag"
-    }
-    static let userCount = 10
+    /// A user's columns (``EntityRows``, from ``ChatUser``'s field table).
+    static func user(_ alias: String) -> String { UserRows.select(alias) }
+    static let userCount = UserRows.count
 
-    static func channel(_ alias: String) -> String {
-        "\(alias).id, \(alias).name, \(alias).type, \(alias).status, \(alias).description, \(alias).custom, "
-            + "\(alias).updated, \(alias).etag"
-    }
-    static let channelCount = 8
+    /// A channel's columns (``EntityRows``, from ``ChatChannel``'s field table).
+    static func channel(_ alias: String) -> String { ChannelRows.select(alias) }
+    static let channelCount = ChannelRows.count
 
     /// Memberships with their channel and user, in the column order `StoreCoding.member` reads.
     static let memberSelect = """
@@ -35,30 +31,11 @@ enum Columns {
 
 extension StoreCoding {
     func user<C: CustomData>(_ row: Row, at i: Int) throws -> ChatUser<C> {
-        let id: String = row[i]
-        do {
-            return try ChatUser(
-                id: id, name: row[i + 1], type: FieldSchema.type(row[i + 2]), status: row[i + 3], externalId: row[i + 4],
-                profileUrl: row[i + 5], email: row[i + 6],
-                custom: try decode(C.self, row[i + 7], table: "users", column: "custom", key: id),
-                updated: try StoreCoding.timestamp(row[i + 8], table: "users", column: "updated", key: id),
-                eTag: row[i + 9])
-        } catch let error as ModelValidationError {
-            throw StoreError.corruptValue(table: "users", column: "id", key: id, message: error.description)
-        }
+        try UserRows.rows(C.self).read(row, at: i, coding: self)
     }
 
     func channel<C: CustomData>(_ row: Row, at i: Int) throws -> ChatChannel<C> {
-        let id: String = row[i]
-        do {
-            return try ChatChannel(
-                id: id, name: row[i + 1], type: FieldSchema.type(row[i + 2]), status: row[i + 3], details: row[i + 4],
-                custom: try decode(C.self, row[i + 5], table: "channels", column: "custom", key: id),
-                updated: try StoreCoding.timestamp(row[i + 6], table: "channels", column: "updated", key: id),
-                eTag: row[i + 7])
-        } catch let error as ModelValidationError {
-            throw StoreError.corruptValue(table: "channels", column: "id", key: id, message: error.description)
-        }
+        try ChannelRows.rows(C.self).read(row, at: i, coding: self)
     }
 
     /// Reads `Columns.channel("c")`, `Columns.user("u")`, `Columns.member` in that order.

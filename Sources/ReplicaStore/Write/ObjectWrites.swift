@@ -8,18 +8,12 @@ import ReplicaModel
 // MARK: Users
 
 extension ChatStore {
-    static func userArguments(_ user: User, _ coding: StoreCoding) throws -> StatementArguments {
-        try Validation.validateStoredIdentifier(user.id, field: "user.id")
-        return [
-            user.id, user.name, user.type, user.status, user.externalId, user.profileUrl, user.email,
-            try coding.json(user.custom), user.updated?.description, user.updated?.nanoseconds, user.eTag,
-        ]
-    }
-
     /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
     static func upsert(user: User, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        try db.upsert(
-            try db.cachedStatement(sql: force ? UserSQL.forceUpsert : UserSQL.upsert), try userArguments(user, coding))
+        try Validation.validateStoredIdentifier(user.id, field: "user.id")
+        return try db.upsert(
+            try db.cachedStatement(sql: force ? UserRows.forceUpsert : UserRows.upsert),
+            try UserRows.rows(Custom.User.self).arguments(user, coding: coding))
     }
 
     /// Makes sure a row exists for a user known only by id (memberships, messages), without
@@ -66,25 +60,6 @@ extension ChatStore {
     }
 }
 
-/// The statements of these writes.
-enum UserSQL {
-    static let upsert = upsertSQL(force: false)
-    static let forceUpsert = upsertSQL(force: true)
-
-    static func upsertSQL(force: Bool) -> String {
-        """
-        INSERT INTO users (id, name, type, status, external_id, profile_url, email, custom, updated, updated_ns, etag)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET
-            name = excluded.name, type = excluded.type, status = excluded.status,
-            external_id = excluded.external_id, profile_url = excluded.profile_url, email = excluded.email,
-            custom = excluded.custom, updated = excluded.updated, updated_ns = excluded.updated_ns,
-            etag = excluded.etag
-        \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "users"))
-        """
-    }
-}
-
 // MARK: Channels
 
 extension ChatStore {
@@ -93,12 +68,9 @@ extension ChatStore {
         -> UpsertOutcome
     {
         try Validation.validateStoredIdentifier(channel.id, field: "channel.id")
-        let arguments: StatementArguments = [
-            channel.id, channel.name, channel.type, channel.status, channel.details, channel.avatarURLString,
-            try coding.json(channel.custom), channel.updated?.description, channel.updated?.nanoseconds,
-            channel.eTag,
-        ]
-        return try db.upsert(try db.cachedStatement(sql: force ? ChannelSQL.forceUpsert : ChannelSQL.upsert), arguments)
+        return try db.upsert(
+            try db.cachedStatement(sql: force ? ChannelRows.forceUpsert : ChannelRows.upsert),
+            try ChannelRows.rows(Custom.Channel.self).arguments(channel, coding: coding))
     }
 
     /// Makes sure a row exists for a channel known only by id, without replacing a fuller one.
@@ -141,24 +113,6 @@ extension ChatStore {
             try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }
-    }
-}
-
-/// The statements of these writes.
-enum ChannelSQL {
-    static let upsert = upsertSQL(force: false)
-    static let forceUpsert = upsertSQL(force: true)
-
-    static func upsertSQL(force: Bool) -> String {
-        """
-        INSERT INTO channels (id, name, type, status, description, avatar_url, custom, updated, updated_ns, etag)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET
-            name = excluded.name, type = excluded.type, status = excluded.status,
-            description = excluded.description, avatar_url = excluded.avatar_url, custom = excluded.custom,
-            updated = excluded.updated, updated_ns = excluded.updated_ns, etag = excluded.etag
-        \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "channels"))
-        """
     }
 }
 

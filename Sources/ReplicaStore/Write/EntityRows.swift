@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// A user's or channel's row, derived from its field table (``ReplicatedEntity/fields``): the
+/// columns written are `id`, each field's column in the table's order, the table's derived
+/// columns, then `updated`, `updated_ns` and `etag`; the columns read are the same without the
+/// derived ones and `updated_ns`. The upsert, its arguments, the select list and the row reader
+/// all come from here, so a field declared once is stored and read back without more code.
+struct EntityRows<Entity: ReplicatedEntity> {
+    /// The table.
+    let table: String
+    /// Columns stored beside the fields, computed from the entity (a channel's `avatar_url`,
+    /// from its custom data), written only.
+    let derived: [(column: String, value: @Sendable (Entity) -> String?)]
+
+    /// Every column an upsert writes, in argument order.
+    var writtenColumns: [String] {
+        ["id"] + Entity.fields.map(\.column) + derived.map(\.column) + ["updated", "updated_ns", "etag"]
+    }
+
+    /// The upsert: a row newer by the version rule replaces the stored one; with `force`, any row does.
+    func upsertSQL(force: Bool) -> String {
+        let columns = writtenColumns
+        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return """
+            INSERT INTO \(table) (\(columns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+            ON CONFLICT(id) DO UPDATE SET \(updates)
+            \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: table))
+            """
+    }
+
+    /// The upsert's arguments for `entity`, in ``writtenColumns`` order.
+    func arguments(_ entity: Entity, coding: StoreCoding) throws -> StatementArguments {
+        var values: [(any DatabaseValueConvertible)?] = [entity.id]
+        for field in Entity.fields {
+            values.append(field.isCustom ? try coding.json(entity[keyPath: Entity.customField]) : field.text(of: entity))
+        }
+        for column in derived { values.append(column.value(entity)) }
+        values += [entity.updated?.description, entity.updated?.nanoseconds, entity.eTag]
+        return StatementArguments(values)
+    }
+
+    /// The select list of a row aliased `alias`, in the order ``read(_:at:coding:)`` reads.
+    func selectList(_ alias: String) -> String {
+        (["id"] + Entity.fields.map(\.column) + ["updated", "etag"]).map { "\(alias).\($0)" }.joined(separator: ", ")
+    }
+
+    /// How many columns ``selectList(_:)`` selects.
+    var selectCount: Int { Entity.fields.count + 3 }
+
+    /// Reads the entity from `row`, starting at column `i` of a ``selectList(_:)``. A stored
+    /// value the entity refuses (an invalid id, unreadable custom JSON or timestamp) is
+    /// ``StoreError/corruptValue(table:column:key:message:)``.
+    func read(_ row: Row, at i: Int, coding: StoreCoding) throws -> Entity {
+        let id: String = row[i]
+        var entity: Entity
+        do {
+            entity = try Entity.placeholder(id: id)
+        } catch let error as ModelValidationError {
+            throw StoreError.corruptValue(table: table, column: "id", key: id, message: error.description)
+        }
+        for (offset, field) in Entity.fields.enumerated() {
+            if field.isCustom {
+                entity[keyPath: Entity.customField] = try coding.decode(
+                    Entity.CustomFields.self, row[i + 1 + offset], table: table, column: field.column, key: id)
+            } else {
+                field.setText(row[i + 1 + offset], on: &entity)
+            }
+        }
+        let after = i + 1 + Entity.fields.count
+        entity.updated = try StoreCoding.timestamp(row[after], table: table, column: "updated", key: id)
+        entity.eTag = row[after + 1]
+        return entity
+    }
+}
+
+/// The users table's row (``EntityRows``); its SQL does not depend on the custom type.
+enum UserRows {
+    static func rows<C: CustomData>(_: C.Type = C.self) -> EntityRows<ChatUser<C>> { EntityRows(table: "users", derived: []) }
+    static let upsert = rows(JSONValue.self).upsertSQL(force: false)
+    static let forceUpsert = rows(JSONValue.self).upsertSQL(force: true)
+    static let count = rows(JSONValue.self).selectCount
+    static func select(_ alias: String) -> String { rows(JSONValue.self).selectList(alias) }
+}
+
+/// The channels table's row (``EntityRows``): its fields and `avatar_url`, the avatar kept in
+/// custom data, stored for queries.
+enum ChannelRows {
+    static func rows<C: CustomData>(_: C.Type = C.self) -> EntityRows<ChatChannel<C>> {
+        EntityRows(table: "channels", derived: [("avatar_url", { $0.avatarURLString })])
+    }
+    static let upsert = rows(JSONValue.self).upsertSQL(force: false)
+    static let forceUpsert = rows(JSONValue.self).upsertSQL(force: true)
+    static let count = rows(JSONValue.self).selectCount
+    static func select(_ alias: String) -> String { rows(JSONValue.self).selectList(alias) }
+}
