@@ -69,34 +69,10 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// ``avatarURLString`` as a URL.
     public var avatarURL: URL? { avatarURLString.flatMap(URL.init(string:)) }
 
-    enum CodingKeys: String, CodingKey {
-        case id, name, description, type, status, custom, eTag, updated
-    }
+    /// Decodes the unified channel payload by the field table; the id is validated.
+    public init(from decoder: any Decoder) throws { self = try Self.decodeReplicated(from: decoder) }
 
-    /// Decodes the unified channel payload; the id is validated.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(
-            id: c.decode(String.self, forKey: .id),
-            name: c.decodeIfPresent(String.self, forKey: .name),
-            type: FieldSchema.type(c.decodeIfPresent(String.self, forKey: .type)),
-            status: c.decodeIfPresent(String.self, forKey: .status),
-            details: c.decodeIfPresent(String.self, forKey: .description),
-            custom: c.decodeIfPresent(Custom.self, forKey: .custom),
-            updated: c.decodeIfPresent(ISOTimestamp.self, forKey: .updated),
-            eTag: c.decodeIfPresent(String.self, forKey: .eTag))
-    }
-
-    /// Encodes the unified channel payload, leaving out nil fields and a `"default"` type.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encodeIfPresent(name, forKey: .name)
-        try c.encodeIfPresent(details, forKey: .description)
-        if type != FieldSchema.defaultType { try c.encode(type, forKey: .type) }
-        try c.encodeIfPresent(status, forKey: .status)
-        try c.encodeIfPresent(custom, forKey: .custom)
-        try c.encodeIfPresent(eTag, forKey: .eTag)
-        try c.encodeIfPresent(updated, forKey: .updated)
-    }
+    /// Encodes the unified channel payload, leaving out nil fields and a `"default"` type;
+    /// ``memberCount`` is never encoded.
+    public func encode(to encoder: any Encoder) throws { try encodeReplicated(to: encoder) }
 }

@@ -49,9 +49,8 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
     /// The replicated fields: wire name, store column, property (``ReplicatedEntity``).
     public static var fields: [EntityField<Self>] {
         [
-            .text("name", \.name), .text("externalId", column: "external_id", \.externalId),
-            .text("profileUrl", column: "profile_url", \.profileUrl), .text("email", \.email), .type(\.type),
-            .text("status", \.status), .custom,
+            .text("name", \.name), .text("email", \.email), .text("externalId", column: "external_id", \.externalId),
+            .text("profileUrl", column: "profile_url", \.profileUrl), .type(\.type), .text("status", \.status), .custom,
         ]
     }
 
@@ -64,38 +63,9 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
     /// ``profileUrl`` as a URL.
     public var avatarURL: URL? { profileUrl.flatMap(URL.init(string:)) }
 
-    enum CodingKeys: String, CodingKey {
-        case id, name, email, externalId, profileUrl, type, status, custom, eTag, updated
-    }
-
-    /// Decodes the unified user payload; the id is validated.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(
-            id: c.decode(String.self, forKey: .id),
-            name: c.decodeIfPresent(String.self, forKey: .name),
-            type: FieldSchema.type(c.decodeIfPresent(String.self, forKey: .type)),
-            status: c.decodeIfPresent(String.self, forKey: .status),
-            externalId: c.decodeIfPresent(String.self, forKey: .externalId),
-            profileUrl: c.decodeIfPresent(String.self, forKey: .profileUrl),
-            email: c.decodeIfPresent(String.self, forKey: .email),
-            custom: c.decodeIfPresent(Custom.self, forKey: .custom),
-            updated: c.decodeIfPresent(ISOTimestamp.self, forKey: .updated),
-            eTag: c.decodeIfPresent(String.self, forKey: .eTag))
-    }
+    /// Decodes the unified user payload by the field table; the id is validated.
+    public init(from decoder: any Decoder) throws { self = try Self.decodeReplicated(from: decoder) }
 
     /// Encodes the unified user payload, leaving out nil fields and a `"default"` type.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encodeIfPresent(name, forKey: .name)
-        try c.encodeIfPresent(email, forKey: .email)
-        try c.encodeIfPresent(externalId, forKey: .externalId)
-        try c.encodeIfPresent(profileUrl, forKey: .profileUrl)
-        if type != FieldSchema.defaultType { try c.encode(type, forKey: .type) }
-        try c.encodeIfPresent(status, forKey: .status)
-        try c.encodeIfPresent(custom, forKey: .custom)
-        try c.encodeIfPresent(eTag, forKey: .eTag)
-        try c.encodeIfPresent(updated, forKey: .updated)
-    }
+    public func encode(to encoder: any Encoder) throws { try encodeReplicated(to: encoder) }
 }

@@ -104,6 +104,42 @@ extension ReplicatedEntity {
         return field
     }
 
+    /// Decodes the entity's unified JSON payload (`{id, <fields>, eTag, updated}`) by its field
+    /// table: absent fields are absent, an absent `type` is the default; the id is validated.
+    /// An entity's `init(from:)` calls it.
+    public static func decodeReplicated(from decoder: any Decoder) throws -> Self {
+        let c = try decoder.container(keyedBy: WireKey.self)
+        var entity = try placeholder(id: c.decode(String.self, forKey: WireKey("id")))
+        for field in fields {
+            let key = WireKey(field.wireName)
+            if field.isCustom {
+                entity[keyPath: customField] = try c.decodeIfPresent(CustomFields.self, forKey: key)
+            } else {
+                field.setText(try c.decodeIfPresent(String.self, forKey: key), on: &entity)
+            }
+        }
+        entity.eTag = try c.decodeIfPresent(String.self, forKey: WireKey("eTag"))
+        entity.updated = try c.decodeIfPresent(ISOTimestamp.self, forKey: WireKey("updated"))
+        return entity
+    }
+
+    /// Encodes the entity's unified JSON payload in its field table's order, leaving out absent
+    /// fields and a `"default"` type. An entity's `encode(to:)` calls it.
+    public func encodeReplicated(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: WireKey.self)
+        try c.encode(id, forKey: WireKey("id"))
+        for field in Self.fields {
+            let key = WireKey(field.wireName)
+            if field.isCustom {
+                try c.encodeIfPresent(self[keyPath: Self.customField], forKey: key)
+            } else if let text = field.text(of: self), !(field.wireName == "type" && text == FieldSchema.defaultType) {
+                try c.encode(text, forKey: key)
+            }
+        }
+        try c.encodeIfPresent(eTag, forKey: WireKey("eTag"))
+        try c.encodeIfPresent(updated, forKey: WireKey("updated"))
+    }
+
     /// The entity with wire-named `fields` applied, as a local op's payload or a live event's
     /// changed fields carry them: unknown names are ignored, a string field that is not a
     /// string is cleared, `type` null is the default, `custom` null clears it.

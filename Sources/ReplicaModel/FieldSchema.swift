@@ -5,7 +5,7 @@ import Foundation
 /// share.
 ///
 /// ```swift
-/// FieldSchema.user          // ["name", "externalId", "profileUrl", "email", "type", "status", "custom"]
+/// FieldSchema.user          // ["name", "email", "externalId", "profileUrl", "type", "status", "custom"]
 /// FieldSchema.type(nil)     // "default"
 /// ```
 public enum FieldSchema {
