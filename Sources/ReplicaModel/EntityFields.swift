@@ -85,6 +85,12 @@ public protocol ReplicatedEntity: Hashable, Sendable, Identifiable where ID == S
     /// The entity known only by its id, every field absent (`type` the default); the id is
     /// checked as a stored identifier.
     static func placeholder(id: String) throws -> Self
+    /// Display name (users and channels both have one, so generic code can edit it).
+    var name: String? { get set }
+    /// Object type; PubNub's default is ``FieldSchema/defaultType``.
+    var type: String { get set }
+    /// Free-form status.
+    var status: String? { get set }
     /// When the server last changed the object.
     var updated: ISOTimestamp? { get set }
     /// The server's version tag of the object.

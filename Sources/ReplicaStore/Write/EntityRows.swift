@@ -10,6 +10,8 @@ import ReplicaModel
 struct EntityRows<Entity: ReplicatedEntity> {
     /// The table.
     let table: String
+    /// How its id is named in a validation error (`user.id`).
+    let idField: String
     /// Columns stored beside the fields, computed from the entity (a channel's `avatar_url`,
     /// from its custom data), written only.
     let derived: [(column: String, value: @Sendable (Entity) -> String?)]
@@ -78,7 +80,9 @@ struct EntityRows<Entity: ReplicatedEntity> {
 
 /// The users table's row (``EntityRows``); its SQL does not depend on the custom type.
 enum UserRows {
-    static func rows<C: CustomData>(_: C.Type = C.self) -> EntityRows<ChatUser<C>> { EntityRows(table: "users", derived: []) }
+    static func rows<C: CustomData>(_: C.Type = C.self) -> EntityRows<ChatUser<C>> {
+        EntityRows(table: "users", idField: "user.id", derived: [])
+    }
     static let upsert = rows(JSONValue.self).upsertSQL(force: false)
     static let forceUpsert = rows(JSONValue.self).upsertSQL(force: true)
     static let count = rows(JSONValue.self).selectCount
@@ -89,10 +93,32 @@ enum UserRows {
 /// custom data, stored for queries.
 enum ChannelRows {
     static func rows<C: CustomData>(_: C.Type = C.self) -> EntityRows<ChatChannel<C>> {
-        EntityRows(table: "channels", derived: [("avatar_url", { $0.avatarURLString })])
+        EntityRows(table: "channels", idField: "channel.id", derived: [("avatar_url", { $0.avatarURLString })])
     }
     static let upsert = rows(JSONValue.self).upsertSQL(force: false)
     static let forceUpsert = rows(JSONValue.self).upsertSQL(force: true)
     static let count = rows(JSONValue.self).selectCount
     static func select(_ alias: String) -> String { rows(JSONValue.self).selectList(alias) }
+}
+
+/// A user or channel as the store keeps it: its row and the upsert statements (built once).
+protocol StoredEntity: ReplicatedEntity {
+    /// Its row.
+    static var rows: EntityRows<Self> { get }
+    /// The upsert under the version rule.
+    static var upsertSQL: String { get }
+    /// The upsert that writes whatever the stored version.
+    static var forceUpsertSQL: String { get }
+}
+
+extension ChatUser: StoredEntity {
+    static var rows: EntityRows<Self> { UserRows.rows(Custom.self) }
+    static var upsertSQL: String { UserRows.upsert }
+    static var forceUpsertSQL: String { UserRows.forceUpsert }
+}
+
+extension ChatChannel: StoredEntity {
+    static var rows: EntityRows<Self> { ChannelRows.rows(Custom.self) }
+    static var upsertSQL: String { ChannelRows.upsert }
+    static var forceUpsertSQL: String { ChannelRows.forceUpsert }
 }

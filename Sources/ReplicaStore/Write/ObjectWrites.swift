@@ -5,25 +5,59 @@ import ReplicaModel
 // The App Context rows: users, channels and memberships, each written under the version rule
 // (`VersionDecision.sqlApplies`) by bulk loads, real-time patches and the replicator.
 
-// MARK: Users
+// MARK: Users and channels
 
 extension ChatStore {
-    /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
-    static func upsert(user: User, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        try Validation.validateStoredIdentifier(user.id, field: "user.id")
+    /// Writes a user or channel row under the version rule; with `force` the row is written even
+    /// when it is not newer (local optimistic edits and reverts).
+    static func upsert<Entity: StoredEntity>(_ entity: Entity, force: Bool = false, in db: Database, coding: StoreCoding)
+        throws -> UpsertOutcome
+    {
+        let rows = Entity.rows
+        try Validation.validateStoredIdentifier(entity.id, field: rows.idField)
         return try db.upsert(
-            try db.cachedStatement(sql: force ? UserRows.forceUpsert : UserRows.upsert),
-            try UserRows.rows(Custom.User.self).arguments(user, coding: coding))
+            try db.cachedStatement(sql: force ? Entity.forceUpsertSQL : Entity.upsertSQL), try rows.arguments(entity, coding: coding))
     }
 
-    /// Makes sure a row exists for a user known only by id (memberships, messages), without
-    /// replacing a fuller stored version.
-    static func ensure(user: User, in db: Database, coding: StoreCoding) throws {
-        if user.eTag == nil, user.updated == nil {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO users (id, type) VALUES (?, ?)")
-                .execute(arguments: [user.id, user.type])
+    /// Writes a user; `force` as in ``upsert(_:force:in:coding:)``.
+    static func upsert(user: User, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
+        try upsert(user, force: force, in: db, coding: coding)
+    }
+
+    /// Writes a channel; `force` as in ``upsert(_:force:in:coding:)``.
+    static func upsert(channel: Channel, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
+        try upsert(channel, force: force, in: db, coding: coding)
+    }
+
+    /// Makes sure a row exists for a user or channel known only by id (memberships, messages),
+    /// without replacing a fuller stored version.
+    static func ensure<Entity: StoredEntity>(_ entity: Entity, in db: Database, coding: StoreCoding) throws {
+        if entity.eTag == nil, entity.updated == nil {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(Entity.rows.table) (id, type) VALUES (?, ?)")
+                .execute(arguments: [entity.id, entity.type])
         } else {
-            _ = try upsert(user: user, in: db, coding: coding)
+            _ = try upsert(entity, in: db, coding: coding)
+        }
+    }
+
+    /// Applies a real-time change set to the stored object (``patch(user:)``, ``patch(channel:)``).
+    private func patch<Entity: StoredEntity>(_ changeset: ObjectChangeset<Entity>) async throws(StoreError) -> PatchResult {
+        try await write { db in
+            let coding = StoreCoding()
+            let rows = Entity.rows
+            let select = "SELECT \(rows.selectList("t")) FROM \(rows.table) t WHERE t.id = ?"
+            guard let row = try Row.fetchOne(db, sql: select, arguments: [changeset.id]) else { return .notFound }
+            let stored = try rows.read(row, at: 0, coding: coding)
+            guard let patched = changeset.apply(to: stored) else { return .ignored }
+            return try Self.upsert(patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
+        }
+    }
+
+    /// Deletes a user's or channel's row (``removeUser(id:)``, ``removeChannel(id:)``).
+    private func remove<Entity: StoredEntity>(_: Entity.Type, id: String) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM \(Entity.rows.table) WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
         }
     }
 
@@ -33,95 +67,47 @@ extension ChatStore {
         users: [User], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
     ) async throws -> LoadReport {
         try await loadInBatches(users, batchSize: batchSize, onBatch: onBatch) { db, coding, user, batch in
-            batch.result.record(try Self.upsert(user: user, in: db, coding: coding))
+            batch.result.record(try Self.upsert(user, in: db, coding: coding))
+        }
+    }
+
+    /// Inserts or updates channels, as ``load(users:batchSize:onBatch:)``.
+    @discardableResult
+    public func load(
+        channels: [Channel], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
+    ) async throws -> LoadReport {
+        try await loadInBatches(channels, batchSize: batchSize, onBatch: onBatch) { db, coding, channel, batch in
+            batch.result.record(try Self.upsert(channel, in: db, coding: coding))
         }
     }
 
     /// Applies a real-time user changeset to the stored user.
     @discardableResult
     public func patch(user changeset: UserChangeset<Custom.User>) async throws(StoreError) -> PatchResult {
-        try await write { db in
-            let coding = StoreCoding()
-            guard let stored = try ChatQueries<Custom>.user(id: changeset.id, db: db, coding: coding) else {
-                return .notFound
-            }
-            guard let patched = changeset.apply(to: stored) else { return .ignored }
-            return try Self.upsert(user: patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
-        }
-    }
-
-    /// Removes a user and, through the schema's cascade, their memberships.
-    @discardableResult
-    public func removeUser(id: String) async throws(StoreError) -> Bool {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
-            return db.changesCount > 0
-        }
-    }
-}
-
-// MARK: Channels
-
-extension ChatStore {
-    /// With `force` the row is written even when it is not newer (local optimistic edits and reverts).
-    static func upsert(channel: Channel, force: Bool = false, in db: Database, coding: StoreCoding) throws
-        -> UpsertOutcome
-    {
-        try Validation.validateStoredIdentifier(channel.id, field: "channel.id")
-        return try db.upsert(
-            try db.cachedStatement(sql: force ? ChannelRows.forceUpsert : ChannelRows.upsert),
-            try ChannelRows.rows(Custom.Channel.self).arguments(channel, coding: coding))
-    }
-
-    /// Makes sure a row exists for a channel known only by id, without replacing a fuller one.
-    static func ensure(channel: Channel, in db: Database, coding: StoreCoding) throws {
-        if channel.eTag == nil, channel.updated == nil {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO channels (id, type) VALUES (?, ?)")
-                .execute(arguments: [channel.id, channel.type])
-        } else {
-            _ = try upsert(channel: channel, in: db, coding: coding)
-        }
-    }
-
-    /// Inserts or updates channels, newer `updated` wins, equal eTag is a no-op, older is ignored.
-    @discardableResult
-    public func load(
-        channels: [Channel], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
-    ) async throws -> LoadReport {
-        try await loadInBatches(channels, batchSize: batchSize, onBatch: onBatch) { db, coding, channel, batch in
-            batch.result.record(try Self.upsert(channel: channel, in: db, coding: coding))
-        }
+        try await patch(changeset)
     }
 
     /// Applies a real-time channel changeset to the stored channel.
     @discardableResult
     public func patch(channel changeset: ChannelChangeset<Custom.Channel>) async throws(StoreError) -> PatchResult {
-        try await write { db in
-            let coding = StoreCoding()
-            guard let stored = try ChatQueries<Custom>.channel(id: changeset.id, db: db, coding: coding) else {
-                return .notFound
-            }
-            guard let patched = changeset.apply(to: stored) else { return .ignored }
-            return try Self.upsert(channel: patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
-        }
+        try await patch(changeset)
     }
+
+    /// Removes a user and, through the schema's cascade, their memberships.
+    @discardableResult
+    public func removeUser(id: String) async throws(StoreError) -> Bool { try await remove(User.self, id: id) }
 
     /// Removes a channel and, through the schema's cascade, its memberships. Messages stay.
     @discardableResult
-    public func removeChannel(id: String) async throws(StoreError) -> Bool {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM channels WHERE id = ?", arguments: [id])
-            return db.changesCount > 0
-        }
-    }
+    public func removeChannel(id: String) async throws(StoreError) -> Bool { try await remove(Channel.self, id: id) }
 }
 
 // MARK: Memberships
 
 extension ChatStore {
     static func upsert(member: Member, force: Bool, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        try ensure(channel: member.channel, in: db, coding: coding)
-        try ensure(user: member.user, in: db, coding: coding)
+        try ensure(member.channel, in: db, coding: coding)
+        try ensure(member.user, in: db, coding: coding)
         let arguments: StatementArguments = [
             member.channelId, member.userId, member.status, member.type, try coding.json(member.custom),
             member.updated?.description, member.updated?.nanoseconds, member.eTag, member.isPresent,

@@ -193,12 +193,9 @@ extension OpTransaction {
 
     /// Edits a user locally (creating it if needed) and queues the PATCH with the stored eTag as `If-Match`.
     func enqueueSetUser(opId: String, id: String, fields: [String: JSONValue], now: Date) throws -> OutboxReceipt<User> {
-        if fields.isEmpty { throw OutboxError.emptyEdit("user \(id)") }
-        let stored = try tx.user(id: id)
-        let local = try UserEdit.apply(fields, to: try stored ?? User(id: id))
-        try tx.upsert(user: local, force: true)
-        let receipt = try enqueueEdit(.setUser(id: id, fields: fields), target: OutboxKeys.user(id), stored: stored, opId: opId, now: now)
-        return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
+        try enqueueSet(
+            id: id, fields: fields, stored: try tx.user(id: id), write: { try tx.upsert(user: $0, force: true) },
+            operation: .setUser(id: id, fields: fields), target: OutboxKeys.user(id), kind: "user", opId: opId, now: now)
     }
 
     /// Removes a user locally (with its memberships) and queues the DELETE.
@@ -213,11 +210,22 @@ extension OpTransaction {
     func enqueueSetChannel(opId: String, id: String, fields: [String: JSONValue], now: Date) throws
         -> OutboxReceipt<Channel>
     {
-        if fields.isEmpty { throw OutboxError.emptyEdit("channel \(id)") }
-        let stored = try tx.channel(id: id)
-        let local = try ChannelEdit.apply(fields, to: try stored ?? Channel(id: id))
-        try tx.upsert(channel: local, force: true)
-        let receipt = try enqueueEdit(.setChannel(id: id, fields: fields), target: OutboxKeys.channel(id), stored: stored, opId: opId, now: now)
+        try enqueueSet(
+            id: id, fields: fields, stored: try tx.channel(id: id), write: { try tx.upsert(channel: $0, force: true) },
+            operation: .setChannel(id: id, fields: fields), target: OutboxKeys.channel(id), kind: "channel", opId: opId,
+            now: now)
+    }
+
+    /// Applies a user's or channel's edit to the stored object (or a new one), writes it, and
+    /// files the PATCH with the stored version as its base.
+    private func enqueueSet<Object: ReplicatedEntity & VersionedObject & Encodable>(
+        id: String, fields: [String: JSONValue], stored: Object?, write: (Object) throws -> Void,
+        operation: OutboxOperation, target: String, kind: String, opId: String, now: Date
+    ) throws -> OutboxReceipt<Object> {
+        if fields.isEmpty { throw OutboxError.emptyEdit("\(kind) \(id)") }
+        let local = try (stored ?? Object.placeholder(id: id)).applying(fields)
+        try write(local)
+        let receipt = try enqueueEdit(operation, target: target, stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
     }
 

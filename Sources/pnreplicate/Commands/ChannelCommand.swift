@@ -19,12 +19,8 @@ struct ChannelCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let session = try await Session(store: options, connection: connection)
-                var edit = ChannelEdit<FlatCustom>()
-                edit.name = ObjectFieldOptions.update(fields.name)
-                edit.status = ObjectFieldOptions.update(fields.status)
-                edit.type = ObjectFieldOptions.update(fields.type)
+                var edit = try fields.edit(of: ChatChannel<FlatCustom>.self)
                 edit.details = ObjectFieldOptions.update(description)
-                if let custom = try parseCustom(fields.custom) { edit.custom = .set(custom) }
                 let receipt = try await session.outbox.setChannel(id: fields.id, edit: edit)
                 try EnqueueOutput(receipt, id: fields.id).print(json: options.json)
             }

@@ -16,4 +16,15 @@ struct ObjectFieldOptions: ParsableArguments {
         guard let value else { return .unchanged }
         return .set(value.isEmpty ? nil : value)
     }
+
+    /// The edit these options make of a user or channel (name, status, type, custom); the
+    /// command adds its own fields (a user's email, a channel's description).
+    func edit<Entity: ReplicatedEntity>(of _: Entity.Type) throws -> FieldChanges<Entity> where Entity.CustomFields == FlatCustom {
+        var edit = FieldChanges<Entity>()
+        edit.name = Self.update(name)
+        edit.status = Self.update(status)
+        edit.type = Self.update(type)
+        if let custom = try parseCustom(custom) { edit.custom = .set(custom) }
+        return edit
+    }
 }

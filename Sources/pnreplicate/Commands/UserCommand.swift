@@ -19,12 +19,8 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let session = try await Session(store: options, connection: connection)
-                var edit = UserEdit<FlatCustom>()
-                edit.name = ObjectFieldOptions.update(fields.name)
-                edit.status = ObjectFieldOptions.update(fields.status)
-                edit.type = ObjectFieldOptions.update(fields.type)
+                var edit = try fields.edit(of: ChatUser<FlatCustom>.self)
                 edit.email = ObjectFieldOptions.update(email)
-                if let custom = try parseCustom(fields.custom) { edit.custom = .set(custom) }
                 let receipt = try await session.outbox.setUser(id: fields.id, edit: edit)
                 try EnqueueOutput(receipt, id: fields.id).print(json: options.json)
             }
