@@ -85,12 +85,10 @@ public protocol ReplicatedEntity: Hashable, Sendable, Identifiable where ID == S
     /// The entity known only by its id, every field absent (`type` the default); the id is
     /// checked as a stored identifier.
     static func placeholder(id: String) throws -> Self
-    /// Display name (users and channels both have one, so generic code can edit it).
-    var name: String? { get set }
-    /// Object type; PubNub's default is ``FieldSchema/defaultType``.
-    var type: String { get set }
-    /// Free-form status.
-    var status: String? { get set }
+    /// Object type; PubNub's default is ``FieldSchema/defaultType``. Read-only here: generic
+    /// code changes fields by wire name, never through a requirement's key path (which is not
+    /// the property's own and names no field).
+    var type: String { get }
     /// When the server last changed the object.
     var updated: ISOTimestamp? { get set }
     /// The server's version tag of the object.
@@ -165,8 +163,10 @@ extension ReplicatedEntity {
 /// try edit.fields()                 // ["name": "Ann", "profileUrl": null]
 /// ```
 ///
-/// Only the entity's replicated fields (``ReplicatedEntity/fields``) can be named; naming another
-/// property (`id`, `eTag`, `updated`) stops the program, as an index out of range does.
+/// Only the entity's replicated fields (``ReplicatedEntity/fields``) can be named, on the concrete
+/// type (`UserEdit<C>`, `ChannelEdit<C>`); naming another property (`id`, `eTag`, `updated`)
+/// stops the program, as an index out of range does. Generic code sets fields by wire name
+/// (``init(wireFields:)``).
 @dynamicMemberLookup
 public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
     /// Text fields and `type` by wire name; a nil value clears the field.

@@ -18,12 +18,14 @@ struct ObjectFieldOptions: ParsableArguments {
     }
 
     /// The edit these options make of a user or channel (name, status, type, custom); the
-    /// command adds its own fields (a user's email, a channel's description).
+    /// command adds its own fields (a user's email, a channel's description). The fields are
+    /// named on the wire: generic code cannot name an entity's properties by key path.
     func edit<Entity: ReplicatedEntity>(of _: Entity.Type) throws -> FieldChanges<Entity> where Entity.CustomFields == FlatCustom {
-        var edit = FieldChanges<Entity>()
-        edit.name = Self.update(name)
-        edit.status = Self.update(status)
-        edit.type = Self.update(type)
+        var wire: [String: JSONValue] = [:]
+        for (field, value) in [("name", name), ("status", status), ("type", type)] {
+            if let value { wire[field] = value.isEmpty ? .null : .string(value) }
+        }
+        var edit = try FieldChanges<Entity>(wireFields: wire)
         if let custom = try parseCustom(custom) { edit.custom = .set(custom) }
         return edit
     }
