@@ -24,6 +24,11 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pnr
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: scratch) }
 
+// `pnreplicate send` refuses to queue for PubNub's origin without keys; the CLI rows only enqueue
+// and read the store (nothing is sent), so placeholder keys do, unless real ones are set.
+setenv("PUBNUB_PUBLISH_KEY", "bench", 0)
+setenv("PUBNUB_SUBSCRIBE_KEY", "bench", 0)
+
 /// The commands it runs, all expected beside it (the two builds above share one scratch path).
 let buildCommands = """
     swift build -c release --product pnreplicate
