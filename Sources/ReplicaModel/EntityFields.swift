@@ -250,11 +250,6 @@ public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
         return result
     }
 
-    /// `entity` with wire-named `fields` applied (unknown names are ignored); what the outbox and
-    /// live sync apply a stored op's or an event's fields with.
-    public static func apply(_ fields: [String: JSONValue], to entity: Entity) throws -> Entity {
-        try entity.applying(fields)
-    }
 }
 
 extension FieldChanges: Codable {

@@ -195,11 +195,11 @@ struct LocalOverlay<Custom: ChatCustomData> {
         for op in try tx.ops(target: target) {
             switch op.operation {
             case .setUser(let id, let fields):
-                try tx.upsert(user: try UserEdit.apply(fields, to: try tx.user(id: id) ?? User(id: id)), force: true)
+                try tx.upsert(user: try (try tx.user(id: id) ?? User(id: id)).applying(fields), force: true)
             case .removeUser(let id):
                 try tx.deleteUser(id: id)
             case .setChannel(let id, let fields):
-                try tx.upsert(channel: try ChannelEdit.apply(fields, to: try tx.channel(id: id) ?? Channel(id: id)), force: true)
+                try tx.upsert(channel: try (try tx.channel(id: id) ?? Channel(id: id)).applying(fields), force: true)
             case .removeChannel(let id):
                 try tx.deleteChannel(id: id)
             case .setMembership(let channel, let user, let fields):

@@ -297,12 +297,12 @@ extension Reconciler {
         switch event {
         case .userSet(let id, let fields, let updated, let eTag):
             let stored = try tx.user(id: id)
-            var user = try UserEdit<Custom.User>.apply(fields, to: stored ?? ChatUser(id: id))
+            var user = try (stored ?? ChatUser(id: id)).applying(fields)
             (user.eTag, user.updated) = try version(stored, .user(id), updated: updated, eTag: eTag)
             return ("user-set", id, word(try overlay.applyServer(user: user).outcome))
         case .channelSet(let id, let fields, let updated, let eTag):
             let stored = try tx.channel(id: id)
-            var channel = try ChannelEdit<Custom.Channel>.apply(fields, to: stored ?? ChatChannel(id: id))
+            var channel = try (stored ?? ChatChannel(id: id)).applying(fields)
             (channel.eTag, channel.updated) = try version(stored, .channel(id), updated: updated, eTag: eTag)
             return ("channel-set", id, word(try overlay.applyServer(channel: channel).outcome))
         case .userRemoved(let id):
