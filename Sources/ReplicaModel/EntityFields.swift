@@ -249,7 +249,6 @@ public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
         }
         return result
     }
-
 }
 
 extension FieldChanges: Codable {
