@@ -17,8 +17,12 @@ struct LiveEvent: Sendable {
 /// configurable (short in tests). See `docs/simulator.md`, "Subscribe".
 public struct SubscribeSettings: Sendable, Hashable {
     /// How long an idle long poll is held before an empty answer; PubNub holds about 280 s.
-    /// Zero answers at once (tests that step a client by hand). Real time, not the server's clock.
+    /// Zero answers at once (tests that step a client by hand). Timed by ``holdClock``.
     public var hold: Duration = .seconds(280)
+    /// Which clock times ``hold``: real time by default (a client over HTTP waits for real), or
+    /// the server's own clock (``PubNubServer/clock``), so that a test on a virtual clock ends
+    /// a hold by advancing it instead of waiting.
+    public var holdClock: HoldClock = .realTime
     /// Events a connection's buffer keeps (shared by all its channels); the oldest are dropped
     /// silently beyond it. PubNub's default is 100.
     public var bufferSize = 100
@@ -30,8 +34,54 @@ public struct SubscribeSettings: Sendable, Hashable {
     /// PubNub's rules.
     public init() {}
 
-    /// PubNub's rules with another hold time.
-    public init(hold: Duration) { self.hold = hold }
+    /// PubNub's rules with another hold time, timed by `holdClock`.
+    ///
+    /// ```swift
+    /// // A hold that ends when the test advances the server's VirtualClock by 280 s.
+    /// await server.configureSubscribe(SubscribeSettings(hold: .seconds(280), holdClock: .server))
+    /// ```
+    public init(hold: Duration, holdClock: HoldClock = .realTime) {
+        self.hold = hold
+        self.holdClock = holdClock
+    }
+
+    /// The clock a long poll's hold is timed on.
+    public enum HoldClock: Sendable, Hashable {
+        /// Real time (`ContinuousClock`).
+        case realTime
+        /// The server's clock (``PubNubServer/clock``).
+        case server
+    }
+}
+
+/// When a held long poll gives up, on the clock ``SubscribeSettings/holdClock`` names.
+enum HoldDeadline: Sendable {
+    case realTime(ContinuousClock.Instant)
+    case server(any ReplicaClock, Date)
+
+    init(after hold: Duration, on holdClock: SubscribeSettings.HoldClock, server clock: any ReplicaClock) {
+        switch holdClock {
+        case .realTime: self = .realTime(ContinuousClock.now + hold)
+        case .server:
+            let seconds = Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18
+            self = .server(clock, clock.now.addingTimeInterval(seconds))
+        }
+    }
+
+    var hasPassed: Bool {
+        switch self {
+        case .realTime(let deadline): ContinuousClock.now >= deadline
+        case .server(let clock, let deadline): clock.now >= deadline
+        }
+    }
+
+    /// Returns once the deadline has passed (or the task is cancelled).
+    func sleep() async {
+        switch self {
+        case .realTime(let deadline): try? await Task.sleep(until: deadline, clock: .continuous)
+        case .server(let clock, let deadline): try? await clock.sleep(until: deadline)
+        }
+    }
 }
 
 extension PubNubServer {
@@ -221,8 +271,8 @@ extension PubNubServer {
         }
         var events = pending(after: tt, channels: channels)
         if events.isEmpty && subscribeSettings.hold > .zero && !closing {
-            let deadline = ContinuousClock.now + subscribeSettings.hold
-            while events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !closing {
+            let deadline = HoldDeadline(after: subscribeSettings.hold, on: subscribeSettings.holdClock, server: clock)
+            while events.isEmpty, !deadline.hasPassed, !Task.isCancelled, !closing {
                 await waitForEvent(until: deadline)
                 events = pending(after: tt, channels: channels)
             }
@@ -248,11 +298,11 @@ extension PubNubServer {
     }
 
     /// Suspends until an event is emitted, `deadline` passes or the task is cancelled.
-    private func waitForEvent(until deadline: ContinuousClock.Instant) async {
+    private func waitForEvent(until deadline: HoldDeadline) async {
         waiterCounter += 1
         let id = waiterCounter
         let timer = Task { [weak self] in
-            try? await Task.sleep(until: deadline, clock: .continuous)
+            await deadline.sleep()
             await self?.wake(id)
         }
         await withTaskCancellationHandler {

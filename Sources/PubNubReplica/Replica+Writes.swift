@@ -47,7 +47,7 @@ extension Replica {
     }
 
     /// Creates or edits a membership (this user's unless `user` is given).
-    public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
+    public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
         try await write { try await $0.setMembership(channel: channel, user: user, edit: edit) }
@@ -60,7 +60,7 @@ extension Replica {
     /// try await replica.join(channel: "general")
     /// ```
     @discardableResult
-    public func join(channel: String, edit: MemberEdit<Custom.Member> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
+    public func join(channel: String, edit: MemberEdit<Custom> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
         try await write { try await $0.join(channel: channel, edit: edit) }
     }
 

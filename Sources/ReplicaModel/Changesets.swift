@@ -1,7 +1,10 @@
 import Foundation
 
-/// A real-time membership update (type `membership`, event `set`).
-public struct MemberChangeset<Custom: CustomData>: Hashable, Sendable {
+/// A real-time membership update (type `membership`, event `set`): the pair, the new `updated`
+/// and `eTag`, and only the fields that changed, read by name as on ``FieldChanges``
+/// (`changeset.status`).
+@dynamicMemberLookup
+public struct MemberChangeset<Custom: ChatCustomData>: Hashable, Sendable {
     /// The channel id.
     public var channelId: String
     /// The user id.
@@ -10,12 +13,8 @@ public struct MemberChangeset<Custom: CustomData>: Hashable, Sendable {
     public var updated: ISOTimestamp
     /// The new eTag.
     public var eTag: String
-    /// Changed status.
-    public var status: FieldUpdate<String> = .unchanged
-    /// Changed type.
-    public var type: FieldUpdate<String> = .unchanged
-    /// Changed custom data (replaced whole).
-    public var custom: FieldUpdate<Custom> = .unchanged
+    /// The changed fields.
+    public var changes = MemberEdit<Custom>()
 
     /// A changeset that changes nothing yet.
     public init(channelId: String, userId: String, updated: ISOTimestamp, eTag: String) {
@@ -25,16 +24,19 @@ public struct MemberChangeset<Custom: CustomData>: Hashable, Sendable {
         self.eTag = eTag
     }
 
+    /// A changed field, by its name on the membership (`changeset.status`, `changeset.custom`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<MemberEdit<Custom>, Value>) -> Value {
+        get { changes[keyPath: keyPath] }
+        set { changes[keyPath: keyPath] = newValue }
+    }
+
     /// The patched membership, or nil when it is for another pair, older than `member` or carries
     /// its eTag (``VersionDecision``).
-    public func apply<C: ChatCustomData>(to member: ChatMember<C>) -> ChatMember<C>? where C.Member == Custom {
+    public func apply(to member: ChatMember<Custom>) -> ChatMember<Custom>? {
         guard member.channelId == channelId, member.userId == userId,
             VersionDecision(incoming: (updated, eTag), stored: (member.updated, member.eTag)) == .apply
         else { return nil }
-        var result = member
-        result.status = status.applied(to: member.status)
-        result.type = type.applied(to: member.type)
-        result.custom = custom.applied(to: member.custom)
+        var result = changes.applied(to: member)
         result.updated = updated
         result.eTag = eTag
         return result

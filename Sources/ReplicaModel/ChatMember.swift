@@ -57,32 +57,48 @@ public struct ChatMember<Custom: ChatCustomData>: Codable, Hashable, Sendable, V
     /// The user id.
     public var userId: String { user.id }
 
-    enum CodingKeys: String, CodingKey {
-        case channel, uuid, status, type, custom, updated, eTag
-    }
-
-    /// Decodes a membership element.
+    /// Decodes a membership element: `channel` and `uuid`, then the fields by the table.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.container(keyedBy: WireKey.self)
         self.init(
-            channel: try c.decode(ChatChannel<Custom.Channel>.self, forKey: .channel),
-            user: try c.decode(ChatUser<Custom.User>.self, forKey: .uuid),
-            status: try c.decodeIfPresent(String.self, forKey: .status),
-            type: try c.decodeIfPresent(String.self, forKey: .type),
-            custom: try c.decodeIfPresent(Custom.Member.self, forKey: .custom),
-            updated: try c.decodeIfPresent(ISOTimestamp.self, forKey: .updated),
-            eTag: try c.decodeIfPresent(String.self, forKey: .eTag))
+            channel: try c.decode(ChatChannel<Custom.Channel>.self, forKey: WireKey("channel")),
+            user: try c.decode(ChatUser<Custom.User>.self, forKey: WireKey("uuid")))
+        try decodeFields(from: c)
     }
 
-    /// Encodes a membership element.
+    /// Encodes a membership element: `channel`, `uuid`, then the fields by the table.
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(channel, forKey: .channel)
-        try c.encode(user, forKey: .uuid)
-        try c.encodeIfPresent(status, forKey: .status)
-        try c.encodeIfPresent(type, forKey: .type)
-        try c.encodeIfPresent(custom, forKey: .custom)
-        try c.encodeIfPresent(updated, forKey: .updated)
-        try c.encodeIfPresent(eTag, forKey: .eTag)
+        var c = encoder.container(keyedBy: WireKey.self)
+        try c.encode(channel, forKey: WireKey("channel"))
+        try c.encode(user, forKey: WireKey("uuid"))
+        try encodeFields(to: &c)
+    }
+}
+
+extension ChatMember: ReplicatedFields {
+    /// A membership's replicated fields: PubNub writes the three together. Its `type` is plain
+    /// text (no default, unlike a user's or channel's).
+    public static var fields: [EntityField<Self>] { [.text("status", \.status), .text("type", \.type), .custom] }
+    /// Its custom data.
+    public static var customField: WritableKeyPath<Self, Custom.Member?> & Sendable { \.custom }
+}
+
+/// A local edit of a membership: only the fields set here change (`.set(nil)` clears one).
+///
+/// ```swift
+/// try await replica.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+/// var edit = MemberEdit<DefaultChatCustom>()
+/// edit.custom = .set(nil)          // clears the membership's custom data
+/// ```
+public typealias MemberEdit<Custom: ChatCustomData> = FieldChanges<ChatMember<Custom>>
+
+extension FieldChanges {
+    /// A membership edit of the fields given (nil leaves a field as it is).
+    public init<C: ChatCustomData>(status: String? = nil, type: String? = nil, custom: C.Member? = nil)
+    where Entity == ChatMember<C> {
+        self.init()
+        if let status { self.status = .set(status) }
+        if let type { self.type = .set(type) }
+        if let custom { self.custom = .set(custom) }
     }
 }

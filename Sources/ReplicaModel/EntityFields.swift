@@ -7,14 +7,14 @@ import Foundation
 /// ```swift
 /// .text("profileUrl", column: "profile_url", \.profileUrl)   // ChatUser's avatar URL
 /// ```
-public struct EntityField<Entity: ReplicatedEntity>: Sendable {
+public struct EntityField<Entity: ReplicatedFields>: Sendable {
     /// Where the value lives on the entity, and how it is typed.
     enum Access: Sendable {
         /// An optional string; absent or `null` is nil.
         case text(WritableKeyPath<Entity, String?> & Sendable)
         /// The object type: a string whose absence is ``FieldSchema/defaultType``.
         case type(WritableKeyPath<Entity, String> & Sendable)
-        /// The app's custom data, at ``ReplicatedEntity/customField``.
+        /// The app's custom data, at ``ReplicatedFields/customField``.
         case custom
     }
 
@@ -36,12 +36,19 @@ public struct EntityField<Entity: ReplicatedEntity>: Sendable {
         Self(wireName: "type", column: "type", access: .type(keyPath))
     }
 
-    /// The `custom` field, at the entity's ``ReplicatedEntity/customField``.
+    /// The `custom` field, at the entity's ``ReplicatedFields/customField``.
     public static var custom: Self { Self(wireName: "custom", column: "custom", access: .custom) }
 
-    /// Whether this is the `custom` field (stored as JSON, read with ``ReplicatedEntity/customField``).
+    /// Whether this is the `custom` field (stored as JSON, read with ``ReplicatedFields/customField``).
     public var isCustom: Bool {
         if case .custom = access { return true }
+        return false
+    }
+
+    /// Whether this is a user's or channel's `type`, whose absence is ``FieldSchema/defaultType``
+    /// (a membership's type is plain text).
+    var isDefaultedType: Bool {
+        if case .type = access { return true }
         return false
     }
 
@@ -74,14 +81,24 @@ public struct EntityField<Entity: ReplicatedEntity>: Sendable {
     }
 }
 
-/// An App Context entity whose replicated fields are declared in one table (users and channels).
-public protocol ReplicatedEntity: Hashable, Sendable, Identifiable where ID == String {
+/// An App Context object whose replicated fields are declared in one table: users, channels and
+/// memberships. Edits and change sets (``FieldChanges``), the JSON of its fields, the store's
+/// columns and ``FieldSchema`` all come from ``fields``.
+public protocol ReplicatedFields: Hashable, Sendable {
     /// The type of its custom data.
     associatedtype CustomFields: CustomData
     /// Its replicated fields, in wire order: the one declaration each field has.
     static var fields: [EntityField<Self>] { get }
     /// Where its custom data lives.
     static var customField: WritableKeyPath<Self, CustomFields?> & Sendable { get }
+    /// When the server last changed the object.
+    var updated: ISOTimestamp? { get set }
+    /// The server's version tag of the object.
+    var eTag: String? { get set }
+}
+
+/// A user or channel: replicated fields (``ReplicatedFields``) under a single string id.
+public protocol ReplicatedEntity: ReplicatedFields, Identifiable where ID == String {
     /// The entity known only by its id, every field absent (`type` the default); the id is
     /// checked as a stored identifier.
     static func placeholder(id: String) throws -> Self
@@ -89,13 +106,9 @@ public protocol ReplicatedEntity: Hashable, Sendable, Identifiable where ID == S
     /// code changes fields by wire name, never through a requirement's key path (which is not
     /// the property's own and names no field).
     var type: String { get }
-    /// When the server last changed the object.
-    var updated: ISOTimestamp? { get set }
-    /// The server's version tag of the object.
-    var eTag: String? { get set }
 }
 
-extension ReplicatedEntity {
+extension ReplicatedFields {
     /// The wire names of its fields, in order.
     public static var wireNames: [String] { fields.map(\.wireName) }
 
@@ -108,22 +121,68 @@ extension ReplicatedEntity {
         return field
     }
 
+    /// Reads its fields, `eTag` and `updated` from `c` by the field table: absent fields are
+    /// absent, an absent `type` is the entity's default.
+    mutating func decodeFields(from c: KeyedDecodingContainer<WireKey>) throws {
+        for field in Self.fields {
+            let key = WireKey(field.wireName)
+            if field.isCustom {
+                self[keyPath: Self.customField] = try c.decodeIfPresent(CustomFields.self, forKey: key)
+            } else {
+                field.setText(try c.decodeIfPresent(String.self, forKey: key), on: &self)
+            }
+        }
+        eTag = try c.decodeIfPresent(String.self, forKey: WireKey("eTag"))
+        updated = try c.decodeIfPresent(ISOTimestamp.self, forKey: WireKey("updated"))
+    }
+
+    /// Writes its fields in the table's order, leaving out absent ones and a `"default"` type,
+    /// then `eTag` and `updated`.
+    func encodeFields(to c: inout KeyedEncodingContainer<WireKey>) throws {
+        for field in Self.fields {
+            let key = WireKey(field.wireName)
+            if field.isCustom {
+                try c.encodeIfPresent(self[keyPath: Self.customField], forKey: key)
+            } else if let text = field.text(of: self), !(field.isDefaultedType && text == FieldSchema.defaultType) {
+                try c.encode(text, forKey: key)
+            }
+        }
+        try c.encodeIfPresent(eTag, forKey: WireKey("eTag"))
+        try c.encodeIfPresent(updated, forKey: WireKey("updated"))
+    }
+
+    /// Every field by wire name, an absent one as JSON `null`: the whole object as a PATCH that
+    /// writes all of it, or as a conflict's remote side.
+    public var wireFields: [String: JSONValue] {
+        get throws {
+            var values: [String: JSONValue] = [:]
+            for field in Self.fields {
+                values[field.wireName] =
+                    field.isCustom
+                    ? try self[keyPath: Self.customField].map { try JSONValue(encoding: $0) } ?? .null
+                    : field.text(of: self).map(JSONValue.string) ?? .null
+            }
+            return values
+        }
+    }
+
+    /// The object with wire-named `fields` applied, as a local op's payload or a live event's
+    /// changed fields carry them: unknown names are ignored, a string field that is not a
+    /// string is cleared, `type` null is the default (for users and channels), `custom` null
+    /// clears it.
+    public func applying(_ fields: [String: JSONValue]) throws -> Self {
+        try FieldChanges<Self>(wireFields: fields).applied(to: self)
+    }
+}
+
+extension ReplicatedEntity {
     /// Decodes the entity's unified JSON payload (`{id, <fields>, eTag, updated}`) by its field
     /// table: absent fields are absent, an absent `type` is the default; the id is validated.
     /// An entity's `init(from:)` calls it.
     public static func decodeReplicated(from decoder: any Decoder) throws -> Self {
         let c = try decoder.container(keyedBy: WireKey.self)
         var entity = try placeholder(id: c.decode(String.self, forKey: WireKey("id")))
-        for field in fields {
-            let key = WireKey(field.wireName)
-            if field.isCustom {
-                entity[keyPath: customField] = try c.decodeIfPresent(CustomFields.self, forKey: key)
-            } else {
-                field.setText(try c.decodeIfPresent(String.self, forKey: key), on: &entity)
-            }
-        }
-        entity.eTag = try c.decodeIfPresent(String.self, forKey: WireKey("eTag"))
-        entity.updated = try c.decodeIfPresent(ISOTimestamp.self, forKey: WireKey("updated"))
+        try entity.decodeFields(from: c)
         return entity
     }
 
@@ -132,28 +191,13 @@ extension ReplicatedEntity {
     public func encodeReplicated(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: WireKey.self)
         try c.encode(id, forKey: WireKey("id"))
-        for field in Self.fields {
-            let key = WireKey(field.wireName)
-            if field.isCustom {
-                try c.encodeIfPresent(self[keyPath: Self.customField], forKey: key)
-            } else if let text = field.text(of: self), !(field.wireName == "type" && text == FieldSchema.defaultType) {
-                try c.encode(text, forKey: key)
-            }
-        }
-        try c.encodeIfPresent(eTag, forKey: WireKey("eTag"))
-        try c.encodeIfPresent(updated, forKey: WireKey("updated"))
-    }
-
-    /// The entity with wire-named `fields` applied, as a local op's payload or a live event's
-    /// changed fields carry them: unknown names are ignored, a string field that is not a
-    /// string is cleared, `type` null is the default, `custom` null clears it.
-    public func applying(_ fields: [String: JSONValue]) throws -> Self {
-        try FieldChanges<Self>(wireFields: fields).applied(to: self)
+        try encodeFields(to: &c)
     }
 }
 
-/// The changed fields of one user or channel: what a local edit (``UserEdit``, ``ChannelEdit``)
-/// and a real-time change set (``UserChangeset``, ``ChannelChangeset``) carry. Each field is
+/// The changed fields of one user, channel or membership: what a local edit (``UserEdit``,
+/// ``ChannelEdit``, ``MemberEdit``) and a real-time change set (``UserChangeset``,
+/// ``ChannelChangeset``, ``MemberChangeset``) carry. Each field is
 /// read and set by its name on the entity; `.unchanged` leaves it, `.set(nil)` clears it.
 ///
 /// ```swift
@@ -163,12 +207,12 @@ extension ReplicatedEntity {
 /// try edit.fields()                 // ["name": "Ann", "profileUrl": null]
 /// ```
 ///
-/// Only the entity's replicated fields (``ReplicatedEntity/fields``) can be named, on the concrete
-/// type (`UserEdit<C>`, `ChannelEdit<C>`); naming another property (`id`, `eTag`, `updated`)
+/// Only the entity's replicated fields (``ReplicatedFields/fields``) can be named, on the concrete
+/// type (`UserEdit<C>`, `ChannelEdit<C>`, `MemberEdit<C>`); naming another property (`id`, `eTag`, `updated`)
 /// stops the program, as an index out of range does. Generic code sets fields by wire name
 /// (``init(wireFields:)``).
 @dynamicMemberLookup
-public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
+public struct FieldChanges<Entity: ReplicatedFields>: Hashable, Sendable {
     /// Text fields and `type` by wire name; a nil value clears the field.
     private var texts: [String: String?] = [:]
     /// Custom data (replaces the whole object, as PubNub does).
@@ -193,7 +237,7 @@ public struct FieldChanges<Entity: ReplicatedEntity>: Hashable, Sendable {
         }
     }
 
-    /// Reads wire-named changed fields leniently (see ``ReplicatedEntity/applying(_:)``).
+    /// Reads wire-named changed fields leniently (see ``ReplicatedFields/applying(_:)``).
     public init(wireFields fields: [String: JSONValue]) throws {
         for field in Entity.fields {
             guard let value = fields[field.wireName] else { continue }

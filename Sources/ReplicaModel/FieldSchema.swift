@@ -13,8 +13,8 @@ public enum FieldSchema {
     public static let user = ChatUser<JSONValue>.wireNames
     /// A channel's fields (`description` is ``ChatChannel/details`` in Swift), from ``ChatChannel``'s declaration.
     public static let channel = ChatChannel<JSONValue>.wireNames
-    /// A membership's fields. PubNub writes the three together.
-    public static let membership = ["status", "type", "custom"]
+    /// A membership's fields, from ``ChatMember``'s declaration. PubNub writes the three together.
+    public static let membership = ChatMember<DefaultChatCustom>.wireNames
 
     /// The type PubNub gives a user or channel that has none.
     public static let defaultType = "default"

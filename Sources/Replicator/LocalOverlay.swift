@@ -136,7 +136,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 break
             }
             var member = try keepingStoredSides(
-                of: try MemberEdit.apply(remote.objectValue ?? [:], to: Member(channelId: channelId, userId: userId)))
+                of: try Member(channelId: channelId, userId: userId).applying(remote.objectValue ?? [:]))
             member.updated = try remote.objectValue?["updated"]?.stringValue.map { try ISOTimestamp(parsing: $0) }
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
@@ -204,7 +204,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 try tx.deleteChannel(id: id)
             case .setMembership(let channel, let user, let fields):
                 let stored = try tx.member(channelId: channel, userId: user)
-                let member = try MemberEdit.apply(fields, to: try stored ?? Member(channelId: channel, userId: user))
+                let member = try (stored ?? Member(channelId: channel, userId: user)).applying(fields)
                 try tx.upsert(member: member, force: true)
             case .removeMembership(let channel, let user):
                 try tx.deleteMember(channelId: channel, userId: user)

@@ -184,7 +184,7 @@ struct ChangesetTests {
         let stored = try ChatMember<DefaultChatCustom>(
             channelId: "some-channel-id", userId: "some-user-id", status: "active", type: "regular",
             custom: ["role": "moderator"], updated: ts("2020-09-23T09:23:40Z"), eTag: "M1")
-        var changeset = MemberChangeset<FlatCustom>(
+        var changeset = MemberChangeset<DefaultChatCustom>(
             channelId: "some-channel-id", userId: "some-user-id", updated: try ts("2020-09-23T09:23:41Z"), eTag: "M2")
         changeset.status = .set("away")
         changeset.type = .set(nil)
@@ -207,11 +207,11 @@ struct ChangesetTests {
         let stored = try ChatMember<DefaultChatCustom>(
             channelId: "c", userId: "u", status: "active", updated: ts("2020-09-23T09:23:40Z"), eTag: "M1")
         let newer = try ts("2020-09-23T09:23:41Z")
-        var otherUser = MemberChangeset<FlatCustom>(channelId: "c", userId: "v", updated: newer, eTag: "M2")
+        var otherUser = MemberChangeset<DefaultChatCustom>(channelId: "c", userId: "v", updated: newer, eTag: "M2")
         otherUser.status = .set("away")
-        var otherChannel = MemberChangeset<FlatCustom>(channelId: "d", userId: "u", updated: newer, eTag: "M2")
+        var otherChannel = MemberChangeset<DefaultChatCustom>(channelId: "d", userId: "u", updated: newer, eTag: "M2")
         otherChannel.status = .set("away")
-        var older = MemberChangeset<FlatCustom>(
+        var older = MemberChangeset<DefaultChatCustom>(
             channelId: "c", userId: "u", updated: try ts("2020-09-23T09:23:39Z"), eTag: "M0")
         older.status = .set("away")
         #expect(otherUser.apply(to: stored) == nil)

@@ -2,7 +2,7 @@ import Foundation
 import ReplicaModel
 import Testing
 
-/// The field tables of users and channels (``ReplicatedEntity/fields``): the one declaration
+/// The field tables of users, channels and memberships (``ReplicatedFields/fields``): the one declaration
 /// that edits, change sets and ``FieldSchema`` derive from must agree with the entities' own JSON.
 @Suite("Entity field tables")
 struct EntityFieldsTests {
@@ -69,5 +69,34 @@ struct EntityFieldsTests {
         #expect(changeset.name == .unchanged)
         let again = try decodeJSON(ChannelChangeset<FlatCustom>.self, from: String(decoding: JSONEncoder().encode(changeset), as: UTF8.self))
         #expect(again == changeset)
+    }
+
+    @Test("each membership field set by its wire name lands where the membership's own JSON has that name")
+    func memberTableMatchesCoding() throws {
+        let base = try ChatMember<DefaultChatCustom>(channelId: "c", userId: "u")
+        #expect(FieldSchema.membership == ["status", "type", "custom"])
+        for name in FieldSchema.membership where name != "custom" {
+            let member = try base.applying([name: .string("value-of-\(name)")])
+            #expect(try encodedKeys(member)[name] == .string("value-of-\(name)"), "field \(name)")
+        }
+        // A membership's type has no default: "default" is written, and cleared is absent.
+        let typed = try base.applying(["type": "default", "custom": ["role": "mod"]])
+        #expect(try encodedKeys(typed)["type"] == "default")
+        #expect(try typed.applying(["type": .null]).type == nil)
+        #expect(try typed.wireFields == ["status": .null, "type": "default", "custom": ["role": "mod"]])
+        let json = try JSONEncoder().encode(typed)
+        #expect(try JSONDecoder().decode(ChatMember<DefaultChatCustom>.self, from: json) == typed)
+    }
+
+    @Test("a membership edit sets only what it is given, and can clear")
+    func memberEdit() throws {
+        var edit = MemberEdit<DefaultChatCustom>(status: "joined")
+        #expect(try edit.fields() == ["status": "joined"])
+        edit.custom = .set(nil)
+        edit.type = .set("admin")
+        #expect(try edit.fields() == ["status": "joined", "type": "admin", "custom": .null])
+        let member = try ChatMember<DefaultChatCustom>(channelId: "c", userId: "u", status: "away", custom: ["k": "v"])
+        let after = edit.applied(to: member)
+        #expect(after.status == "joined" && after.type == "admin" && after.custom == nil)
     }
 }

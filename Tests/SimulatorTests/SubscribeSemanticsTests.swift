@@ -52,6 +52,19 @@ struct SubscribeSemanticsTests {
         #expect(try await poll.value.envelopes.count == 1)
     }
 
+    @Test("a hold timed on the server's clock ends when that clock passes it, with an empty answer", .timeLimit(.minutes(1)))
+    func holdOnServerClock() async throws {
+        let world = try InProcess()
+        await world.server.configureSubscribe(SubscribeSettings(hold: .seconds(280), holdClock: .server))
+        let cursor = try await world.client.handshake(["c"])
+        let start = world.clock.date
+        // The virtual clock moves to a sleeper's deadline at once: the hold passes without real waiting.
+        let answer = try await world.client.subscribe(SubscribeRequest(channels: ["c"], cursor: cursor))
+        #expect(answer.envelopes.isEmpty)
+        #expect(world.clock.date.timeIntervalSince(start) >= 280)
+        #expect(answer.cursor.timetoken >= cursor.timetoken)
+    }
+
     @Test("one buffer of 100 events per connection, shared by its channels; the oldest are dropped and counted")
     func sharedBuffer() async throws {
         let world = try await Self.world()

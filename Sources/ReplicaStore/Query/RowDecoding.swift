@@ -19,7 +19,9 @@ enum Columns {
         FROM members m JOIN channels c ON c.id = m.channel_id JOIN users u ON u.id = m.user_id
         """
 
-    static let member = "m.status, m.type, m.custom, m.updated, m.etag, m.is_present, m.presence_state"
+    /// A membership's own columns: its fields (``MemberSQL/fieldColumns``), then the version and presence.
+    static let member = (MemberSQL.fieldColumns + ["updated", "etag", "is_present", "presence_state"])
+        .map { "m.\($0)" }.joined(separator: ", ")
 
     /// A message's columns, then what its Chat SDK actions make of it: the newest edit's text
     /// and whether it is soft-deleted (``ChatSemantics``). `msg` must alias `messages`.
@@ -44,12 +46,14 @@ extension StoreCoding {
         let user: ChatUser<C.User> = try self.user(row, at: Columns.channelCount)
         let i = Columns.channelCount + Columns.userCount
         let key = "\(channel.id)/\(user.id)"
-        return ChatMember(
-            channel: channel, user: user, status: row[i], type: row[i + 1],
-            custom: try decode(C.Member.self, row[i + 2], table: "members", column: "custom", key: key),
-            updated: try StoreCoding.timestamp(row[i + 3], table: "members", column: "updated", key: key),
-            eTag: row[i + 4], isPresent: row[i + 5],
-            presenceState: try decode(JSONValue.self, row[i + 6], table: "members", column: "presence_state", key: key))
+        var member = ChatMember<C>(channel: channel, user: user)
+        try member.readColumns(row, at: i, coding: self, table: "members", key: key)
+        let j = i + MemberSQL.fieldColumns.count
+        member.updated = try StoreCoding.timestamp(row[j], table: "members", column: "updated", key: key)
+        member.eTag = row[j + 1]
+        member.isPresent = row[j + 2]
+        member.presenceState = try decode(JSONValue.self, row[j + 3], table: "members", column: "presence_state", key: key)
+        return member
     }
 
     func message<C: CustomData>(_ row: Row) throws -> ChatMessage<C> {

@@ -36,9 +36,7 @@ struct EntityRows<Entity: ReplicatedEntity> {
     /// The upsert's arguments for `entity`, in ``writtenColumns`` order.
     func arguments(_ entity: Entity, coding: StoreCoding) throws -> StatementArguments {
         var values: [(any DatabaseValueConvertible)?] = [entity.id]
-        for field in Entity.fields {
-            values.append(field.isCustom ? try coding.json(entity[keyPath: Entity.customField]) : field.text(of: entity))
-        }
+        values += try entity.columnValues(coding: coding)
         for column in derived { values.append(column.value(entity)) }
         values += [entity.updated?.description, entity.updated?.nanoseconds, entity.eTag]
         return StatementArguments(values)
@@ -63,14 +61,7 @@ struct EntityRows<Entity: ReplicatedEntity> {
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: table, column: "id", key: id, message: error.description)
         }
-        for (offset, field) in Entity.fields.enumerated() {
-            if field.isCustom {
-                entity[keyPath: Entity.customField] = try coding.decode(
-                    Entity.CustomFields.self, row[i + 1 + offset], table: table, column: field.column, key: id)
-            } else {
-                field.setText(row[i + 1 + offset], on: &entity)
-            }
-        }
+        try entity.readColumns(row, at: i + 1, coding: coding, table: table, key: id)
         let after = i + 1 + Entity.fields.count
         entity.updated = try StoreCoding.timestamp(row[after], table: table, column: "updated", key: id)
         entity.eTag = row[after + 1]
@@ -99,6 +90,28 @@ enum ChannelRows {
     static let forceUpsert = rows(JSONValue.self).upsertSQL(force: true)
     static let count = rows(JSONValue.self).selectCount
     static func select(_ alias: String) -> String { rows(JSONValue.self).selectList(alias) }
+}
+
+extension ReplicatedFields {
+    /// Its fields' column values, in field-table order (custom data as JSON).
+    func columnValues(coding: StoreCoding) throws -> [(any DatabaseValueConvertible)?] {
+        try Self.fields.map { field in
+            field.isCustom ? try coding.json(self[keyPath: Self.customField]) : field.text(of: self)
+        }
+    }
+
+    /// Reads its fields from `row`'s columns `i...`, in field-table order. Unreadable custom
+    /// JSON is ``StoreError/corruptValue(table:column:key:message:)`` naming `table` and `key`.
+    mutating func readColumns(_ row: Row, at i: Int, coding: StoreCoding, table: String, key: String) throws {
+        for (offset, field) in Self.fields.enumerated() {
+            if field.isCustom {
+                self[keyPath: Self.customField] = try coding.decode(
+                    CustomFields.self, row[i + offset], table: table, column: field.column, key: key)
+            } else {
+                field.setText(row[i + offset], on: &self)
+            }
+        }
+    }
 }
 
 /// A user or channel as the store keeps it: its row and the upsert statements (built once).

@@ -108,11 +108,10 @@ extension ChatStore {
     static func upsert(member: Member, force: Bool, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
         try ensure(member.channel, in: db, coding: coding)
         try ensure(member.user, in: db, coding: coding)
-        let arguments: StatementArguments = [
-            member.channelId, member.userId, member.status, member.type, try coding.json(member.custom),
-            member.updated?.description, member.updated?.nanoseconds, member.eTag, member.isPresent,
-            try coding.json(member.presenceState),
-        ]
+        let arguments = StatementArguments(
+            [member.channelId, member.userId] + (try member.columnValues(coding: coding))
+                + [member.updated?.description, member.updated?.nanoseconds, member.eTag, member.isPresent,
+                   try coding.json(member.presenceState)])
         return try db.upsert(try db.cachedStatement(sql: force ? MemberSQL.forceUpsert : MemberSQL.upsert), arguments)
     }
 
@@ -133,7 +132,7 @@ extension ChatStore {
 
     /// Applies a real-time membership changeset to the stored membership.
     @discardableResult
-    public func patch(member changeset: MemberChangeset<Custom.Member>) async throws(StoreError) -> PatchResult {
+    public func patch(member changeset: MemberChangeset<Custom>) async throws(StoreError) -> PatchResult {
         try await write { db in
             let coding = StoreCoding()
             guard
@@ -170,20 +169,24 @@ extension ChatStore {
     }
 }
 
-/// SQL of membership writes.
+/// SQL of membership writes: the pair, the fields of ``ChatMember``'s table, the version, and
+/// the local presence columns (kept when a write carries none).
 enum MemberSQL {
+    /// The field columns, in field-table order.
+    static let fieldColumns = ChatMember<DefaultChatCustom>.fields.map(\.column)
+
     static func upsertMemberSQL(force: Bool) -> String {
-        """
-        INSERT INTO members (channel_id, user_id, status, type, custom, updated, updated_ns, etag, is_present,
-                             presence_state)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(channel_id, user_id) DO UPDATE SET
-            status = excluded.status, type = excluded.type, custom = excluded.custom,
-            updated = excluded.updated, updated_ns = excluded.updated_ns, etag = excluded.etag,
-            is_present = coalesce(excluded.is_present, members.is_present),
-            presence_state = coalesce(excluded.presence_state, members.presence_state)
-        \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "members"))
-        """
+        let versioned = fieldColumns + ["updated", "updated_ns", "etag"]
+        let columns = ["channel_id", "user_id"] + versioned + ["is_present", "presence_state"]
+        return """
+            INSERT INTO members (\(columns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+            ON CONFLICT(channel_id, user_id) DO UPDATE SET
+                \(versioned.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")),
+                is_present = coalesce(excluded.is_present, members.is_present),
+                presence_state = coalesce(excluded.presence_state, members.presence_state)
+            \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "members"))
+            """
     }
     static let upsert = upsertMemberSQL(force: false)
     static let forceUpsert = upsertMemberSQL(force: true)

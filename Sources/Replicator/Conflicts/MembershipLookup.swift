@@ -23,11 +23,7 @@ enum MembershipLookup {
         }
         for try await page in pages {
             if let found = page.data.first(where: { $0.channel.id == channel }) {
-                var fields: [String: JSONValue] = [
-                    "status": found.status.map(JSONValue.string) ?? .null, "type": found.type.map(JSONValue.string) ?? .null,
-                ]
-                fields["custom"] = try found.custom.map { try JSONValue(encoding: $0) } ?? .null
-                return (.object(fields), found.updated, found.eTag)
+                return (.object(try found.model(userId: user).wireFields), found.updated, found.eTag)
             }
         }
         return nil

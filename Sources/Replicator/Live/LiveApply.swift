@@ -311,7 +311,7 @@ extension Reconciler {
             return ("channel-removed", id, try overlay.serverLacks(.channels, id: id) ? "removed" : "kept-pending")
         case .membershipSet(let channelId, let userId, let fields, let updated, let eTag):
             let stored = try tx.member(channelId: channelId, userId: userId)
-            var member = try MemberEdit<Custom.Member>.apply(fields, to: stored ?? ChatMember(channelId: channelId, userId: userId))
+            var member = try (stored ?? ChatMember(channelId: channelId, userId: userId)).applying(fields)
             member.eTag = eTag
             member.updated = try stamp(updated)
             let outcome = try overlay.applyServer(member: member).outcome

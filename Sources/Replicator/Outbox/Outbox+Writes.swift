@@ -147,7 +147,7 @@ extension Outbox {
     /// Sets a membership (of the current user unless `user` is given). An edit of the current
     /// user's membership that sets no field is a ``join(channel:edit:)``; for another user it is
     /// refused (``OutboxError/emptyEdit(_:)``).
-    public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom.Member>) async throws
+    public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
         let member = user ?? userId, fields = try edit.fields()
@@ -173,7 +173,7 @@ extension Outbox {
     /// let unread = try await store.fetch(store.queries.unreadCounts(for: outbox.userId))  // lists general, 0 unread
     /// ```
     @discardableResult
-    public func join(channel: String, edit: MemberEdit<Custom.Member> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
+    public func join(channel: String, edit: MemberEdit<Custom> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
         let opId = Self.newOpId(), now = clock.now, userId = userId, fields = try edit.fields()
         return try await commit { try $0.enqueueJoin(opId: opId, channelId: channel, userId: userId, fields: fields, now: now) }
     }

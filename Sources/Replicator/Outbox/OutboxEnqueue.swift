@@ -166,7 +166,7 @@ extension OpTransaction {
     ) throws -> OutboxReceipt<Member> {
         if fields.isEmpty { throw OutboxError.emptyEdit("membership \(channelId)/\(userId)") }
         let stored = try tx.member(channelId: channelId, userId: userId)
-        let local = try MemberEdit.apply(fields, to: try stored ?? Member(channelId: channelId, userId: userId))
+        let local = try (stored ?? Member(channelId: channelId, userId: userId)).applying(fields)
         try tx.upsert(member: local, force: true)
         let target = OutboxKeys.member(channelId, userId)
         let op = NewOutboxRow(
