@@ -119,6 +119,25 @@ struct ObjectEnvelope<Element: Decodable>: Decodable {
     let data: Element
 }
 
+/// A user or channel as App Context serves it: where it lives under `/v2/objects/{sub}/` and
+/// the noun of its operations' names (`getUser`, `listChannels`).
+protocol AppContextObject: ReplicatedEntity, Codable {
+    /// `uuids` or `channels`.
+    static var pathSegment: String { get }
+    /// `User` or `Channel`.
+    static var noun: String { get }
+}
+
+extension ChatUser: AppContextObject {
+    static var pathSegment: String { "uuids" }
+    static var noun: String { "User" }
+}
+
+extension ChatChannel: AppContextObject {
+    static var pathSegment: String { "channels" }
+    static var noun: String { "Channel" }
+}
+
 extension PubNubClient {
     static let objectInclude = "custom,status,type"
 
@@ -134,27 +153,53 @@ extension PubNubClient {
             query: commonQuery() + query, headers: headers, body: body, operation: operation)
     }
 
+    // MARK: Users and channels, one way
+
+    /// One user or channel; a missing id fails with reason `notFound`.
+    func getObject<E: AppContextObject>(_: E.Type, id: String) async throws(WireError) -> E {
+        let request = objectRequest(
+            .get, [E.pathSegment, id], query: [QueryItem("include", Self.objectInclude)], operation: "get\(E.noun)")
+        return try await perform(request, as: ObjectEnvelope<E>.self).data
+    }
+
+    /// A page of users or channels.
+    func listObjects<E: AppContextObject>(_: E.Type, _ query: ObjectListQuery) async throws(WireError) -> ObjectPage<E> {
+        let request = objectRequest(
+            .get, [E.pathSegment], query: try query.items(include: Self.objectInclude), operation: "list\(E.noun)s")
+        return try await perform(request, as: ObjectPage<E>.self)
+    }
+
+    /// The PATCH of a user's or channel's changed fields.
+    func setObjectRequest<E: AppContextObject>(id: String, fields: FieldChanges<E>, ifMatch: String?) throws(WireError)
+        -> WireRequest
+    {
+        objectRequest(
+            .patch, [E.pathSegment, id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
+            ifMatch: ifMatch, operation: "set\(E.noun)")
+    }
+
+    /// The DELETE of a user's or channel's metadata.
+    func removeObjectRequest<E: AppContextObject>(_: E.Type, id: String) -> WireRequest {
+        objectRequest(.delete, [E.pathSegment, id], operation: "remove\(E.noun)")
+    }
+
     // MARK: Users
 
     /// One user; a missing id fails with reason `notFound`.
     public func getUser<C: CustomData>(id: String, as custom: C.Type = FlatCustom.self) async throws(WireError) -> ChatUser<C> {
-        let request = objectRequest(.get, ["uuids", id], query: [QueryItem("include", Self.objectInclude)], operation: "getUser")
-        return try await perform(request, as: ObjectEnvelope<ChatUser<C>>.self).data
+        try await getObject(ChatUser<C>.self, id: id)
     }
 
     /// A page of users.
     public func listUsers<C: CustomData>(_ query: ObjectListQuery = ObjectListQuery(), as custom: C.Type = FlatCustom.self)
         async throws(WireError) -> ObjectPage<ChatUser<C>>
     {
-        let request = objectRequest(.get, ["uuids"], query: try query.items(include: Self.objectInclude), operation: "listUsers")
-        return try await perform(request, as: ObjectPage<ChatUser<C>>.self)
+        try await listObjects(ChatUser<C>.self, query)
     }
 
     /// The request ``setUser(id:fields:ifMatch:)`` sends.
     public func setUserRequest<C: CustomData>(id: String, fields: UserEdit<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
-        objectRequest(
-            .patch, ["uuids", id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
-            ifMatch: ifMatch, operation: "setUser")
+        try setObjectRequest(id: id, fields: fields, ifMatch: ifMatch)
     }
 
     /// PATCHes a user; with `ifMatch`, a stale eTag fails with reason `preconditionFailed` (412).
@@ -163,9 +208,7 @@ extension PubNubClient {
     }
 
     /// The request ``removeUser(id:)`` sends.
-    public func removeUserRequest(id: String) -> WireRequest {
-        objectRequest(.delete, ["uuids", id], operation: "removeUser")
-    }
+    public func removeUserRequest(id: String) -> WireRequest { removeObjectRequest(ChatUser<JSONValue>.self, id: id) }
 
     /// Deletes a user's metadata.
     public func removeUser(id: String) async throws(WireError) {
@@ -188,23 +231,19 @@ extension PubNubClient {
 
     /// One channel; a missing id fails with reason `notFound`.
     public func getChannel<C: CustomData>(id: String, as custom: C.Type = FlatCustom.self) async throws(WireError) -> ChatChannel<C> {
-        let request = objectRequest(.get, ["channels", id], query: [QueryItem("include", Self.objectInclude)], operation: "getChannel")
-        return try await perform(request, as: ObjectEnvelope<ChatChannel<C>>.self).data
+        try await getObject(ChatChannel<C>.self, id: id)
     }
 
     /// A page of channels.
     public func listChannels<C: CustomData>(_ query: ObjectListQuery = ObjectListQuery(), as custom: C.Type = FlatCustom.self)
         async throws(WireError) -> ObjectPage<ChatChannel<C>>
     {
-        let request = objectRequest(.get, ["channels"], query: try query.items(include: Self.objectInclude), operation: "listChannels")
-        return try await perform(request, as: ObjectPage<ChatChannel<C>>.self)
+        try await listObjects(ChatChannel<C>.self, query)
     }
 
     /// The request ``setChannel(id:fields:ifMatch:)`` sends.
     public func setChannelRequest<C: CustomData>(id: String, fields: ChannelEdit<C>, ifMatch: String? = nil) throws(WireError) -> WireRequest {
-        objectRequest(
-            .patch, ["channels", id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
-            ifMatch: ifMatch, operation: "setChannel")
+        try setObjectRequest(id: id, fields: fields, ifMatch: ifMatch)
     }
 
     /// PATCHes a channel; with `ifMatch`, a stale eTag fails with reason `preconditionFailed` (412).
@@ -218,9 +257,7 @@ extension PubNubClient {
     }
 
     /// The request ``removeChannel(id:)`` sends.
-    public func removeChannelRequest(id: String) -> WireRequest {
-        objectRequest(.delete, ["channels", id], operation: "removeChannel")
-    }
+    public func removeChannelRequest(id: String) -> WireRequest { removeObjectRequest(ChatChannel<JSONValue>.self, id: id) }
 }
 
 // MARK: Memberships

@@ -75,7 +75,23 @@ public struct ChatMember<Custom: ChatCustomData>: Codable, Hashable, Sendable, V
     }
 }
 
+/// What names a membership: its channel and its user.
+public struct MemberKey: Hashable, Sendable {
+    /// The channel id.
+    public var channelId: String
+    /// The user id.
+    public var userId: String
+
+    /// The membership of `userId` in `channelId`.
+    public init(channelId: String, userId: String) {
+        self.channelId = channelId
+        self.userId = userId
+    }
+}
+
 extension ChatMember: ReplicatedFields {
+    /// The channel and user.
+    public var key: MemberKey { MemberKey(channelId: channelId, userId: userId) }
     /// A membership's replicated fields: PubNub writes the three together. Its `type` is plain
     /// text (no default, unlike a user's or channel's).
     public static var fields: [EntityField<Self>] { [.text("status", \.status), .text("type", \.type), .custom] }

@@ -85,8 +85,12 @@ public struct EntityField<Entity: ReplicatedFields>: Sendable {
 /// memberships. Edits and change sets (``FieldChanges``), the JSON of its fields, the store's
 /// columns and ``FieldSchema`` all come from ``fields``.
 public protocol ReplicatedFields: Hashable, Sendable {
+    /// What names one object of its kind: the id of a user or channel, the pair of a membership.
+    associatedtype Key: Hashable & Sendable
     /// The type of its custom data.
     associatedtype CustomFields: CustomData
+    /// What names this object (a change set applies only to the object of its key).
+    var key: Key { get }
     /// Its replicated fields, in wire order: the one declaration each field has.
     static var fields: [EntityField<Self>] { get }
     /// Where its custom data lives.
@@ -98,7 +102,7 @@ public protocol ReplicatedFields: Hashable, Sendable {
 }
 
 /// A user or channel: replicated fields (``ReplicatedFields``) under a single string id.
-public protocol ReplicatedEntity: ReplicatedFields, Identifiable where ID == String {
+public protocol ReplicatedEntity: ReplicatedFields, Identifiable where ID == String, Key == String {
     /// The entity known only by its id, every field absent (`type` the default); the id is
     /// checked as a stored identifier.
     static func placeholder(id: String) throws -> Self
@@ -176,6 +180,9 @@ extension ReplicatedFields {
 }
 
 extension ReplicatedEntity {
+    /// Its id.
+    public var key: String { id }
+
     /// Decodes the entity's unified JSON payload (`{id, <fields>, eTag, updated}`) by its field
     /// table: absent fields are absent, an absent `type` is the default; the id is validated.
     /// An entity's `init(from:)` calls it.
@@ -343,13 +350,15 @@ public typealias UserEdit<Custom: CustomData> = FieldChanges<ChatUser<Custom>>
 /// Its description is `details`, as on ``ChatChannel``.
 public typealias ChannelEdit<Custom: CustomData> = FieldChanges<ChatChannel<Custom>>
 
-/// A real-time update of a user or channel (`e=2`, type `uuid` or `channel`, event `set`): the
-/// id, the new `updated` and `eTag`, and only the fields that changed (an explicit `null`
-/// clears one). Its fields are read by name, as on ``FieldChanges`` (`changeset.name`).
+/// A real-time update of a user, channel or membership (`e=2`, type `uuid`, `channel` or
+/// `membership`, event `set`): which object (its ``key``), the new `updated` and `eTag`, and only
+/// the fields that changed (an explicit `null` clears one). Its fields are read by name, as on
+/// ``FieldChanges`` (`changeset.name`). ``UserChangeset``, ``ChannelChangeset`` and
+/// ``MemberChangeset`` name it for each entity.
 @dynamicMemberLookup
-public struct ObjectChangeset<Entity: ReplicatedEntity & VersionedObject>: Hashable, Sendable {
-    /// The object's id.
-    public var id: String
+public struct ObjectChangeset<Entity: ReplicatedFields>: Hashable, Sendable {
+    /// The object it changes.
+    public var key: Entity.Key
     /// The new `updated`.
     public var updated: ISOTimestamp
     /// The new eTag.
@@ -357,9 +366,9 @@ public struct ObjectChangeset<Entity: ReplicatedEntity & VersionedObject>: Hasha
     /// The changed fields.
     public var changes = FieldChanges<Entity>()
 
-    /// A changeset that changes nothing yet.
-    public init(id: String, updated: ISOTimestamp, eTag: String) {
-        self.id = id
+    /// A changeset of the object named `key` that changes nothing yet.
+    public init(key: Entity.Key, updated: ISOTimestamp, eTag: String) {
+        self.key = key
         self.updated = updated
         self.eTag = eTag
     }
@@ -370,10 +379,10 @@ public struct ObjectChangeset<Entity: ReplicatedEntity & VersionedObject>: Hasha
         set { changes[keyPath: keyPath] = newValue }
     }
 
-    /// The patched object, or nil when the changeset is for another id, older than `object` or
-    /// carries its eTag (``VersionDecision``).
+    /// The patched object, or nil when the changeset is for another object, older than `object`
+    /// or carries its eTag (``VersionDecision``).
     public func apply(to object: Entity) -> Entity? {
-        guard object.id == id,
+        guard object.key == key,
             VersionDecision(incoming: (updated, eTag), stored: (object.updated, object.eTag)) == .apply
         else { return nil }
         var result = changes.applied(to: object)
@@ -383,15 +392,28 @@ public struct ObjectChangeset<Entity: ReplicatedEntity & VersionedObject>: Hasha
     }
 }
 
-extension ObjectChangeset: Codable {
+extension ObjectChangeset where Entity: ReplicatedEntity {
+    /// A changeset of the user or channel `id` that changes nothing yet.
+    public init(id: String, updated: ISOTimestamp, eTag: String) {
+        self.init(key: id, updated: updated, eTag: eTag)
+    }
+
+    /// The user's or channel's id.
+    public var id: String {
+        get { key }
+        set { key = newValue }
+    }
+}
+
+extension ObjectChangeset: Codable where Entity: ReplicatedEntity {
     private enum CodingKeys: String, CodingKey { case id, updated, eTag }
 
     /// Decodes a changeset; absent field keys are `.unchanged`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        updated = try c.decode(ISOTimestamp.self, forKey: .updated)
-        eTag = try c.decode(String.self, forKey: .eTag)
+        self.init(
+            key: try c.decode(String.self, forKey: .id), updated: try c.decode(ISOTimestamp.self, forKey: .updated),
+            eTag: try c.decode(String.self, forKey: .eTag))
         changes = try FieldChanges(from: decoder)
     }
 

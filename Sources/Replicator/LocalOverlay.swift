@@ -107,6 +107,18 @@ struct LocalOverlay<Custom: ChatCustomData> {
         return member
     }
 
+    /// Writes the server's version of a user or channel (or deletes it when the server has none);
+    /// returns the stored version as JSON text.
+    private func storeServerObject<Entity: StoredEntity>(_ remote: JSONValue?, as _: Entity.Type, id: String) throws -> String? {
+        guard let remote else {
+            try tx.delete(Entity.self, id: id)
+            return nil
+        }
+        let object = try remote.decode(as: Entity.self)
+        try tx.upsert(object, force: true)
+        return try tx.snapshot(object)
+    }
+
     /// Writes the server's current version (wire JSON; nil when the server has none) of the object
     /// a conflicted op changes, then the unsent edits still queued on it. Returns the version
     /// stored, as JSON text (the op's new base snapshot when it is sent again).
@@ -115,21 +127,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
         var snapshot: String?
         switch entry.operation {
         case .setUser(let id, _), .removeUser(let id):
-            if let remote {
-                let user = try remote.decode(as: User.self)
-                try tx.upsert(user: user, force: true)
-                snapshot = try tx.snapshot(user)
-            } else {
-                try tx.deleteUser(id: id)
-            }
+            snapshot = try storeServerObject(remote, as: User.self, id: id)
         case .setChannel(let id, _), .removeChannel(let id):
-            if let remote {
-                let channel = try remote.decode(as: Channel.self)
-                try tx.upsert(channel: channel, force: true)
-                snapshot = try tx.snapshot(channel)
-            } else {
-                try tx.deleteChannel(id: id)
-            }
+            snapshot = try storeServerObject(remote, as: Channel.self, id: id)
         case .setMembership(let channelId, let userId, _), .removeMembership(let channelId, let userId):
             guard let remote else {
                 try tx.deleteMember(channelId: channelId, userId: userId)

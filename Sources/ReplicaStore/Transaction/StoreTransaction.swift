@@ -52,13 +52,22 @@ package final class StoreTransaction<Custom: ChatCustomData> {
         try Store.upsert(channel: channel, force: force, in: db, coding: coding)
     }
 
+    /// Writes a user or channel, as ``upsert(user:force:)`` writes a user.
+    @discardableResult
+    package func upsert<Entity: StoredEntity>(_ entity: Entity, force: Bool = false) throws -> UpsertOutcome {
+        try Store.upsert(entity, force: force, in: db, coding: coding)
+    }
+
+    /// Deletes a user's or channel's row (its memberships go with it).
+    package func delete<Entity: StoredEntity>(_: Entity.Type, id: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(Entity.rows.table) WHERE id = ?").execute(arguments: [id])
+    }
+
     /// Deletes a user row (its memberships go with it).
-    package func deleteUser(id: String) throws { try db.cachedStatement(sql: "DELETE FROM users WHERE id = ?").execute(arguments: [id]) }
+    package func deleteUser(id: String) throws { try delete(User.self, id: id) }
 
     /// Deletes a channel row (its memberships go with it).
-    package func deleteChannel(id: String) throws {
-        try db.cachedStatement(sql: "DELETE FROM channels WHERE id = ?").execute(arguments: [id])
-    }
+    package func deleteChannel(id: String) throws { try delete(Channel.self, id: id) }
 
     /// The ids of the users or channels that came from the server (they have an eTag).
     package func serverObjectIds(_ table: ObjectTable) throws -> [String] {

@@ -7,7 +7,7 @@ import ReplicaModel
 /// columns, then `updated`, `updated_ns` and `etag`; the columns read are the same without the
 /// derived ones and `updated_ns`. The upsert, its arguments, the select list and the row reader
 /// all come from here, so a field declared once is stored and read back without more code.
-struct EntityRows<Entity: ReplicatedEntity> {
+package struct EntityRows<Entity: ReplicatedEntity> {
     /// The table.
     let table: String
     /// How its id is named in a validation error (`user.id`).
@@ -115,7 +115,9 @@ extension ReplicatedFields {
 }
 
 /// A user or channel as the store keeps it: its row and the upsert statements (built once).
-protocol StoredEntity: ReplicatedEntity {
+/// Code of the package writes either one through ``StoreTransaction/upsert(_:force:)`` and
+/// ``StoreTransaction/delete(_:id:)``.
+package protocol StoredEntity: ReplicatedEntity, Codable {
     /// Its row.
     static var rows: EntityRows<Self> { get }
     /// The upsert under the version rule.
@@ -125,13 +127,13 @@ protocol StoredEntity: ReplicatedEntity {
 }
 
 extension ChatUser: StoredEntity {
-    static var rows: EntityRows<Self> { UserRows.rows(Custom.self) }
-    static var upsertSQL: String { UserRows.upsert }
-    static var forceUpsertSQL: String { UserRows.forceUpsert }
+    package static var rows: EntityRows<Self> { UserRows.rows(Custom.self) }
+    package static var upsertSQL: String { UserRows.upsert }
+    package static var forceUpsertSQL: String { UserRows.forceUpsert }
 }
 
 extension ChatChannel: StoredEntity {
-    static var rows: EntityRows<Self> { ChannelRows.rows(Custom.self) }
-    static var upsertSQL: String { ChannelRows.upsert }
-    static var forceUpsertSQL: String { ChannelRows.forceUpsert }
+    package static var rows: EntityRows<Self> { ChannelRows.rows(Custom.self) }
+    package static var upsertSQL: String { ChannelRows.upsert }
+    package static var forceUpsertSQL: String { ChannelRows.forceUpsert }
 }

@@ -61,14 +61,21 @@ extension ChatStore {
         }
     }
 
+    /// Writes users or channels in batches under the version rule.
+    private func load<Entity: StoredEntity>(
+        _ objects: [Entity], batchSize: Int, onBatch: (@Sendable (LoadBatchResult) -> Void)?
+    ) async throws -> LoadReport {
+        try await loadInBatches(objects, batchSize: batchSize, onBatch: onBatch) { db, coding, object, batch in
+            batch.result.record(try Self.upsert(object, in: db, coding: coding))
+        }
+    }
+
     /// Inserts or updates users, newer `updated` wins, equal eTag is a no-op, older is ignored.
     @discardableResult
     public func load(
         users: [User], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
     ) async throws -> LoadReport {
-        try await loadInBatches(users, batchSize: batchSize, onBatch: onBatch) { db, coding, user, batch in
-            batch.result.record(try Self.upsert(user, in: db, coding: coding))
-        }
+        try await load(users, batchSize: batchSize, onBatch: onBatch)
     }
 
     /// Inserts or updates channels, as ``load(users:batchSize:onBatch:)``.
@@ -76,9 +83,7 @@ extension ChatStore {
     public func load(
         channels: [Channel], batchSize: Int = 256, onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
     ) async throws -> LoadReport {
-        try await loadInBatches(channels, batchSize: batchSize, onBatch: onBatch) { db, coding, channel, batch in
-            batch.result.record(try Self.upsert(channel, in: db, coding: coding))
-        }
+        try await load(channels, batchSize: batchSize, onBatch: onBatch)
     }
 
     /// Applies a real-time user changeset to the stored user.
