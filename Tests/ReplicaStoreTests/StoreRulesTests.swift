@@ -25,6 +25,56 @@ struct StoreRulesTests {
         second.release()
     }
 
+    /// `entity` with every field of its table set: text fields to `<wire name>-value`, custom data
+    /// to `{"k": "<wire name>"}`.
+    private func everyField<E: ReplicatedFields>(_ entity: E) throws -> E {
+        var fields: [String: JSONValue] = [:]
+        for field in E.fields { fields[field.wireName] = field.isCustom ? ["k": .string(field.wireName)] : .string("\(field.wireName)-value") }
+        return try entity.applying(fields)
+    }
+
+    @Test("every field of the user, channel and membership tables is written to its column and read back")
+    func fieldTablesRoundTrip() async throws {
+        let store = try Fixture.store()
+        let user = try everyField(try Fixture.user("u"))
+        let channel = try everyField(try Fixture.channel("c"))
+        var member = try everyField(try Fixture.member("c", "u"))
+        member.channel = channel
+        member.user = user
+        try await store.load(users: [user])
+        try await store.load(channels: [channel])
+        try await store.load(members: [member])
+        let storedUser = try #require(try await store.fetch(store.queries.user(id: "u")))
+        let storedChannel = try #require(try await store.fetch(store.queries.channel(id: "c")))
+        let storedMember = try #require(try await store.fetch(store.queries.member(channelId: "c", userId: "u")))
+        #expect(try storedUser.wireFields == user.wireFields)
+        #expect(try storedChannel.wireFields == channel.wireFields)
+        #expect(try storedMember.wireFields == member.wireFields)
+        #expect(try storedMember.wireFields.values.allSatisfy { $0 != .null })
+        #expect(storedMember.updated == member.updated && storedMember.eTag == member.eTag)
+        #expect(try storedMember.channel.wireFields == channel.wireFields && storedMember.user.wireFields == user.wireFields)
+    }
+
+    @Test("a membership's presence: its state kept only while present, its version untouched, no row no write")
+    func presenceWrites() async throws {
+        let store = try Fixture.store()
+        let member = try Fixture.member("c", "u", status: "joined", at: 5)
+        try await store.load(members: [member])
+        #expect(try await store.setPresence(channelId: "c", userId: "u", isPresent: true, state: ["mood": "busy"]))
+        var stored = try #require(try await store.fetch(store.queries.member(channelId: "c", userId: "u")))
+        #expect(stored.isPresent == true && stored.presenceState == ["mood": "busy"])
+        #expect(stored.updated == member.updated && stored.eTag == member.eTag && stored.status == "joined")
+        #expect(try await store.setPresence(channelId: "c", userId: "u", isPresent: false, state: ["mood": "gone"]))
+        stored = try #require(try await store.fetch(store.queries.member(channelId: "c", userId: "u")))
+        #expect(stored.isPresent == false && stored.presenceState == nil)
+        // A newer membership version from the server keeps the presence columns.
+        try await store.load(members: [try Fixture.member("c", "u", status: "away", at: 6)])
+        stored = try #require(try await store.fetch(store.queries.member(channelId: "c", userId: "u")))
+        #expect(stored.status == "away" && stored.isPresent == false)
+        #expect(try await store.setPresence(channelId: "c", userId: "nobody", isPresent: true) == false)
+        #expect(try await store.fetch(store.queries.member(channelId: "c", userId: "nobody")) == nil)
+    }
+
     @Test("an in-memory store has no lock file and always grants the lease")
     func inMemoryLease() throws {
         let store = try Fixture.store()
