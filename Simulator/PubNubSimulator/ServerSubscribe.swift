@@ -63,8 +63,7 @@ enum HoldDeadline: Sendable {
         switch holdClock {
         case .realTime: self = .realTime(ContinuousClock.now + hold)
         case .server:
-            let seconds = Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18
-            self = .server(clock, clock.now.addingTimeInterval(seconds))
+            self = .server(clock, clock.now.addingTimeInterval(hold / .seconds(1)))
         }
     }
 

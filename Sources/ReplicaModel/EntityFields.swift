@@ -159,13 +159,8 @@ extension ReplicatedFields {
     /// writes all of it, or as a conflict's remote side.
     public var wireFields: [String: JSONValue] {
         get throws {
-            var values: [String: JSONValue] = [:]
-            for field in Self.fields {
-                values[field.wireName] =
-                    field.isCustom
-                    ? try self[keyPath: Self.customField].map { try JSONValue(encoding: $0) } ?? .null
-                    : field.text(of: self).map(JSONValue.string) ?? .null
-            }
+            var values = Dictionary(uniqueKeysWithValues: Self.wireNames.map { ($0, JSONValue.null) })
+            values.merge(try FieldChanges(self).fields()) { _, present in present }
             return values
         }
     }
