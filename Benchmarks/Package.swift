@@ -60,6 +60,11 @@ let package = Package(
             name: "ReconcilerBenchmarks",
             dependencies: ["BenchmarkSupport"] + uses("Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", grdb: true, sqlite: true)
         ),
+        // Requests per idle sync, reconnect, changed channels and hot refresh, on 20 to 2,000 channels.
+        .executableTarget(
+            name: "RequestBenchmarks",
+            dependencies: uses("PubNubSimulatorTesting", "Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire")
+        ),
         // Publish-to-observation latency and live vs history ingest.
         .executableTarget(
             name: "LiveBenchmarks",

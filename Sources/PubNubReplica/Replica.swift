@@ -95,6 +95,10 @@ public actor Replica<Custom: ChatCustomData> {
     private var current = ReplicaStatus()
     private var statusSubscribers: [UUID: AsyncStream<ReplicaStatus>.Continuation] = [:]
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
+    /// How many times each channel is marked hot (``markHot(_:)``); kept across ``resume()``.
+    var hotMarks: [String: Int] = [:]
+    /// Whether ``start()`` was called and ``stop()`` was not.
+    var isStarted: Bool { running }
 
     /// The store and the engines on it, made together and replaced together on ``resume()``.
     package struct Parts: Sendable {
@@ -225,6 +229,9 @@ public actor Replica<Custom: ChatCustomData> {
         guard parts == nil else { return }
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         self.parts = parts
+        for (channel, count) in hotMarks {
+            for _ in 0..<count { await parts.reconciler.markHot(channel) }
+        }
         announceStore(parts.store)
         let counts = try await parts.store.fetch(queries.outboxCounts())
         update {

@@ -9,7 +9,9 @@ import ReplicaModel
 /// The first request is `query` as given; each next one is `query` with `start` set to the
 /// previous page's `next`. A page is the last when it holds fewer than `query.limit` elements,
 /// counting those left out as unreadable (``ObjectPage/skipped``), or has no `next`: App Context
-/// sends `next` even on its last page. An empty page is delivered too and ends the listing.
+/// sends `next` even on its last page. An empty page is delivered too and ends the listing. With
+/// `query.count` set, a page is also the last when the pages so far hold the page's `totalCount`
+/// elements: a listing of exactly 200 then costs two requests, not three.
 ///
 /// Throws what `fetch` throws, unchanged; ``PagingError/noProgress(scope:cursor:)`` when a `next`
 /// cursor repeats; `CancellationError` when the task is cancelled before a request. Nothing is
@@ -53,12 +55,23 @@ public struct ObjectPages<Item: Decodable & Sendable & Hashable>: AsyncSequence,
     /// Starts the listing (no request is made until the first ``AsyncIterator/next()``).
     public func makeAsyncIterator() -> AsyncIterator {
         let (query, fetch) = (query, fetch)
+        let seen = Tally()
         return AsyncIterator(walk: PageWalk(scope: scope, start: query.start) { start in
             var current = query
             current.start = start
             let page = try await fetch(current)
-            let next = StopRule.next(entries: page.data.count + page.skipped.count, limit: query.limit, cursor: page.next)
-            return (page, next)
+            let entries = page.data.count + page.skipped.count
+            let total = seen.add(entries)
+            if query.count, let expected = page.totalCount, total >= expected { return (page, nil) }
+            return (page, StopRule.next(entries: entries, limit: query.limit, cursor: page.next))
         })
     }
+}
+
+/// The elements one listing has delivered so far (its pages are fetched one after another).
+private final class Tally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func add(_ entries: Int) -> Int { lock.withLock { count += entries; return count } }
 }

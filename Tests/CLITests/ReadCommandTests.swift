@@ -203,12 +203,20 @@ struct SyncPullTests {
         #expect((report["push"] as? [String: Any])?["completed"] as? Int == 5)
         #expect((report["errors"] as? [Any])?.isEmpty == true)
         #expect((report["history"] as? [[String: Any]])?.map { $0["channel"] as? String } == ["general"])
-        #expect((report["reactions"] as? [String: Any])?["general"] != nil)
+        #expect((report["reactions"] as? [String: Any])?.isEmpty == true, "general is cold: its reactions are not listed")
+        #expect(report["coldChannels"] as? Int == 1)
         #expect(report["objects"] is [String: Any])
+        let hot = try CLI.run(["sync", "--json", "--channel", "general"], environment: env)
+        try #require(hot.status == 0, "\(hot.stdout) \(hot.stderr)")
+        let refreshed = try CLI.json(hot.stdout)
+        #expect((refreshed["reactions"] as? [String: Any])?["general"] != nil, "--channel lists its reactions")
+        #expect(refreshed["coldChannels"] as? Int == 0)
 
         let checkpoints = try CLI.run(["checkpoints", "--json"], environment: env)
         let scopes = try #require(try JSONSerialization.jsonObject(with: Data(checkpoints.stdout.utf8)) as? [[String: Any]])
         #expect(scopes.contains { $0["scope"] as? String == "history:general" && $0["applied"] is String })
+        #expect(scopes.contains { $0["scope"] as? String == "reactions:general" && $0["applied"] is String })
+        #expect(scopes.contains { $0["scope"] as? String == "members:general" && $0["applied"] is String })
 
         for window in [["--limit", "2"], ["--limit", "2", "--reverse"], ["--limit", "100"]] {
             func ids(_ extra: [String]) throws -> [String] {

@@ -70,6 +70,34 @@ struct PagerTests {
         #expect(transport.requests.allSatisfy { parameter("limit", $0) == "100" })
     }
 
+    @Test("with count=true a listing stops when its pages hold totalCount entries; without it, a full last page costs one empty page more")
+    func objectStopsAtTotalCount() async throws {
+        func server() -> RecordingTransport {
+            RecordingTransport { request in
+                var page: WireResponse
+                switch parameter("start", request) {
+                case nil: page = userPage((0..<100).map { "a\($0)" }, next: "MTAw")
+                case "MTAw": page = userPage((0..<100).map { "b\($0)" }, next: "MjAw")
+                default: page = userPage([], next: nil)
+                }
+                if parameter("count", request) == "true",
+                   var body = try? JSONDecoder().decode([String: JSONValue].self, from: page.body) {
+                    body["totalCount"] = 200
+                    page = json(.object(body))
+                }
+                return page
+            }
+        }
+        let counted = server()
+        var ids = 0
+        for try await page in try client(counted).userPages(ObjectListQuery(count: true)) { ids += page.data.count }
+        #expect(ids == 200)
+        #expect(counted.requests.count == 2)
+        let uncounted = server()
+        for try await _ in try client(uncounted).userPages() {}
+        #expect(uncounted.requests.count == 3)
+    }
+
     @Test("unreadable entries count toward the page size: a full page with one bad entry goes on")
     func objectSkippedEntriesCount() async throws {
         let transport = RecordingTransport { request in

@@ -207,6 +207,36 @@ struct ReplicaTests {
         #expect(throws: ReplicaError.emptyCipherKey) { try Replica<DefaultChatCustom>(configuration) }
     }
 
+    @Test("a channel observed with keepingHot is refreshed at once (a reaction from the gap arrives) and turns cold when observation ends",
+          .timeLimit(.minutes(4)))
+    func observedChannelIsHot() async throws {
+        let world = try await ReplicaWorld()
+        let timetoken = try await world.web.publish(PublishRequest(
+            channel: "general", message: ["id": "m1", "text": "hi", "createdAt": "2026-01-01T00:00:00Z"]))
+        _ = try await world.web.addMessageAction(channel: "general", messageTimetoken: timetoken, type: "reaction", value: "👍")
+        let replica = try Replica<DefaultChatCustom>(world.configuration)
+        await replica.start()
+        await status(of: replica) { $0.connection == .live }
+        #expect(try await replica.fetch(replica.queries.message(id: "m1")) != nil, "every channel gets its messages")
+        #expect(try await replica.fetch(replica.queries.actions(ofMessage: "m1")).isEmpty, "a cold channel's reactions are not listed")
+        let cold = try await replica.fetch(replica.queries.freshness(ofChannel: "general"))
+        #expect(cold.reactions.completeThrough == nil && cold.reactions.mayLag)
+
+        for try await actions in replica.observe(replica.queries.actions(ofMessage: "m1"), keepingHot: "general") {
+            #expect(await replica.hotChannels == ["general"])
+            if actions.contains(where: { $0.value == "👍" && $0.userId == "web" }) { break }
+        }
+        var turnedCold = false
+        for _ in 0..<10_000 where !turnedCold {
+            turnedCold = await replica.hotChannels.isEmpty
+            await Task.yield()
+        }
+        #expect(turnedCold, "unmarked when the observation ended")
+        let listed = try await replica.fetch(replica.queries.freshness(ofChannel: "general"))
+        #expect(listed.reactions.completeThrough != nil && !listed.reactions.mayLag)
+        await replica.stop()
+    }
+
     /// Whether `expected` appears in `log` in this order (other entries between them allowed).
     static func inOrder(_ expected: [String], in log: [String]) -> Bool {
         var rest = expected[...]

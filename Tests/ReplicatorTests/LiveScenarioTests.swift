@@ -64,6 +64,8 @@ struct LiveScenario {
         var devices: [Device] = []
         for (index, user) in Self.users.enumerated() {
             let (device, live) = try world.device(user, seed: seed &* 16 &+ UInt64(index), profile: .live, users: Self.users)
+            // The channels the users' screens show: kept complete (reactions and members too).
+            for channel in Self.channels { await device.reconciler.markHot(channel) }
             devices.append(Device(device, live, userId: user))
         }
         var random = SplitMix64(seed: seed)
@@ -71,8 +73,9 @@ struct LiveScenario {
         func livePlan(_ d: Device, _ step: Int) -> FaultPlan {
             FaultPlan(seed: seed &* 1000 &+ UInt64(step), profile: d.offline ? .offline : .live)
         }
-        func restart(_ d: Device, step: Int) throws {
+        func restart(_ d: Device, step: Int) async throws {
             let reopened = try d.device.reopened(plan: livePlan(d, step), seed: seed &+ UInt64(step))
+            for channel in Self.channels { await reopened.reconciler.markHot(channel) }
             var options = LiveSyncOptions()
             options.users = Self.users
             d.device = reopened
@@ -147,7 +150,7 @@ struct LiveScenario {
                 d.device.transport.use(livePlan(d, step))
             case 94..<96:
                 await harvest(d)
-                try restart(d, step: step)
+                try await restart(d, step: step)
             default:
                 world.clock.advance(by: TimeInterval(1 + random.next() % 900))
             }

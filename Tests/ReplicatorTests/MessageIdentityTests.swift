@@ -147,7 +147,7 @@ struct MessageIdentityTests {
         let mod = try World.client(InProcessTransport(server: world.server), userId: "mod")
         let tt = try await alice.publish(PublishRequest(channel: "c", message: chatPayload("a1", "original")))
         _ = try await mod.addMessageAction(channel: "c", messageTimetoken: tt, type: "edited", value: "moderated")
-        _ = try await world.reconciler(options: { var o = ReconcilerOptions(); o.channels = ["c"]; return o }()).sync()
+        _ = try await world.reconciler(options: { var o = ReconcilerOptions(); o.channels = ["c"]; o.everyChannelHot = true; return o }()).sync()
         func shown() async throws -> ChatMessage<DefaultChatCustom.Message>? {
             try await world.store.fetch(world.store.queries.message(id: "a1"))
         }

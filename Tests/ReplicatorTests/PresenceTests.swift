@@ -24,8 +24,12 @@ struct PresenceWorld {
     func device(_ userId: String, seed: UInt64, timeout: Int = 300) throws
         -> (SimulatedDevice<DefaultChatCustom>, LiveSync<DefaultChatCustom>)
     {
+        // The room is on screen: its members are listed (presence is shown on member rows).
+        var reconciler = ReconcilerOptions()
+        reconciler.everyChannelHot = true
         let device = try SimulatedDevice<DefaultChatCustom>(
-            server: server, clock: clock, userId: userId, plan: FaultPlan(seed: seed, profile: .none), seed: seed)
+            server: server, clock: clock, userId: userId, plan: FaultPlan(seed: seed, profile: .none), seed: seed,
+            reconcilerOptions: reconciler)
         var options = LiveSyncOptions()
         options.presence = PresenceOptions(timeout: timeout, heartbeatInterval: 0)
         return (device, LiveSync(reconciler: device.reconciler, options: options, clock: clock, random: SplitMix64(seed: seed)))

@@ -60,6 +60,11 @@ struct TwoDeviceTests {
 
         let a = try World(seed: seed, clock: clock, server: server, policy: policy)
         let b = try World(seed: seed &+ 1000, clock: clock, server: server, policy: policy)
+        // The channels on screen: kept complete (reactions and members too).
+        for channel in Self.channels {
+            await a.reconciler.markHot(channel)
+            await b.reconciler.markHot(channel)
+        }
         _ = try await a.sync()
         _ = try await b.sync()
         #expect(try await a.snapshot(channels: Self.channels) == (try await b.snapshot(channels: Self.channels)), "seed \(seed): devices differ before going offline")

@@ -34,7 +34,7 @@ let buildCommands = """
     swift build -c release --product pnreplicate
     swift build -c release --package-path Benchmarks --scratch-path .build
     """
-for binary in ["ReconcilerBenchmarks", "OutboxBenchmarks", "LiveBenchmarks", "pnreplicate"]
+for binary in ["ReconcilerBenchmarks", "OutboxBenchmarks", "LiveBenchmarks", "RequestBenchmarks", "pnreplicate"]
 where !FileManager.default.isExecutableFile(atPath: binaries.appendingPathComponent(binary).path) {
     FileHandle.standardError.write(Data("pnreplicate-bench: no \(binary) in \(binaries.path); build both, from the repository's root:\n\(buildCommands)\n".utf8))
     exit(1)
@@ -208,4 +208,25 @@ for (index, row) in rows.enumerated() {
     let cells = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
     print("| " + cells.joined(separator: " | ") + " |")
     if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
+}
+
+// Requests per sync (docs/performance.md, "Requests per sync"): counts, not times, so one run.
+let requestSizes = quick ? ["20", "200"] : ["20", "200", "2000"]
+FileHandle.standardError.write(Data("RequestBenchmarks \(requestSizes.joined(separator: " "))\n".utf8))
+let requests = figures(run("RequestBenchmarks", requestSizes).output)
+print("")
+print("Requests per sync (ChatKeyset: N channels x 50 messages, a reaction on every 5th, 500 users), no channel hot / every channel hot:")
+print("")
+let cases = ["idle", "reconnect", "changed-3", "hot-refresh", "first-sync"]
+let requestRows = [["case"] + requestSizes.map { "\($0) channels" }] + cases.map { name in
+    [name] + requestSizes.map { size in
+        func value(_ mode: String) -> String { requests["requests.\(mode).\(size).\(name)"].map { String(Int($0)) } ?? "-" }
+        return "\(value("cold")) / \(value("all-hot"))"
+    }
+}
+let requestWidths = (0...requestSizes.count).map { column in requestRows.map { $0[column].count }.max() ?? 0 }
+for (index, row) in requestRows.enumerated() {
+    let cells = row.enumerated().map { $0.element.padding(toLength: requestWidths[$0.offset], withPad: " ", startingAt: 0) }
+    print("| " + cells.joined(separator: " | ") + " |")
+    if index == 0 { print("|" + requestWidths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
 }

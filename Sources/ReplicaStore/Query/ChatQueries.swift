@@ -331,4 +331,25 @@ extension ChatQueries {
     public func checkpoint(_ scope: String) -> StoreQuery<SyncCheckpoint?> {
         StoreQuery { db in try SyncCheckpoint.read(scope, db) }
     }
+
+    /// How fresh a channel's messages, reactions and members are: a cold channel's reactions and
+    /// members lag after a gap (docs/reconciler.md, "Hot and cold channels"); the app can show
+    /// that, or mark the channel hot (`Replica.markHot(_:)`) to have it listed.
+    ///
+    /// ```swift
+    /// let freshness = try await replica.fetch(replica.queries.freshness(ofChannel: "general"))
+    /// if freshness.reactions.mayLag { showSpinner() }
+    /// ```
+    public func freshness(ofChannel channel: String) -> StoreQuery<ChannelFreshness> {
+        StoreQuery { db in
+            let live = try SyncCheckpoint.read(SyncCheckpoint.live(channel), db)
+            let history = try SyncCheckpoint.read(SyncCheckpoint.history(channel), db)
+            let messages = [history?.applied, live?.applied].compactMap { $0 }.max()
+            return ChannelFreshness(
+                channel: channel, messagesThrough: messages,
+                reactions: ListingFreshness(listing: try SyncCheckpoint.read(SyncCheckpoint.reactions(channel), db), live: live),
+                members: ListingFreshness(listing: try SyncCheckpoint.read(SyncCheckpoint.members(channel), db), live: live))
+        }
+    }
 }
+

@@ -13,6 +13,12 @@ import ReplicaModel
 ///
 /// Object checkpoints (`objects:users`, `objects:channels`) keep the newest `updated` seen in
 /// ``cursor``, for incremental listings.
+///
+/// Listing checkpoints (`reactions:<channel>`, `members:<channel>`) say how fresh a channel's
+/// reactions and members are: ``applied`` is the server time up to which they are known equal to
+/// the server's; while ``fillTop`` is nil, live events have kept them current since, up to the
+/// channel's live checkpoint. ``fillTop`` set is the end of a gap no listing has covered since:
+/// changes between ``applied`` and it may be missing (docs/reconciler.md, "Hot and cold channels").
 public struct SyncCheckpoint: Sendable, Hashable, Codable {
     /// The pull this checkpoint belongs to, e.g. `history:general`.
     public var scope: String
@@ -47,12 +53,15 @@ public struct SyncCheckpoint: Sendable, Hashable, Codable {
     public static func history(_ channel: String) -> String { "history:\(channel)" }
     /// The scope of a channel's reaction pull.
     public static func reactions(_ channel: String) -> String { "reactions:\(channel)" }
+    /// The scope of a channel's member listing: `applied` is the server time its members were
+    /// last listed against.
+    public static func members(_ channel: String) -> String { "members:\(channel)" }
     /// The scope of a channel's live checkpoint: every event published on the channel up to
     /// `applied` is stored (written by the live sync, `docs/live.md`).
     public static func live(_ channel: String) -> String { "live:\(channel)" }
 
     /// The scope prefixes whose checkpoint is a timetoken (`applied`) rather than a cursor.
-    static let timetokenPrefixes = ["history:", "reactions:", "live:"]
+    static let timetokenPrefixes = ["history:", "reactions:", "members:", "live:"]
     /// The scope of the user listing.
     public static let users = "objects:users"
     /// The scope of the channel listing.

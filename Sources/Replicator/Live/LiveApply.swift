@@ -356,21 +356,30 @@ extension Reconciler {
     struct GapFill {
         var inserted = 0
         var reactionChanges = 0
+        /// The channels whose reactions and members were listed (the hot ones).
+        var listed: Set<String> = []
     }
 
-    /// Fills a gap: App Context objects, then the history and reactions of `channels`, through
-    /// the same pulls as a sync. Throws the first failure (what was applied stays applied).
-    func fillGap(channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil) async throws -> GapFill {
+    /// Fills a gap that ended at `through`: App Context objects, then the history of `channels`,
+    /// and the reactions and members of the hot ones, through the same pulls as a sync. The
+    /// listings are taken against a server time at or after `through` (the reconnect's `/time`,
+    /// or one more). Throws the first failure (what was applied stays applied).
+    func fillGap(
+        channels: [String], through: Timetoken, progress: (@Sendable (PullProgress) -> Void)? = nil
+    ) async throws -> GapFill {
         var fill = GapFill()
-        _ = try await pullObjects()
+        let hot = channels.filter { isHot($0) }
+        let snapshot = hot.isEmpty ? nil : try await serverSnapshot(atLeast: through)
+        _ = try await pullObjects(full: nil, members: [], snapshot: snapshot)
         for report in try await pullHistory(channels: channels, progress: progress) {
             if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
             fill.inserted += report.inserted
         }
-        for channel in channels {
-            let result = try await pullReactions(channel: channel)
+        for channel in hot {
+            let result = try await pullReactions(channel: channel, snapshot: snapshot)
             fill.reactionChanges += result.added + result.removed
         }
+        fill.listed = Set(hot)
         return fill
     }
 

@@ -377,19 +377,22 @@ public actor LiveSync<Custom: ChatCustomData> {
         do {
             let history = Set(filling.keys).intersection(messageChannels).sorted()
             let tally = ProgressTally(channels: filling.count, hub: hub)
-            let filled = try await reconciler.fillGap(channels: history, progress: tally.add)
+            let filled = try await reconciler.fillGap(channels: history, through: through, progress: tally.add)
             report.recoveredMessages = filled.inserted
             report.reactionChanges = filled.reactionChanges
             let now = clock.now
             // The cursor is not trusted alone (TrustedTime): the live checkpoints move at most
             // to the newest trusted time, and stay where they are while nothing is trusted.
-            if let applied = await reconciler.trustedCheckpoint(for: through) {
-                try await reconciler.store.storeTransaction { tx in
-                    for channel in filling.keys {
-                        let scope = SyncCheckpoint.live(channel)
-                        if let stored = try tx.checkpoint(scope)?.applied, stored >= applied { continue }
-                        try tx.write(SyncCheckpoint(scope: scope, applied: applied, updatedAt: now))
-                    }
+            let applied = await reconciler.trustedCheckpoint(for: through)
+            let lagging = Set(filling.keys).subtracting(filled.listed)
+            try await reconciler.store.storeTransaction { tx in
+                // Cold channels: their reactions and members were not listed over the gap.
+                try ListingLag.mark(lagging, gapEnd: through, tx: tx, now: now)
+                guard let applied else { return }
+                for channel in filling.keys {
+                    let scope = SyncCheckpoint.live(channel)
+                    if let stored = try tx.checkpoint(scope)?.applied, stored >= applied { continue }
+                    try tx.write(SyncCheckpoint(scope: scope, applied: applied, updatedAt: now))
                 }
             }
         } catch {

@@ -15,7 +15,7 @@ public struct ObjectPullReport: Sendable, Hashable {
     public var channels = ObjectSyncResult()
     /// The current user's memberships.
     public var memberships = ObjectSyncResult()
-    /// Members of the channels of interest.
+    /// Members of the hot channels (``Reconciler/markHot(_:)``) and of those asked for.
     public var members = ObjectSyncResult()
     /// Whether the user and channel listings were full (and pruned what the server deleted).
     public var full = false
@@ -27,11 +27,19 @@ public struct ObjectPullReport: Sendable, Hashable {
 extension Reconciler {
     /// Pulls App Context objects: users and channels (incrementally with an `updated` filter, or
     /// in full at least every ``ReconcilerOptions/fullListingInterval``, removing what the server
-    /// no longer has), the current user's memberships, and the members of the channels of interest
-    /// (both in full: membership lists are short and carry no deletions otherwise).
+    /// no longer has), the current user's memberships, and the members of the hot channels
+    /// (``markHot(_:)``) and of `channels` (both in full: membership lists carry no deletions
+    /// otherwise). A cold channel's members are not listed: they lag until it is hot or refreshed
+    /// (``refresh(channel:)``), and its member checkpoint says since when.
     ///
     /// Objects with unsent local edits keep showing them over the server's version.
     public func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
+        try await pullObjects(full: full, members: channels ?? [], snapshot: nil)
+    }
+
+    /// ``pullObjects(full:channels:)`` listing the members of the hot channels and of `extra`,
+    /// against `snapshot` (a `/time` answer taken before; nil: one is requested when needed).
+    func pullObjects(full: Bool?, members extra: [String], snapshot: Timetoken?) async throws -> ObjectPullReport {
         var report = ObjectPullReport()
         let lastFull = try await store.fetch(store.queries.checkpoint("objects:full"))?.updatedAt
         let isFull = full ?? (lastFull.map { clock.now.timeIntervalSince($0) >= options.fullListingInterval } ?? true)
@@ -47,8 +55,13 @@ extension Reconciler {
             } apply: { channels in try await self.applyPulled(channels: channels) }
         }
         report.memberships = try await pullMemberships()
-        for channel in try await channelsOfInterest(extra: channels ?? []) {
-            report.members.add(try await pullMembers(channel: channel))
+        let listed = try await channelsOfInterest(extra: extra).filter { isHot($0) || extra.contains($0) }
+        if !listed.isEmpty {
+            let taken: Timetoken
+            if let snapshot { taken = snapshot } else { taken = try await serverSnapshot(atLeast: nil) }
+            for channel in listed {
+                report.members.add(try await pullMembers(channel: channel, snapshot: taken))
+            }
         }
         if isFull, options.pullAllUsers || options.pullAllChannels {
             try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
@@ -96,12 +109,16 @@ extension Reconciler {
         return try await replaceMemberships(of: .user(user), server: members)
     }
 
-    /// A channel's members, in full.
-    private func pullMembers(channel: String) async throws -> ObjectSyncResult {
-        let members = try await pageAll("members:\(channel)") { query async throws(WireError) in
+    /// A channel's members, in full, listed after the server time `snapshot`; the channel's
+    /// member checkpoint then says they are complete up to it.
+    func pullMembers(channel: String, snapshot: Timetoken) async throws -> ObjectSyncResult {
+        let scope = SyncCheckpoint.members(channel)
+        let members = try await pageAll(scope) { query async throws(WireError) in
             try await self.client.getMembers(channelId: channel, query, as: Custom.self)
         } convert: { try $0.model(channelId: channel) }
-        return try await replaceMemberships(of: .channel(channel), server: members)
+        let result = try await replaceMemberships(of: .channel(channel), server: members)
+        try await store.saveCheckpoint(SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now))
+        return result
     }
 
     /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page).
@@ -110,7 +127,8 @@ extension Reconciler {
         convert: (Element) throws -> ChatMember<Custom>
     ) async throws -> [ChatMember<Custom>] {
         var members: [ChatMember<Custom>] = []
-        for try await page in objectPages(scope, ObjectListQuery(limit: 100), list) {
+        // `count`: a listing of exactly 100 or 200 stops at its total instead of asking for an empty page.
+        for try await page in objectPages(scope, ObjectListQuery(limit: 100, count: true), list) {
             var skipped = page.skipped
             for element in page.data {
                 do {

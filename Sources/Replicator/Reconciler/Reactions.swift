@@ -12,12 +12,20 @@ extension Reconciler {
     /// the server's, with the outbox's unsent reaction changes laid over them (read-your-writes).
     ///
     /// The server's actions are listed from the present (a `time` request fixes the snapshot)
-    /// back to the oldest stored message, then replace the local set in one transaction.
+    /// back to the oldest stored message, then replace the local set in one transaction. The
+    /// channel's reaction checkpoint then says they are complete up to that snapshot.
     @discardableResult
     public func pullReactions(channel: String) async throws -> ReactionSyncResult {
+        try await pullReactions(channel: channel, snapshot: nil)
+    }
+
+    /// ``pullReactions(channel:)`` against `snapshot`, a `/time` answer taken before the listing
+    /// (nil: one is requested).
+    func pullReactions(channel: String, snapshot given: Timetoken?) async throws -> ReactionSyncResult {
         guard let window = try await store.timetokenWindow(channel: channel) else { return ReactionSyncResult() }
         let scope = SyncCheckpoint.reactions(channel)
-        let snapshot = try await fetch(scope) { () async throws(WireError) -> Timetoken in try await client.time() }
+        let snapshot: Timetoken
+        if let given { snapshot = given } else { snapshot = try await serverSnapshot(atLeast: nil) }
         var actions: [ChatMessageAction] = []
         let pages = MessageActionPages(
             channel: channel, start: snapshot, end: window.lowerBound, limit: 100, scope: scope

@@ -27,6 +27,12 @@ public struct ReconcilerOptions: Sendable {
     public var pullAllUsers = true
     /// Pull every channel of the keyset (`listChannels`); default true.
     public var pullAllChannels = true
+    /// List every channel's reactions and members on each sync and gap fill, as if every channel
+    /// were hot (``Reconciler/markHot(_:)``). Default false: only hot channels are listed, and the
+    /// cost of a sync follows what changed, not the keyset. Turn it on for an app with a handful
+    /// of channels that wants every one complete; each channel then costs two or three requests
+    /// per sync and per reconnect (docs/reconciler.md, "Hot and cold channels").
+    public var everyChannelHot = false
     /// A full object listing (which also removes what the server deleted) at least this often;
     /// incremental listings (`updated` filter) in between. Default one hour.
     public var fullListingInterval: TimeInterval = 3600
@@ -78,6 +84,14 @@ public struct ReconcilerOptions: Sendable {
 /// - ``sync(pushDeadline:deadline:full:progress:)``
 /// - ``channelsOfInterest(extra:)``
 ///
+/// ### Hot and cold channels
+///
+/// - ``markHot(_:)``
+/// - ``unmarkHot(_:)``
+/// - ``isHot(_:)``
+/// - ``hotChannels``
+/// - ``refresh(channel:)``
+///
 /// ### History
 ///
 /// - ``pullHistory(channels:progress:)``
@@ -119,6 +133,10 @@ public actor Reconciler<Custom: ChatCustomData> {
     let logger: Logger
     /// The server times this device verified (the cursor trust rule).
     var trustedTime: TrustedTime
+    /// The newest `/time` answer, trusted or not: the snapshot listings are taken against.
+    var lastServerTime: Timetoken?
+    /// Which channels are hot (``markHot(_:)``).
+    var hot: HotChannels
 
     /// A reconciler over `store` and `client`; pass the app's `outbox` so that pulls can finish
     /// its publishes and conflicts can be settled.
@@ -137,6 +155,7 @@ public actor Reconciler<Custom: ChatCustomData> {
         self.random = random
         self.logger = logger
         trustedTime = TrustedTime(tolerance: options.clockTolerance)
+        hot = HotChannels(everyChannel: options.everyChannelHot)
     }
 
     /// The current user.
@@ -200,6 +219,56 @@ public actor Reconciler<Custom: ChatCustomData> {
     /// no effect to look for, so every retryable class is simply sent again
     /// (``PubNubWire/WireError/Retryability/minimumWait``).
     static func retryWait(_ error: WireError) -> TimeInterval? { error.retryability.minimumWait }
+}
+
+// MARK: Hot and cold channels (the rule is HotChannels')
+
+extension Reconciler {
+    /// Marks a channel hot: from now on each sync and gap fill keeps its reactions and members
+    /// equal to the server's, as well as its messages. Marks are counted: a channel stays hot
+    /// until each mark is taken back with ``unmarkHot(_:)``. Marking does not pull by itself;
+    /// call ``refresh(channel:)`` to bring a channel that just became hot up to date (the
+    /// façade's `Replica.markHot(_:)` does both).
+    ///
+    /// ```swift
+    /// if await reconciler.markHot("general") { try await reconciler.refresh(channel: "general") }
+    /// ```
+    ///
+    /// - Returns: Whether the channel became hot (it was not marked before).
+    @discardableResult
+    public func markHot(_ channel: String) -> Bool { hot.mark(channel) }
+
+    /// Takes back one ``markHot(_:)``; the channel turns cold when no mark is left.
+    public func unmarkHot(_ channel: String) { hot.unmark(channel) }
+
+    /// Whether a sync or gap fill lists this channel's reactions and members
+    /// (it is marked hot, or ``ReconcilerOptions/everyChannelHot`` is on).
+    public func isHot(_ channel: String) -> Bool { hot.contains(channel) }
+
+    /// The channels marked hot (``markHot(_:)``), sorted.
+    public var hotChannels: [String] { hot.marked }
+
+    /// A one-off full refresh of a channel, hot or not: its new messages, then its reactions and
+    /// members made equal to the server's. Four requests when nothing is missing (history,
+    /// `/time`, one page of reactions, one of members).
+    @discardableResult
+    public func refresh(channel: String) async throws -> ChannelRefreshReport {
+        var report = ChannelRefreshReport(channel: channel)
+        report.history = try await catchUp(channel: channel)
+        let snapshot = try await serverSnapshot(atLeast: nil)
+        report.reactions = try await pullReactions(channel: channel, snapshot: snapshot)
+        report.members = try await pullMembers(channel: channel, snapshot: snapshot)
+        return report
+    }
+
+    /// A server time to list reactions and members against: the `/time` this reconciler took
+    /// last when it is at or after `atLeast` (a fill's gap end), otherwise a new one.
+    func serverSnapshot(atLeast floor: Timetoken?) async throws -> Timetoken {
+        if let last = lastServerTime, let floor, last >= floor { return last }
+        let answer = try await fetch("time") { () async throws(WireError) -> Timetoken in try await client.time() }
+        takeServerTime(answer)
+        return answer
+    }
 }
 
 /// Errors of the reconciler.

@@ -13,8 +13,11 @@ public struct SyncReport: Sendable {
     public var objects: ObjectPullReport?
     /// History per channel.
     public var history: [ChannelPullReport] = []
-    /// Reactions per channel.
+    /// Reactions per hot channel (``Reconciler/markHot(_:)``).
     public var reactions: [String: ReactionSyncResult] = [:]
+    /// Channels whose new messages were pulled but whose reactions and members were not listed
+    /// (cold: not marked hot); their listing checkpoints say how fresh they are.
+    public var coldChannels = 0
     /// Stored messages that could not be decrypted, read again with the client's crypto module
     /// before the history pull (``Reconciler/decryptPending()``); nil when the client has no
     /// cipher key or nothing was marked.
@@ -37,8 +40,9 @@ public struct SyncReport: Sendable {
 
 extension Reconciler {
     /// Pushes, then pulls: drains the outbox, settles conflicts with the configured policies (and
-    /// drains what they sent back), then pulls objects, the history of every channel of interest
-    /// and their reactions. With a crypto module, messages stored undecryptable are read again
+    /// drains what they sent back), then pulls objects, the history of every channel of interest,
+    /// and the reactions and members of the hot ones (``markHot(_:)``; a cold channel's lag and
+    /// the store says by how much). Nothing changed costs about one request per 100 channels. With a crypto module, messages stored undecryptable are read again
     /// first (``decryptPending()``), so that a key supplied since the last pull takes effect. A failing part is reported in ``SyncReport/errors`` and the other
     /// parts still run, with three exceptions: when the server cannot be reached or the deadline
     /// passes, the remaining pulls are skipped (reported once); when the store itself fails
@@ -84,10 +88,21 @@ extension Reconciler {
         }
         // The first failure that would fail every later pull the same way (unreachable, deadline).
         var unreachable: String?
-        do {
-            report.objects = try await pullObjects(full: full)
-        } catch {
-            if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("objects: \(line)") }
+        // One `/time` per sync, and only when a hot channel's reactions or members are listed.
+        var snapshot: Timetoken?
+        if try await channelsOfInterest().contains(where: { isHot($0) }) {
+            do {
+                snapshot = try await serverSnapshot(atLeast: nil)
+            } catch {
+                if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("time: \(line)") }
+            }
+        }
+        if unreachable == nil {
+            do {
+                report.objects = try await pullObjects(full: full, members: [], snapshot: snapshot)
+            } catch {
+                if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("objects: \(line)") }
+            }
         }
         let channels = try await channelsOfInterest()
         if let unreachable {
@@ -101,13 +116,16 @@ extension Reconciler {
         report.history = try await pullHistory(channels: channels, progress: progress)
         report.errors += report.history.compactMap { r in r.error.map { "history \(r.channel): \($0)" } }
         if let failed = report.history.first(where: { $0.endedPulls }) { unreachable = failed.error }
-        for channel in channels {
+        // Only the hot channels' reactions: a cold channel's lag, and its checkpoint says since when.
+        let hot = channels.filter { isHot($0) }
+        report.coldChannels = channels.count - hot.count
+        for channel in hot {
             if let unreachable {
-                report.errors.append("reactions: \(channels.count) channel\(channels.count == 1 ? "" : "s") skipped (\(unreachable))")
+                report.errors.append("reactions: \(hot.count) channel\(hot.count == 1 ? "" : "s") skipped (\(unreachable))")
                 break
             }
             do {
-                report.reactions[channel] = try await pullReactions(channel: channel)
+                report.reactions[channel] = try await pullReactions(channel: channel, snapshot: snapshot)
             } catch {
                 if let line = try Self.pullFailure(error, unreachable: &unreachable) {
                     report.errors.append("reactions \(channel): \(line)")
@@ -290,6 +308,14 @@ extension Reconciler {
             logger.debug("time request failed; checkpoints move with stored messages only", metadata: ["error": "\(error)"])
             return false
         }
+        return takeServerTime(answer)
+    }
+
+    /// Takes a `/time` answer: the snapshot of the next listings (``lastServerTime``), and trusted
+    /// when it agrees with the device clock. Returns whether it was trusted.
+    @discardableResult
+    func takeServerTime(_ answer: Timetoken) -> Bool {
+        lastServerTime = answer
         let taken = trustedTime.accept(serverTime: answer, now: clock.now)
         if !taken {
             logger.warning("the server's time disagrees with this device's clock; it is not trusted", metadata: [

@@ -69,6 +69,20 @@ struct SimulatorCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Append one line per request received (`METHOD /path?query`) to this file.", valueName: "path"))
         var requestLog: String?
 
+        @Option(help: ArgumentHelp(
+            "Seed a chat keyset of this many channels before serving (0-10000): each with --keyset-messages messages and a reaction on every 5th, --keyset-users users, and --keyset-member a member of every channel.",
+            valueName: "count"))
+        var keysetChannels = 0
+
+        @Option(help: ArgumentHelp("Messages per seeded channel (0-1000).", valueName: "count"))
+        var keysetMessages = 50
+
+        @Option(help: ArgumentHelp("Users of the seeded keyset (0-100000).", valueName: "count"))
+        var keysetUsers = 500
+
+        @Option(help: ArgumentHelp("The user who is a member of every seeded channel.", valueName: "user-id"))
+        var keysetMember = "me"
+
         func validate() throws {
             guard FaultProfile.named(faults) != nil else {
                 throw ValidationError(
@@ -83,6 +97,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             }
             guard (0...3600).contains(subscribeHold) else {
                 throw ValidationError("--subscribe-hold must be 0-3600 seconds")
+            }
+            guard (0...10_000).contains(keysetChannels), (0...1000).contains(keysetMessages), (0...100_000).contains(keysetUsers) else {
+                throw ValidationError("--keyset-channels must be 0-10000, --keyset-messages 0-1000, --keyset-users 0-100000")
             }
         }
 
@@ -106,6 +123,11 @@ struct SimulatorCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey)
                 await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
+                if keysetChannels > 0 {
+                    try await ChatKeyset(
+                        channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember
+                    ).seed(server)
+                }
                 let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
                 let faults = self.faults
                 let seed = self.seed

@@ -13,9 +13,11 @@ struct SyncCommand: AsyncParsableCommand {
             Pushes first: the outbox is drained until it is empty or --timeout passes; conflicted \
             edits are settled with the default policies (each decision goes to the conflict log, \
             see `pnreplicate conflicts list`). Then pulls: users, channels and memberships, and the \
-            history and reactions of every channel the user is a member of or has messages in, \
-            each from its checkpoint (`pnreplicate checkpoints`). A part that fails is reported \
-            and the others still run.
+            new messages of every channel the user is a member of or has messages in, each from its \
+            checkpoint (`pnreplicate checkpoints`). Reactions and members are listed only for the \
+            channels named with --channel (a one-off full refresh of each); the others' lag, and \
+            `pnreplicate checkpoints` shows since when (docs/reconciler.md, "Hot and cold \
+            channels"). A part that fails is reported and the others still run.
 
             Exit status: 0 when everything was pushed and pulled; 2 when dead letters or conflicts \
             remain (see `pnreplicate --dry-run` and `pnreplicate conflicts list`, then \
@@ -28,6 +30,9 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Flag(name: .long, help: "List every op in send order with why it waits and the exact request; send nothing, change nothing.")
     var dryRun = false
+    @Option(name: .long, help: ArgumentHelp(
+        "Also list this channel's reactions and members (repeatable): a one-off full refresh of it.", valueName: "channel"))
+    var channel: [String] = []
     @Option(name: .long, help: "Bound the whole sync (push and pull, waiting for another process's lease included) to this many seconds (default 30, at most 86400).")
     var timeout: Double = 30
 
@@ -51,6 +56,7 @@ struct SyncCommand: AsyncParsableCommand {
                 pushProgress?.cancel()
                 if showProgress { Output.standardError("\r\u{1B}[K") }
             }
+            for channel in self.channel { await session.reconciler.markHot(channel) }
             let report = try await Self.bounded(by: timeout) {
                 try await session.reconciler.sync(
                     pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
@@ -117,6 +123,10 @@ struct SyncCommand: AsyncParsableCommand {
             }
             if let r = report.reactions[channel] { parts.append("reactions \(r.added) added, \(r.removed) removed") }
             rows.append(("channel \(channel)", parts.joined(separator: "; ")))
+        }
+        if report.coldChannels > 0 {
+            rows.append((
+                "not listed", "reactions and members of \(report.coldChannels) channel\(report.coldChannels == 1 ? "" : "s") (sync --channel C lists one)"))
         }
         if let decrypted = report.decrypted {
             rows.append(("decrypted", "\(decrypted.decrypted) stored message\(decrypted.decrypted == 1 ? "" : "s"), \(decrypted.stillUndecryptable) still undecryptable"))
@@ -229,6 +239,8 @@ struct SyncOutput: Encodable {
     var objects: ObjectPull?
     var history: [ChannelPullReport]
     var reactions: [String: Reactions]
+    /// Channels whose reactions and members were not listed (cold).
+    var coldChannels: Int
     /// Undecryptable messages read again (absent without a cipher key or marked messages).
     var decrypted: DecryptPendingReport?
     var errors: [String]
@@ -243,6 +255,7 @@ struct SyncOutput: Encodable {
         }
         history = report.history
         reactions = report.reactions.mapValues { Reactions(added: $0.added, removed: $0.removed, keptPending: $0.keptPending) }
+        coldChannels = report.coldChannels
         decrypted = report.decrypted
         errors = report.errors
     }

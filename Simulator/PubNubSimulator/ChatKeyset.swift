@@ -1,0 +1,110 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+/// A chat keyset of a given size, to seed a simulator with: channels with a history and
+/// reactions, users, and memberships, written through the simulator's own request handling (so
+/// they carry eTags, `updated` and timetokens as if clients had written them).
+///
+/// It is the keyset the request budget is measured on (docs/performance.md, "Requests per sync"):
+///
+/// ```swift
+/// let server = PubNubServer(clock: clock)
+/// try await ChatKeyset(channels: 200, messagesPerChannel: 50, reactionEvery: 5, users: 500, member: "me").seed(server)
+/// ```
+///
+/// `pnreplicate simulator serve --keyset-channels 200` seeds the same keyset over HTTP.
+public struct ChatKeyset: Sendable, Hashable {
+    /// How many channels (``channelId(_:)``: `ch-0000`, `ch-0001`, ...).
+    public var channels: Int
+    /// Messages in each channel's history, in the Chat SDK's shape (`{type: text, text, files}`).
+    public var messagesPerChannel: Int
+    /// A reaction (`reaction`, 👍) by another user on every n-th message of each channel; 0: none.
+    public var reactionEvery: Int
+    /// How many users (``userId(_:)``: `u-0000`, ...), besides ``member``.
+    public var users: Int
+    /// The user who is a member of every channel (the device's user).
+    public var member: String
+    /// Other members of each channel (taken in turn from the users).
+    public var otherMembersPerChannel: Int
+
+    /// A keyset; the defaults are the budget's (200 channels x 50 messages, a reaction on every
+    /// 5th, 500 users, `me` a member of every channel with two others).
+    public init(
+        channels: Int = 200, messagesPerChannel: Int = 50, reactionEvery: Int = 5, users: Int = 500, member: String = "me",
+        otherMembersPerChannel: Int = 2
+    ) {
+        self.channels = channels
+        self.messagesPerChannel = messagesPerChannel
+        self.reactionEvery = reactionEvery
+        self.users = users
+        self.member = member
+        self.otherMembersPerChannel = otherMembersPerChannel
+    }
+
+    /// The id of the `index`-th channel.
+    public static func channelId(_ index: Int) -> String { "ch-" + Self.padded(index) }
+    /// The id of the `index`-th user.
+    public static func userId(_ index: Int) -> String { "u-" + Self.padded(index) }
+
+    private static func padded(_ index: Int) -> String {
+        let digits = String(index)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// The channel ids.
+    public var channelIds: [String] { (0..<channels).map(Self.channelId) }
+
+    /// Seeds the keyset into `server`: its users and channels, the memberships, each channel's
+    /// history and its reactions. Throws when the simulator refuses a write.
+    public func seed(_ server: PubNubServer) async throws {
+        let client = try Self.seedingClient(subscribeKey: server.subscribeKey)
+        func perform(_ request: WireRequest) async throws {
+            let response = await server.handle(request)
+            guard (200..<300).contains(response.status) else {
+                throw WireError.invalidArgument("seeding \(request.operation) failed with \(response.status)")
+            }
+        }
+        let userCount = max(1, users)
+        for index in 0..<users {
+            await server.remoteEditUser(id: Self.userId(index), fields: ["name": .string("User \(index)")])
+        }
+        var memberships: [String: [String]] = [member: channelIds]
+        for (index, channel) in channelIds.enumerated() {
+            await server.remoteEditChannel(id: channel, fields: ["name": .string("Channel \(index)")])
+            for other in 0..<otherMembersPerChannel where users > 0 {
+                memberships[Self.userId((index * otherMembersPerChannel + other) % userCount), default: []].append(channel)
+            }
+        }
+        for (user, channels) in memberships.sorted(by: { $0.key < $1.key }) {
+            for start in stride(from: 0, to: channels.count, by: 100) {
+                let set = channels[start..<min(start + 100, channels.count)].map { MembershipSet<JSONValue>(id: $0, status: "joined") }
+                try await perform(try client.setMembershipsRequest(userId: user, set: set, remove: []))
+            }
+        }
+        for (index, channel) in channelIds.enumerated() {
+            let payloads: [JSONValue] = (0..<messagesPerChannel).map { n in
+                ["type": "text", "text": .string("message \(n) of channel \(index)"), "files": []]
+            }
+            let publisher = users > 0 ? Self.userId(index % userCount) : member
+            let timetokens = await server.seedMessages(channel: channel, payloads, publisher: publisher)
+            guard reactionEvery > 0 else { continue }
+            for (n, timetoken) in timetokens.enumerated() where n % reactionEvery == 0 {
+                try await perform(try client.addMessageActionRequest(
+                    channel: channel, messageTimetoken: Timetoken(rawValue: timetoken), type: "reaction", value: "👍"))
+            }
+        }
+    }
+
+    /// A client that only builds requests (they are handed to `PubNubServer.handle`, never sent).
+    private static func seedingClient(subscribeKey: String) throws -> PubNubClient {
+        struct Unused: Transport {
+            func send(_ request: WireRequest, to origin: Origin) async throws(TransportFailure) -> WireResponse {
+                throw .notSent(reason: "seeding requests are handled in process")
+            }
+        }
+        return PubNubClient(
+            configuration: try PubNubConfiguration(publishKey: "seed", subscribeKey: subscribeKey, userId: "seed", origin: "sim.invalid"),
+            transport: Unused())
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import PubNubSimulator
+import PubNubSimulatorTesting
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+@testable import Replicator
+import Testing
+
+/// The request budget (docs/performance.md, "Requests per sync"): what an idle sync, a reconnect,
+/// a sync after a few changed channels and a hot channel's refresh cost, counted on the simulator's
+/// request log, on a keyset of 200 channels x 50 messages (a reaction on every 5th), 500 users.
+@Suite("Request budget")
+struct RequestBudgetTests {
+    /// Runs `body` and returns the requests it sent (their operations, in order).
+    static func requests(
+        _ device: SimulatedDevice<DefaultChatCustom>, _ body: () async throws -> Void
+    ) async throws -> [String] {
+        let before = device.transport.records.count
+        try await body()
+        return device.transport.records[before...].map(\.request.operation)
+    }
+
+    static func tally(_ operations: [String]) -> String {
+        Dictionary(operations.map { ($0, 1) }, uniquingKeysWith: +).sorted { $0.key < $1.key }
+            .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+
+    @Test("on 200 channels: an idle sync, a reconnect, a sync after 3 changed channels and a hot refresh stay within budget",
+          .timeLimit(.minutes(10)))
+    func budgetOn200Channels() async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        let keyset = ChatKeyset()
+        try await keyset.seed(server)
+        let device = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: keyset.member)
+        let first = try await device.sync()
+        #expect(first.errors.isEmpty, "\(first.errors)")
+
+        // Nothing changed.
+        let idle = try await Self.requests(device) {
+            let report = try await device.sync()
+            #expect(report.errors.isEmpty, "\(report.errors)")
+            #expect(report.coldChannels == keyset.channels)
+        }
+        #expect(idle.count <= 20, "idle sync: \(idle.count) requests: \(Self.tally(idle))")
+        #expect(idle.filter { $0 == "time" }.count <= 1)
+
+        // A reconnect: handshake to live (the first poll excluded).
+        let live = LiveSync(reconciler: device.reconciler, clock: clock, random: SplitMix64(seed: 1))
+        let reconnect = try await Self.requests(device) {
+            for _ in 0..<20 where await !live.isReadyToPoll { try await live.step() }
+        }
+        #expect(await live.isReadyToPoll)
+        #expect(reconnect.count <= 20, "reconnect: \(reconnect.count) requests: \(Self.tally(reconnect))")
+
+        // New messages in 3 channels: all three arrive.
+        let changed = [ChatKeyset.channelId(3), ChatKeyset.channelId(100), ChatKeyset.channelId(199)]
+        for channel in changed {
+            await server.seedMessages(channel: channel, [chatPayload("new-\(channel)")], publisher: ChatKeyset.userId(1))
+        }
+        let afterChanges = try await Self.requests(device) {
+            let report = try await device.sync()
+            #expect(report.errors.isEmpty, "\(report.errors)")
+        }
+        #expect(afterChanges.count <= 30, "sync after 3 changed channels: \(afterChanges.count) requests: \(Self.tally(afterChanges))")
+        for channel in changed {
+            let stored = try await device.store.fetch(device.store.queries.messages(inChannel: channel))
+            #expect(stored.contains { $0.id == "new-\(channel)" }, "\(channel)")
+        }
+
+        // `sync --channel C`: a reaction added during the gap to an old message of C arrives.
+        let hot = ChatKeyset.channelId(42)
+        let oldest = try #require(await server.storedMessages(channel: hot).first)
+        let web = try PubNubClient.simulated(InProcessTransport(server: server), userId: ChatKeyset.userId(7))
+        _ = try await web.addMessageAction(
+            channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
+        let before = try await device.store.fetch(device.store.queries.freshness(ofChannel: hot))
+        #expect(before.reactions.completeThrough == nil, "a cold channel's reactions were never listed")
+        await device.reconciler.markHot(hot)
+        let refresh = try await Self.requests(device) {
+            let report = try await device.sync()
+            #expect(report.errors.isEmpty, "\(report.errors)")
+        }
+        #expect(refresh.count <= 10, "sync with one hot channel: \(refresh.count) requests: \(Self.tally(refresh))")
+        let stored = try await device.store.fetch(device.store.queries.messages(inChannel: hot))
+        let oldestStored = try #require(stored.first { $0.timetoken == Timetoken(rawValue: oldest.timetoken) })
+        let actions = try await device.store.fetch(device.store.queries.actions(ofMessage: oldestStored.id))
+        #expect(actions.contains { $0.value == "❤️" && $0.userId == ChatKeyset.userId(7) }, "\(actions) \(Self.tally(refresh))")
+        let after = try await device.store.fetch(device.store.queries.freshness(ofChannel: hot))
+        #expect(after.reactions.completeThrough != nil && !after.reactions.mayLag)
+        #expect(after.members.completeThrough != nil && !after.members.mayLag)
+    }
+
+    @Test("a cold channel's reactions lag after a gap and say from when; a hot one's are listed and current")
+    func freshnessAfterGap() async throws {
+        let world = try await LiveWorld()
+        try await world.join(["me"], ["hot", "cold"])
+        for channel in ["hot", "cold"] {
+            await world.server.seedMessages(channel: channel, [chatPayload("\(channel)-1")], publisher: "web")
+        }
+        let (device, live) = try world.device("me")
+        await device.reconciler.markHot("hot")
+        await device.reconciler.markHot("cold")
+        try await LiveWorld.settle(live)  // both listed on the first fill, then followed live
+        await device.reconciler.unmarkHot("cold")
+        let listed = try await device.store.fetch(device.store.queries.freshness(ofChannel: "cold"))
+        #expect(listed.reactions.completeThrough != nil && !listed.reactions.mayLag)
+
+        // A gap: the stream loses its place; the fill lists only the hot channel.
+        let firstTimetoken = try #require(await world.server.storedMessages(channel: "cold").first?.timetoken)
+        for channel in ["hot", "cold"] {
+            _ = try await world.web.addMessageAction(
+                channel: channel, messageTimetoken: Timetoken(rawValue: try #require(
+                    await world.server.storedMessages(channel: channel).first?.timetoken)), type: "reaction", value: "🎉")
+        }
+        device.transport.script(.staleCursor)
+        try await live.step()
+        #expect(await !live.needsFill.isEmpty)
+        try await LiveWorld.settle(live)
+
+        let hot = try await device.store.fetch(device.store.queries.freshness(ofChannel: "hot"))
+        #expect(!hot.reactions.mayLag)
+        #expect(try await device.store.fetch(device.store.queries.actions(ofMessage: "hot-1")).contains { $0.value == "🎉" })
+        let cold = try await device.store.fetch(device.store.queries.freshness(ofChannel: "cold"))
+        #expect(cold.reactions.mayLag, "the cold channel was not listed over the gap")
+        #expect(cold.reactions.gapEnd != nil)
+        #expect(cold.reactions.completeThrough.map { $0 >= Timetoken(rawValue: firstTimetoken) } == true)
+        #expect(try #require(cold.reactions.lag(at: world.clock.now)) >= 0)
+
+        // Marking it hot again lists it: the gap's reaction arrives and the lag is gone.
+        try await device.reconciler.refresh(channel: "cold")
+        let refreshed = try await device.store.fetch(device.store.queries.freshness(ofChannel: "cold"))
+        #expect(!refreshed.reactions.mayLag)
+        #expect(try await device.store.fetch(device.store.queries.actions(ofMessage: "cold-1")).contains { $0.value == "🎉" })
+    }
+}
