@@ -63,7 +63,9 @@ struct LiveScenario {
         try await world.join(Self.users, Self.channels)
         var devices: [Device] = []
         for (index, user) in Self.users.enumerated() {
-            let (device, live) = try world.device(user, seed: seed &* 16 &+ UInt64(index), profile: .live, users: Self.users)
+            // Pipelined polls, as an app runs them: the scenario's faults fall wherever they fall.
+            let (device, live) = try world.device(
+                user, seed: seed &* 16 &+ UInt64(index), profile: .live, users: Self.users, pipelinePolls: true)
             // The channels the users' screens show: kept complete (reactions and members too).
             for channel in Self.channels { await device.reconciler.markHot(channel) }
             devices.append(Device(device, live, userId: user))
@@ -78,6 +80,7 @@ struct LiveScenario {
             for channel in Self.channels { await reopened.reconciler.markHot(channel) }
             var options = LiveSyncOptions()
             options.users = Self.users
+            options.pipelinePolls = true
             d.device = reopened
             d.live = LiveSync(reconciler: reopened.reconciler, options: options, clock: world.clock, random: SplitMix64(seed: seed ^ UInt64(step)))
         }

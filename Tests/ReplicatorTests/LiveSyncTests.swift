@@ -21,16 +21,18 @@ struct LiveWorld {
     }
 
     /// A device of `userId` with its live sync (following `users`' App Context events too), of an
-    /// app with a cipher key when `crypto` is set.
+    /// app with a cipher key when `crypto` is set. Polls are not pipelined unless asked: these
+    /// tests script faults for "the next poll", which a pipelined poll would already have sent.
     func device(
         _ userId: String, seed: UInt64 = 1, profile: FaultProfile = .none, users: [String] = [], storePath: String? = nil,
-        crypto: CryptoModule? = nil
+        crypto: CryptoModule? = nil, pipelinePolls: Bool = false
     ) throws -> (SimulatedDevice<DefaultChatCustom>, LiveSync<DefaultChatCustom>) {
         let device = try SimulatedDevice<DefaultChatCustom>(
             server: server, clock: clock, userId: userId, plan: FaultPlan(seed: seed, profile: profile), storePath: storePath,
             seed: seed, crypto: crypto)
         var options = LiveSyncOptions()
         options.users = users
+        options.pipelinePolls = pipelinePolls
         return (device, LiveSync(reconciler: device.reconciler, options: options, clock: clock, random: SplitMix64(seed: seed)))
     }
 
@@ -43,8 +45,11 @@ struct LiveWorld {
     }
 
     /// Steps `live` until it is live with nothing left to fill and one poll brought no event.
+    /// Each step's poll is sent now: a pipelined poll that the server (holding nothing) answered
+    /// at once speaks of the past, and an empty one would end the settling too early.
     static func settle(_ live: LiveSync<DefaultChatCustom>, maxSteps: Int = 200) async throws {
         for _ in 0..<maxSteps {
+            await live.dropPipelinedPoll()
             let before = await live.statistics.events
             let wasLive = await live.isCaughtUp
             try await live.step()

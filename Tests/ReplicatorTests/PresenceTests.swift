@@ -31,6 +31,7 @@ struct PresenceWorld {
             server: server, clock: clock, userId: userId, plan: FaultPlan(seed: seed, profile: .none), seed: seed,
             reconcilerOptions: reconciler)
         var options = LiveSyncOptions()
+        options.pipelinePolls = false  // step by step: "the next poll" is the one the test sends
         options.presence = PresenceOptions(timeout: timeout, heartbeatInterval: 0)
         return (device, LiveSync(reconciler: device.reconciler, options: options, clock: clock, random: SplitMix64(seed: seed)))
     }

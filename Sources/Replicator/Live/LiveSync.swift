@@ -83,6 +83,8 @@ public actor LiveSync<Custom: ChatCustomData> {
     var needsHereNow: Set<String> = []
     /// After a failed here-now, one long poll runs before it is tried again.
     var pollBeforeNextHereNow = false
+    /// The next long poll, sent while the previous answer was stored (``LiveSyncOptions/pipelinePolls``).
+    var pipelined: (request: SubscribeRequest, answer: Task<SubscribeAnswer, any Error>)?
 
     /// A live sync over `reconciler`'s store and client.
     public init(
@@ -130,6 +132,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// while connected (sleeping on the injected clock), and `leave` when stopped.
     public func run() async throws {
         defer {
+            dropPipelinedPoll()
             set(.stopped)
             hub.finish()
         }
@@ -288,7 +291,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     private func poll(_ channels: [String], from cursor: SubscribeCursor) async throws -> Step {
         let answer: SubscribeAnswer
         do {
-            answer = try await reconciler.client.subscribe(subscribeRequest(channels, cursor: cursor))
+            answer = try await longPoll(subscribeRequest(channels, cursor: cursor))
         } catch {
             return try await failed(error)
         }
@@ -308,6 +311,7 @@ public actor LiveSync<Custom: ChatCustomData> {
             // (TrustedTime). Its events are applied; the cursor is not continued from.
             gap = .cursorJump
         }
+        if gap == nil, options.pipelinePolls { pipeline(subscribeRequest(channels, cursor: answer.cursor)) }
         let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
         // Only what was asked for is stored: an event on a channel this request did not name (a
         // broken or hostile server) would otherwise be stored, and its channel followed from then on.

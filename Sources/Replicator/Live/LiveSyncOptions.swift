@@ -27,6 +27,12 @@ public struct LiveSyncOptions: Sendable {
     public var filterExpression: String?
     /// How long ``LiveSync/run()`` waits before looking again when there is nothing to follow.
     public var idleInterval: TimeInterval = 5
+    /// Send the next long poll while the previous answer is being stored, so that the network
+    /// wait and the commit overlap (default true). The answer is applied after the commit as
+    /// always; the early poll is dropped and sent again when anything it was built from changed
+    /// (the channels, the cursor, a gap). Turn it off in a test that scripts faults request by
+    /// request: with it, the poll after an answer is already on its way when the answer returns.
+    public var pipelinePolls = true
 
     /// Default options.
     public init() {}
