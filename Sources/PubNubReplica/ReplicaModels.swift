@@ -39,12 +39,14 @@ public final class ReplicaStatusModel {
 /// messages of a channel, its members, unread counts.
 ///
 /// ```swift
-/// @State var messages = ObservedQuery(replica, replica.queries.messages(inChannel: "general"))
+/// @State var messages = ObservedQuery(replica, replica.queries.messages(inChannel: "general"), keepingHot: "general")
 /// ...
 /// List(messages.value ?? []) { Text($0.text) }
 /// ```
 ///
-/// It follows ``Replica/observe(_:)`` on the main actor (across suspend and resume) until released.
+/// It follows ``Replica/observe(_:)`` on the main actor (across suspend and resume) until released;
+/// with `keepingHot`, ``Replica/observe(_:keepingHot:)``: the channel the screen shows is kept
+/// complete (its reactions and members too) while the view holds it.
 @MainActor
 @Observable
 public final class ObservedQuery<Value: Sendable & Equatable> {
@@ -54,9 +56,10 @@ public final class ObservedQuery<Value: Sendable & Equatable> {
     public private(set) var error: (any Error)?
     @ObservationIgnored private var task: Task<Void, Never>?
 
-    /// Observes `query` on `replica`'s store.
-    public init<Custom: ChatCustomData>(_ replica: Replica<Custom>, _ query: StoreQuery<Value>) {
-        let values = replica.observe(query)
+    /// Observes `query` on `replica`'s store, keeping `channel` hot meanwhile when given
+    /// (``Replica/markHot(_:)``).
+    public init<Custom: ChatCustomData>(_ replica: Replica<Custom>, _ query: StoreQuery<Value>, keepingHot channel: String? = nil) {
+        let values = channel.map { replica.observe(query, keepingHot: $0) } ?? replica.observe(query)
         task = Task { [weak self] in
             do {
                 for try await value in values {

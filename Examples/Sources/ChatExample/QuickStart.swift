@@ -24,7 +24,8 @@ public func run(
     }
     defer { statusLine.cancel() }
 
-    for try await messages in replica.observe(replica.queries.messages(inChannel: channel)) {
+    // On screen, so kept complete: its reactions and members too, not only its messages.
+    for try await messages in replica.observe(replica.queries.messages(inChannel: channel), keepingHot: channel) {
         for message in messages.suffix(3) {
             print(message.userId, message.text, message.timetoken == nil ? "(sending)" : "")
         }

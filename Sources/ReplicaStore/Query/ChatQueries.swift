@@ -338,7 +338,7 @@ extension ChatQueries {
     ///
     /// ```swift
     /// let freshness = try await replica.fetch(replica.queries.freshness(ofChannel: "general"))
-    /// if freshness.reactions.mayLag { showSpinner() }
+    /// if freshness.reactions.lag(at: Date()) > 60 { showStaleBadge() }
     /// ```
     public func freshness(ofChannel channel: String) -> StoreQuery<ChannelFreshness> {
         StoreQuery { db in

@@ -22,14 +22,21 @@ public struct ListingFreshness: Sendable, Hashable {
         self.gapEnd = gapEnd
     }
 
-    /// Whether the listing may miss changes: never listed, or a gap since.
-    public var mayLag: Bool { completeThrough == nil || gapEnd != nil }
+    /// Whether the channel's listing ever ran.
+    public var wasListed: Bool { completeThrough != nil }
 
-    /// How far behind the listing may be at `now`: nil when it is complete up to its last
-    /// known time and no gap followed; otherwise `now` minus ``completeThrough`` (infinity when
-    /// it was never listed).
-    public func lag(at now: Date) -> TimeInterval? {
-        guard mayLag else { return nil }
+    /// Whether a gap no listing covered followed the last listing (``gapEnd`` is set).
+    public var hasGap: Bool { gapEnd != nil }
+
+    /// How far behind the store may be at `now`: `now` minus ``completeThrough`` (0 when that
+    /// is in the future of `now`, infinity when the listing never ran). A hot channel, or one
+    /// the live sync follows without a gap, stays within a few seconds.
+    ///
+    /// ```swift
+    /// let freshness = try await replica.fetch(replica.queries.freshness(ofChannel: "general"))
+    /// if freshness.reactions.lag(at: Date()) > 60 { showStaleBadge() }
+    /// ```
+    public func lag(at now: Date) -> TimeInterval {
         guard let completeThrough else { return .infinity }
         return max(0, now.timeIntervalSince(completeThrough.date))
     }

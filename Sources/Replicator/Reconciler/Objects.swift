@@ -160,11 +160,12 @@ extension Reconciler {
         }
     }
 
-    /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the current user's
-    /// stored memberships and every channel with stored messages.
+    /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the hot channels
+    /// (``markHot(_:)``), the current user's stored memberships and every channel with stored
+    /// messages.
     public func channelsOfInterest(extra: [String] = []) async throws -> [String] {
         let stored = try await store.fetch(store.queries.channelIds(memberOrWithMessages: userId))
-        return Array(Set(options.channels + extra + stored)).sorted()
+        return Array(Set(options.channels + extra + hot.marked + stored)).sorted()
     }
 }
 
