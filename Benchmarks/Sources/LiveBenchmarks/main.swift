@@ -100,7 +100,11 @@ print("bench: live-p99 \(percentile(0.99))")
 // 2. Live ingest (see the top of this file).
 running.cancel()
 try? await running.value
-let stepper = LiveSync(reconciler: Reconciler(store: storeA, client: a))
+// Stepped by hand, one batch per step: a pipelined poll would be sent before the next batch is
+// published and answer with its first event, so the steps are not pipelined here.
+var stepperOptions = LiveSyncOptions()
+stepperOptions.pipelinePolls = false
+let stepper = LiveSync(reconciler: Reconciler(store: storeA, client: a), options: stepperOptions)
 while await !stepper.isReadyToPoll { try await stepper.step() }
 let before = await stepper.statistics
 var liveSeconds = 0.0
