@@ -41,10 +41,11 @@ public struct SyncReport: Sendable {
 extension Reconciler {
     /// Pushes, then pulls: drains the outbox, settles conflicts with the configured policies (and
     /// drains what they sent back), then pulls objects, the history of every channel of interest,
-    /// and the reactions and members of the hot ones (``markHot(_:)``; a cold channel's lag and
-    /// the store says by how much). Nothing changed costs about one request per 100 channels. With a crypto module, messages stored undecryptable are read again
-    /// first (``decryptPending()``), so that a key supplied since the last pull takes effect. A failing part is reported in ``SyncReport/errors`` and the other
-    /// parts still run, with three exceptions: when the server cannot be reached or the deadline
+    /// and the reactions and members of the hot ones (``markHot(_:)``; a cold channel's may lag,
+    /// and the store says by how much). When nothing changed it costs about two requests per 100
+    /// channels. With a crypto module, messages stored undecryptable are read again first
+    /// (``decryptPending()``), so that a key supplied since the last pull takes effect. A failing
+    /// part is reported in ``SyncReport/errors`` and the other parts still run, with three exceptions: when the server cannot be reached or the deadline
     /// passes, the remaining pulls are skipped (reported once); when the store itself fails
     /// (disk full, I/O error), the sync throws that error.
     ///

@@ -9,9 +9,12 @@ struct CheckpointsCommand: AsyncParsableCommand {
         commandName: "checkpoints",
         abstract: "Show every pull checkpoint: history, reactions and object listings (reads the store only).",
         discussion: """
-            applied: every message up to this timetoken is stored (reactions: the listing's \
-            snapshot). fill top / fill cursor: a history catch-up still filling its gap, resumed \
-            by the next sync. cursor: the newest `updated` of an object listing.
+            applied: every message up to this timetoken is stored (reactions:, members: the last \
+            listing's snapshot; they stay current past it while listen follows the channel). \
+            fill top / fill cursor: a history catch-up still filling its gap, resumed by the next \
+            sync; on a reactions: or members: row, fill top is the end of a gap no listing has \
+            covered (sync --channel C lists C again). cursor: the newest `updated` of an object \
+            listing.
             """)
 
     @OptionGroup var options: StoreOptionsGroup
