@@ -228,10 +228,8 @@ public actor Replica<Custom: ChatCustomData> {
     public func resume() async throws {
         guard parts == nil else { return }
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
+        parts.reconciler.restoreHotMarks(hotMarks)
         self.parts = parts
-        for (channel, count) in hotMarks {
-            for _ in 0..<count { await parts.reconciler.markHot(channel) }
-        }
         announceStore(parts.store)
         let counts = try await parts.store.fetch(queries.outboxCounts())
         update {

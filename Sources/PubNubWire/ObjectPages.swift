@@ -11,7 +11,9 @@ import ReplicaModel
 /// counting those left out as unreadable (``ObjectPage/skipped``), or has no `next`: App Context
 /// sends `next` even on its last page. An empty page is delivered too and ends the listing. With
 /// `query.count` set, a page is also the last when the pages so far hold the page's `totalCount`
-/// elements: a listing of exactly 200 then costs two requests, not three.
+/// elements and every page said the same total: a listing of exactly 200 then costs two requests,
+/// not three (a total that changed while paging, an object added or removed meanwhile, is not
+/// trusted: the listing goes on by the rule above).
 ///
 /// Throws what `fetch` throws, unchanged; ``PagingError/noProgress(scope:cursor:)`` when a `next`
 /// cursor repeats; `CancellationError` when the task is cancelled before a request. Nothing is
@@ -61,17 +63,25 @@ public struct ObjectPages<Item: Decodable & Sendable & Hashable>: AsyncSequence,
             current.start = start
             let page = try await fetch(current)
             let entries = page.data.count + page.skipped.count
-            let total = seen.add(entries)
-            if query.count, let expected = page.totalCount, total >= expected { return (page, nil) }
+            let (total, steady) = seen.add(entries, totalCount: page.totalCount)
+            if query.count, steady, let expected = page.totalCount, total == expected { return (page, nil) }
             return (page, StopRule.next(entries: entries, limit: query.limit, cursor: page.next))
         })
     }
 }
 
-/// The elements one listing has delivered so far (its pages are fetched one after another).
+/// The elements one listing has delivered so far (its pages are fetched one after another), and
+/// whether every page gave the same `totalCount`.
 private final class Tally: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
+    private var totals: Set<Int?> = []
 
-    func add(_ entries: Int) -> Int { lock.withLock { count += entries; return count } }
+    func add(_ entries: Int, totalCount: Int?) -> (count: Int, steady: Bool) {
+        lock.withLock {
+            count += entries
+            totals.insert(totalCount)
+            return (count, totals.count == 1)
+        }
+    }
 }

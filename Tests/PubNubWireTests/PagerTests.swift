@@ -96,6 +96,19 @@ struct PagerTests {
         let uncounted = server()
         for try await _ in try client(uncounted).userPages() {}
         #expect(uncounted.requests.count == 3)
+
+        // A total that changes while paging (objects removed meanwhile) is not trusted: page 1
+        // says 250, page 2 says 190 after 200 seen; the listing goes on to its short page.
+        let shifting = RecordingTransport { request in
+            switch parameter("start", request) {
+            case nil: json(["status": 200, "data": .array((0..<100).map { .object(["id": .string("a\($0)")]) }), "totalCount": 250, "next": "MTAw"])
+            case "MTAw": json(["status": 200, "data": .array((0..<100).map { .object(["id": .string("b\($0)")]) }), "totalCount": 190, "next": "MjAw"])
+            default: json(["status": 200, "data": .array((0..<50).map { .object(["id": .string("c\($0)")]) }), "totalCount": 190])
+            }
+        }
+        var shifted = 0
+        for try await page in try client(shifting).userPages(ObjectListQuery(count: true)) { shifted += page.data.count }
+        #expect(shifted == 250 && shifting.requests.count == 3)
     }
 
     @Test("unreadable entries count toward the page size: a full page with one bad entry goes on")

@@ -92,6 +92,25 @@ struct RequestBudgetTests {
         #expect(after.members.wasListed && !after.members.hasGap && after.members.lag(at: clock.now) < 1)
     }
 
+    @Test("a listing whose snapshot is older than a gap marked meanwhile leaves the gap marked; a listing after it clears it")
+    func listingDoesNotHideALaterGap() async throws {
+        let world = try World()
+        let scope = SyncCheckpoint.reactions("c")
+        let (listing, gapEnd, later) = (Timetoken(rawValue: 100), Timetoken(rawValue: 200), Timetoken(rawValue: 300))
+        try await world.store.storeTransaction { tx in
+            try tx.write(SyncCheckpoint(scope: scope, applied: Timetoken(rawValue: 50)))
+            try ListingLag.mark(["c"], gapEnd: gapEnd, tx: tx, now: Date())
+            try ListingLag.listed(scope, snapshot: listing, through: listing, tx: tx, now: Date())
+        }
+        let afterOld = try #require(try await world.store.fetch(world.store.queries.checkpoint(scope)))
+        #expect(afterOld.applied == listing && afterOld.fillTop == gapEnd, "the gap after the listing's snapshot is still a gap")
+        try await world.store.storeTransaction { tx in
+            try ListingLag.listed(scope, snapshot: later, through: later, tx: tx, now: Date())
+        }
+        let afterNew = try #require(try await world.store.fetch(world.store.queries.checkpoint(scope)))
+        #expect(afterNew.applied == later && afterNew.fillTop == nil)
+    }
+
     @Test("a cold channel's reactions lag after a gap and say from when; a hot one's are listed and current")
     func freshnessAfterGap() async throws {
         let world = try await LiveWorld()

@@ -368,9 +368,10 @@ extension Reconciler {
         channels: [String], through: Timetoken, progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> GapFill {
         var fill = GapFill()
+        // Decided once: the members and reactions listed are those of exactly these channels.
         let hot = channels.filter { isHot($0) }
         let snapshot = hot.isEmpty ? nil : try await serverSnapshot(atLeast: through)
-        _ = try await pullObjects(full: nil, members: [], snapshot: snapshot)
+        _ = try await pullObjects(full: nil, members: .exactly(hot), snapshot: snapshot)
         for report in try await pullHistory(channels: channels, progress: progress) {
             if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
             fill.inserted += report.inserted

@@ -150,6 +150,8 @@ public actor LiveSync<Custom: ChatCustomData> {
             // store error) ends the run quietly.
             guard error is CancellationError || Task.isCancelled else { throw error }
         }
+        // Before the leave: a poll still in flight would make the user present again after it.
+        dropPipelinedPoll()
         await leaveOnStop()
     }
 

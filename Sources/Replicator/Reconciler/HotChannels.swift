@@ -11,8 +11,11 @@ import ReplicaStore
 // A cold channel's reactions and members lag; the store says by how much
 // (``ReplicaStore/ChatQueries/freshness(ofChannel:)``). See docs/reconciler.md, "Hot and cold channels".
 
-/// Which channels are hot: counted marks, or every channel.
-struct HotChannels: Sendable {
+/// Which channels are hot: counted marks, or every channel. Locked rather than actor-isolated so
+/// that a replica reopening its store hands the marks to the new reconciler with no suspension
+/// point in between (``Reconciler/restoreHotMarks(_:)``).
+final class HotChannels: @unchecked Sendable {
+    private let lock = NSLock()
     /// How many times each channel is marked.
     private var marks: [String: Int] = [:]
     /// ``ReconcilerOptions/everyChannelHot``.
@@ -23,26 +26,49 @@ struct HotChannels: Sendable {
     }
 
     /// Adds a mark; returns whether the channel became hot (it had none).
-    mutating func mark(_ channel: String) -> Bool {
-        marks[channel, default: 0] += 1
-        return marks[channel] == 1
+    func mark(_ channel: String) -> Bool {
+        lock.withLock {
+            marks[channel, default: 0] += 1
+            return marks[channel] == 1
+        }
     }
 
     /// Takes one mark back.
-    mutating func unmark(_ channel: String) {
-        guard let count = marks[channel] else { return }
-        marks[channel] = count > 1 ? count - 1 : nil
+    func unmark(_ channel: String) {
+        lock.withLock {
+            guard let count = marks[channel] else { return }
+            marks[channel] = count > 1 ? count - 1 : nil
+        }
     }
 
+    /// Replaces every mark (counts above 0).
+    func replace(_ new: [String: Int]) { lock.withLock { marks = new.filter { $0.value > 0 } } }
+
     /// Whether a sync or a gap fill lists the channel's reactions and members.
-    func contains(_ channel: String) -> Bool { everyChannel || marks[channel] != nil }
+    func contains(_ channel: String) -> Bool { everyChannel || lock.withLock { marks[channel] != nil } }
 
     /// The marked channels, sorted.
-    var marked: [String] { marks.keys.sorted() }
+    var marked: [String] { lock.withLock { marks.keys.sorted() } }
 }
 
-/// A cold channel's listings after a gap no listing covered.
+/// How fresh a channel's listings are: what a listing and a gap write into its checkpoints.
 enum ListingLag {
+    /// A listing of `scope` taken against the server time `snapshot` made the store equal to
+    /// the server's; it is recorded as complete through `recorded` (the snapshot, clamped to a
+    /// verified time). A gap that ended after the snapshot (marked while the listing ran: a
+    /// reconnect's fill) stays marked, since the listing did not cover it; a later listing
+    /// already recorded is kept.
+    static func listed<Custom: ChatCustomData>(
+        _ scope: String, snapshot: Timetoken, through recorded: Timetoken, tx: StoreTransaction<Custom>, now: Date
+    ) throws {
+        var listing = SyncCheckpoint(scope: scope, applied: recorded, updatedAt: now)
+        if let stored = try tx.checkpoint(scope) {
+            if let applied = stored.applied, applied > recorded { listing.applied = applied }
+            if let gapEnd = stored.fillTop, gapEnd > snapshot { listing.fillTop = gapEnd }
+        }
+        try tx.write(listing)
+    }
+
     /// For each of `channels` (filled without listing its reactions and members), the reaction
     /// and member checkpoints stop following the live checkpoint. They keep the last time they
     /// were known complete (`applied`, or the live checkpoint before the gap when the stream

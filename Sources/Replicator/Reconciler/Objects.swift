@@ -34,12 +34,24 @@ extension Reconciler {
     ///
     /// Objects with unsent local edits keep showing them over the server's version.
     public func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
-        try await pullObjects(full: full, members: channels ?? [], snapshot: nil)
+        try await pullObjects(full: full, members: .hot(and: channels ?? []), snapshot: nil).report
     }
 
-    /// ``pullObjects(full:channels:)`` listing the members of the hot channels and of `extra`,
-    /// against `snapshot` (a `/time` answer taken before; nil: one is requested when needed).
-    func pullObjects(full: Bool?, members extra: [String], snapshot: Timetoken?) async throws -> ObjectPullReport {
+    /// Whose members an object pull lists.
+    enum MembersToList {
+        /// The hot channels of interest, read after the user's memberships (a channel joined on
+        /// another device counts at once), and these channels.
+        case hot(and: [String])
+        /// Exactly these channels (a gap fill's hot channels).
+        case exactly([String])
+    }
+
+    /// ``pullObjects(full:channels:)`` listing the members of `members`, against `snapshot` (a
+    /// `/time` answer taken before; nil: one is requested when a member listing needs it). Returns
+    /// the snapshot the listings used (nil when none ran) and the channels whose members were listed.
+    func pullObjects(full: Bool?, members: MembersToList, snapshot: Timetoken?) async throws
+        -> (report: ObjectPullReport, snapshot: Timetoken?, listed: [String])
+    {
         var report = ObjectPullReport()
         let lastFull = try await store.fetch(store.queries.checkpoint("objects:full"))?.updatedAt
         let isFull = full ?? (lastFull.map { clock.now.timeIntervalSince($0) >= options.fullListingInterval } ?? true)
@@ -55,18 +67,24 @@ extension Reconciler {
             } apply: { channels in try await self.applyPulled(channels: channels) }
         }
         report.memberships = try await pullMemberships()
-        let listed = try await channelsOfInterest(extra: extra).filter { isHot($0) || extra.contains($0) }
+        let listed: [String]
+        switch members {
+        case .hot(let extra): listed = try await channelsOfInterest(extra: extra).filter { isHot($0) || extra.contains($0) }
+        case .exactly(let channels): listed = channels
+        }
+        var taken = snapshot
         if !listed.isEmpty {
-            let taken: Timetoken
-            if let snapshot { taken = snapshot } else { taken = try await serverSnapshot(atLeast: nil) }
+            let snapshot: Timetoken
+            if let taken { snapshot = taken } else { snapshot = try await serverSnapshot(atLeast: nil) }
+            taken = snapshot
             for channel in listed {
-                report.members.add(try await pullMembers(channel: channel, snapshot: taken))
+                report.members.add(try await pullMembers(channel: channel, snapshot: snapshot))
             }
         }
         if isFull, options.pullAllUsers || options.pullAllChannels {
             try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
         }
-        return report
+        return (report, taken, listed)
     }
 
     /// Pages a user or channel listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page),
@@ -117,7 +135,7 @@ extension Reconciler {
             try await self.client.getMembers(channelId: channel, query, as: Custom.self)
         } convert: { try $0.model(channelId: channel) }
         let result = try await replaceMemberships(of: .channel(channel), server: members)
-        try await store.saveCheckpoint(SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now))
+        try await saveListing(scope, snapshot: snapshot)
         return result
     }
 

@@ -47,8 +47,8 @@ extension Reconciler {
         }
         let result = try await replaceReactions(
             channel: channel, window: window, server: actions, snapshot: snapshot, currentUser: userId)
-        // Recorded for `pnreplicate checkpoints`: when the reactions were last made equal to the server's.
-        try await store.saveCheckpoint(SyncCheckpoint(scope: scope, applied: snapshot, updatedAt: clock.now))
+        // When the reactions were last made equal to the server's (their freshness, `pnreplicate checkpoints`).
+        try await saveListing(scope, snapshot: snapshot)
         return result
     }
 }

@@ -136,7 +136,7 @@ public actor Reconciler<Custom: ChatCustomData> {
     /// The newest `/time` answer, trusted or not: the snapshot listings are taken against.
     var lastServerTime: Timetoken?
     /// Which channels are hot (``markHot(_:)``).
-    var hot: HotChannels
+    nonisolated let hot: HotChannels
 
     /// A reconciler over `store` and `client`; pass the app's `outbox` so that pulls can finish
     /// its publishes and conflicts can be settled.
@@ -248,6 +248,10 @@ extension Reconciler {
     /// The channels marked hot (``markHot(_:)``), sorted.
     public var hotChannels: [String] { hot.marked }
 
+    /// Sets the marks at once, with no suspension point: a replica reopening its store hands its
+    /// marks to the new reconciler before anything else can reach it.
+    nonisolated package func restoreHotMarks(_ marks: [String: Int]) { hot.replace(marks) }
+
     /// A one-off full refresh of a channel, hot or not: its new messages, then its reactions and
     /// members made equal to the server's. Four requests when nothing is missing (history,
     /// `/time`, one page of reactions, one of members).
@@ -262,12 +266,25 @@ extension Reconciler {
     }
 
     /// A server time to list reactions and members against: the `/time` this reconciler took
-    /// last when it is at or after `atLeast` (a fill's gap end), otherwise a new one.
+    /// last when it is at or after `atLeast` (a fill's gap end), otherwise a new one, never
+    /// before `atLeast` (a server answering an earlier time is listed up to the gap's end).
     func serverSnapshot(atLeast floor: Timetoken?) async throws -> Timetoken {
         if let last = lastServerTime, let floor, last >= floor { return last }
         let answer = try await fetch("time") { () async throws(WireError) -> Timetoken in try await client.time() }
         takeServerTime(answer)
-        return answer
+        return floor.map { max(answer, $0) } ?? answer
+    }
+
+    /// Records that the listing of `scope` (a channel's reactions or members) made the store
+    /// equal to the server's as of `snapshot` (``ListingLag/listed(_:snapshot:through:tx:now:)``). The time
+    /// recorded is never one this device has not verified: a `/time` in the future, from a broken
+    /// or hostile server, is clamped like a live checkpoint (``TrustedTime``), or to the device's
+    /// clock plus the tolerance when nothing is verified.
+    func saveListing(_ scope: String, snapshot: Timetoken) async throws {
+        let deviceCeiling = (try? Timetoken(date: clock.now.addingTimeInterval(options.clockTolerance))) ?? snapshot
+        let recorded = trustedCheckpoint(for: snapshot) ?? min(snapshot, deviceCeiling)
+        let now = clock.now
+        try await store.storeTransaction { tx in try ListingLag.listed(scope, snapshot: snapshot, through: recorded, tx: tx, now: now) }
     }
 }
 

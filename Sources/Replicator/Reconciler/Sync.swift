@@ -89,21 +89,15 @@ extension Reconciler {
         }
         // The first failure that would fail every later pull the same way (unreachable, deadline).
         var unreachable: String?
-        // One `/time` per sync, and only when a hot channel's reactions or members are listed.
+        // One `/time` per sync, and only when a hot channel's reactions or members are listed:
+        // taken by the first listing that needs it, and shared by the rest.
         var snapshot: Timetoken?
-        if try await channelsOfInterest().contains(where: { isHot($0) }) {
-            do {
-                snapshot = try await serverSnapshot(atLeast: nil)
-            } catch {
-                if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("time: \(line)") }
-            }
-        }
-        if unreachable == nil {
-            do {
-                report.objects = try await pullObjects(full: full, members: [], snapshot: snapshot)
-            } catch {
-                if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("objects: \(line)") }
-            }
+        do {
+            let pulled = try await pullObjects(full: full, members: .hot(and: []), snapshot: nil)
+            report.objects = pulled.report
+            snapshot = pulled.snapshot
+        } catch {
+            if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("objects: \(line)") }
         }
         let channels = try await channelsOfInterest()
         if let unreachable {
@@ -126,6 +120,7 @@ extension Reconciler {
                 break
             }
             do {
+                if snapshot == nil { snapshot = try await serverSnapshot(atLeast: nil) }
                 report.reactions[channel] = try await pullReactions(channel: channel, snapshot: snapshot)
             } catch {
                 if let line = try Self.pullFailure(error, unreachable: &unreachable) {
