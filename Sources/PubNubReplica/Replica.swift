@@ -54,6 +54,12 @@ import Replicator
 /// - ``fetch(_:)``
 /// - ``observe(_:)``
 ///
+/// ### What the screen shows: hot channels
+/// - ``observe(_:keepingHot:)``
+/// - ``markHot(_:)``
+/// - ``unmarkHot(_:)``
+/// - ``hotChannels``
+///
 /// ### Writing
 /// - ``send(text:to:contentType:content:custom:meta:customMessageType:)``
 /// - ``addReaction(_:toMessage:)``
