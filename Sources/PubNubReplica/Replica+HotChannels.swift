@@ -19,13 +19,17 @@ extension Replica {
     /// observes it, use ``observe(_:keepingHot:)``.
     ///
     /// ```swift
-    /// await replica.markHot("general")      // the chat screen appears
+    /// try await replica.markHot("general")  // the chat screen appears
     /// await replica.unmarkHot("general")    // ... and goes away
     /// ```
-    public func markHot(_ channel: String) async {
+    ///
+    /// Throws `ModelValidationError` for an id no channel can have (empty, `.`, `..`, a comma, a
+    /// control character, over 92 bytes); nothing is marked.
+    public func markHot(_ channel: String) async throws {
+        try Validation.validateStoredIdentifier(channel, field: "channel")
         hotMarks[channel, default: 0] += 1
         guard let reconciler = parts?.reconciler else { return }
-        let becameHot = await reconciler.markHot(channel)
+        let becameHot = try await reconciler.markHot(channel)
         guard becameHot, isStarted else { return }
         Task { [weak self] in
             do {
@@ -47,7 +51,8 @@ extension Replica {
     public var hotChannels: [String] { hotMarks.keys.sorted() }
 
     /// ``observe(_:)`` that keeps `channel` hot while the sequence is iterated: marked when
-    /// observation starts, unmarked when the consumer stops.
+    /// observation starts, unmarked when the consumer stops. An id no channel can have ends the
+    /// sequence with the `ModelValidationError` ``markHot(_:)`` throws.
     ///
     /// ```swift
     /// for try await messages in replica.observe(replica.queries.messages(inChannel: "general"), keepingHot: "general") {
@@ -60,7 +65,11 @@ extension Replica {
         let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Marked and unmarked by the same task, in that order, however early the consumer stops.
         let task = Task {
-            await self.markHot(channel)
+            do {
+                try await self.markHot(channel)
+            } catch {
+                return continuation.finish(throwing: error)
+            }
             do {
                 for try await value in self.observe(query) { continuation.yield(value) }
                 continuation.finish()

@@ -206,6 +206,8 @@ struct SyncPullTests {
         #expect((report["reactions"] as? [String: Any])?.isEmpty == true, "general is cold: its reactions are not listed")
         #expect(report["coldChannels"] as? Int == 1)
         #expect(report["objects"] is [String: Any])
+        let refused = try CLI.run(["sync", "--channel", "a,b"], environment: env)
+        #expect(refused.status == 64 && refused.stderr.contains("--channel"), "\(refused.status) \(refused.stderr)")
         let hot = try CLI.run(["sync", "--json", "--channel", "general"], environment: env)
         try #require(hot.status == 0, "\(hot.stdout) \(hot.stderr)")
         let refreshed = try CLI.json(hot.stdout)

@@ -234,6 +234,13 @@ struct ReplicaTests {
         #expect(turnedCold, "unmarked when the observation ended")
         let listed = try await replica.fetch(replica.queries.freshness(ofChannel: "general"))
         #expect(listed.reactions.wasListed && !listed.reactions.hasGap && listed.reactions.lag(at: world.clock.now) < 5)
+
+        // An id no channel can have is refused, by the mark and by the observation alike.
+        await #expect(throws: ModelValidationError.self) { try await replica.markHot("a,b") }
+        await #expect(throws: ModelValidationError.self) {
+            for try await _ in replica.observe(replica.queries.message(id: "m1"), keepingHot: "") {}
+        }
+        #expect(await replica.hotChannels.isEmpty)
         await replica.stop()
     }
 

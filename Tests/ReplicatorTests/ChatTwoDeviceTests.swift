@@ -91,8 +91,8 @@ struct ChatTwoDeviceTests {
         let a = try World(seed: seed, clock: clock, server: server, policy: .fieldMerge(tie: .lastWriter))
         let b = try World(seed: seed &+ 1000, clock: clock, server: server, policy: .fieldMerge(tie: .lastWriter))
         // The channel on screen: kept complete (edits, deletions and reactions are message actions).
-        await a.reconciler.markHot("c")
-        await b.reconciler.markHot("c")
+        try await a.reconciler.markHot("c")
+        try await b.reconciler.markHot("c")
         // Both devices edit and delete each other's messages: the Chat SDK's rule (EditAuthority).
         try await a.store.setEditAuthority(.anyone)
         try await b.store.setEditAuthority(.anyone)

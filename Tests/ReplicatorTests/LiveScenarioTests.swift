@@ -67,7 +67,7 @@ struct LiveScenario {
             let (device, live) = try world.device(
                 user, seed: seed &* 16 &+ UInt64(index), profile: .live, users: Self.users, pipelinePolls: true)
             // The channels the users' screens show: kept complete (reactions and members too).
-            for channel in Self.channels { await device.reconciler.markHot(channel) }
+            for channel in Self.channels { try await device.reconciler.markHot(channel) }
             devices.append(Device(device, live, userId: user))
         }
         var random = SplitMix64(seed: seed)
@@ -77,7 +77,7 @@ struct LiveScenario {
         }
         func restart(_ d: Device, step: Int) async throws {
             let reopened = try d.device.reopened(plan: livePlan(d, step), seed: seed &+ UInt64(step))
-            for channel in Self.channels { await reopened.reconciler.markHot(channel) }
+            for channel in Self.channels { try await reopened.reconciler.markHot(channel) }
             var options = LiveSyncOptions()
             options.users = Self.users
             options.pipelinePolls = true

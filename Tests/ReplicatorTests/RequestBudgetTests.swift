@@ -77,7 +77,7 @@ struct RequestBudgetTests {
             channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
         let before = try await device.store.fetch(device.store.queries.freshness(ofChannel: hot))
         #expect(before.reactions.completeThrough == nil, "a cold channel's reactions were never listed")
-        await device.reconciler.markHot(hot)
+        try await device.reconciler.markHot(hot)
         let refresh = try await Self.requests(device) {
             let report = try await device.sync()
             #expect(report.errors.isEmpty, "\(report.errors)")
@@ -119,8 +119,8 @@ struct RequestBudgetTests {
             await world.server.seedMessages(channel: channel, [chatPayload("\(channel)-1")], publisher: "web")
         }
         let (device, live) = try world.device("me")
-        await device.reconciler.markHot("hot")
-        await device.reconciler.markHot("cold")
+        try await device.reconciler.markHot("hot")
+        try await device.reconciler.markHot("cold")
         try await LiveWorld.settle(live)  // both listed on the first fill, then followed live
         await device.reconciler.unmarkHot("cold")
         let listed = try await device.store.fetch(device.store.queries.freshness(ofChannel: "cold"))

@@ -62,8 +62,8 @@ struct TwoDeviceTests {
         let b = try World(seed: seed &+ 1000, clock: clock, server: server, policy: policy)
         // The channels on screen: kept complete (reactions and members too).
         for channel in Self.channels {
-            await a.reconciler.markHot(channel)
-            await b.reconciler.markHot(channel)
+            try await a.reconciler.markHot(channel)
+            try await b.reconciler.markHot(channel)
         }
         _ = try await a.sync()
         _ = try await b.sync()

@@ -56,7 +56,7 @@ func measure(channels: Int, everyChannelHot: Bool) async throws -> [(String, Int
         let web = try PubNubClient.simulated(InProcessTransport(server: server), userId: ChatKeyset.userId(7))
         _ = try await web.addMessageAction(channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
     }
-    await device.reconciler.markHot(hot)
+    try await device.reconciler.markHot(hot)
     rows.append(("hot-refresh", try await count { try await sync() }))
     return rows
 }

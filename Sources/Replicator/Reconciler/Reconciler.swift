@@ -231,12 +231,17 @@ extension Reconciler {
     /// façade's `Replica.markHot(_:)` does both).
     ///
     /// ```swift
-    /// if await reconciler.markHot("general") { try await reconciler.refresh(channel: "general") }
+    /// if try await reconciler.markHot("general") { try await reconciler.refresh(channel: "general") }
     /// ```
     ///
     /// - Returns: Whether the channel became hot (it was not marked before).
+    /// - Throws: `ModelValidationError` for an id no channel can have (empty, `.`, `..`, a comma,
+    ///   a control character, over 92 bytes); nothing is marked.
     @discardableResult
-    public func markHot(_ channel: String) -> Bool { hot.mark(channel) }
+    public func markHot(_ channel: String) throws(ModelValidationError) -> Bool {
+        try Validation.validateStoredIdentifier(channel, field: "channel")
+        return hot.mark(channel)
+    }
 
     /// Takes back one ``markHot(_:)``; the channel turns cold when no mark is left.
     public func unmarkHot(_ channel: String) { hot.unmark(channel) }

@@ -42,8 +42,8 @@ struct LoopDemoCommand: AsyncParsableCommand {
                 server: server, clock: clock, storePath: folder.appendingPathComponent("b.sqlite").path, seed: seed &+ 1,
                 reconcilerOptions: options)
             // "general" is on both devices' screens: kept complete, its reactions too.
-            await a.reconciler.markHot("general")
-            await b.reconciler.markHot("general")
+            try await a.reconciler.markHot("general")
+            try await b.reconciler.markHot("general")
             // Each round a second later, with ten minutes to push.
             func sync(_ device: SimulatedDevice<DefaultChatCustom>) async throws -> SyncReport {
                 clock.advance(by: 1)

@@ -37,6 +37,7 @@ struct SyncCommand: AsyncParsableCommand {
     var timeout: Double = 30
 
     func validate() throws {
+        try validateIdentifiers(channel, flag: "--channel")
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
             throw ValidationError("--timeout must be a number of seconds greater than 0 and at most 86400, got \(timeout)")
         }
@@ -56,7 +57,7 @@ struct SyncCommand: AsyncParsableCommand {
                 pushProgress?.cancel()
                 if showProgress { Output.standardError("\r\u{1B}[K") }
             }
-            for channel in self.channel { await session.reconciler.markHot(channel) }
+            for channel in self.channel { try await session.reconciler.markHot(channel) }
             let report = try await Self.bounded(by: timeout) {
                 try await session.reconciler.sync(
                     pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
