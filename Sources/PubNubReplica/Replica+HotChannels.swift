@@ -14,7 +14,7 @@ extension Replica {
     /// A channel the app does not show stays cold: its new messages and unread counts arrive as
     /// usual, and live events keep everything current while connected, but after a gap its
     /// reactions and members are not listed again until it is hot. The store says how fresh they
-    /// are (``ReplicaStore/ChatQueries/freshness(ofChannel:)``). Marks are counted: each one
+    /// are (`queries.freshness(ofChannel:)`). Marks are counted: each one
     /// is taken back with ``unmarkHot(_:)``. To keep a channel hot exactly while a screen
     /// observes it, use ``observe(_:keepingHot:)``.
     ///
