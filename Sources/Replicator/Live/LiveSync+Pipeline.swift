@@ -28,4 +28,11 @@ extension LiveSync {
         pipelined?.answer.cancel()
         pipelined = nil
     }
+
+    /// Cancels the pipelined poll and waits until its request has ended (``run()`` stopping).
+    func endPipelinedPoll() async {
+        let answer = pipelined?.answer
+        dropPipelinedPoll()
+        _ = try? await answer?.value
+    }
 }
