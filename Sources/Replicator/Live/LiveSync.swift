@@ -150,8 +150,7 @@ public actor LiveSync<Custom: ChatCustomData> {
             // store error) ends the run quietly.
             guard error is CancellationError || Task.isCancelled else { throw error }
         }
-        // Before the leave: a poll still in flight would make the user present again after it;
-        // and ended, so that nothing of it (a log line) comes after `stopped`.
+        // Ended before the leave (it would make the user present again) and before `stopped`.
         await endPipelinedPoll()
         await leaveOnStop()
     }
