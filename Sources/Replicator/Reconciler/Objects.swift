@@ -48,9 +48,9 @@ extension Reconciler {
 
     /// ``pullObjects(full:channels:)`` listing the members of `members`, against `snapshot` (a
     /// `/time` answer taken before; nil: one is requested when a member listing needs it). Returns
-    /// the snapshot the listings used (nil when none ran) and the channels whose members were listed.
+    /// the snapshot the listings used (nil when none ran).
     func pullObjects(full: Bool?, members: MembersToList, snapshot: Timetoken?) async throws
-        -> (report: ObjectPullReport, snapshot: Timetoken?, listed: [String])
+        -> (report: ObjectPullReport, snapshot: Timetoken?)
     {
         var report = ObjectPullReport()
         let lastFull = try await store.fetch(store.queries.checkpoint("objects:full"))?.updatedAt
@@ -84,7 +84,7 @@ extension Reconciler {
         if isFull, options.pullAllUsers || options.pullAllChannels {
             try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
         }
-        return (report, taken, listed)
+        return (report, taken)
     }
 
     /// Pages a user or channel listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page),
