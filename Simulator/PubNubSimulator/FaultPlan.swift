@@ -207,6 +207,8 @@ public enum FaultApplication {
     public static func run(
         _ request: WireRequest, on server: PubNubServer, fault: Fault
     ) async throws(TransportFailure) -> WireResponse {
+        // Storage answers in S3's shape (XML): an upload or a download can fail as S3 fails.
+        if FileStorage.isStorage(request), let answer = StorageReply.fault(fault) { return answer }
         switch fault {
         case .none, .latency:
             return await server.respond(request)
@@ -226,7 +228,9 @@ public enum FaultApplication {
             if request.pathSegments.first == "publish" {
                 return Reply.json(status, [0, "Internal Server Error"], contentType: Reply.javascript)
             }
-            return Reply.objectError(status, "An unexpected error ocurred while processing the request.", source: "objects")
+            let isFiles = request.pathSegments.count > 1 && request.pathSegments[0] == "v1" && request.pathSegments[1] == "files"
+            return Reply.objectError(
+                status, "An unexpected error ocurred while processing the request.", source: isFiles ? "Files" : "objects")
         case .tooManyRequests(let seconds):
             return Reply.json(
                 429,

@@ -49,6 +49,8 @@ public actor PubNubServer {
     var presenceDue = UInt64.max
     /// How many requests were handled (for fault plans and tests).
     public private(set) var requestCount = 0
+    /// File Sharing: upload forms, stored files and the storage origin (``FileStorage``).
+    var fileStorage: FileStorage
 
     /// A server with the given keys, reading the time from `clock`.
     ///
@@ -60,6 +62,7 @@ public actor PubNubServer {
         self.subscribeKey = subscribeKey
         self.clock = clock
         self.timetokens = TimetokenClock(clock: clock)
+        self.fileStorage = FileStorage(subscribeKey: subscribeKey)
     }
 
     /// Changes how subscribe behaves (a test's short hold time, say).
@@ -119,6 +122,12 @@ public actor PubNubServer {
         case (_, "v1") where s.count >= 5 && s[1] == "message-actions" && s[3] == "channel":
             guard s[2] == subscribeKey else { return Reply.objectError(400, "Invalid Subkey", source: "actions") }
             return messageActions(request, segments: Array(s.dropFirst(4)))
+        case (.get, "v1") where s.count >= 3 && s[1] == "files" && s[2] == "publish-file":
+            return publishFile(request)
+        case (_, "v1") where s.count >= 2 && s[1] == "files":
+            return fileStorage.api(request, now: clock.now)
+        case (_, FileStorage.pathPrefix):
+            return fileStorage.storage(request, now: clock.now)
         case (_, "v2") where s.count >= 4 && s[1] == "objects":
             guard s[2] == subscribeKey else { return Reply.objectError(400, "Invalid Subkey", source: "objects") }
             return objects(request, segments: Array(s.dropFirst(3)))
@@ -137,7 +146,9 @@ public actor PubNubServer {
     public func stateDigest() -> String {
         var text = "\(timetokens.last)|"
         for channel in messages.keys.sorted() {
-            for m in messages[channel]! { text += "\(channel),\(m.timetoken),\(m.publisher),\((try? m.message.jsonString()) ?? "");" }
+            for m in messages[channel]! {
+                text += "\(channel),\(m.timetoken),\(m.publisher),\((try? m.message.jsonString()) ?? "")\(m.messageType.map { ",t\($0)" } ?? "");"
+            }
         }
         for channel in actions.keys.sorted() {
             for a in actions[channel]! { text += "\(channel),\(a.messageTimetoken),\(a.actionTimetoken),\(a.type),\(a.value),\(a.uuid);" }
@@ -148,6 +159,7 @@ public actor PubNubServer {
         for user in memberships.keys.sorted() {
             for channel in memberships[user]!.keys.sorted() { text += "m,\(user),\(channel),\(memberships[user]![channel]!.eTag);" }
         }
+        text += fileStorage.digestText
         return Self.fnv1a(text)
     }
 
@@ -169,6 +181,31 @@ public actor PubNubServer {
     {
         (actions[channel] ?? []).map { ($0.messageTimetoken, $0.actionTimetoken, $0.type, $0.value, $0.uuid) }
     }
+
+    // MARK: Files
+
+    /// The origin (`scheme://host[:port]`) of the simulator's file storage: the upload and
+    /// download URLs point there. In process any origin reaches this server (the in-process
+    /// transport keeps only the path); `SimulatorHTTPServer.run` sets `http://127.0.0.1:<port>`.
+    public var storageOrigin: String { fileStorage.origin }
+
+    /// Points the upload and download URLs handed out from now on at `origin` (`http://host:port`,
+    /// no trailing `/`).
+    public func configureStorage(origin: String) {
+        var origin = origin
+        while origin.hasSuffix("/") { origin.removeLast() }
+        fileStorage.origin = origin
+    }
+
+    /// The files uploaded to `channel` (uploads that completed), oldest first (for tests and checkers).
+    public func storedFiles(channel: String) -> [StoredFile] { fileStorage.files(channel: channel).map(\.file) }
+
+    /// Every channel's uploaded files, each channel's oldest first (an "every upload has its
+    /// message" check lists them all).
+    public func allStoredFiles() -> [String: [StoredFile]] { fileStorage.allFiles() }
+
+    /// Upload forms handed out (`generate-upload-url`) whose file was never uploaded.
+    public var pendingUploadCount: Int { fileStorage.pendingUploads }
 }
 
 /// Building responses in each service's real shape.

@@ -37,6 +37,24 @@ extension PubNubServer {
         default:
             return Reply.notFound()
         }
+        return accept(text, channel: channel, request: request, kind: nil)
+    }
+
+    /// `GET /v1/files/publish-file/{pub}/{sub}/0/{ch}/0/{payload}`: a publish whose stored
+    /// message has type 4 (history's `message_type`, the subscribe envelope's `e`). The payload is
+    /// any JSON (a string when encrypted): the simulator does not check that the file exists.
+    func publishFile(_ request: WireRequest) -> WireResponse {
+        let s = request.pathSegments
+        guard s.count == 9, s[3] == publishKey, s[4] == subscribeKey else {
+            return Reply.publishError(400, "Invalid Key", timetoken: timetokens.now)
+        }
+        return accept(Data(s[8].utf8), channel: s[6], request: request, kind: 4)
+    }
+
+    /// Publishes `text` to `channel` as a message of `kind` (nil: an ordinary message): the size
+    /// limit, the JSON, `meta`, `store`, `custom_message_type`, then the event for subscribers.
+    private func accept(_ text: Data, channel: String, request: WireRequest, kind: Int?) -> WireResponse {
+        let now = timetokens.now
         if text.count > Validation.maxPublishBytes { return Reply.publishError(413, "Message Too Large", timetoken: now) }
         guard let message = try? JSONValue(jsonData: text) else {
             return Reply.publishError(400, "Invalid JSON", timetoken: now)
@@ -54,9 +72,9 @@ extension PubNubServer {
         if store != "0" && store != "false" {
             messages[channel, default: []].append(StoredMessage(
                 timetoken: timetoken, message: message, publisher: request.actor, meta: meta,
-                customMessageType: customType))
+                customMessageType: customType, messageType: kind))
         }
-        emit(channel: channel, timetoken: timetoken, kind: nil, publisher: request.actor, payload: message, meta: meta,
+        emit(channel: channel, timetoken: timetoken, kind: kind, publisher: request.actor, payload: message, meta: meta,
              customMessageType: customType)
         return Reply.json(200, [1, "Sent", .string(String(timetoken))], contentType: Reply.javascript)
     }
@@ -97,7 +115,7 @@ extension PubNubServer {
                 var entry: [String: JSONValue] = ["message": stored.message, "timetoken": .string(String(stored.timetoken))]
                 if includeUUID { entry["uuid"] = .string(stored.publisher) }
                 if includeMeta { entry["meta"] = stored.meta ?? "" }
-                if includeType { entry["message_type"] = .null }
+                if includeType { entry["message_type"] = stored.messageType.map { .int(Int64($0)) } ?? .null }
                 if includeCustomType, let type = stored.customMessageType { entry["custom_message_type"] = .string(type) }
                 if withActions { entry["actions"] = actionsMap(channel: name, messageTimetoken: stored.timetoken) }
                 return .object(entry)

@@ -8,6 +8,8 @@ struct StoredMessage: Sendable, Hashable {
     var publisher: String
     var meta: JSONValue?
     var customMessageType: String?
+    /// History's `message_type`: nil for a message, 4 for a file message.
+    var messageType: Int?
 }
 
 /// A message action as the simulator stores it.

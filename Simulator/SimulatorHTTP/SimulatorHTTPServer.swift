@@ -60,7 +60,9 @@ public struct SimulatorResponder: HTTPResponder {
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.rawName] = field.value }
         var copy = request
-        let buffer = try await copy.collectBody(upTo: 1 << 20)
+        // 8 MiB: a 5 MiB file upload (storage's limit) and its form fit, with room to refuse a larger
+        // file as S3 does (400 EntityTooLarge) rather than cut the connection.
+        let buffer = try await copy.collectBody(upTo: 8 << 20)
         return RawRequest(
             method: request.method.rawValue, target: request.uri.description, headers: headers,
             body: Data(buffer.readableBytesView)
@@ -82,8 +84,10 @@ struct SimulatedConnectionDrop: Error {}
 /// Runs the simulator's HTTP server.
 public enum SimulatorHTTPServer {
     /// Serves until cancelled or, with `handleSignals`, until SIGINT/SIGTERM. `onListening` gets
-    /// the bound port (useful with port 0, an ephemeral port). `misbehaviour` and `requestLog` are
-    /// passed to the ``SimulatorResponder``.
+    /// the bound port (useful with port 0, an ephemeral port); before it runs, the server's
+    /// storage origin (``PubNubSimulator/PubNubServer/storageOrigin``) is set to
+    /// `http://127.0.0.1:<port>`, so file uploads and downloads come back to this listener.
+    /// `misbehaviour` and `requestLog` are passed to the ``SimulatorResponder``.
     public static func run(
         server: PubNubServer, plan: FaultPlan, port: Int = 0, handleSignals: Bool = false,
         misbehaviour: ServerMisbehaviour = .none, requestLog: RequestLog? = nil,
@@ -94,7 +98,12 @@ public enum SimulatorHTTPServer {
         let app = Application(
             responder: SimulatorResponder(server: server, plan: plan, misbehaviour: misbehaviour, log: requestLog),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in
+                // Upload and download URLs point at this listener (storage shares the port).
+                let bound = channel.localAddress?.port ?? port
+                await server.configureStorage(origin: "http://127.0.0.1:\(bound)")
+                await onListening(bound)
+            },
             logger: logger)
         if handleSignals {
             // A group stops its services in reverse order: the held polls are answered first,
