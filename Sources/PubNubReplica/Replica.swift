@@ -103,6 +103,8 @@ public actor Replica<Custom: ChatCustomData> {
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
     /// How many times each channel is marked hot (``markHot(_:)``); kept across ``resume()``.
     var hotMarks: [String: Int] = [:]
+    /// The file cache of the open store (one per store, replaced on ``resume()``).
+    var fileCaches: [ObjectIdentifier: FileCache<Custom>] = [:]
     /// Whether ``start()`` was called and ``stop()`` was not.
     var isStarted: Bool { running }
 

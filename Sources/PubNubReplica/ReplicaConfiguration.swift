@@ -57,6 +57,9 @@ public struct ReplicaConfiguration: Sendable {
     /// How long ``Replica/suspend()`` lets sends in flight finish before it abandons them (they
     /// are probed on resume, never sent twice). iOS gives an app about 5 seconds.
     public var suspendBudget: TimeInterval = 4
+    /// The most bytes of downloaded files kept in the store's cache (least recently used evicted
+    /// beyond it): 100 MiB (`docs/files.md`, "The cache").
+    public var fileCacheBytes = 100 << 20
     /// The network: nil for a URLSession transport whose requests end within 15 s (a long poll
     /// within its own timeout). Tests pass the simulator's `InProcessTransport`.
     public var transport: (any Transport)?

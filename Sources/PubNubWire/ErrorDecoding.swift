@@ -29,6 +29,11 @@ enum ErrorDecoding {
                 }
             }
         }
+        if family == .unknown, let (code, text) = storageError(response.body) {
+            // S3's XML error of a file upload or download: `<Error><Code>…</Code><Message>…</Message>…`.
+            family = .storage
+            message = code + (text.isEmpty ? "" : ": " + text)
+        }
         if message.isEmpty {
             message = String(decoding: response.body.prefix(200), as: UTF8.self)
             if message.isEmpty { message = "HTTP \(response.status) with no body" }
@@ -36,6 +41,20 @@ enum ErrorDecoding {
         return ServiceError(
             operation: operation, status: response.status, family: family, message: message,
             retryAfter: retryAfter, details: details)
+    }
+
+    /// The `Code` and `Message` of S3's XML error body, if the body is one (read by hand: no XML
+    /// parser is needed for two elements, and only the first 64 KiB are looked at).
+    static func storageError(_ body: Data) -> (code: String, message: String)? {
+        let text = String(decoding: body.prefix(65_536), as: UTF8.self)
+        guard text.contains("<Error>"), let code = element("Code", in: text) else { return nil }
+        return (String(code.prefix(100)), String((element("Message", in: text) ?? "").prefix(300)))
+    }
+
+    private static func element(_ name: String, in text: String) -> String? {
+        guard let open = text.range(of: "<\(name)>"), let close = text.range(of: "</\(name)>", range: open.upperBound..<text.endIndex)
+        else { return nil }
+        return String(text[open.upperBound..<close.lowerBound])
     }
 
     /// `Retry-After` as delta-seconds or an HTTP-date (then relative to now); nil for anything

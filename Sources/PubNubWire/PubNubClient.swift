@@ -80,6 +80,10 @@ import ReplicaModel
 /// - ``memberPages(channelId:_:as:)``
 /// - ``setMembers(channelId:set:remove:query:as:)``
 ///
+/// ### Files
+///
+/// - ``files``
+///
 /// ### Decoding App Context answers
 ///
 /// - ``page(of:from:operation:)``
@@ -104,6 +108,9 @@ public struct PubNubClient: Sendable {
         self.crypto = crypto
         self.logger = logger
     }
+
+    /// File Sharing: list, upload, publish file messages, download, delete (``PubNubFiles``).
+    public var files: PubNubFiles { PubNubFiles(client: self) }
 
     /// The query items every request carries: `pnsdk`, `uuid`, and `auth` when configured.
     func commonQuery(auth: Bool = true) -> [QueryItem] {

@@ -223,7 +223,8 @@ extension PubNubClient {
             // signal that decrypts is read decrypted, and any other is a plain signal, kept as is.
             for index in answer.envelopes.indices {
                 switch answer.envelopes[index].event {
-                case .message:
+                case .message, .file:
+                    // A file message's whole payload (`{"message","file"}`) is encrypted, as a message's is.
                     (answer.envelopes[index].payload, answer.envelopes[index].decryptionError) =
                         crypto.decryptKeepingPayload(answer.envelopes[index].payload)
                 case .signal where answer.envelopes[index].payload.stringValue != nil:

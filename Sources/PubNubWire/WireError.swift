@@ -134,6 +134,9 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case object
         /// `{"status","error":true,"message","service","payload"}` (Access Manager, presence).
         case legacyService
+        /// S3's XML `<Error><Code>…</Code><Message>…</Message></Error>` (a file upload's or
+        /// download's storage; `message` is `Code: Message`).
+        case storage
         /// A body that fits none of the shapes, or none at all.
         case unknown
     }

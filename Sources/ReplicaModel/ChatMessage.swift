@@ -143,6 +143,9 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     /// The text to show: the newest edit's, else the published one.
     public var shownText: String { editedText ?? text }
+    /// The files attached (``ChatFile``): a file message's file, a Chat SDK text message's
+    /// `files`, or, while this device still uploads them, the files it sends (no id yet).
+    public var files: [ChatFile] = []
 
     /// A message. Ids are validated; `delivery` defaults to `.sent` when a timetoken is given and
     /// `.pending` otherwise.
@@ -177,7 +180,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     enum CodingKeys: String, CodingKey {
         case id, text, contentType, content, custom, createdAt, timetoken, userId, channelId, delivery, messageActions
-        case editedText, isDeleted, meta, customMessageType
+        case editedText, isDeleted, meta, customMessageType, files
     }
 
     /// Decodes a message (payload fields plus envelope); missing `messageActions` means none.
@@ -201,6 +204,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         isDeleted = try c.decodeIfPresent(Bool.self, forKey: .isDeleted) ?? false
         meta = try c.decodeIfPresent(JSONValue.self, forKey: .meta)
         customMessageType = try c.decodeIfPresent(String.self, forKey: .customMessageType)
+        files = try c.decodeIfPresent([ChatFile].self, forKey: .files) ?? []
     }
 
     /// Encodes the message, leaving out nil fields and an empty action list.
@@ -221,6 +225,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         if isDeleted { try c.encode(isDeleted, forKey: .isDeleted) }
         try c.encodeIfPresent(meta, forKey: .meta)
         try c.encodeIfPresent(customMessageType, forKey: .customMessageType)
+        if !files.isEmpty { try c.encode(files, forKey: .files) }
     }
 
     /// The shown text (``shownText``: the newest edit's, as the Chat SDK parses it) as elements:

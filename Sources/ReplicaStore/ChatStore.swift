@@ -94,6 +94,8 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     public let path: String?
     /// The queries a chat UI needs; pass them to ``fetch(_:)`` or ``observe(_:)``.
     public let queries = ChatQueries<Custom>()
+    /// Where file bytes live: the files being sent and the download cache (`<path>.files/`).
+    public let attachments: AttachmentArea
 
     let logger: Logger
     let runner: MigrationRunner
@@ -107,6 +109,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
         self.writer = writer
         self.path = path
+        self.attachments = AttachmentArea.forStore(at: path)
         self.clock = options.clock
         isReadOnly = options.readOnly
         self.logger = options.logger

@@ -155,7 +155,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     func revert(_ entry: OutboxEntry) throws {
         func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try tx.decodeSnapshot(T.self, of: entry) }
         switch entry.operation {
-        case .send(_, let messageId, _, _, _):
+        case .send(_, let messageId, _, _, _, _):
             try tx.deleteUnsentMessage(id: messageId)
         case .addReaction(let reaction):
             try tx.deleteUnsentActions(messageId: reaction.messageId, type: reaction.type, value: reaction.value)

@@ -102,7 +102,7 @@ struct StoredErrorTextTests {
 struct PublishSizeTests {
     /// The bytes of `entry`'s publish as the check counts them.
     static func publishedBytes(_ entry: OutboxEntry) throws -> Int {
-        guard case .send(let channel, _, let message, let meta, _) = entry.operation else {
+        guard case .send(let channel, _, let message, let meta, _, _) = entry.operation else {
             Issue.record("op \(entry.id) is not a publish")
             return 0
         }

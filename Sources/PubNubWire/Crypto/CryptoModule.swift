@@ -156,6 +156,17 @@ public struct CryptoModule: Sendable, CustomStringConvertible {
         }
     }
 
+    /// How many bytes ``encrypt(_:)`` makes of `count` plaintext bytes: PKCS#7 pads to the next
+    /// whole block, then the IV (random IVs) and the `PNED` header (ACRH) are added. The file
+    /// limit is checked on this size before anything is uploaded.
+    public func encryptedSize(ofPlaintext count: Int) -> Int {
+        let padded = (max(count, 0) / 16 + 1) * 16
+        switch encryptor {
+        case .aesCbc: return Self.header.count + 1 + Self.aesCbcId.count + 1 + 16 + padded
+        case .legacy(let random): return (random ? 16 : 0) + padded
+        }
+    }
+
     /// Decrypts data written by any accepted cryptor.
     public func decrypt(_ data: some DataProtocol) throws(CryptoError) -> Data {
         let bytes = Array(data)

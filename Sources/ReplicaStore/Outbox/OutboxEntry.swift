@@ -90,6 +90,8 @@ struct OutboxPayload: Codable, Sendable, Hashable {
     var customMessageType: String?
     /// Changed fields by wire name (edits and membership sets); a JSON `null` clears a field.
     var fields: [String: JSONValue]?
+    /// How a send with files publishes them (``FileShape``'s raw value); nil for a send without files.
+    var fileShape: String?
     /// Set by `retry` on a conflicted edit: the next attempt fetches the server's eTag and resends over it.
     var rebase: Bool?
 
@@ -111,6 +113,7 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         object["message"] = message
         object["meta"] = meta
         object["customMessageType"] = customMessageType.map(JSONValue.string)
+        object["fileShape"] = fileShape.map(JSONValue.string)
         object["fields"] = fields.map(JSONValue.object)
         object["rebase"] = rebase.map(JSONValue.bool)
         return .object(object)
@@ -138,9 +141,11 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         guard let channel = string("channel"), let user = string("user"), let messageId = string("messageId"),
               let messageTimetoken = timetoken("messageTimetoken"), let actionTimetoken = timetoken("actionTimetoken"),
               let actionType = string("actionType"), let actionValue = string("actionValue"),
-              let parentChannel = string("parentChannel"), let customMessageType = string("customMessageType")
+              let parentChannel = string("parentChannel"), let customMessageType = string("customMessageType"),
+              let fileShape = string("fileShape")
         else { return nil }
         self.customMessageType = customMessageType
+        self.fileShape = fileShape
         self.channel = channel
         self.user = user
         self.messageId = messageId

@@ -10,15 +10,18 @@ import ReplicaModel
 ///
 /// ```swift
 /// switch entry.operation {
-/// case .send(let channel, let messageId, _, _, _): print("publish \(messageId) to \(channel)")
+/// case .send(let channel, let messageId, _, _, _, _): print("publish \(messageId) to \(channel)")
 /// case .setUser(let id, let fields): print("PATCH user \(id): \(fields.keys.sorted())")
 /// default: break
 /// }
 /// ```
 public enum OutboxOperation: Sendable, Hashable {
     /// Publish `message` (the chat payload with its `id`) to `channel`, with `meta` (the app's
-    /// meta plus `pnr_op`, the op id) and the message's `custom_message_type`, if any.
-    case send(channel: String, messageId: String, message: JSONValue, meta: JSONValue?, customMessageType: String? = nil)
+    /// meta plus `pnr_op`, the op id) and the message's `custom_message_type`, if any. With
+    /// `files`, the op first uploads the files of its `file_uploads` rows, then publishes them in
+    /// that shape (`docs/files.md`).
+    case send(channel: String, messageId: String, message: JSONValue, meta: JSONValue?, customMessageType: String? = nil,
+              files: FileShape? = nil)
     /// Add the current user's reaction (a message action).
     case addReaction(ReactionTarget)
     /// Remove the current user's reaction; `actionTimetoken` when it was known at enqueue time.
@@ -103,7 +106,7 @@ public enum OutboxOperation: Sendable, Hashable {
     /// message's channel), a membership's channel, an edited channel. Nil for user operations.
     public var channel: String? {
         switch self {
-        case .send(let channel, _, _, _, _), .setMembership(let channel, _, _), .removeMembership(let channel, _),
+        case .send(let channel, _, _, _, _, _), .setMembership(let channel, _, _), .removeMembership(let channel, _),
              .setChannel(let channel, _), .removeChannel(let channel):
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
@@ -127,7 +130,7 @@ public enum OutboxOperation: Sendable, Hashable {
     /// The message's own id (sends, reactions and mention events); nil otherwise.
     public var messageId: String? {
         switch self {
-        case .send(_, let id, _, _, _): id
+        case .send(_, let id, _, _, _, _): id
         case .addReaction(let target), .removeReaction(let target, _): target.messageId
         case .mention(let notice): notice.messageId
         case .hardDelete(_, let id, _): id
@@ -166,6 +169,16 @@ public enum OutboxOperation: Sendable, Hashable {
         default: false
         }
     }
+}
+
+/// How a send with files publishes them (`docs/files.md`, "Two shapes").
+public enum FileShape: String, Sendable, Hashable, Codable {
+    /// One file message (`publish-file`, stored): `{"message": <the message>, "file": {…}}`. The
+    /// file message carries the exactly-once guarantee. What the core SDKs' `sendFile` sends.
+    case fileMessage
+    /// The Chat SDK's: each file announced by a `store=0` file event (at most once), then the
+    /// text message with the files in its `files`, which carries the exactly-once guarantee.
+    case chatText
 }
 
 /// A reaction of the current user: (message, type, value).
@@ -239,7 +252,8 @@ extension OutboxOperation {
         case .send:
             self = .send(
                 channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
-                message: try need(p.message, "message"), meta: p.meta, customMessageType: p.customMessageType)
+                message: try need(p.message, "message"), meta: p.meta, customMessageType: p.customMessageType,
+                files: try p.fileShape.map { text in try need(FileShape(rawValue: text), "fileShape") })
         case .addReaction: self = .addReaction(try reaction())
         case .removeReaction: self = .removeReaction(try reaction(), actionTimetoken: p.actionTimetoken)
         case .setMembership:
@@ -268,7 +282,8 @@ extension OutboxOperation {
         var p = OutboxPayload()
         p.rebase = rebase ? true : nil
         switch self {
-        case .send(let channel, let messageId, let message, let meta, let customMessageType):
+        case .send(let channel, let messageId, let message, let meta, let customMessageType, let files):
+            p.fileShape = files?.rawValue
             p.channel = channel
             p.messageId = messageId
             p.message = message

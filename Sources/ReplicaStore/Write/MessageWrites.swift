@@ -20,6 +20,7 @@ extension ChatStore {
             try coding.json(message.custom).databaseValue, message.createdAt.description.databaseValue,
             timetoken.databaseValue, delivery.rawValue.databaseValue, localSequence.databaseValue,
             try coding.json(message.meta).databaseValue, message.customMessageType.databaseValue,
+            try coding.json(message.files.isEmpty ? nil : message.files).databaseValue,
         ]
         let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
         if outcome == .updated, timetoken != nil {
@@ -87,13 +88,14 @@ enum MessageSQL {
 
     static let upsert = """
         INSERT INTO messages (id, channel_id, user_id, text, content_type, content, custom, created_at, timetoken,
-                              delivery, local_seq, meta, custom_message_type)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                              delivery, local_seq, meta, custom_message_type, files)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
         ON CONFLICT(id) DO UPDATE SET
             text = excluded.text, content_type = excluded.content_type, content = excluded.content,
             custom = excluded.custom, created_at = excluded.created_at,
             meta = coalesce(excluded.meta, messages.meta),
             custom_message_type = coalesce(excluded.custom_message_type, messages.custom_message_type),
+            files = coalesce(excluded.files, messages.files),
             timetoken = coalesce(excluded.timetoken, messages.timetoken),
             delivery = CASE WHEN coalesce(excluded.timetoken, messages.timetoken) IS NOT NULL THEN 'sent'
                             ELSE excluded.delivery END
@@ -107,6 +109,7 @@ enum MessageSQL {
             OR messages.created_at IS NOT excluded.created_at
             OR messages.meta IS NOT coalesce(excluded.meta, messages.meta)
             OR messages.custom_message_type IS NOT coalesce(excluded.custom_message_type, messages.custom_message_type)
+            OR messages.files IS NOT coalesce(excluded.files, messages.files)
         """
 }
 

@@ -21,7 +21,7 @@ extension OpTransaction {
         let message = try messageRef(messageId)
         try requireEditPermission(messageId: messageId, userId: userId)
         if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isCertainlyUnsent,
-           case .send(let channel, _, .object(var body), let meta, _) = send.operation
+           case .send(let channel, _, .object(var body), let meta, _, _) = send.operation
         {
             body["text"] = .string(text)   // pnreplicate's and the Chat SDK's text share the key
             try Validation.validatePublishSize(message: .object(body), channel: channel, meta: meta)

@@ -125,6 +125,7 @@ extension Outbox {
     /// nothing for it). Only such an op is marked in flight by a merged completion.
     static func sendsAsIs(_ entry: OutboxEntry) -> Bool {
         guard entry.state == .pending, !entry.kind.needsMessageTimetoken else { return false }
+        if case .send(_, _, _, _, _, .some) = entry.operation { return false }
         switch entry.kind {
         case .removeReaction: return false
         case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
@@ -136,6 +137,10 @@ extension Outbox {
     /// Looks up what the request needs (the message's or action's timetoken, the server's eTag or
     /// membership); false when that ended the attempt (the op was completed, rescheduled or parked).
     private func prepare(_ entry: inout OutboxEntry, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
+        if case .send(_, _, _, _, _, let shape?) = entry.operation {
+            // A send with files: its upload steps first (Outbox+Files.swift).
+            return try await uploadFiles(entry, shape: shape, resolved: &resolved)
+        }
         if entry.kind.needsMessageTimetoken {
             resolved.messageTimetoken = try await messageTimetoken(of: entry)
             guard resolved.messageTimetoken != nil else {

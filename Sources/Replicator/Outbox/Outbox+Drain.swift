@@ -141,6 +141,7 @@ extension Outbox {
             }
             await runLanes(ready, deadline: deadline)
         }
+        if storeFailure == nil, !Task.isCancelled { await cleanUpFiles() }
         let counts = try await store.fetch(store.queries.outbox()).reduce(into: [OutboxState: Int]()) { $0[$1.state, default: 0] += 1 }
         var report = drainReport
         report.deadLetters = counts[.dead] ?? 0

@@ -23,7 +23,7 @@ extension Outbox {
     /// Looks for an ambiguous op's effect before anything is resent.
     func probe(_ entry: OutboxEntry) async throws -> ProbeVerdict {
         switch entry.operation {
-        case .send(let channel, let messageId, _, _, _):
+        case .send(let channel, let messageId, _, _, _, _):
             return try await probePublish(entry, in: channel, messageId: messageId)
         case .mention(let notice):
             return try await probePublish(entry, in: notice.user, messageId: nil)

@@ -116,6 +116,8 @@ public actor Outbox<Custom: ChatCustomData> {
     var laneQueue: [String] = []
     /// The first store write that failed during the current drain; the drain stops on it.
     var storeFailure: (any Error)?
+    /// Whether the attachment area was swept of files no row names (once per outbox).
+    var sweptAttachments = false
     var runningLanes: Set<String> = []
 
     /// An outbox over `store`, sending through `client`.

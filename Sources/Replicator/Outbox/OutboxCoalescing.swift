@@ -77,10 +77,11 @@ extension OpTransaction {
     /// An edit of a message whose publish certainly has not gone out: the publish takes the new
     /// text (`body`, already checked against the publish limit), and no action is queued.
     func foldEdit(into send: OutboxEntry, body: [String: JSONValue], now: Date) throws {
-        guard case .send(let channel, let id, _, let meta, let customMessageType) = send.operation else { return }
+        guard case .send(let channel, let id, _, let meta, let customMessageType, let files) = send.operation else { return }
         var send = send
         send.operation = .send(
-            channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType)
+            channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType,
+            files: files)
         send.coalesced.append("edited before it was sent")
         send.updatedAt = now
         try tx.save(send)

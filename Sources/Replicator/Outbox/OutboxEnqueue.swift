@@ -11,8 +11,11 @@ extension OpTransaction {
     typealias Channel = ChatChannel<Custom.Channel>
     typealias Member = ChatMember<Custom>
 
-    /// Stores a new pending message and its publish op.
-    func enqueueSend(opId: String, message: Message, meta: JSONValue?, now: Date) throws -> OutboxReceipt<Message> {
+    /// Stores a new pending message and its publish op; with `files`, the op uploads the files of
+    /// these rows (already copied into the attachment area) and publishes them in that shape.
+    func enqueueSend(
+        opId: String, message: Message, meta: JSONValue?, files: (shape: FileShape, rows: [FileUploadRow])? = nil, now: Date
+    ) throws -> OutboxReceipt<Message> {
         var publishMeta = try Self.appMeta(meta)
         publishMeta["pnr_op"] = .string(opId)
         let payload = try MessagePayload(
@@ -37,9 +40,10 @@ extension OpTransaction {
             NewOutboxRow(
                 .send(
                     channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue,
-                    customMessageType: pending.customMessageType),
+                    customMessageType: pending.customMessageType, files: files?.shape),
                 lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id)),
             id: opId, now: now)
+        if let files { try tx.insertFileUploads(files.rows) }
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
     }
 

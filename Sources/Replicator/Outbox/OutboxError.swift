@@ -114,6 +114,9 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Writing the outbox's own state failed (disk full, I/O error): the drain stopped rather
     /// than retry an op whose outcome it could not record.
     case storeFailed(String)
+    /// A file to send was refused before anything was stored: unreadable, empty when it must be
+    /// encrypted, over the 5 MiB upload limit, or a bad name (`docs/files.md`, "Limits").
+    case invalidFile(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -142,6 +145,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .drainLeaseHeld(let path, let holder):
             "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"
         case .storeFailed(let message): "the outbox could not record its state, so sending stopped: \(message)"
+        case .invalidFile(let reason): "cannot send the file: \(reason)"
         }
     }
 }

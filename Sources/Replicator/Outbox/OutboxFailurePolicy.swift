@@ -46,6 +46,21 @@ enum FailureDecision: Sendable, Hashable {
         }
     }
 
+    /// Classifies a failed upload step of a send with files (`docs/files.md`): nothing was
+    /// published yet, so no outcome makes the send ambiguous; an upload form that storage refused
+    /// (403: expired or denied) is redone at once under a new id.
+    static func classifyFileStep(_ error: WireError, serverFailures: Int, limit: Int) -> FailureDecision {
+        if case .service(let service) = error, service.family == .storage, service.status == 403 {
+            return .retry(state: .pending, minimumWait: 0, failure: failure(error, .rejected), serverFailure: false)
+        }
+        switch classify(error, kind: .send, serverFailures: serverFailures, limit: limit) {
+        case .retry(.ambiguous, let wait, let record, let serverFailure):
+            return .retry(state: .pending, minimumWait: wait, failure: record, serverFailure: serverFailure)
+        case let other:
+            return other
+        }
+    }
+
     /// Classifies a failed attempt whose answer was an error status (see the ``PubNubWire/WireError`` overload).
     static func classify(_ error: ServiceError, kind: OutboxKind, serverFailures: Int, limit: Int)
         -> FailureDecision

@@ -14,6 +14,8 @@ enum OutboxRequests {
         var actionTimetoken: Timetoken?
         /// The `If-Match` eTag (a rebased conflict uses the server's current one).
         var ifMatch: String?
+        /// A send's files once uploaded (their server ids), in order.
+        var files: [ChatFile]?
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -35,9 +37,25 @@ enum OutboxRequests {
         }
         do {
             switch entry.operation {
-            case .send(let channel, _, let message, let meta, let customMessageType):
-                return try client.publishRequest(
-                    PublishRequest(channel: channel, message: message, meta: meta, customMessageType: customMessageType))
+            case .send(let channel, _, let message, let meta, let customMessageType, let shape):
+                guard let shape else {
+                    return try client.publishRequest(
+                        PublishRequest(channel: channel, message: message, meta: meta, customMessageType: customMessageType))
+                }
+                let files = try need(resolved.files, "the files' uploads")
+                switch shape {
+                case .fileMessage:
+                    let file = try need(files.first, "the file")
+                    return try client.files.publishFileRequest(PublishFileRequest(
+                        channel: channel, fileId: try need(file.id, "the file's id"), fileName: file.name, size: file.size,
+                        mimeType: file.mimeType, message: message, store: true, meta: meta, customMessageType: customMessageType))
+                case .chatText:
+                    // The Chat SDK's text message lists the files it sent, with their locations.
+                    var body = message.objectValue ?? [:]
+                    body["files"] = .array(files.map(\.chatSDKValue))
+                    return try client.publishRequest(
+                        PublishRequest(channel: channel, message: .object(body), meta: meta, customMessageType: customMessageType))
+                }
             case .addReaction(let reaction):
                 return try client.addMessageActionRequest(
                     channel: reaction.channel,

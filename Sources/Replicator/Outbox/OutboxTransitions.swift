@@ -79,7 +79,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.serverFailures += serverFailure ? 1 : 0
         entry.updatedAt = now
         try tx.save(entry)
-        if case .send(_, let messageId, _, _, _) = entry.operation {
+        if case .send(_, let messageId, _, _, _, _) = entry.operation {
             try tx.setDelivery(messageId: messageId, to: state == .dead ? .failed : .pending)
         }
         switch state {
@@ -132,7 +132,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         switch result {
         case .published(let tt):
             timetoken = tt
-            if case .send(let channel, let messageId, _, _, _) = entry.operation {
+            if case .send(let channel, let messageId, _, _, _, _) = entry.operation {
                 // A timetoken names one message of a channel: an answer that gives ours one that
                 // another stored message holds is wrong (a broken or hostile server), and taking
                 // it would make two messages one. Not believed: the op turns ambiguous and its
@@ -141,6 +141,7 @@ final class OpTransaction<Custom: ChatCustomData> {
                     throw OutboxError.timetokenTaken(channel: channel, timetoken: tt, heldBy: holder)
                 }
                 try tx.markSent(messageId: messageId, timetoken: tt)
+                try tx.finishFileUploads(opId: entry.id, now: tt.date)
             }
         case .reaction(let tt):
             timetoken = tt
@@ -173,6 +174,7 @@ final class OpTransaction<Custom: ChatCustomData> {
             return nil
         }
         try tx.deleteOp(id: op.id)
+        try tx.finishFileUploads(opId: op.id, now: timetoken.date)
         changes.events.append(.sent(opId: op.id, timetoken: timetoken))
         changes.finish(op.id, .sent(timetoken: timetoken))
         return op.id
@@ -210,7 +212,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.nextAttemptAt = nil
         entry.serverFailures = 0
         entry.updatedAt = now
-        if case .send(_, let messageId, _, _, _) = entry.operation {
+        if case .send(_, let messageId, _, _, _, _) = entry.operation {
             // It is sent again now, after later messages of its channel may have gone: its place
             // in the local order moves to the end, so a later message's probe floor (earlier local
             // order) never includes it.
@@ -281,6 +283,8 @@ final class OpTransaction<Custom: ChatCustomData> {
             removed.append(dependent.id)
         }
         try tx.deleteOp(id: entry.id)
+        // A send with files: what it may have uploaded is deleted from PubNub after the next drain.
+        try tx.abandonFileUploads(opId: entry.id)
         switch undo {
         case .revert: try overlay.revert(entry)
         case .serverVersion(let remote): try overlay.storeServerVersion(remote, of: entry)

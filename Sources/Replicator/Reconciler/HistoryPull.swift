@@ -378,8 +378,17 @@ extension Reconciler {
     /// A history entry as a chat message. A payload in pnreplicate's (the unified chat) format
     /// keeps its id; any other payload is kept whole in `content` (content type
     /// ``foreignContentType``) under an id made from its channel and timetoken.
+    /// A file message (``ReplicaModel/ChatFile/fileMessageType``) is read from its inner `message`
+    /// with its `file` attached; a Chat SDK text message's `files` are attached too
+    /// (``ReplicaModel/ChatFile/split(payload:messageType:)``).
     static func message(_ entry: HistoryMessage, channel: String) throws -> Message {
-        var message = try payloadMessage(entry, channel: channel)
+        var body = entry
+        var files: [ChatFile] = []
+        if entry.decryptionError == nil {
+            (body.message, files) = ChatFile.split(payload: entry.message, messageType: entry.messageType)
+        }
+        var message = try payloadMessage(body, channel: channel)
+        message.files = files
         // What the message was published with besides its payload, kept as the server gave it
         // (an empty string is PubNub's "no meta").
         message.meta = entry.meta.flatMap { $0 == .null || $0 == .string("") ? JSONValue?.none : $0 }

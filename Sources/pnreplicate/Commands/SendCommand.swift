@@ -13,7 +13,13 @@ struct SendCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The channel.") var channel: String
-    @Option(name: .long, help: "The message text.") var text: String
+    @Option(name: .long, help: "The message text (optional with --file).") var text: String?
+    @Option(name: .customLong("file"), help: ArgumentHelp(
+        "A file to send with the message (repeatable; uploaded when the store syncs, exactly once; 5 MiB at most).",
+        discussion: "One file is sent as a file message (the core SDKs' shape); several, or --chat-shape, as the Chat SDK's text message listing its files."))
+    var files: [String] = []
+    @Flag(name: .customLong("chat-shape"), help: "Send the file(s) in the Chat SDK's shape: store=0 file events, then a text message listing them.")
+    var chatShape = false
     @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
     @Option(name: .customLong("custom-message-type"), help: "PubNub's custom_message_type: 3-50 characters of A-Z a-z 0-9 - _.")
     var customMessageType: String?
@@ -30,6 +36,15 @@ struct SendCommand: AsyncParsableCommand {
             guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
             guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
             var outputs: [EnqueueOutput] = []
+            if !files.isEmpty {
+                guard count == nil else { throw ValidationError("--count cannot be combined with --file") }
+                let outgoing = files.map { OutgoingFile(url: URL(fileURLWithPath: $0)) }
+                let shape: FileShape = chatShape || files.count > 1 ? .chatText : .fileMessage
+                let receipt = try await session.outbox.send(
+                    files: outgoing, text: text ?? "", to: channel, shape: shape, meta: meta, customMessageType: customMessageType)
+                return try EnqueueOutput(receipt, id: receipt.value?.id).print(json: options.json)
+            }
+            guard let text else { throw ValidationError("give --text, --file, or both") }
             if let count {
                 // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
                 for start in stride(from: 1, through: count, by: batchSize) {

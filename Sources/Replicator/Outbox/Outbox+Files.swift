@@ -1,0 +1,231 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// A file to send: its bytes (or where to read them) and how it is named.
+public struct OutgoingFile: Sendable, Hashable {
+    /// Where the bytes come from.
+    public enum Source: Sendable, Hashable {
+        /// A file on disk, read once when the send is queued (the copy is the store's).
+        case file(URL)
+        /// Bytes in memory.
+        case data(Data)
+    }
+
+    /// The bytes.
+    public var source: Source
+    /// The name it is published under (default: the file's own name).
+    public var name: String
+    /// Its MIME type (default: guessed from the name's extension).
+    public var mimeType: String
+
+    /// A file from disk.
+    ///
+    /// ```swift
+    /// try await outbox.send(files: [OutgoingFile(url: photo)], text: "look", to: "general")
+    /// ```
+    public init(url: URL, name: String? = nil, mimeType: String? = nil) {
+        source = .file(url)
+        self.name = name ?? url.lastPathComponent
+        self.mimeType = mimeType ?? ChatFile.mimeType(forName: self.name)
+    }
+
+    /// Bytes in memory.
+    public init(data: Data, name: String, mimeType: String? = nil) {
+        source = .data(data)
+        self.name = name
+        self.mimeType = mimeType ?? ChatFile.mimeType(forName: name)
+    }
+}
+
+// Sending files (docs/files.md, "The send's steps"). A send with files is one `send` op: its
+// bytes are copied into the store's attachment area before the op is queued; an attempt first
+// runs the upload steps its `file_uploads` rows have not finished (generate an upload URL,
+// recorded before the upload; the presigned upload; for the Chat SDK's shape, the `store=0` file
+// event, marked before it goes, so at most once), then publishes the message that carries the
+// exactly-once guarantee, probed like any publish when its outcome is unknown. An upload whose
+// outcome is unknown is never trusted: it is redone under a new id and the old id becomes an
+// orphan, deleted from PubNub after the drain.
+extension Outbox {
+    /// Stores a pending message with `files` and queues its send, as one op.
+    ///
+    /// - Parameters:
+    ///   - shape: ``ReplicaStore/FileShape/fileMessage`` (one file; the core SDKs' file message,
+    ///     the default) or ``ReplicaStore/FileShape/chatText`` (the Chat SDK's: a text message
+    ///     listing the files).
+    /// - Throws: ``OutboxError/invalidFile(_:)`` for an unreadable, empty or too large file (5 MiB
+    ///   once encrypted: ``PubNubWire/FileLimits/maxUploadBytes``), before anything is stored.
+    public func send(
+        files: [OutgoingFile], text: String = "", to channel: String, shape: FileShape = .fileMessage,
+        meta: JSONValue? = nil, customMessageType: String? = nil
+    ) async throws -> OutboxReceipt<Message> {
+        guard !files.isEmpty else { throw OutboxError.invalidFile("no file to send") }
+        if shape == .fileMessage, files.count != 1 { throw OutboxError.invalidFile("a file message carries one file; use the chatText shape for \(files.count)") }
+        guard files.count <= ChatFile.maxFilesPerMessage else { throw OutboxError.invalidFile("at most \(ChatFile.maxFilesPerMessage) files per message") }
+        try Validation.validateStoredIdentifier(channel, field: "channel")
+        let opId = Self.newOpId(), now = clock.now
+        var rows: [FileUploadRow] = []
+        var written: [String] = []
+        do {
+            for (position, file) in files.enumerated() {
+                guard !file.name.isEmpty, file.name.utf8.count <= 255, !file.name.contains("/") else {
+                    throw OutboxError.invalidFile("file name \"\(file.name.prefix(40))\" must be 1-255 bytes without /")
+                }
+                let bytes = try Self.readBytes(of: file)
+                let uploaded = client.files.uploadedSize(ofPlaintext: bytes.count)
+                guard uploaded <= FileLimits.maxUploadBytes else {
+                    throw OutboxError.invalidFile("\(file.name) is \(bytes.count) bytes (\(uploaded) uploaded); the limit is \(FileLimits.maxUploadBytes)")
+                }
+                guard !bytes.isEmpty || client.crypto == nil else { throw OutboxError.invalidFile("\(file.name) is empty (an empty file cannot be encrypted)") }
+                let localName = "\(opId)-\(position)"
+                try store.attachments.write(bytes, as: localName, in: .outgoing)
+                written.append(localName)
+                rows.append(FileUploadRow(
+                    opId: opId, position: position, channelId: channel, name: file.name, mimeType: file.mimeType,
+                    size: bytes.count, localName: localName))
+            }
+            var message = try Message(
+                id: RandomIdentifier.uuidV4(), text: text, contentType: shape == .chatText ? ChatSDKFormat.textContentType : nil,
+                createdAt: ISOTimestamp(date: now), userId: userId, channelId: channel)
+            message.customMessageType = customMessageType
+            message.files = rows.map { $0.chatFile(url: nil) }
+            let outgoing = message, fileRows = rows
+            return try await commit {
+                try $0.enqueueSend(opId: opId, message: outgoing, meta: meta, files: (shape, fileRows), now: now)
+            }
+        } catch {
+            // Nothing was queued: the copies go (a kill here leaves them to the area's sweep).
+            for name in written { store.attachments.remove(name, in: .outgoing) }
+            throw error
+        }
+    }
+
+    private static func readBytes(of file: OutgoingFile) throws -> Data {
+        switch file.source {
+        case .data(let data):
+            return data
+        case .file(let url):
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
+            guard let size else { throw OutboxError.invalidFile("cannot read \(url.path)") }
+            guard size <= FileLimits.maxUploadBytes else {
+                throw OutboxError.invalidFile("\(url.lastPathComponent) is \(size) bytes; the limit is \(FileLimits.maxUploadBytes)")
+            }
+            do {
+                return try Data(contentsOf: url)
+            } catch {
+                throw OutboxError.invalidFile("cannot read \(url.path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    // MARK: The upload steps
+
+    /// Runs the steps a send with files has not finished and gives the request its files; false
+    /// when a step failed (the op was rescheduled or parked).
+    func uploadFiles(_ entry: OutboxEntry, shape: FileShape, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
+        let files = client.files
+        var rows = try await store.reading { try $0.fileUploads(opId: entry.id) }
+        guard !rows.isEmpty else {
+            await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the send's files are missing from the store"))
+            return false
+        }
+        for index in rows.indices where !rows[index].uploaded {
+            var row = rows[index]
+            guard let plaintext = try store.attachments.read(row.localName, in: .outgoing) else {
+                await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the bytes of \(row.name) are gone from the attachment area"))
+                return false
+            }
+            do {
+                let bytes = try files.uploadBytes(for: plaintext)
+                // An earlier upload of this file whose outcome is unknown is never reused: it
+                // becomes an orphan, deleted after the drain, and the file goes under a new id.
+                let orphan = row.fileId.map { FileOrphan(channelId: row.channelId, fileId: $0, name: row.uploadName ?? row.name) }
+                drainReport.attempts += 1
+                let ticket = try await files.generateUploadURL(channel: row.channelId, name: row.name)
+                row.fileId = ticket.id
+                row.uploadName = ticket.name
+                row.expiresAt = ticket.expiration
+                let started = row
+                try await store.transaction { tx in
+                    if let orphan { try tx.addFileOrphan(orphan) }
+                    try tx.updateFileUpload(started)
+                }
+                drainReport.attempts += 1
+                try await files.upload(ticket, bytes: bytes, contentType: row.mimeType)
+                row.uploaded = true
+                let done = row
+                try await store.transaction { try $0.updateFileUpload(done) }
+                rows[index] = row
+            } catch let error as WireError {
+                await recordFileStepFailure(entry, error)
+                return false
+            }
+        }
+        if shape == .chatText {
+            for index in rows.indices where !rows[index].eventSent {
+                // The Chat SDK's `store=0` file event: marked first, so it is sent at most once.
+                rows[index].eventSent = true
+                let row = rows[index]
+                try await store.transaction { try $0.updateFileUpload(row) }
+                do {
+                    drainReport.attempts += 1
+                    _ = try await files.publishFile(PublishFileRequest(
+                        channel: row.channelId, fileId: row.fileId ?? "", fileName: row.uploadName ?? row.name, size: row.size,
+                        mimeType: row.mimeType, store: false))
+                } catch {
+                    logger.info("a file event (store=0, at most once) was not delivered", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                }
+            }
+        }
+        let shown = rows.map { row in
+            row.chatFile(url: files.fileURL(channel: row.channelId, id: row.fileId ?? "", name: row.uploadName ?? row.name))
+        }
+        resolved.files = shown
+        if let messageId = entry.operation.messageId {
+            try await store.transaction { try $0.setMessageFiles(messageId: messageId, shown) }
+        }
+        return true
+    }
+
+    /// A failed upload step: an expired or refused upload form is redone at once under a new id;
+    /// anything else follows the outbox's rules, except that no upload step makes the send
+    /// ambiguous (nothing was published yet).
+    private func recordFileStepFailure(_ entry: OutboxEntry, _ error: WireError) async {
+        switch FailureDecision.classifyFileStep(error, serverFailures: entry.serverFailures, limit: options.maxServerFailures) {
+        case .retry(let state, let minimumWait, let failure, let serverFailure):
+            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+        case .dead(let failure), .conflict(let failure):
+            await park(entry, .dead, failure)
+        case .done:
+            await reschedule(entry, state: .pending, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "\(error)"), serverFailure: false)
+        }
+    }
+
+    // MARK: Orphans and the area
+
+    /// Deletes the files no message will reference from PubNub (best effort: what fails is tried
+    /// after the next drain), and once per outbox removes area files no row names.
+    func cleanUpFiles() async {
+        if !sweptAttachments {
+            sweptAttachments = true
+            if let keep = try? await store.reading({ tx in (try tx.outgoingFileNames(), try tx.cachedFileNames()) }) {
+                let all = keep.0.union(keep.1)
+                store.attachments.sweep(keeping: [.outgoing: all, .cache: all])
+            }
+        }
+        guard let orphans = try? await store.reading({ try $0.fileOrphans() }), !orphans.isEmpty else { return }
+        for orphan in orphans {
+            do {
+                try await client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
+            } catch {
+                // A 404: never uploaded, or already gone. Anything else is tried after the next drain.
+                guard case .service(let service) = error, service.status == 404 else {
+                    logger.debug("an orphaned upload could not be deleted yet", metadata: ["error": "\(error)"])
+                    continue
+                }
+            }
+            try? await store.transaction { try $0.removeFileOrphan(orphan) }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate files`: a channel's files on PubNub, on demand (no sync lists them).
+struct FilesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "files",
+        abstract: "List, download or delete a channel's files on PubNub (send them with `send --file`).",
+        subcommands: [List.self, Get.self, Delete.self])
+
+    /// `files list`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the files stored on a channel, oldest first (every page).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @Option(name: .long, help: "The channel.") var channel: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                let session = try await Session(store: options, connection: connection)
+                var files: [RemoteFile] = [], next: String?
+                repeat {
+                    let page = try await session.reconciler.client.files.listFiles(channel: channel, next: next)
+                    files += page.files
+                    next = page.next
+                } while next != nil
+                if options.json { return try Output.json(files) }
+                if files.isEmpty { print("no files on \(channel)"); return }
+                for file in files { print("\(file.id)  \(file.size)  \(file.created ?? "-")  \(file.name)") }
+            }
+        }
+    }
+
+    /// `files get`.
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download a file (decrypted with the cipher key), through the store's cache.")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @Option(name: .long, help: "The channel.") var channel: String
+        @Option(name: .long, help: "The file id.") var id: String
+        @Option(name: .long, help: "The file name (looked up in the store's messages when omitted).") var name: String?
+        @Option(name: .long, help: "Where to write the bytes (default: standard output).") var output: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let session = try await Session(store: options, connection: connection)
+                let fileName = try await FilesCommand.name(given: name, id: id, channel: channel, store: session.store)
+                let cache = FileCache(store: session.store, client: session.reconciler.client)
+                let data = try await cache.data(of: ChatFile(id: id, name: fileName), channel: channel)
+                if let output {
+                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                    if options.json { try Output.json(["id": id, "name": fileName, "bytes": "\(data.count)", "output": output]) }
+                } else {
+                    FileHandle.standardOutput.write(data)
+                }
+            }
+        }
+    }
+
+    /// `files delete`.
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a file from the channel's storage on PubNub (its messages stay).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @Option(name: .long, help: "The channel.") var channel: String
+        @Option(name: .long, help: "The file id.") var id: String
+        @Option(name: .long, help: "The file name (looked up in the store's messages when omitted).") var name: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let session = try await Session(store: options, connection: connection)
+                let fileName = try await FilesCommand.name(given: name, id: id, channel: channel, store: session.store)
+                try await session.reconciler.client.files.deleteFile(channel: channel, id: id, name: fileName)
+                if options.json { return try Output.json(["id": id, "name": fileName, "deleted": "true"]) }
+                print("deleted \(fileName) (\(id)) from \(channel)")
+            }
+        }
+    }
+
+    /// The name given, else the name a stored message of `channel` gives the file `id`.
+    static func name(given: String?, id: String, channel: String, store: ChatStore<DefaultChatCustom>) async throws -> String {
+        if let given { return given }
+        let messages = try await store.fetch(store.queries.messages(inChannel: channel, includeDeleted: true))
+        for message in messages.reversed() {
+            if let file = message.files.first(where: { $0.id == id }) { return file.name }
+        }
+        throw ValidationError("no stored message of \(channel) names file \(id); give --name")
+    }
+}
