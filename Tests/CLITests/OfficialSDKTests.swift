@@ -68,3 +68,41 @@ struct OfficialSDKTests {
         #expect(ending != nil, "simulator serve did not stop within 20 s of SIGTERM with a long poll held")
     }
 }
+
+/// The official Python SDK's File Sharing against `pnreplicate simulator serve`: the script
+/// `Tests/Compat/python_files_check.py` sends, lists, locates, downloads and deletes files and
+/// reads their file messages back, without a cipher key, with the legacy crypto module and with
+/// the ACRH one (docs/simulator.md, "Files").
+@Suite("the official PubNub Python SDK's File Sharing against the simulator")
+struct OfficialSDKFileTests {
+    /// The script, next to `python_sdk_check.py`.
+    static let script = OfficialSDK.script.deletingLastPathComponent().appendingPathComponent("python_files_check.py")
+
+    @Test(
+        "python_files_check.py: send_file, list_files, get_file_url, download_file, delete_file, fetch_messages; plain, legacy, ACRH",
+        .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
+    func pythonSDKFiles() async throws {
+        try #require(
+            OfficialSDK.isInstalled,
+            "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
+        let python = try #require(OfficialSDK.python)
+        let simulator = try SimulatorProcess(faults: "none", seed: 0)
+        var stopped = false
+        defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
+        // The script bounds itself at 60 s; the limit here only guards against a script that hangs.
+        let port = simulator.port
+        let script = Self.script.path
+        let run = try await offPool {
+            try BoundedRun.run([script, "127.0.0.1:\(port)"], executable: python, limit: .seconds(90))
+        }
+        #expect(
+            !run.timedOut && run.reason == .exit && run.status == 0,
+            "python_files_check.py ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after 90 s)" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("ok   [acrh] download_file: bytes identical"), "\(run.stdout)")
+        simulator.process.terminate()
+        let process = simulator.process
+        let ending = try await offPool { process.wait(timeout: .seconds(20)) }
+        stopped = ending != nil
+        #expect(ending != nil, "simulator serve did not stop within 20 s of SIGTERM")
+    }
+}
