@@ -336,6 +336,33 @@ struct FileSharingTests {
         #expect(await world.server.storedFiles(channel: "c").isEmpty)
     }
 
+    @Test("seeded fuzz: mutated upload forms are answered 204, 400 or 403, never a crash, and only a valid form stores")
+    func fuzzUploads() async throws {
+        let world = FileWorld()
+        let form = try await world.generate(channel: "c", name: "a.txt")
+        let (valid, type) = FileWorld.multipart(form.fields, file: Data("payload".utf8), filename: "a.txt")
+        var random = SplitMix64(seed: 0xF11E)
+        for round in 0..<300 {
+            var bytes = [UInt8](valid)
+            for _ in 0..<(1 + Int(random.next() % 4)) {
+                let at = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 4 {
+                case 0: bytes[at] = UInt8(truncatingIfNeeded: random.next())
+                case 1: bytes.remove(at: at)
+                case 2: bytes.insert(contentsOf: Array("\r\n--b0undary".utf8), at: at)
+                default: bytes.removeSubrange(at..<min(bytes.count, at + Int(random.next() % 64)))
+                }
+                if bytes.isEmpty { bytes = [0] }
+            }
+            let answer = try await world.send("POST", form.url, headers: ["Content-Type": type], body: Data(bytes))
+            #expect([204, 400, 403].contains(answer.status), "round \(round)")
+            if answer.status == 204 {
+                let stored = await world.server.storedFiles(channel: "c")
+                #expect(stored.count == 1, "round \(round)")
+            }
+        }
+    }
+
     @Test("equal runs give equal ids, forms and state digests")
     func determinism() async throws {
         func run() async throws -> (String, String) {
