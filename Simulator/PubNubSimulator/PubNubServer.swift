@@ -2,9 +2,9 @@ import Foundation
 import PubNubWire
 import ReplicaModel
 
-/// An in-memory PubNub: the REST surface of publish, history, message actions, App Context,
-/// time and File Sharing (with an S3-like storage, ``FileStorage``), answering with the real status codes, bodies and content types
-/// (`docs/protocol.md`, `docs/simulator.md`).
+/// An in-memory PubNub: the REST surface of publish, history, message actions, App Context, time
+/// and File Sharing (with an S3-like storage, `FileStorage`), answering with the real status
+/// codes, bodies and content types (`docs/protocol.md`, `docs/simulator.md`).
 ///
 /// The server is pure: ``handle(_:)`` turns a request into a response with no sockets. The HTTP
 /// front end and the in-process transport both call it.
