@@ -167,7 +167,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["pnreplicate", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubSimulator"]
+            dependencies: [
+                "pnreplicate", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "ReplicatorTests",

@@ -85,3 +85,24 @@ public struct ChatFile: Codable, Hashable, Sendable {
         ][ext] ?? "application/octet-stream"
     }
 }
+
+/// A file attached to a draft: its bytes are already in the store's attachment area (copied when
+/// it was attached), under `localName`; sending the draft uploads them (`docs/files.md`, "Drafts").
+public struct DraftFile: Codable, Hashable, Sendable {
+    /// The name it is sent under.
+    public var name: String
+    /// Its MIME type.
+    public var mimeType: String
+    /// Its size in bytes.
+    public var size: Int
+    /// The copy's name in the attachment area's `outgoing` folder.
+    public var localName: String
+
+    /// A draft's file.
+    public init(name: String, mimeType: String, size: Int, localName: String) {
+        self.name = name
+        self.mimeType = mimeType
+        self.size = size
+        self.localName = localName
+    }
+}

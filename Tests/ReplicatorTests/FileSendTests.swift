@@ -124,6 +124,29 @@ struct FileSendTests {
         #expect(try await observer.files.downloadFile(channel: "general", id: files[0].id, name: files[0].name) == photo)
     }
 
+    @Test("the answer of each step is lost (the server did it): one file message, one stored file, the lost upload deleted",
+          arguments: 0...4 as ClosedRange<Int>)
+    func lostAnswerAtEveryStep(step: Int) async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        let a = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice")
+        let photo = Self.bytes(4000, seed: UInt64(step))
+        let id = try #require(try await a.outbox.send(
+            files: [OutgoingFile(data: photo, name: "lost.bin")], to: "general", shape: step == 4 ? .chatText : .fileMessage).value?.id)
+        // Requests: 1 generate-upload-url, 2 the upload, 3 the publish (or, in the chat shape, the
+        // store=0 file event, then 4 the text message).
+        a.transport.script(Array(repeating: Fault.none, count: min(step, 3)) + [.dropResponse])
+        let report = try await a.outbox.drain()
+        #expect(report.remaining == 0 && report.deadLetters == 0, "step \(step): \(report)")
+        let observer = try a.observer()
+        let history = try await observer.fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
+        #expect(history.count == 1, "step \(step): \(history.count) messages")
+        let files = try await Self.serverFiles(observer, "general")
+        try #require(files.count == 1, "step \(step): \(files.count) files stored (an orphan left?)")
+        let sent = try #require(try await a.store.fetch(a.store.queries.message(id: id)))
+        #expect(sent.delivery == .sent && sent.files.first?.id == files[0].id)
+    }
+
     @Test("refused before anything is stored: too large once encrypted, empty when encrypted, two files as one file message")
     func refusals() async throws {
         let clock = VirtualClock()
@@ -143,5 +166,27 @@ struct FileSendTests {
         _ = try await a.outbox.send(files: [OutgoingFile(data: fits, name: "fits.bin")], to: "general")
         let report = try await a.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0, "\(report)")
+    }
+
+    @Test("a hard delete takes the message's file along: gone from the server's storage and the cache")
+    func hardDeleteDeletesFiles() async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        let a = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice")
+        let id = try #require(try await a.outbox.send(files: [OutgoingFile(data: Data("hello".utf8), name: "a.txt")], to: "general").value?.id)
+        _ = try await a.outbox.drain()
+        let observer = try a.observer()
+        let stored = try await Self.serverFiles(observer, "general")
+        try #require(stored.count == 1)
+        // Another file on the channel stays.
+        let other = try await observer.files.generateUploadURL(channel: "general", name: "keep.txt")
+        try await observer.files.upload(other, bytes: Data("keep".utf8), contentType: "text/plain")
+        _ = try await a.outbox.deleteMessage(id: id, hard: true)
+        let report = try await a.outbox.drain()
+        #expect(report.remaining == 0 && report.deadLetters == 0, "\(report)")
+        #expect(try await Self.serverFiles(observer, "general").map(\.id) == [other.id])
+        #expect(try await Self.fileMessages(observer, "general").isEmpty)
+        let cache = FileCache(store: a.store, client: a.client, clock: clock)
+        #expect(try await cache.isCached(ChatFile(id: stored[0].id, name: "a.txt")) == false)
     }
 }

@@ -183,6 +183,8 @@ public struct MessageDraft: Sendable, Hashable, Codable {
     public private(set) var mentions: [DraftMention]
     /// The quoted message, if any.
     public var quotedMessage: QuotedMessage?
+    /// The files attached (the Chat SDK's `MessageDraft.files`): sent with the text, in the Chat SDK's shape.
+    public var files: [DraftFile] = []
 
     /// An empty draft.
     public init() {
@@ -460,7 +462,7 @@ public struct MessageDraft: Sendable, Hashable, Codable {
 
     // MARK: Codable: the text as a string
 
-    enum CodingKeys: String, CodingKey { case text, mentions, quotedMessage }
+    enum CodingKeys: String, CodingKey { case text, mentions, quotedMessage, files }
 
     /// Decodes `{text, mentions, quotedMessage}`, checking the mentions as ``init(text:mentions:quotedMessage:)`` does.
     public init(from decoder: any Decoder) throws {
@@ -473,13 +475,15 @@ public struct MessageDraft: Sendable, Hashable, Codable {
         } catch {
             throw DecodingError.dataCorruptedError(forKey: .mentions, in: container, debugDescription: error.description)
         }
+        files = try container.decodeIfPresent([DraftFile].self, forKey: .files) ?? []
     }
 
-    /// Encodes `{text, mentions, quotedMessage}`.
+    /// Encodes `{text, mentions, quotedMessage, files}` (`files` only when there are some).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(text, forKey: .text)
         try container.encode(mentions, forKey: .mentions)
         try container.encodeIfPresent(quotedMessage, forKey: .quotedMessage)
+        if !files.isEmpty { try container.encode(files, forKey: .files) }
     }
 }

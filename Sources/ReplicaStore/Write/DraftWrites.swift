@@ -91,7 +91,7 @@ extension ChatStore {
 
     static func save(_ draft: MessageDraft, key: DraftKey, at date: Date, db: Database) throws {
         let thread = try threadColumn(key)
-        if draft.isEmpty && draft.quotedMessage == nil {
+        if draft.isEmpty && draft.quotedMessage == nil && draft.files.isEmpty {
             try StoreTransaction<Custom>(db).deleteDraft(key)
             return
         }

@@ -69,15 +69,7 @@ extension Outbox {
         var written: [String] = []
         do {
             for (position, file) in files.enumerated() {
-                guard !file.name.isEmpty, file.name.utf8.count <= 255, !file.name.contains("/") else {
-                    throw OutboxError.invalidFile("file name \"\(file.name.prefix(40))\" must be 1-255 bytes without /")
-                }
-                let bytes = try Self.readBytes(of: file)
-                let uploaded = client.files.uploadedSize(ofPlaintext: bytes.count)
-                guard uploaded <= FileLimits.maxUploadBytes else {
-                    throw OutboxError.invalidFile("\(file.name) is \(bytes.count) bytes (\(uploaded) uploaded); the limit is \(FileLimits.maxUploadBytes)")
-                }
-                guard !bytes.isEmpty || client.crypto == nil else { throw OutboxError.invalidFile("\(file.name) is empty (an empty file cannot be encrypted)") }
+                let bytes = try checkedBytes(of: file)
                 let localName = "\(opId)-\(position)"
                 try store.attachments.write(bytes, as: localName, in: .outgoing)
                 written.append(localName)
@@ -99,6 +91,50 @@ extension Outbox {
             for name in written { store.attachments.remove(name, in: .outgoing) }
             throw error
         }
+    }
+
+    /// Attaches a file to the draft of `key`: its bytes are copied into the attachment area now,
+    /// and sending the draft (``send(draft:meta:)``) uploads them in the Chat SDK's shape.
+    /// Throws ``OutboxError/invalidFile(_:)`` as ``send(files:text:to:shape:meta:customMessageType:)`` does.
+    @discardableResult
+    public func attach(_ file: OutgoingFile, toDraft key: DraftKey) async throws -> MessageDraft {
+        let bytes = try checkedBytes(of: file)
+        let localName = "draft-\(RandomIdentifier.uuidV4())"
+        try store.attachments.write(bytes, as: localName, in: .outgoing)
+        let attached = DraftFile(name: file.name, mimeType: file.mimeType, size: bytes.count, localName: localName)
+        do {
+            return try await store.editDraft(key) { draft in
+                guard draft.files.count < ChatFile.maxFilesPerMessage else {
+                    throw OutboxError.invalidFile("at most \(ChatFile.maxFilesPerMessage) files per message")
+                }
+                draft.files.append(attached)
+            }
+        } catch {
+            store.attachments.remove(localName, in: .outgoing)
+            throw error
+        }
+    }
+
+    /// Removes the files named `name` from the draft of `key` (all of them when nil); their copies
+    /// leave the attachment area at the next sweep.
+    @discardableResult
+    public func detach(fileNamed name: String? = nil, fromDraft key: DraftKey) async throws -> MessageDraft {
+        try await store.editDraft(key) { draft in draft.files.removeAll { name == nil || $0.name == name } }
+    }
+
+    /// The bytes of `file`, checked: a good name, readable, within the upload limit once encrypted,
+    /// not empty when it will be encrypted.
+    private func checkedBytes(of file: OutgoingFile) throws -> Data {
+        guard !file.name.isEmpty, file.name.utf8.count <= 255, !file.name.contains("/") else {
+            throw OutboxError.invalidFile("file name \"\(file.name.prefix(40))\" must be 1-255 bytes without /")
+        }
+        let bytes = try Self.readBytes(of: file)
+        let uploaded = client.files.uploadedSize(ofPlaintext: bytes.count)
+        guard uploaded <= FileLimits.maxUploadBytes else {
+            throw OutboxError.invalidFile("\(file.name) is \(bytes.count) bytes (\(uploaded) uploaded); the limit is \(FileLimits.maxUploadBytes)")
+        }
+        guard !bytes.isEmpty || client.crypto == nil else { throw OutboxError.invalidFile("\(file.name) is empty (an empty file cannot be encrypted)") }
+        return bytes
     }
 
     private static func readBytes(of file: OutgoingFile) throws -> Data {
@@ -209,8 +245,11 @@ extension Outbox {
     func cleanUpFiles() async {
         if !sweptAttachments {
             sweptAttachments = true
-            if let keep = try? await store.reading({ tx in (try tx.outgoingFileNames(), try tx.cachedFileNames()) }) {
-                let all = keep.0.union(keep.1)
+            if let keep = try? await store.reading({ tx in (try tx.outgoingFileNames(), try tx.cachedFileNames()) }),
+               let drafts = try? await store.fetch(store.queries.drafts())
+            {
+                // Drafts' files wait in `outgoing` until the draft is sent or they are detached.
+                let all = keep.0.union(keep.1).union(drafts.flatMap { $0.draft.files.map(\.localName) })
                 store.attachments.sweep(keeping: [.outgoing: all, .cache: all])
             }
         }

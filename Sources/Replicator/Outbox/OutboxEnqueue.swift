@@ -64,7 +64,9 @@ extension OpTransaction {
         _ given: MessageDraft?, key: DraftKey, opId: String, messageId: String, userId: String, custom: Custom.Message?,
         meta: JSONValue?, opIds: () -> String, now: Date
     ) throws -> DraftSendReceipt<Message> {
-        guard let draft = try given ?? tx.draft(key), !draft.isEmpty else { throw OutboxError.emptyDraft(key) }
+        guard let draft = try given ?? tx.draft(key), !draft.isEmpty || !draft.files.isEmpty else {
+            throw OutboxError.emptyDraft(key)
+        }
         var channel = key.channelId, parentChannel: String?, root: (id: String, timetoken: Timetoken)?
         if let threadRoot = key.threadRoot {
             guard let rootId = try tx.messageId(channel: key.channelId, timetoken: threadRoot, other: "") else {
@@ -76,10 +78,19 @@ extension OpTransaction {
         }
         var publishMeta = try Self.appMeta(meta)
         if let quote = draft.quotedMessage { publishMeta[ChatSDKFormat.quotedMessageKey] = quote.meta }
-        let message = try Message(
+        var message = try Message(
             id: messageId, text: draft.render(), contentType: ChatSDKFormat.textContentType, content: nil, custom: custom,
             createdAt: ISOTimestamp(date: now), userId: userId, channelId: channel)
-        let sent = try enqueueSend(opId: opId, message: message, meta: publishMeta.isEmpty ? nil : .object(publishMeta), now: now)
+        // The draft's files (already in the attachment area) go in the Chat SDK's shape.
+        let rows = draft.files.enumerated().map { position, file in
+            FileUploadRow(
+                opId: opId, position: position, channelId: channel, name: file.name, mimeType: file.mimeType, size: file.size,
+                localName: file.localName)
+        }
+        message.files = rows.map { $0.chatFile(url: nil) }
+        let sent = try enqueueSend(
+            opId: opId, message: message, meta: publishMeta.isEmpty ? nil : .object(publishMeta),
+            files: rows.isEmpty ? nil : (.chatText, rows), now: now)
         var mentionOps: [String] = []
         var seen: Set<String> = []
         for case .user(let user) in draft.mentions.map(\.target) where seen.insert(user).inserted {

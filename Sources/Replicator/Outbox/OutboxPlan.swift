@@ -31,6 +31,21 @@ public struct OutboxPlanEntry: Sendable, Hashable, Codable {
     /// How the request's payload is encrypted (the client's cryptor), when it is: the shown
     /// request carries the ciphertext, as it would be sent.
     public var encryption: String?
+    /// A send with files: the steps before ``request`` (each file's upload URL, its upload, the
+    /// Chat SDK's file event), each done or still to do; ``request`` names a file not uploaded
+    /// yet as `{file-id}` (docs/files.md, "Dry run").
+    public var steps: [PlannedStep]?
+}
+
+/// One step of a send with files, as a dry run shows it.
+public struct PlannedStep: Sendable, Hashable, Codable {
+    /// What the step does, in words.
+    public var step: String
+    /// Whether it is done (recorded in the store).
+    public var done: Bool
+    /// The request it sends, when it goes to PubNub (the upload goes to the storage URL the
+    /// first step's answer gives, with no PubNub keys, so it cannot be shown before).
+    public var request: PlannedRequest?
 }
 
 /// A request as a dry run prints it.
@@ -152,8 +167,12 @@ extension Outbox {
                 if entry.state == .ambiguous, waiting == "ready" { waiting = "ready (probe first: may have arrived)" }
                 var request: PlannedRequest?
                 var note: String?
+                var steps: [PlannedStep]?
                 do {
                     var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
+                    if case .send(_, _, _, _, _, let shape?) = entry.operation {
+                        (steps, resolved.files) = try await Self.fileSteps(entry, shape: shape, outbox: outbox)
+                    }
                     if entry.kind.needsMessageTimetoken {
                         if let known = entry.operation.messageTimetoken {
                             resolved.messageTimetoken = known
@@ -175,9 +194,33 @@ extension Outbox {
                     opId: entry.id, position: position, kind: entry.kind, lane: entry.lane, state: entry.state,
                     attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
                     coalesced: entry.coalesced, request: request, requestNote: note,
-                    encryption: request != nil && entry.kind.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil))
+                    encryption: request != nil && entry.kind.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil,
+                    steps: steps))
             }
             return plan
+        }
+
+        /// The upload steps of a send with files and the files its publish would name.
+        static func fileSteps(_ entry: OutboxEntry, shape: FileShape, outbox: Outbox) async throws -> ([PlannedStep], [ChatFile]) {
+            let files = outbox.client.files, opId = entry.id
+            let rows = try await outbox.store.reading { try $0.fileUploads(opId: opId) }
+            var steps: [PlannedStep] = []
+            for row in rows {
+                let size = "\(row.size) bytes, \(files.uploadedSize(ofPlaintext: row.size)) uploaded"
+                steps.append(PlannedStep(
+                    step: "upload URL for \(row.name) (\(size))" + (row.fileId.map { row.uploaded ? ": \($0)" : " (redone: \($0) becomes an orphan)" } ?? ""),
+                    done: row.uploaded, request: row.uploaded ? nil : PlannedRequest(try files.generateUploadURLRequest(channel: row.channelId, name: row.name))))
+                steps.append(PlannedStep(
+                    step: "upload \(row.name) to the storage URL of the answer (a form POST, no PubNub keys)", done: row.uploaded, request: nil))
+                if shape == .chatText {
+                    steps.append(PlannedStep(step: "file event of \(row.name) (store=0, at most once)", done: row.eventSent, request: nil))
+                }
+            }
+            let named = rows.map { row in
+                ChatFile(id: row.uploaded ? row.fileId : "{file-id}", name: row.uploadName ?? row.name, size: row.size, mimeType: row.mimeType,
+                         url: files.fileURL(channel: row.channelId, id: row.uploaded ? row.fileId ?? "" : "{file-id}", name: row.uploadName ?? row.name))
+            }
+            return (steps, named)
         }
     }
 

@@ -162,10 +162,24 @@ final class OpTransaction<Custom: ChatCustomData> {
                 try rebaseLaterOps(target: OutboxKeys.member(member.channelId, member.userId), on: stored)
             }
         case .none:
-            break
+            if case .hardDelete(let channel, _, _) = entry.operation { try deleteFiles(ofDeletedMessage: entry, channel: channel) }
         }
         changes.events.append(.sent(opId: entry.id, timetoken: timetoken))
         changes.finish(entry.id, .sent(timetoken: timetoken))
+    }
+
+    /// A message deleted from history takes its files along, as the Chat SDK's `delete` does
+    /// (`docs/files.md`): each becomes an orphan, deleted from PubNub after the drain, and leaves
+    /// the local cache. The files are read from the message as it was stored (the op's snapshot).
+    private func deleteFiles(ofDeletedMessage entry: OutboxEntry, channel: String) throws {
+        guard let snapshot = entry.baseSnapshot, let stored = try? JSONValue(jsonData: Data(snapshot.utf8)),
+              let files = stored.objectValue?["files"]?.arrayValue
+        else { return }
+        for file in files.compactMap({ ChatFile(wire: $0) }) {
+            guard let id = file.id else { continue }
+            try tx.addFileOrphan(FileOrphan(channelId: channel, fileId: id, name: file.name))
+            _ = try tx.removeCachedFile(id: id)
+        }
     }
 
     /// A pull found our pending publish on the server: the op is finished by the page that holds it.

@@ -16,7 +16,7 @@ struct DraftCommand: AsyncParsableCommand {
             queues it in the outbox (with a mention event per mentioned user) and deletes the draft \
             in one transaction; `pnreplicate sync` sends it.
             """,
-        subcommands: [Show.self, Set.self, Mention.self, Quote.self, Clear.self, Send.self, List.self])
+        subcommands: [Show.self, Set.self, Mention.self, Quote.self, Attach.self, Detach.self, Clear.self, Send.self, List.self])
 
     /// The draft a command works on.
     struct Target: ParsableArguments {
@@ -51,6 +51,7 @@ struct DraftCommand: AsyncParsableCommand {
             lines.append("  mention \(mention.offset)+\(mention.length) -> \(mention.target)")
         }
         if let quote = draft.quotedMessage { lines.append("  quotes \(quote.timetoken) by \(quote.userId)") }
+        for file in draft.files { lines.append("  file \(file.name) (\(file.size) bytes, \(file.mimeType))") }
         if !draft.isEmpty { lines.append("  sends: \(draft.render())") }
         Output.standardOutput(Output.terminalSafe(lines.joined(separator: "\n")) + "\n")
     }
@@ -168,6 +169,44 @@ struct DraftCommand: AsyncParsableCommand {
                 for op in output.mentionOps { rows.append(("mention op", op)) }
                 if let root = output.threadRootOp { rows.append(("thread root op", root)) }
                 Output.table(rows)
+            }
+        }
+    }
+
+    /// `draft attach`.
+    struct Attach: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Attach a file to the draft: copied into the store now, uploaded when the draft is sent (5 MiB at most).")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "The file.") var file: String
+        @Option(name: .long, help: "The name it is sent under (default: the file's).") var name: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let session = try await Session(store: options, connection: connection)
+                let draft = try await session.outbox.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
+                try DraftCommand.print(draft, key: key, json: options.json)
+            }
+        }
+    }
+
+    /// `draft detach`.
+    struct Detach: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a file (or, without --name, every file) from the draft.")
+        @OptionGroup var options: StoreOptionsGroup
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var target: Target
+        @Option(name: .long, help: "The file's name in the draft.") var name: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let key = try target.key()
+                let session = try await Session(store: options, connection: connection, existing: true)
+                let draft = try await session.outbox.detach(fileNamed: name, fromDraft: key)
+                try DraftCommand.print(draft, key: key, json: options.json)
             }
         }
     }

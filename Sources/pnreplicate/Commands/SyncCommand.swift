@@ -185,6 +185,13 @@ struct SyncCommand: AsyncParsableCommand {
                 rows.append(("   next attempt", ISOTimestamp(date: next, fractionDigits: 3).description))
             }
             for note in entry.coalesced { rows.append(("   coalesced", note)) }
+            for (index, step) in (entry.steps ?? []).enumerated() {
+                rows.append(("   step \(index + 1)", (step.done ? "done: " : "") + step.step))
+                if let request = step.request, !step.done {
+                    let query = request.query.isEmpty ? "" : "?" + request.query.joined(separator: "&")
+                    rows.append(("     request", "\(request.method) \(request.path)\(query)"))
+                }
+            }
             if let request = entry.request {
                 let query = request.query.isEmpty ? "" : "?" + request.query.joined(separator: "&")
                 rows.append(("   request", "\(request.method) \(request.path)\(query)"))
