@@ -18,6 +18,9 @@ public struct DrainReport: Sendable, Hashable, Codable {
     public var conflicts = 0
     /// Whether the drain stopped at its deadline with ops still waiting.
     public var stoppedAtDeadline = false
+    /// Uploaded files no message references that could not be deleted from PubNub yet (an upload
+    /// redone, a send discarded); the next drain tries again (`docs/files.md`).
+    public var orphanedFiles = 0
 
     /// An empty report.
     public init() {}

@@ -240,6 +240,9 @@ extension Outbox {
 
     // MARK: Orphans and the area
 
+    /// How many times one drain tries to delete an orphaned upload.
+    static var orphanDeleteAttempts: Int { 5 }
+
     /// Deletes the files no message will reference from PubNub (best effort: what fails is tried
     /// after the next drain), and once per outbox removes area files no row names.
     func cleanUpFiles() async {
@@ -255,16 +258,26 @@ extension Outbox {
         }
         guard let orphans = try? await store.reading({ try $0.fileOrphans() }), !orphans.isEmpty else { return }
         for orphan in orphans {
-            do {
-                try await client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
-            } catch {
-                // A 404: never uploaded, or already gone. Anything else is tried after the next drain.
-                guard case .service(let service) = error, service.status == 404 else {
-                    logger.debug("an orphaned upload could not be deleted yet", metadata: ["error": "\(error)"])
-                    continue
+            // A few tries, backing off as the outbox does: an orphan left is tried after the next drain.
+            for attempt in 1...Self.orphanDeleteAttempts {
+                do {
+                    try await client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
+                } catch {
+                    // A 404: never uploaded, or already gone. A permanent refusal is not retried now.
+                    if case .service(let service) = error, service.status == 404 {
+                        // Done.
+                    } else {
+                        logger.debug("an orphaned upload could not be deleted yet", metadata: ["error": "\(error)"])
+                        guard error.retryability.isRetryable, attempt < Self.orphanDeleteAttempts, !Task.isCancelled else { break }
+                        let delay = options.retry.wait(afterAttempt: attempt, atLeast: error.retryability.minimumWait ?? 0, using: &random)
+                        try? await clock.sleep(until: clock.now.addingTimeInterval(delay))
+                        continue
+                    }
                 }
+                try? await store.transaction { try $0.removeFileOrphan(orphan) }
+                break
             }
-            try? await store.transaction { try $0.removeFileOrphan(orphan) }
         }
+        drainReport.orphanedFiles = (try? await store.reading { try $0.fileOrphans().count }) ?? 0
     }
 }
