@@ -134,7 +134,8 @@ struct FileCommandTests {
 
     @Test("sync killed at random moments during uploads and restarted: exactly one file message per sent file, no orphan left")
     func killDuringUploads() async throws {
-        let simulator = try SimulatorProcess(faults: "flaky", seed: 11)
+        let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 11
+        let simulator = try SimulatorProcess(faults: "flaky", seed: seed)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin]
