@@ -50,6 +50,11 @@ let package = Package(
             name: "WireBenchmarks",
             dependencies: uses("PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP", "ReplicaModel")
         ),
+        // File upload and download throughput against raw requests of the same bytes; cache reads.
+        .executableTarget(
+            name: "FileBenchmarks",
+            dependencies: uses("Replicator", "ReplicaStore", "ReplicaModel", "PubNubWire", "PubNubWireNIO", "PubNubSimulator", "SimulatorHTTP")
+        ),
         // Durable enqueue and drain rates against raw baselines.
         .executableTarget(
             name: "OutboxBenchmarks",

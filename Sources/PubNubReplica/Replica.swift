@@ -221,6 +221,9 @@ public actor Replica<Custom: ChatCustomData> {
         await Self.end(counter)
         counter = nil
         self.parts = nil
+        // The cache of the closed store goes too (it holds no file open: each read and write
+        // opens, writes or reads, and closes); resume() makes one for the reopened store.
+        fileCaches = [:]
         announceStore(nil)
         do {
             try parts.store.close()

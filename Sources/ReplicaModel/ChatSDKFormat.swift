@@ -55,7 +55,8 @@ public enum ChatSDKFormat {
     public static let threadChannelPrefix = "PUBNUB_INTERNAL_THREAD_"
 
     /// `payload` with the Chat SDK's text fields added: `type` `"text"`, `text`, and `files`
-    /// (always present; pnreplicate sends no files, so it is empty).
+    /// (always present; empty here, filled with the uploaded files when the send has some:
+    /// `docs/files.md`).
     public static func textBody(_ payload: [String: JSONValue], text: String) -> JSONValue {
         var body = payload
         body["type"] = .string(textType)

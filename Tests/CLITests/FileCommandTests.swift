@@ -167,11 +167,21 @@ struct FileCommandTests {
         // The last sync runs to the end (the flaky network retried), then the orphans are gone.
         let last = try await offPool { try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env) }
         #expect(last.status == 0, "\(last.stdout)\(last.stderr)")
-        let history = try await offPool { try CLI.run(["history", "--store", store, "--channel", "uploads", "--remote", "--json"], environment: env) }
-        let entries = (try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any])?["messages"] as? [[String: Any]] ?? []
-        #expect(entries.count == sent, "\(entries.count) file messages for \(sent) sent files\n\(history.stderr)")
-        let listed = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", "uploads", "--json"], environment: env) }
-        let files = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
-        #expect(files.count == sent, "\(files.count) files stored for \(sent) sent (orphans left?)\n\(listed.stderr)")
+        // The reads go through the same flaky simulator: each is tried until it gets an answer.
+        func read(_ arguments: [String]) async throws -> Any {
+            var last = ""
+            for _ in 0..<20 {
+                let run = try await offPool { try CLI.run(arguments + ["--store", store, "--json"], environment: env) }
+                if run.status == 0 { return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) }
+                last = run.stderr
+            }
+            Issue.record("\(arguments) failed 20 times: \(last)")
+            return [Any]()
+        }
+        let history = try await read(["history", "--channel", "uploads", "--remote"])
+        let entries = (history as? [String: Any])?["messages"] as? [[String: Any]] ?? []
+        #expect(entries.count == sent, "\(entries.count) file messages for \(sent) sent files")
+        let files = try await read(["files", "list", "--channel", "uploads"]) as? [[String: Any]] ?? []
+        #expect(files.count == sent, "\(files.count) files stored for \(sent) sent (orphans left?)")
     }
 }

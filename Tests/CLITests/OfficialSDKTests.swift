@@ -35,6 +35,34 @@ enum OfficialSDK {
         .appendingPathComponent("Compat/python_sdk_check.py")
 }
 
+extension OfficialSDK {
+    /// Runs `script` against a fresh `simulator serve` (no faults), bounded by `limit` (the
+    /// scripts bound themselves; this only guards against one that hangs), then stops the
+    /// simulator with SIGTERM: its held long polls must be answered at once, not after the 280 s
+    /// hold. Records an issue when the script fails or the simulator does not stop in 20 s.
+    static func runAgainstSimulator(_ script: URL, limit: Duration) async throws -> BoundedRun {
+        try #require(
+            isInstalled,
+            "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
+        let python = try #require(Self.python)
+        let simulator = try SimulatorProcess(faults: "none", seed: 0)
+        var stopped = false
+        defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
+        // The waits run off Swift's cooperative pool, which other tests need meanwhile.
+        let port = simulator.port, path = script.path
+        let run = try await offPool { try BoundedRun.run([path, "127.0.0.1:\(port)"], executable: python, limit: limit) }
+        #expect(
+            !run.timedOut && run.reason == .exit && run.status == 0,
+            "\(script.lastPathComponent) ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after \(limit))" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")
+        simulator.process.terminate()
+        let process = simulator.process
+        let ending = try await offPool { process.wait(timeout: .seconds(20)) }
+        stopped = ending != nil
+        #expect(ending != nil, "simulator serve did not stop within 20 s of SIGTERM")
+        return run
+    }
+}
+
 @Suite("the official PubNub Python SDK against the simulator")
 struct OfficialSDKTests {
     // Skipped when the `pubnub` Python package is not installed (`python3 -m pip install pubnub`),
@@ -43,29 +71,9 @@ struct OfficialSDKTests {
         "python_sdk_check.py: subscribe events, publish, actions, App Context, signal, history",
         .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
     func pythonSDK() async throws {
-        try #require(
-            OfficialSDK.isInstalled,
-            "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
-        let python = try #require(OfficialSDK.python)
-        let simulator = try SimulatorProcess(faults: "none", seed: 0)
-        var stopped = false
-        defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
-        // The script bounds itself at 30 s; the limit here only guards against a script that hangs.
-        // The waits run off Swift's cooperative pool, which other tests need meanwhile.
-        let port = simulator.port
-        let run = try await offPool {
-            try BoundedRun.run([OfficialSDK.script.path, "127.0.0.1:\(port)"], executable: python, limit: .seconds(60))
-        }
-        #expect(
-            !run.timedOut && run.reason == .exit && run.status == 0,
-            "python_sdk_check.py ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after 60 s)" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")
-        // The subscriber's last long poll is still held by the server (it does not notice the
-        // closed connection): SIGTERM must answer it and stop at once, not wait out the 280 s hold.
-        simulator.process.terminate()
-        let process = simulator.process
-        let ending = try await offPool { process.wait(timeout: .seconds(20)) }
-        stopped = ending != nil
-        #expect(ending != nil, "simulator serve did not stop within 20 s of SIGTERM with a long poll held")
+        // The subscriber's last long poll is still held when the script ends: the SIGTERM that
+        // follows must answer it.
+        _ = try await OfficialSDK.runAgainstSimulator(OfficialSDK.script, limit: .seconds(60))
     }
 }
 
@@ -82,27 +90,7 @@ struct OfficialSDKFileTests {
         "python_files_check.py: send_file, list_files, get_file_url, download_file, delete_file, fetch_messages; plain, legacy, ACRH",
         .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
     func pythonSDKFiles() async throws {
-        try #require(
-            OfficialSDK.isInstalled,
-            "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
-        let python = try #require(OfficialSDK.python)
-        let simulator = try SimulatorProcess(faults: "none", seed: 0)
-        var stopped = false
-        defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
-        // The script bounds itself at 60 s; the limit here only guards against a script that hangs.
-        let port = simulator.port
-        let script = Self.script.path
-        let run = try await offPool {
-            try BoundedRun.run([script, "127.0.0.1:\(port)"], executable: python, limit: .seconds(90))
-        }
-        #expect(
-            !run.timedOut && run.reason == .exit && run.status == 0,
-            "python_files_check.py ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after 90 s)" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")
+        let run = try await OfficialSDK.runAgainstSimulator(Self.script, limit: .seconds(90))
         #expect(run.stdout.contains("ok   [acrh] download_file: bytes identical"), "\(run.stdout)")
-        simulator.process.terminate()
-        let process = simulator.process
-        let ending = try await offPool { process.wait(timeout: .seconds(20)) }
-        stopped = ending != nil
-        #expect(ending != nil, "simulator serve did not stop within 20 s of SIGTERM")
     }
 }
