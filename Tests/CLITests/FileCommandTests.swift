@@ -178,9 +178,21 @@ struct FileCommandTests {
             Issue.record("\(arguments) failed 20 times: \(last)")
             return [Any]()
         }
-        let history = try await read(["history", "--channel", "uploads", "--remote"])
-        let entries = (history as? [String: Any])?["messages"] as? [[String: Any]] ?? []
-        #expect(entries.count == sent, "\(entries.count) file messages for \(sent) sent files")
+        // History pages hold 100: older pages are read before the oldest timetoken seen.
+        var entries: [[String: Any]] = [], start: String?
+        while true {
+            let page = try await read(["history", "--channel", "uploads", "--remote"] + (start.map { ["--start", $0] } ?? []))
+            let messages = (page as? [String: Any])?["messages"] as? [[String: Any]] ?? []
+            entries += messages
+            let timetokens: [UInt64] = messages.compactMap { message in
+                if let text = message["timetoken"] as? String { return UInt64(text) }
+                return (message["timetoken"] as? NSNumber)?.uint64Value
+            }
+            guard messages.count == 100, let oldest = timetokens.min() else { break }
+            start = String(oldest)
+        }
+        let ids = entries.compactMap { $0["id"] as? String }
+        #expect(entries.count == sent && Set(ids).count == ids.count, "\(entries.count) file messages (\(Set(ids).count) ids) for \(sent) sent files")
         let files = try await read(["files", "list", "--channel", "uploads"]) as? [[String: Any]] ?? []
         #expect(files.count == sent, "\(files.count) files stored for \(sent) sent (orphans left?)")
     }

@@ -68,9 +68,17 @@ let get = WireRequest(
     method: .get, pathSegments: components.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) },
     query: (components.queryItems ?? []).map { QueryItem($0.name, $0.value) }, operation: "raw")
 let ourDownload = try await seconds {
-    for _ in 0..<rounds { precondition(try await client.files.downloadFile(channel: "bench", id: first.id, name: first.name) == bytes) }
+    for _ in 0..<rounds {
+        let data = try await client.files.downloadFile(channel: "bench", id: first.id, name: first.name)
+        precondition(data == bytes)
+    }
 }
-let rawDownload = try await seconds { for _ in 0..<rounds { precondition(try await transport.send(get, to: storage).body.count == bytes.count) } }
+let rawDownload = try await seconds {
+    for _ in 0..<rounds {
+        let response = try await transport.send(get, to: storage)
+        precondition(response.body.count == bytes.count)
+    }
+}
 report("download 5 MB", ours: ourDownload, raw: rawDownload)
 
 // The cache: a cached 5 MB file and a cached 1 KB file, against Data(contentsOf:) of the same file.
@@ -84,13 +92,24 @@ for (name, ticket, count) in [("cache hit 5 MB", first, bytes.count), ("cache hi
     let file = ChatFile(id: ticket.id, name: ticket.name)
     _ = try await cache.data(of: file, channel: "bench")
     let lookups = count > 10_000 ? rounds * 10 : 2000
-    let cached = try await seconds { for _ in 0..<lookups { precondition(try await cache.data(of: file, channel: "bench").count == count) } }
+    let cached = try await seconds {
+        for _ in 0..<lookups {
+            let data = try await cache.data(of: file, channel: "bench")
+            precondition(data.count == count)
+        }
+    }
     let path = try FileManager.default.contentsOfDirectory(at: store.attachments.folder(.cache), includingPropertiesForKeys: nil)
         .first { (try? Data(contentsOf: $0).count) == count }!
-    let plain = try await seconds { for _ in 0..<lookups { precondition(try Data(contentsOf: path).count == count) } }
+    let plain = try await seconds {
+        for _ in 0..<lookups {
+            let data = try Data(contentsOf: path)
+            precondition(data.count == count)
+        }
+    }
     report(name, ours: cached, raw: plain, unit: "reads/s", amount: Double(lookups))
 }
-precondition(await cache.downloadCount == 2, "the cache downloaded again")
+let downloads = await cache.downloadCount
+precondition(downloads == 2, "the cache downloaded again")
 try? FileManager.default.removeItem(at: folder)
 try await transport.shutdown()
 serverTask.cancel()

@@ -61,6 +61,8 @@ package struct CachedFile: Sendable, Hashable {
     package var channelId: String
     package var size: Int
     package var localName: String
+    /// When it was last read (eviction takes the least recently used first).
+    package var lastUsed: Date?
 
     package init(fileId: String, name: String, channelId: String, size: Int, localName: String) {
         self.fileId = fileId
@@ -174,14 +176,20 @@ extension StoreTransaction {
 
     // MARK: Cache
 
-    /// The cache entry of a file, touched (its last use is now).
-    package func cachedFile(id: String, name: String, now: Date) throws -> CachedFile? {
+    /// The cache entry of a file (a read: ``touchCachedFile(id:name:now:)`` records the use).
+    package func cachedFile(id: String, name: String) throws -> CachedFile? {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT file_id, name, channel_id, size, local_name FROM file_cache WHERE file_id = ? AND name = ?",
+            db, sql: "SELECT file_id, name, channel_id, size, local_name, last_used FROM file_cache WHERE file_id = ? AND name = ?",
             arguments: [id, name])
         else { return nil }
+        var file = CachedFile(fileId: row[0], name: row[1], channelId: row[2], size: row[3], localName: row[4])
+        file.lastUsed = (row[5] as Double?).map { Date(timeIntervalSince1970: $0) }
+        return file
+    }
+
+    /// Records that a cached file was read now.
+    package func touchCachedFile(id: String, name: String, now: Date) throws {
         try db.execute(sql: "UPDATE file_cache SET last_used = ? WHERE file_id = ? AND name = ?", arguments: [now.timeIntervalSince1970, id, name])
-        return CachedFile(fileId: row[0], name: row[1], channelId: row[2], size: row[3], localName: row[4])
     }
 
     /// Records a file written into the cache.

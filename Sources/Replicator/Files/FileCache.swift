@@ -54,6 +54,9 @@ public actor FileCache<Custom: ChatCustomData> {
         self.clock = clock
     }
 
+    /// How often a hit records its use, at most (seconds).
+    static var touchInterval: TimeInterval { 60 }
+
     /// The bytes of `file` of a message of `channel`: from the cache, else downloaded (and cached).
     public func data(of file: ChatFile, channel: String) async throws -> Data {
         guard let id = file.id else { throw FileCacheError.notUploadedYet(name: file.name) }
@@ -74,7 +77,12 @@ public actor FileCache<Custom: ChatCustomData> {
 
     private func cachedData(id: String, name: String) async throws -> Data? {
         let now = clock.now
-        guard let entry = try await store.transaction({ try $0.cachedFile(id: id, name: name, now: now) }) else { return nil }
+        guard let entry = try await store.reading({ try $0.cachedFile(id: id, name: name) }) else { return nil }
+        // A hit is a read; its use is written at most once a minute per file (eviction needs the
+        // order of uses, not their exact times), so reading from the cache costs no commit.
+        if entry.lastUsed.map({ now.timeIntervalSince($0) >= Self.touchInterval }) ?? true {
+            try await store.transaction { try $0.touchCachedFile(id: id, name: name, now: now) }
+        }
         // A sent file's bytes may still be in `outgoing` (a kill before they moved).
         do {
             return try store.attachments.read(entry.localName, in: .cache) ?? store.attachments.read(entry.localName, in: .outgoing)
