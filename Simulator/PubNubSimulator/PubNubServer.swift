@@ -145,8 +145,8 @@ public actor PubNubServer {
     /// A digest of the whole server state: equal digests mean equal state (determinism tests).
     public func stateDigest() -> String {
         var text = "\(timetokens.last)|"
-        for channel in messages.keys.sorted() {
-            for m in messages[channel]! {
+        for (channel, list) in messages.sorted(by: { $0.key < $1.key }) {
+            for m in list {
                 text += "\(channel),\(m.timetoken),\(m.publisher),\((try? m.message.jsonString()) ?? "")\(m.messageType.map { ",t\($0)" } ?? "");"
             }
         }

@@ -22,7 +22,7 @@ extension Replica {
     /// The bytes of a message's file: from the store's cache, or downloaded once (decrypted when a
     /// cipher key is set) and cached (``ReplicaConfiguration/fileCacheBytes`` caps the cache).
     public func data(of file: ChatFile, channel: String) async throws -> Data {
-        try await fileCache().data(of: file, channel: channel)
+        try await openFileCache().data(of: file, channel: channel)
     }
 
     /// One page of the files stored on `channel` on PubNub (on demand: no sync lists files).
@@ -31,11 +31,11 @@ extension Replica {
     }
 
     /// The cache of the open store.
-    func fileCache() async throws -> FileCache<Custom> {
+    func openFileCache() async throws -> FileCache<Custom> {
         let parts = try await openParts()
-        if let cache = fileCaches[ObjectIdentifier(parts.store)] { return cache }
+        if let fileCache, fileCache.store === parts.store { return fileCache }
         let cache = FileCache(store: parts.store, client: client, maximumBytes: configuration.fileCacheBytes, clock: clock)
-        fileCaches = [ObjectIdentifier(parts.store): cache]
+        fileCache = cache
         return cache
     }
 }

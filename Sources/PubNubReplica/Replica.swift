@@ -103,8 +103,8 @@ public actor Replica<Custom: ChatCustomData> {
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
     /// How many times each channel is marked hot (``markHot(_:)``); kept across ``resume()``.
     var hotMarks: [String: Int] = [:]
-    /// The file cache of the open store (one per store, replaced on ``resume()``).
-    var fileCaches: [ObjectIdentifier: FileCache<Custom>] = [:]
+    /// The file cache of the open store (made on first use, dropped by ``suspend()``).
+    var fileCache: FileCache<Custom>?
     /// Whether ``start()`` was called and ``stop()`` was not.
     var isStarted: Bool { running }
 
@@ -223,7 +223,7 @@ public actor Replica<Custom: ChatCustomData> {
         self.parts = nil
         // The cache of the closed store goes too (it holds no file open: each read and write
         // opens, writes or reads, and closes); resume() makes one for the reopened store.
-        fileCaches = [:]
+        fileCache = nil
         announceStore(nil)
         do {
             try parts.store.close()

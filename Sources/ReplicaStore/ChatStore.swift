@@ -116,6 +116,11 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
     }
 
+    /// A store in memory takes its attachment area along (a temporary folder nothing else names).
+    deinit {
+        if path == nil { attachments.removeAll() }
+    }
+
     /// Opens (creating if needed) the store at `path`, a WAL-mode `DatabasePool`.
     ///
     /// With ``StoreOptions/MigrationMode/automatic`` pending migrations are applied (after a backup

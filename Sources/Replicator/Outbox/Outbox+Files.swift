@@ -218,6 +218,8 @@ extension Outbox {
             row.chatFile(url: files.fileURL(channel: row.channelId, id: row.fileId ?? "", name: row.uploadName ?? row.name))
         }
         resolved.files = shown
+        // Written on every attempt, not only one that ran a step: a kill after the last upload's
+        // commit and before this write must not leave the sent message without its files' ids.
         if let messageId = entry.operation.messageId {
             try await store.transaction { try $0.setMessageFiles(messageId: messageId, shown) }
         }

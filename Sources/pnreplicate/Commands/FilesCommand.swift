@@ -85,10 +85,7 @@ struct FilesCommand: AsyncParsableCommand {
     /// The name given, else the name a stored message of `channel` gives the file `id`.
     static func name(given: String?, id: String, channel: String, store: ChatStore<DefaultChatCustom>) async throws -> String {
         if let given { return given }
-        let messages = try await store.fetch(store.queries.messages(inChannel: channel, includeDeleted: true))
-        for message in messages.reversed() {
-            if let file = message.files.first(where: { $0.id == id }) { return file.name }
-        }
+        if let file = try await store.fetch(store.queries.file(id: id, inChannel: channel)) { return file.name }
         throw ValidationError("no stored message of \(channel) names file \(id); give --name")
     }
 }
