@@ -1,0 +1,209 @@
+import Foundation
+import ReplicaModel
+
+/// One permission on one resource: "write on channel room-1", "get on every user".
+public struct AccessRequirement: Sendable, Hashable, CustomStringConvertible {
+    /// The kind of resource.
+    public var kind: AccessResourceKind
+    /// The resource's name; nil for a category (a listing of every channel or user).
+    public var name: String?
+    /// The permission needed (one bit).
+    public var permission: AccessPermissions
+
+    /// A requirement.
+    public init(_ kind: AccessResourceKind, _ name: String?, _ permission: AccessPermissions) {
+        self.kind = kind
+        self.name = name
+        self.permission = permission
+    }
+
+    /// `write on channel "room-1"`, `get on every uuid`: what a dead letter and a log name.
+    public var description: String {
+        let kindName = kind == .uuid ? "user" : kind.rawValue
+        guard let name else { return "\(permission) on every \(kindName)" }
+        return "\(permission) on \(kindName) \"\(name)\""
+    }
+}
+
+/// What a request needs from Access Manager: the one owner of the permission table (PubNub's
+/// "operations to permissions mapping"; `docs/access.md`), read by the client's pre-check and by
+/// the simulator's enforcement alike.
+///
+/// ```swift
+/// let need = AccessNeed.of(request)          // a publish to room-1
+/// need.missing(in: token.grants)             // [write on channel "room-1"] when not granted
+/// ```
+public enum AccessNeed: Sendable, Hashable {
+    /// Nothing: `/time`, where-now, leave, the storage's presigned requests.
+    case nothing
+    /// Every requirement must hold.
+    case all([AccessRequirement])
+    /// One of the alternatives must hold in full (setting a user's memberships: `join` on the
+    /// user, or `update` on the user and `join` on each channel; PubNub's pages name both).
+    case anyOf([[AccessRequirement]])
+    /// Only a request signed with the secret key (granting and revoking tokens).
+    case secretKey
+
+    /// The requirements that `grants` leave unmet, empty when the request is allowed. For
+    /// ``anyOf(_:)`` the first alternative's unmet ones; for ``secretKey`` none (a token never
+    /// allows it: check ``secretKey`` yourself).
+    public func missing(in grants: AccessGrants) -> [AccessRequirement] {
+        switch self {
+        case .nothing, .secretKey:
+            return []
+        case .all(let requirements):
+            return requirements.filter { !grants.allows($0) }
+        case .anyOf(let alternatives):
+            var first: [AccessRequirement]?
+            for alternative in alternatives {
+                let unmet = alternative.filter { !grants.allows($0) }
+                if unmet.isEmpty { return [] }
+                if first == nil { first = unmet }
+            }
+            return first ?? []
+        }
+    }
+
+    /// The channels named by the requirements (a 403's `payload.channels`).
+    public var channels: [String] {
+        var names: [String] = []
+        for requirement in requirementsFlattened where requirement.kind == .channel {
+            if let name = requirement.name, !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
+    var requirementsFlattened: [AccessRequirement] {
+        switch self {
+        case .nothing, .secretKey: []
+        case .all(let list): list
+        case .anyOf(let alternatives): alternatives.flatMap { $0 }
+        }
+    }
+
+    /// What `request` needs, from its method and path (and, for memberships, its body).
+    ///
+    /// An endpoint this table does not know needs ``secretKey``: the simulator refuses it under a
+    /// token, and the client's pre-check lets it go (the server decides).
+    public static func of(_ request: WireRequest) -> AccessNeed {
+        let s = request.pathSegments
+        let method = request.method
+        func at(_ index: Int) -> String? { index < s.count ? s[index] : nil }
+        func channels(_ index: Int, _ bit: AccessPermissions) -> [AccessRequirement] {
+            guard let list = at(index) else { return [] }
+            return list.split(separator: ",", omittingEmptySubsequences: true).map {
+                AccessRequirement(.channel, String($0), bit)
+            }
+        }
+        func groups(_ bit: AccessPermissions) -> [AccessRequirement] {
+            let value = request.query.first { $0.name == "channel-group" }?.value ?? ""
+            return value.split(separator: ",").map { AccessRequirement(.group, String($0), bit) }
+        }
+        switch at(0) {
+        case "time":
+            return .nothing
+        case "publish", "signal":
+            // /publish/{pub}/{sub}/0/{channel}/0[/{message}]
+            return .all(channels(4, .write))
+        case "v2":
+            switch at(1) {
+            case "subscribe":
+                // /v2/subscribe/{sub}/{channels}/0; presence channels (`-pnpres`) need read too.
+                return .all(channels(3, .read) + groups(.read))
+            case "presence":
+                return presence(s, method: method, groups: groups(.read))
+            case "history":
+                return .all(channels(5, .read))
+            case "objects":
+                return objects(s, method: method, body: request.body)
+            default:
+                return .secretKey
+            }
+        case "v3":
+            switch (at(1), method) {
+            case ("history", .delete): return .all(channels(5, .delete))
+            case ("history", _), ("history-with-actions", _): return .all(channels(5, .read))
+            case ("pam", _): return .secretKey
+            default: return .secretKey
+            }
+        case "v1":
+            switch at(1) {
+            case "message-actions":
+                // /v1/message-actions/{sub}/channel/{ch}[/message/{tt}[/action/{att}]]
+                let bit: AccessPermissions = method == .get ? .read : (method == .delete ? .delete : .write)
+                return .all(channels(4, bit))
+            case "files":
+                return files(s, method: method)
+            case "push":
+                let listed = request.query.filter { ["add", "remove"].contains($0.name) }.compactMap(\.value)
+                let names = listed.flatMap { $0.split(separator: ",").map(String.init) }
+                return .all(names.map { AccessRequirement(.channel, $0, .read) })
+            case "channel-registration":
+                return s.count > 4 ? .all([AccessRequirement(.group, s[4], .manage)]) : .secretKey
+            default:
+                return .secretKey
+            }
+        default:
+            return .secretKey
+        }
+    }
+
+    private static func presence(_ s: [String], method: HTTPMethod, groups: [AccessRequirement]) -> AccessNeed {
+        // /v2/presence/sub-key/{sub}/channel/{channels}[/heartbeat|/leave|/uuid/{u}[/data]]
+        // /v2/presence/sub-key/{sub}/uuid/{u} (where now)
+        guard s.count >= 6, s[4] == "channel" else { return .nothing }
+        if s.count >= 7, s[6] == "leave" { return .nothing }
+        let names = s[5].split(separator: ",").map { AccessRequirement(.channel, String($0), .read) }
+        return .all(names + groups)
+    }
+
+    private static func files(_ s: [String], method: HTTPMethod) -> AccessNeed {
+        // /v1/files/publish-file/{pub}/{sub}/0/{ch}/0/{message}
+        if s.count > 6, s[2] == "publish-file" { return .all([AccessRequirement(.channel, s[6], .write)]) }
+        // /v1/files/{sub}/channels/{ch}/generate-upload-url | /files | /files/{id}/{name}
+        guard s.count >= 6, s[3] == "channels" else { return .secretKey }
+        let channel = s[4]
+        switch (s[5], method) {
+        case ("generate-upload-url", _): return .all([AccessRequirement(.channel, channel, .write)])
+        case ("files", .delete): return .all([AccessRequirement(.channel, channel, .delete)])
+        case ("files", _): return .all([AccessRequirement(.channel, channel, .read)])
+        default: return .secretKey
+        }
+    }
+
+    private static func objects(_ s: [String], method: HTTPMethod, body: Data?) -> AccessNeed {
+        // /v2/objects/{sub}/uuids[/{u}[/channels]] | /v2/objects/{sub}/channels[/{c}[/uuids]]
+        guard s.count >= 4 else { return .secretKey }
+        let kind: AccessResourceKind = s[3] == "uuids" ? .uuid : .channel
+        guard s[3] == "uuids" || s[3] == "channels" else { return .secretKey }
+        guard s.count >= 5 else { return .all([AccessRequirement(kind, nil, .get)]) }
+        let id = s[4]
+        let objectBit: AccessPermissions = method == .get ? .get : (method == .delete ? .delete : .update)
+        guard s.count >= 6 else { return .all([AccessRequirement(kind, id, objectBit)]) }
+        if method == .get { return .all([AccessRequirement(kind, id, .get)]) }
+        if kind == .channel {
+            // Setting or removing a channel's members.
+            return .all([AccessRequirement(.channel, id, .manage)])
+        }
+        // Setting or removing a user's memberships.
+        let joined = membershipChannels(body).map { AccessRequirement(.channel, $0, .join) }
+        return .anyOf([[AccessRequirement(.uuid, id, .join)], [AccessRequirement(.uuid, id, .update)] + joined])
+    }
+
+    /// The channel ids a memberships body (`{"set":[{"channel":{"id":…}}],"delete":[…]}`) names.
+    private static func membershipChannels(_ body: Data?) -> [String] {
+        guard let body, let json = JSONValue.parse(body), case .object(let fields) = json else { return [] }
+        var ids: [String] = []
+        for key in ["set", "delete"] {
+            guard case .array(let items)? = fields[key] else { continue }
+            for item in items {
+                if case .object(let entry) = item, case .object(let channel)? = entry["channel"],
+                    case .string(let id)? = channel["id"], !ids.contains(id)
+                {
+                    ids.append(id)
+                }
+            }
+        }
+        return ids
+    }
+}
