@@ -98,7 +98,9 @@ public actor Replica<Custom: ChatCustomData> {
     /// Counts the outbox after each of its events, from the store's opening to its closing:
     /// writes made before ``start()`` count too.
     private var counter: Task<Void, Never>?
-    private var current = ReplicaStatus()
+    /// Follows the client's token (and asks the token provider, when there is one) while started.
+    var accessTask: Task<Void, Never>?
+    var current = ReplicaStatus()
     private var statusSubscribers: [UUID: AsyncStream<ReplicaStatus>.Continuation] = [:]
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
     /// How many times each channel is marked hot (``markHot(_:)``); kept across ``resume()``.
@@ -129,7 +131,8 @@ public actor Replica<Custom: ChatCustomData> {
         var wireLogger = Logger(label: configuration.logLabel + ".wire")
         wireLogger.logLevel = configuration.storeOptions.logger.logLevel
         client = PubNubClient(
-            configuration: wire, transport: configuration.transport ?? URLSessionTransport(), crypto: crypto, logger: wireLogger)
+            configuration: wire, transport: configuration.transport ?? URLSessionTransport(), crypto: crypto,
+            access: try configuration.accessControl(clock: configuration.clock), logger: wireLogger)
         inMemoryStore = configuration.store == .inMemory ? try ChatStore.inMemory(options: configuration.clockedStoreOptions) : nil
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         self.parts = parts
@@ -182,7 +185,7 @@ public actor Replica<Custom: ChatCustomData> {
     /// A replica released without ``stop()`` stops its work (without the presence leave and
     /// without waiting): nothing keeps running for an object nobody holds.
     deinit {
-        for task in [liveTask, outboxTask, counter, stateWatcher] { task?.cancel() }
+        for task in [liveTask, outboxTask, counter, stateWatcher, accessTask] { task?.cancel() }
     }
 
     // MARK: Life cycle
@@ -279,6 +282,7 @@ public actor Replica<Custom: ChatCustomData> {
         }
         outboxTask = runTask("outbox") { try await outbox.run() }
         liveTask = runTask("live sync") { try await live.run() }
+        launchAccess()
     }
 
     /// A task running one part until it is cancelled; a failure that ends it early (a store that
@@ -295,10 +299,11 @@ public actor Replica<Custom: ChatCustomData> {
 
     /// Stops live sync, then the outbox, then the state watcher, waiting for each to end.
     private func halt() async {
-        let stopping = [liveTask, outboxTask, stateWatcher]
+        let stopping = [liveTask, outboxTask, stateWatcher, accessTask]
         liveTask = nil
         outboxTask = nil
         stateWatcher = nil
+        accessTask = nil
         for task in stopping { await Self.end(task) }
     }
 

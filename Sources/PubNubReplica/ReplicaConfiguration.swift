@@ -35,8 +35,15 @@ public struct ReplicaConfiguration: Sendable {
     public var subscribeKey: String
     /// The user of this device (1-92 UTF-8 bytes), as PubNub's `userId`.
     public var userId: String
-    /// An Access Manager token or auth key sent with every request, if the keyset needs one.
+    /// The Access Manager token (or legacy auth key) sent with every request, if the keyset needs
+    /// one. Replace it at runtime with ``Replica/setToken(_:)``, or let ``tokenProvider`` fetch
+    /// new ones (`docs/access.md`). A v3 token for another user is refused at ``Replica/init(_:)``.
     public var authKey: String?
+    /// Called when a token is missing, expiring, expired or refused: return a new one (from your
+    /// server, which grants it with the secret key). At most one call per token; while it runs,
+    /// ops, pulls and live sync wait. Nil: requests go with ``authKey`` alone, and a refused or
+    /// expired token waits for ``Replica/setToken(_:)``.
+    public var tokenProvider: AccessTokenProvider?
     /// PubNub's cipher key: payloads are encrypted as PubNub's SDKs do. An empty key is refused
     /// (``ReplicaError/emptyCipherKey``), never taken as "no encryption".
     public var cipherKey: String?
@@ -78,6 +85,19 @@ public struct ReplicaConfiguration: Sendable {
         self.store = store
     }
 
+    /// The access control of the replica's client: the configured token, checked to be for the user.
+    func accessControl(clock: any ReplicaClock) throws -> AccessControl {
+        let access = AccessControl(token: nil, userId: userId, clock: clock, requiresToken: tokenProvider != nil)
+        if let authKey, !authKey.isEmpty {
+            do {
+                try access.setToken(authKey)
+            } catch {
+                throw ReplicaError.unusableToken(error)
+            }
+        }
+        return access
+    }
+
     /// The wire configuration and crypto module these settings make, checked.
     func wire() throws -> (PubNubConfiguration, CryptoModule?) {
         if cipherKey?.isEmpty == true { throw ReplicaError.emptyCipherKey }
@@ -107,11 +127,14 @@ public enum ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
     case emptyCipherKey
     /// The replica is suspended: ``Replica/resume()`` first.
     case suspended
+    /// ``ReplicaConfiguration/authKey`` is a token that cannot be used (for another user).
+    case unusableToken(AccessTokenError)
 
     public var description: String {
         switch self {
         case .emptyCipherKey: "the cipher key is empty; give the key, or leave it nil to send unencrypted"
         case .suspended: "the replica is suspended; call resume() first"
+        case .unusableToken(let error): "the configured token cannot be used: \(error)"
         }
     }
 }

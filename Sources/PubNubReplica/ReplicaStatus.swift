@@ -1,4 +1,5 @@
 import Foundation
+import PubNubWire
 import ReplicaStore
 import Replicator
 
@@ -61,6 +62,14 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
     public var lastSyncedAt: Date?
     /// The last failure that stopped a part of the replica (a store that cannot be written), if any.
     public var lastError: String?
+    /// Why every request waits for a new Access Manager token (expired, refused, none yet), or
+    /// nil. Writes still land in the store; they go when ``Replica/setToken(_:)`` or the token
+    /// provider gives one (`docs/access.md`).
+    public var waitingForToken: AccessTokenNeed?
+    /// When the current token expires (nil: no token, or a legacy auth key).
+    public var tokenExpires: Date?
+    /// The token provider's last failure, until it gives a token.
+    public var tokenError: String?
 
     /// A status with nothing known yet: stopped, nothing waiting.
     public init() {}
@@ -74,6 +83,7 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
     /// `live, 3 pending, 1 sending`.
     public var description: String {
         var parts = [catchUp.map { "catching up (\($0))" } ?? "\(connection)"]
+        if let waitingForToken { parts.append("waiting for a token (\(waitingForToken == .missing ? "none yet" : waitingForToken.rawValue))") }
         if pending > 0 { parts.append("\(pending) pending") }
         if sending > 0 { parts.append("\(sending) sending") }
         if deadLetters > 0 { parts.append("\(deadLetters) dead letter\(deadLetters == 1 ? "" : "s")") }

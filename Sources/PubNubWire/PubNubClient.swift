@@ -96,26 +96,31 @@ public struct PubNubClient: Sendable {
     /// PubNub's crypto module when the app has a cipher key: message payloads are encrypted
     /// before publishing and decrypted in history and subscribe (`docs/encryption.md`).
     public let crypto: CryptoModule?
+    /// The Access Manager token sent as `auth`, replaceable at runtime (``AccessControl/setToken(_:)``),
+    /// and the checks made before and after each request (`docs/access.md`). Every copy of the
+    /// client shares it. Starts with ``PubNubConfiguration/authKey``.
+    public let access: AccessControl
     let logger: Logger
 
-    /// A client.
+    /// A client. `access` defaults to one holding the configuration's `authKey`, on the system clock.
     public init(
         configuration: PubNubConfiguration, transport: any Transport, crypto: CryptoModule? = nil,
-        logger: Logger = Logger(label: "pnreplicate.wire")
+        access: AccessControl? = nil, logger: Logger = Logger(label: "pnreplicate.wire")
     ) {
         self.configuration = configuration
         self.transport = transport
         self.crypto = crypto
+        self.access = access ?? AccessControl(token: configuration.authKey, userId: configuration.userId)
         self.logger = logger
     }
 
     /// File Sharing: list, upload, publish file messages, download, delete (``PubNubFiles``).
     public var files: PubNubFiles { PubNubFiles(client: self) }
 
-    /// The query items every request carries: `pnsdk`, `uuid`, and `auth` when configured.
+    /// The query items every request carries: `pnsdk`, `uuid`, and `auth` (the current token) when there is one.
     func commonQuery(auth: Bool = true) -> [QueryItem] {
         var items = [QueryItem("pnsdk", configuration.sdkName), QueryItem("uuid", configuration.userId)]
-        if auth, let key = configuration.authKey { items.append(QueryItem("auth", key)) }
+        if auth, let key = access.token { items.append(QueryItem("auth", key)) }
         return items
     }
 
@@ -125,7 +130,15 @@ public struct PubNubClient: Sendable {
     /// ``ServiceError`` with reason ``ServiceError/Reason/other`` whose message names where it
     /// pointed, "redirect to https://other.example/path refused: …", so the outbox dead-letters the
     /// op and the reconciler stops the pull rather than sending keys to another host.
+    ///
+    /// Access Manager (``access``): a request that needs a permission is not sent while the
+    /// client waits for a token, or when the parsed token does not grant it; a 403 under the
+    /// current token makes every request wait for a new one. Both throw
+    /// ``WireError/accessDenied(_:)``. `auth` is sent with the current token: a request built
+    /// before ``AccessControl/setToken(_:)`` goes with the new one.
     public func perform(_ request: WireRequest) async throws(WireError) -> WireResponse {
+        let generation = try access.admit(request)
+        let request = withCurrentToken(request)
         let response: WireResponse
         do {
             response = try await transport.send(request, to: configuration.origin)
@@ -138,9 +151,20 @@ public struct PubNubClient: Sendable {
             throw .service(Self.refusedRedirect(operation: request.operation, response: response))
         }
         guard (200..<300).contains(response.status) else {
-            throw .service(ErrorDecoding.serviceError(operation: request.operation, response: response))
+            let error = ErrorDecoding.serviceError(operation: request.operation, response: response)
+            if response.status == 403 { throw access.refused(request, error: error, generation: generation) }
+            throw .service(error)
         }
         return response
+    }
+
+    /// `request` with its `auth` item replaced by the current token (or removed when there is
+    /// none); a request that carries no `auth` (time, storage) is left alone.
+    func withCurrentToken(_ request: WireRequest) -> WireRequest {
+        guard let index = request.query.firstIndex(where: { $0.name == "auth" }) else { return request }
+        var copy = request
+        if let token = access.token { copy.query[index].value = token } else { copy.query.remove(at: index) }
+        return copy
     }
 
     /// The error for a 3xx: names the `Location` as scheme, host and port only, since the text is

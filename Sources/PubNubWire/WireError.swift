@@ -15,6 +15,10 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A payload is over the server's size limit (a signal over 64 bytes), refused before
     /// sending: shorten it, or publish it as a message instead.
     case payloadTooLarge(operation: String, bytes: Int, limit: Int)
+    /// Access Manager: the request waits for a new token, or the token does not grant it
+    /// (``AccessDenial``; `docs/access.md`). Only a client whose ``AccessControl`` has a token, or
+    /// requires one, throws it; without Access Manager a 403 stays ``service(_:)``.
+    case accessDenied(AccessDenial)
 
     /// A one-line explanation; never contains keys.
     public var description: String {
@@ -25,6 +29,7 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidConfiguration(let what): "invalid configuration: \(what)"
         case .invalidArgument(let what): "invalid argument: \(what)"
         case .payloadTooLarge(let operation, let bytes, let limit): "\(operation): the payload is \(bytes) bytes; the limit is \(limit)"
+        case .accessDenied(let denial): denial.description
         }
     }
 }
@@ -43,6 +48,8 @@ extension WireError {
     /// | HTTP 429 | ``rateLimited(retryAfter:)`` |
     /// | HTTP 500-599 | ``serverFailure`` |
     /// | any other status (3xx redirects, 4xx), `.invalidArgument`, `.invalidConfiguration`, `.payloadTooLarge` | ``permanent`` |
+    /// | `.accessDenied` waiting for a token (expired, refused, none yet) | ``waitForToken`` |
+    /// | `.accessDenied` the token does not grant (`notGranted`) | ``permanent`` |
     ///
     /// ```swift
     /// do {
@@ -71,16 +78,20 @@ extension WireError {
         /// Sending the same request again cannot help: 4xx other than 408 and 429, a 3xx (a
         /// refused redirect), any other status, or a request the client refused to build.
         case permanent
+        /// Only a new Access Manager token can help (``WireError/accessDenied(_:)`` that
+        /// ``AccessDenial/waitsForToken``): wait for one (``AccessControl/waitForToken(after:)``),
+        /// then send again.
+        case waitForToken
 
         /// Whether trying the same request again may succeed (everything but ``permanent``).
-        public var isRetryable: Bool { self != .permanent }
+        public var isRetryable: Bool { self != .permanent && self != .waitForToken }
 
         /// The least wait before the next attempt, in seconds: the 429's `Retry-After` (or 0
         /// without one), 0 for the other retryable classes, nil for ``permanent``. Callers wait
         /// `max(minimumWait, their backoff)`.
         public var minimumWait: TimeInterval? {
             switch self {
-            case .permanent: nil
+            case .permanent, .waitForToken: nil
             case .rateLimited(let retryAfter): retryAfter ?? 0
             case .notSent, .outcomeUnknown, .serverFailure: 0
             }
@@ -93,7 +104,7 @@ extension WireError {
         public var isUnreachable: Bool {
             switch self {
             case .notSent, .outcomeUnknown(answered: false): true
-            case .outcomeUnknown(answered: true), .rateLimited, .serverFailure, .permanent: false
+            case .outcomeUnknown(answered: true), .rateLimited, .serverFailure, .permanent, .waitForToken: false
             }
         }
     }
@@ -111,6 +122,7 @@ extension WireError {
         case .transport(.outcomeUnknown): .outcomeUnknown(answered: false)
         case .decoding: .outcomeUnknown(answered: true)
         case .invalidArgument, .invalidConfiguration, .payloadTooLarge: .permanent
+        case .accessDenied(let denial): denial.waitsForToken ? .waitForToken : .permanent
         case .service(let service):
             switch service.status {
             case 408: .outcomeUnknown(answered: true)

@@ -135,6 +135,7 @@ struct ErrorClassTests {
         case .conflict: "conflict"
         case .retry: "retry"
         case .done: "done"
+        case .waitForToken: "token"
         }
         #expect(decision == expected)
     }

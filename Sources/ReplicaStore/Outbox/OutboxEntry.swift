@@ -60,6 +60,10 @@ public enum OutboxErrorClass: String, Codable, Sendable {
     case conflict
     /// Anything else (an undecodable answer, an invalid op).
     case other
+    /// Access Manager: the token expired or was refused, or does not grant the op. A live op of
+    /// this class waits for a new token (``OutboxEntry/waitsForToken``); a dead one was refused
+    /// under a token that arrived after it first waited (`docs/access.md`).
+    case accessDenied
 }
 
 /// The row form of an ``OutboxOperation`` (the `outbox.payload` column): which fields are set
@@ -193,6 +197,17 @@ public struct OutboxFailure: Codable, Sendable, Hashable, CustomStringConvertibl
 
 /// One row of the outbox.
 public struct OutboxEntry: Sendable, Hashable, Identifiable, Codable {
+    /// The next attempt time of an op that waits for a new Access Manager token: it goes when one
+    /// arrives, not at a time (the year 3000, far past any backoff).
+    public static let tokenWaitMarker = Date(timeIntervalSince1970: 32_503_680_000)
+
+    /// Whether the op waits for a new Access Manager token (a live op refused, or not granted, under
+    /// the current one); it is made due again when a token arrives.
+    public var waitsForToken: Bool {
+        state != .dead && state != .conflict && lastFailure?.errorClass == .accessDenied
+            && (nextAttemptAt.map { $0 >= Self.tokenWaitMarker } ?? false)
+    }
+
     /// The op id (a UUID); also sent to PubNub in publish `meta` as `pnr_op`.
     public var id: String
     /// Global enqueue order.

@@ -60,7 +60,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// The channels subscribed in the last request.
     private(set) var subscribed: [String] = []
     /// Channels to fill from history before they are live, with why.
-    private(set) var needsFill: [String: GapReason] = [:]
+    var needsFill: [String: GapReason] = [:]
     /// Whether App Context objects must be pulled again (an object fetch failed).
     var needsObjects = false
     var consecutiveFailures = 0
@@ -76,6 +76,8 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// The channels of interest as last read, and when (see `followedChannels()`).
     var messageChannels: Set<String> = []
     var messageChannelsAt: Date?
+    /// Channels the token did not allow reading, left out of subscribe until it changes (its generation).
+    var deniedChannels: (names: Set<String>, generation: UInt64) = ([], 0)
     /// The channels whose presence is followed (subscribed as `<channel>-pnpres`).
     private(set) var presenceChannels: [String] = []
     /// Presence channels whose occupants must be read again (here-now) before presence events
@@ -432,6 +434,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     private func failed(_ error: any Error) async throws -> Step {
         if error is CancellationError || Task.isCancelled { throw CancellationError() }
         if Self.stopsRun(error) { throw error }
+        if let denial = Reconciler<Custom>.accessDenial(in: error) { return try await accessDenied(denial) }
         statistics.failures += 1
         consecutiveFailures += 1
         var minimum: TimeInterval = 0
@@ -465,34 +468,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Whether an error ends ``run()``: the store failed.
     static func stopsRun(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
 
-    /// The channels to subscribe (sorted): memberships, channels with messages, the options'
-    /// channels, the current user's id and ``LiveSyncOptions/users``; and which of them carry
-    /// messages (all but the user-id channels). Memberships are read on every call (an index
-    /// lookup); the channels with messages (a scan) at most every ``channelRefreshInterval`` and
-    /// after each fill, since only a pull or an own send adds one that is not already followed.
-    private func followedChannels() async throws -> (all: [String], messages: [String], presence: [String]) {
-        let store = reconciler.store
-        let extra = options.channels + (options.presence?.channels ?? [])
-        if let at = messageChannelsAt, clock.now.timeIntervalSince(at) < Self.channelRefreshInterval {
-        } else {
-            messageChannels = Set(try await reconciler.channelsOfInterest(extra: extra))
-            messageChannelsAt = clock.now
-        }
-        let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
-        let messages = messageChannels.union(memberships)
-        let users = Set(options.users + [reconciler.userId])
-        let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()
-        var presence: [String] = []
-        if let options = options.presence {
-            presence = options.channels.map { Array(Set($0)).sorted() } ?? withMessages
-        }
-        return (messages.union(users).sorted(), withMessages, presence)
-    }
-
-    /// How often the channels with stored messages are read again (seconds on the injected clock).
-    static var channelRefreshInterval: TimeInterval { 30 }
-
-    private func set(_ new: LiveState) {
+    func set(_ new: LiveState) {
         guard new != state else { return }
         state = new
         hub.send(.state(new))

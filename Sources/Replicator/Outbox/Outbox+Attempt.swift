@@ -279,8 +279,11 @@ extension Outbox {
 
     private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false) async {
         switch FailureDecision.classify(
-            error, kind: entry.kind, serverFailures: entry.serverFailures, limit: options.maxServerFailures)
+            error, kind: entry.kind, serverFailures: entry.serverFailures, limit: options.maxServerFailures,
+            waitedForToken: entry.lastFailure?.errorClass == .accessDenied, ambiguous: keepAmbiguous || entry.state == .ambiguous)
         {
+        case .waitForToken(let state, let failure):
+            await waitForToken(entry, state: keepAmbiguous ? .ambiguous : state, failure: failure)
         case .retry(_, let minimumWait, let failure, _) where keepAmbiguous:
             // A failed probe says nothing about the op: it does not count toward the 5xx limit.
             await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: false)
@@ -308,6 +311,20 @@ extension Outbox {
             await park(entry, .dead, failure)
         case .conflict(let failure):
             await park(entry, .conflict, failure)
+        }
+    }
+
+    /// Parks a live op until a new Access Manager token arrives (``OpTransaction/tokenArrived(now:)``).
+    func waitForToken(_ entry: OutboxEntry, state: OutboxState, failure: OutboxFailure) async {
+        let now = clock.now, id = entry.id
+        logger.info("outbox op waits for a token", metadata: ["op": "\(id)", "reason": "\(failure.message)"])
+        do {
+            try await commit {
+                try $0.recordFailure(id, state: state, retryAt: OutboxEntry.tokenWaitMarker, failure: failure, serverFailure: false, now: now)
+            }
+        } catch is CancellationError {
+        } catch {
+            if ChatStore<Custom>.isStorageFailure(error) { storeFailed(error) }
         }
     }
 

@@ -21,6 +21,9 @@ public struct DrainReport: Sendable, Hashable, Codable {
     /// Uploaded files no message references that could not be deleted from PubNub yet (an upload
     /// redone, a send discarded); the next drain tries again (`docs/files.md`).
     public var orphanedFiles = 0
+    /// Ops waiting for a new Access Manager token (every op left when the token expired or was
+    /// refused; otherwise those the token did not allow): they go when one arrives (`docs/access.md`).
+    public var waitingForToken = 0
 
     /// An empty report.
     public init() {}
@@ -40,6 +43,8 @@ public enum OutboxWait: Sendable, Hashable {
     case dead
     /// A conflict: waits for the app.
     case conflict
+    /// Waits for a new Access Manager token (refused or not granted under the current one).
+    case token
 
     static func of(head: LaneHead, now: Date) -> OutboxWait {
         let entry = head.entry
@@ -49,6 +54,7 @@ public enum OutboxWait: Sendable, Hashable {
         case .conflict: return .conflict
         case .pending, .ambiguous: break
         }
+        if entry.waitsForToken { return .token }
         if let parent = entry.dependsOn, let state = head.parentState { return .parent(opId: parent, state: state) }
         if let next = entry.nextAttemptAt, next > now { return .backoff(until: next) }
         return .ready
@@ -113,9 +119,16 @@ extension Outbox {
             let recovered = try await commit { try $0.recoverAbandoned(now: now) }
             logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
         }
+        do {
+            try await releaseTokenWaits()
+        } catch where ChatStore<Custom>.isStorageFailure(error) {
+            throw OutboxError.storeFailed("\(error)")
+        }
         while true {
             try Task.checkCancellation()
             if let failure = storeFailure { throw OutboxError.storeFailed("\(failure)") }
+            // Every request waits for a token (expired, refused, none yet): nothing goes until one arrives.
+            if client.access.waitingFor != nil { break }
             let epoch = workEpoch
             let heads = try await laneHeads()
             let now = clock.now
@@ -150,6 +163,11 @@ extension Outbox {
         report.deadLetters = counts[.dead] ?? 0
         report.conflicts = counts[.conflict] ?? 0
         report.remaining = (counts[.pending] ?? 0) + (counts[.ambiguous] ?? 0) + (counts[.inflight] ?? 0)
+        if client.access.waitingFor != nil {
+            report.waitingForToken = report.remaining
+        } else {
+            report.waitingForToken = try await store.reading { try $0.ops(states: [.pending, .ambiguous]) }.filter(\.waitsForToken).count
+        }
         return report
     }
 
@@ -181,15 +199,38 @@ extension Outbox {
     /// How often a drain waiting for the lease looks again.
     static var leasePollInterval: TimeInterval { 0.1 }
 
-    /// Drains, then waits for new ops (or retries) and drains again, until the task is cancelled.
+    /// Drains, then waits for new ops (or retries, or a new Access Manager token) and drains again,
+    /// until the task is cancelled.
     public func run() async throws {
         let signals = workSignals()
+        let access = client.access
+        let tokens = Task { [weak self] in
+            for await event in access.events() {
+                if case .tokenChanged = event { await self?.signalWork() }
+            }
+        }
+        defer { tokens.cancel() }
         while true {
             _ = try await drain()
             var iterator = signals.makeAsyncIterator()
             guard await iterator.next() != nil else { return }
             try Task.checkCancellation()
         }
+    }
+
+    /// Makes the ops that wait for a token due when a token arrived since the last drain (or, in a
+    /// new process, whatever token the app configured: it arrived after their refusal).
+    func releaseTokenWaits() async throws {
+        let generation = client.access.generation
+        guard tokenGenerationSeen != generation else { return }
+        guard try await store.reading({ try $0.ops(states: [.pending, .ambiguous]).contains(where: \.waitsForToken) }) else {
+            tokenGenerationSeen = generation
+            return
+        }
+        let now = clock.now
+        let moved = try await commit { try $0.tokenArrived(now: now) }
+        tokenGenerationSeen = generation
+        if moved > 0 { logger.info("a new token: ops that waited for one go again", metadata: ["count": "\(moved)"]) }
     }
 
     /// Sends lanes in parallel (at most ``OutboxOptions/maxConcurrentLanes``); a worker that
@@ -212,7 +253,7 @@ extension Outbox {
     /// The next ready lane, or nil when none is ready, the deadline has passed or the store failed
     /// (a lane taken then would return at once, and be taken again).
     private func takeLane(deadline: Date?) async -> String? {
-        guard storeFailure == nil, deadline.map({ clock.now <= $0 }) ?? true else { return nil }
+        guard storeFailure == nil, client.access.waitingFor == nil, deadline.map({ clock.now <= $0 }) ?? true else { return nil }
         if laneQueue.isEmpty, let heads = try? await laneHeads() {
             let now = clock.now
             laneQueue = heads.filter { OutboxWait.of(head: $0, now: now) == .ready && !runningLanes.contains($0.entry.lane) }
@@ -233,6 +274,7 @@ extension Outbox {
     private func runLane(_ lane: String, deadline: Date?) async {
         var marked: MarkedOp?
         while !Task.isCancelled, storeFailure == nil {
+            if marked == nil, client.access.waitingFor != nil { return }
             if let current = marked {
                 marked = await attempt(current, lane: lane)
                 continue

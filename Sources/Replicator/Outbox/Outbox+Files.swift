@@ -230,7 +230,12 @@ extension Outbox {
     /// anything else follows the outbox's rules, except that no upload step makes the send
     /// ambiguous (nothing was published yet).
     private func recordFileStepFailure(_ entry: OutboxEntry, _ error: WireError) async {
-        switch FailureDecision.classifyFileStep(error, serverFailures: entry.serverFailures, limit: options.maxServerFailures) {
+        switch FailureDecision.classifyFileStep(
+            error, serverFailures: entry.serverFailures, limit: options.maxServerFailures,
+            waitedForToken: entry.lastFailure?.errorClass == .accessDenied)
+        {
+        case .waitForToken(_, let failure):
+            await waitForToken(entry, state: .pending, failure: failure)
         case .retry(let state, let minimumWait, let failure, let serverFailure):
             await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
         case .dead(let failure), .conflict(let failure):

@@ -109,6 +109,8 @@ public actor Outbox<Custom: ChatCustomData> {
     /// committed (a new op, a retry, the network back) sees it moved and reads them again instead
     /// of sleeping on what it read.
     var workEpoch = 0
+    /// The Access Manager token generation of the last drain's release of token waits (nil: none yet).
+    var tokenGenerationSeen: UInt64?
     var drainReport = DrainReport()
     /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
     var drainDeadline: Date?

@@ -12,13 +12,46 @@ enum FailureDecision: Sendable, Hashable {
     case dead(OutboxFailure)
     /// A 412: the edit's base is stale.
     case conflict(OutboxFailure)
+    /// Waits for a new Access Manager token (in `state`: an ambiguous op stays ambiguous).
+    case waitForToken(state: OutboxState, failure: OutboxFailure)
 
     /// Classifies a failed attempt of an op of `kind` that already had `serverFailures` 5xx answers
     /// (the `limit`-th makes it a dead letter: ``OutboxOptions/maxServerFailures``).
     ///
     /// The op-specific rules come first (`opRule`, then 412); everything else follows
     /// ``PubNubWire/WireError/retryability``, the classification the reconciler's reads share.
-    static func classify(_ error: WireError, kind: OutboxKind, serverFailures: Int, limit: Int) -> FailureDecision {
+    ///
+    /// Access Manager (`docs/access.md`): a denial waits for a new token, unless the op already
+    /// waited for one (`waitedForToken`: its last failure was ``ReplicaStore/OutboxErrorClass/accessDenied``,
+    /// so this token arrived after that) and is now refused by the server or not granted by the
+    /// token: then it is a dead letter naming what it needed. A denial that sent nothing because
+    /// the token expired or every request waits never makes a dead letter.
+    static func classify(
+        _ error: WireError, kind: OutboxKind, serverFailures: Int, limit: Int, waitedForToken: Bool = false,
+        ambiguous: Bool = false
+    ) -> FailureDecision {
+        if case .accessDenied(let denial) = error {
+            let needed = denial.missing.map(\.description).joined(separator: ", ")
+            switch denial.reason {
+            case .refused(let service) where waitedForToken:
+                return .dead(OutboxFailure(
+                    errorClass: .accessDenied, httpStatus: service.status,
+                    message: "refused by Access Manager under a new token: needs \(needed) (\(service.message))"))
+            case .notGranted where waitedForToken:
+                return .dead(OutboxFailure(errorClass: .accessDenied, message: "the new token does not grant \(needed)"))
+            case .refused(let service):
+                return .waitForToken(
+                    state: ambiguous ? .ambiguous : .pending,
+                    failure: OutboxFailure(errorClass: .accessDenied, httpStatus: service.status, message: "waiting for a token: Access Manager refused (\(service.message))"))
+            case .notGranted:
+                return .waitForToken(
+                    state: ambiguous ? .ambiguous : .pending,
+                    failure: OutboxFailure(errorClass: .accessDenied, message: "waiting for a token: the token does not grant \(needed)"))
+            case .expired, .waiting, .noToken:
+                return .waitForToken(
+                    state: ambiguous ? .ambiguous : .pending, failure: OutboxFailure(errorClass: .accessDenied, message: "\(denial)"))
+            }
+        }
         if case .service(let service) = error {
             if let decision = opRule(service, kind: kind) { return decision }
             if service.status == 412 { return .conflict(failure(error, .conflict)) }
@@ -32,6 +65,9 @@ enum FailureDecision: Sendable, Hashable {
         case .rateLimited(let retryAfter):
             return .retry(
                 state: .pending, minimumWait: retryAfter ?? 0, failure: failure(error, .rateLimited), serverFailure: false)
+        case .waitForToken:
+            // Handled above (only an access denial waits for a token).
+            return .waitForToken(state: ambiguous ? .ambiguous : .pending, failure: failure(error, .accessDenied))
         case .serverFailure:
             let record = failure(error, .server)
             if serverFailures + 1 >= limit { return .dead(record) }
@@ -49,11 +85,11 @@ enum FailureDecision: Sendable, Hashable {
     /// Classifies a failed upload step of a send with files (`docs/files.md`): nothing was
     /// published yet, so no outcome makes the send ambiguous; an upload form that storage refused
     /// (403: expired or denied) is redone at once under a new id.
-    static func classifyFileStep(_ error: WireError, serverFailures: Int, limit: Int) -> FailureDecision {
+    static func classifyFileStep(_ error: WireError, serverFailures: Int, limit: Int, waitedForToken: Bool) -> FailureDecision {
         if case .service(let service) = error, service.family == .storage, service.status == 403 {
             return .retry(state: .pending, minimumWait: 0, failure: failure(error, .rejected), serverFailure: false)
         }
-        switch classify(error, kind: .send, serverFailures: serverFailures, limit: limit) {
+        switch classify(error, kind: .send, serverFailures: serverFailures, limit: limit, waitedForToken: waitedForToken) {
         case .retry(.ambiguous, let wait, let record, let serverFailure):
             return .retry(state: .pending, minimumWait: wait, failure: record, serverFailure: serverFailure)
         case let other:
@@ -94,7 +130,7 @@ enum FailureDecision: Sendable, Hashable {
             OutboxFailure(errorClass: errorClass, httpStatus: service.status, message: service.message)
         case .invalidArgument(let message), .invalidConfiguration(let message):
             OutboxFailure(errorClass: errorClass, message: message)
-        case .payloadTooLarge:
+        case .payloadTooLarge, .accessDenied:
             OutboxFailure(errorClass: errorClass, message: error.description)
         }
     }

@@ -164,6 +164,9 @@ extension Outbox {
                     let head = LaneHead(entry: entry, parentState: entry.dependsOn.flatMap { parents[$0] })
                     waiting = Outbox.describe(OutboxWait.of(head: head, now: now), entry: entry)
                 }
+                if waiting == "ready", let need = client.access.waitingFor {
+                    waiting = "waiting for a token (\(need.rawValue == "missing" ? "none yet" : "the token \(need.rawValue)"))"
+                }
                 if entry.state == .ambiguous, waiting == "ready" { waiting = "ready (probe first: may have arrived)" }
                 var request: PlannedRequest?
                 var note: String?
@@ -236,6 +239,7 @@ extension Outbox {
         case .inflight: return "in flight in another drain"
         case .dead: return "dead: \(reason)"
         case .conflict: return "conflict: \(reason)"
+        case .token: return "waiting for a token (\(reason))"
         }
     }
 }

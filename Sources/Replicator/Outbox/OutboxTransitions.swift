@@ -246,7 +246,23 @@ final class OpTransaction<Custom: ChatCustomData> {
     func retryWaitingNow(now: Date) throws -> Int {
         var moved = 0
         for var entry in try tx.ops(states: [.pending, .ambiguous]) {
-            guard let next = entry.nextAttemptAt, next > now else { continue }
+            // An op waiting for a token goes when one arrives (`tokenArrived`), not when the network does.
+            guard let next = entry.nextAttemptAt, next > now, !entry.waitsForToken else { continue }
+            entry.nextAttemptAt = now
+            entry.updatedAt = now
+            try tx.save(entry)
+            moved += 1
+        }
+        if moved > 0 { changes.wakesDrain = true }
+        return moved
+    }
+
+    /// A new Access Manager token arrived: every op waiting for one may go at once. Its failure
+    /// stays recorded, so that a refusal under the new token makes it a dead letter
+    /// (``FailureDecision``). Returns how many ops were moved.
+    func tokenArrived(now: Date) throws -> Int {
+        var moved = 0
+        for var entry in try tx.ops(states: [.pending, .ambiguous]) where entry.waitsForToken {
             entry.nextAttemptAt = now
             entry.updatedAt = now
             try tx.save(entry)

@@ -56,15 +56,21 @@ extension Reconciler {
         let lastFull = try await store.fetch(store.queries.checkpoint("objects:full"))?.updatedAt
         let isFull = full ?? (lastFull.map { clock.now.timeIntervalSince($0) >= options.fullListingInterval } ?? true)
         report.full = isFull
+        // A listing the token does not grant (Access Manager grants "every user" only by category)
+        // is left out; the memberships and members below still name the users and channels.
         if options.pullAllUsers {
-            report.users = try await pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
-                try await self.client.listUsers(query, as: Custom.User.self)
-            } apply: { users in try await self.applyPulled(users: users) }
+            report.users = try await unlessNotGranted("users") {
+                try await self.pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
+                    try await self.client.listUsers(query, as: Custom.User.self)
+                } apply: { users in try await self.applyPulled(users: users) }
+            }
         }
         if options.pullAllChannels {
-            report.channels = try await pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
-                try await self.client.listChannels(query, as: Custom.Channel.self)
-            } apply: { channels in try await self.applyPulled(channels: channels) }
+            report.channels = try await unlessNotGranted("channels") {
+                try await self.pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
+                    try await self.client.listChannels(query, as: Custom.Channel.self)
+                } apply: { channels in try await self.applyPulled(channels: channels) }
+            }
         }
         report.memberships = try await pullMemberships()
         let listed: [String]
@@ -85,6 +91,19 @@ extension Reconciler {
             try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
         }
         return (report, taken)
+    }
+
+    /// Runs a listing, or skips it (an empty result, a warning) when the token does not grant it.
+    private func unlessNotGranted(
+        _ what: String, _ body: () async throws -> ObjectSyncResult
+    ) async throws -> ObjectSyncResult {
+        do {
+            return try await body()
+        } catch {
+            guard let denial = Self.accessDenial(in: error), case .notGranted = denial.reason else { throw error }
+            logger.warning("listing skipped: the token does not grant it", metadata: ["listing": "\(what)", "missing": "\(denial.missing)"])
+            return ObjectSyncResult()
+        }
     }
 
     /// Pages a user or channel listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page),

@@ -197,8 +197,17 @@ public actor Reconciler<Custom: ChatCustomData> {
     static func endsPulls(_ error: any Error) -> Bool {
         switch error as? ReconcilerError {
         case .deadlineExceeded?: return true
-        case .pullFailed(_, _, let error)?: return error.retryability.isUnreachable
+        case .pullFailed(_, _, let error)?: return error.retryability.isUnreachable || error.retryability == .waitForToken
         default: return false
+        }
+    }
+
+    /// The Access Manager denial a failed request or pull carries, if any (`docs/access.md`).
+    public static func accessDenial(in error: any Error) -> AccessDenial? {
+        switch error {
+        case WireError.accessDenied(let denial): return denial
+        case ReconcilerError.pullFailed(_, _, .accessDenied(let denial)): return denial
+        default: return nil
         }
     }
 

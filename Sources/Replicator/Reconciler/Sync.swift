@@ -24,6 +24,13 @@ public struct SyncReport: Sendable {
     public var decrypted: DecryptPendingReport?
     /// What failed, one line each (the rest of the sync still ran).
     public var errors: [String] = []
+    /// Why requests wait for a new Access Manager token at the end of the sync (the token expired,
+    /// was refused, or there is none yet), or nil: ops and pulls resume when one arrives
+    /// (`docs/access.md`; `pnreplicate sync` exits 3 with `waiting for a token`).
+    public var waitingForToken: AccessTokenNeed?
+
+    /// Whether anything waits for a new token: the client does, or ops do (refused or not granted).
+    public var waitsForToken: Bool { waitingForToken != nil || push.waitingForToken > 0 }
 
     /// An empty report.
     public init() {}
@@ -74,6 +81,7 @@ extension Reconciler {
         pushDeadline deadline: Date, full: Bool?, progress: (@Sendable (PullProgress) -> Void)?
     ) async throws -> SyncReport {
         var report = SyncReport()
+        defer { report.waitingForToken = client.access.waitingFor }
         if let outbox {
             report.push = try await outbox.drain(until: deadline)
             // A settled conflict goes back to the queue; a resend may meet a newer version again.

@@ -1,0 +1,268 @@
+import Foundation
+import ReplicaModel
+
+/// Why a request was not sent, or was refused, for Access Manager reasons (``WireError/accessDenied(_:)``).
+public struct AccessDenial: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What happened.
+    public enum Reason: Sendable, Hashable {
+        /// No token yet, and the app said one is needed (a token provider is configured). Nothing was sent.
+        case noToken
+        /// The token's TTL ran out at this date. Nothing was sent.
+        case expired(Date)
+        /// Access Manager answered 403 under the current token (its answer). PubNub's 403 does not tell
+        /// a missing, expired or revoked token from a missing permission, so every request waits
+        /// for a new token.
+        case refused(ServiceError)
+        /// An earlier request was refused under the current token: nothing is sent until a new one arrives.
+        case waiting
+        /// The token does not grant what the request needs (checked on the device: nothing was sent).
+        case notGranted([AccessRequirement])
+    }
+
+    /// The request's operation name (`publish`, `fetchHistory`, ...).
+    public var operation: String
+    /// What happened.
+    public var reason: Reason
+    /// What the request needed.
+    public var need: AccessNeed
+    /// The token generation the decision was made under (``AccessControl/generation``).
+    public var generation: UInt64
+
+    /// A denial.
+    public init(operation: String, reason: Reason, need: AccessNeed, generation: UInt64) {
+        self.operation = operation
+        self.reason = reason
+        self.need = need
+        self.generation = generation
+    }
+
+    /// Whether only a new token can help (everything but ``Reason/notGranted(_:)``, which a new
+    /// token may or may not fix).
+    public var waitsForToken: Bool {
+        if case .notGranted = reason { return false }
+        return true
+    }
+
+    /// What the request needed and did not get: the token's missing grants, or (after a 403) every
+    /// requirement of the request, with the channels a 403's `payload` named first.
+    public var missing: [AccessRequirement] {
+        if case .notGranted(let missing) = reason { return missing }
+        return need.requirementsFlattened
+    }
+
+    /// A sentence for logs, stored errors and the CLI; never the token.
+    public var description: String {
+        let needed = missing.map(\.description).joined(separator: ", ")
+        switch reason {
+        case .noToken: return "\(operation): waiting for a token (none yet)"
+        case .expired(let date): return "\(operation): waiting for a token (the token expired at \(ISOTimestamp(date: date)))"
+        case .refused(let error): return "\(operation): waiting for a token (Access Manager refused: \(error.message))"
+        case .waiting: return "\(operation): waiting for a token (the current one was refused)"
+        case .notGranted: return "\(operation): the token does not grant \(needed)"
+        }
+    }
+}
+
+/// What changed in an ``AccessControl``.
+public enum AccessEvent: Sendable, Hashable {
+    /// A new token (or none) is in use from `generation` on.
+    case tokenChanged(generation: UInt64)
+    /// The token of `generation` needs replacing: it is missing, expiring, expired or was refused.
+    case tokenNeeded(generation: UInt64, reason: AccessTokenNeed)
+}
+
+/// Why a new token is needed.
+public enum AccessTokenNeed: String, Sendable, Hashable, Codable {
+    /// There is none and a token provider is configured.
+    case missing
+    /// It expires soon (within ``AccessControl/renewalMargin(for:)``); requests still go.
+    case expiring
+    /// Its TTL ran out.
+    case expired
+    /// Access Manager refused a request under it.
+    case refused
+}
+
+/// The token a ``PubNubClient`` sends as `auth`, replaceable at runtime, and the one place that
+/// decides, before and after each request, what Access Manager means for it (`docs/access.md`):
+///
+/// - **Before**: a request that needs a permission (``AccessNeed/of(_:)``) is not sent while the
+///   token is known expired (its TTL, on the injected clock), while an earlier request was
+///   refused under the same token, or when the parsed token does not grant it; the request fails
+///   with ``WireError/accessDenied(_:)`` at once.
+/// - **After**: a 403 under the current token starts waiting for a new one (every request waits;
+///   PubNub's 403 does not say whether the token or the permission was at fault).
+/// - **Replacing**: ``setToken(_:)`` takes effect for the next request of every component sharing
+///   the client, and ends the wait.
+///
+/// Without a token, and unless ``requiresToken`` is set (a token provider), nothing is checked:
+/// a keyset without Access Manager works as before. A key that is not a v3 token (a legacy auth
+/// key) is sent as is and never pre-checked.
+///
+/// Thread-safe; share one per client. Observe it with ``events()``.
+public final class AccessControl: @unchecked Sendable {
+    private let lock = NSLock()
+    private let clock: any ReplicaClock
+    /// The user the token must be for.
+    public let userId: String
+    private var text: String?
+    private var parsed: AccessToken?
+    private var currentGeneration: UInt64 = 0
+    private var waitingReason: AccessTokenNeed?
+    private var needAnnounced: Set<UInt64> = []
+    private var required: Bool
+    private var observers: [UUID: AsyncStream<AccessEvent>.Continuation] = [:]
+
+    /// An access control starting with `token` (nil: none), for `userId`, reading the time from
+    /// `clock`. `requiresToken`: a request without a token waits for one instead of going.
+    public init(token: String?, userId: String, clock: any ReplicaClock = SystemClock(), requiresToken: Bool = false) {
+        self.userId = userId
+        self.clock = clock
+        self.required = requiresToken
+        self.text = token.flatMap { $0.isEmpty ? nil : $0 }
+        self.parsed = self.text.flatMap { try? AccessToken(parsing: $0) }
+    }
+
+    /// The token's text, sent as `auth` (nil: none). Never log it.
+    public var token: String? { lock.withLock { text } }
+
+    /// The parsed token, when the token is a v3 token.
+    public var parsedToken: AccessToken? { lock.withLock { parsed } }
+
+    /// Increases by one at each ``setToken(_:)``: a refusal under an older generation says nothing
+    /// about the current token.
+    public var generation: UInt64 { lock.withLock { currentGeneration } }
+
+    /// Why requests wait for a new token, or nil when they go.
+    public var waitingFor: AccessTokenNeed? { lock.withLock { waitingReason } }
+
+    /// Whether a request without a token waits for one (set when the app configured a token provider).
+    public var requiresToken: Bool {
+        get { lock.withLock { required } }
+        set { lock.withLock { required = newValue } }
+    }
+
+    /// Replaces the token (nil removes it). A v3 token is parsed and must be for ``userId``; any
+    /// other text is used as a legacy auth key. Ends a wait for a token and notifies observers.
+    ///
+    /// - Throws: ``AccessTokenError/otherUser(tokenUser:configuredUser:)`` for a token of another
+    ///   user; ``AccessTokenError/empty`` for "". Nothing changes when it throws.
+    public func setToken(_ newToken: String?) throws(AccessTokenError) {
+        if newToken == "" { throw .empty }
+        let parsedToken = newToken.flatMap { try? AccessToken(parsing: $0) }
+        if let parsedToken { try parsedToken.checkUser(userId) }
+        let generation = lock.withLock {
+            text = newToken
+            parsed = parsedToken
+            currentGeneration += 1
+            waitingReason = nil
+            return currentGeneration
+        }
+        broadcast(.tokenChanged(generation: generation))
+    }
+
+    /// The margin before expiry within which a new token is asked for while the current one still
+    /// works: a tenth of its TTL, at most five minutes.
+    public static func renewalMargin(for token: AccessToken) -> TimeInterval {
+        min(300, TimeInterval(token.ttlMinutes) * 6)
+    }
+
+    /// Decides whether `request` may go (see the type's overview); returns the generation it goes under.
+    public func admit(_ request: WireRequest) throws(WireError) -> UInt64 {
+        let need = AccessNeed.of(request)
+        if need == .nothing || need == .secretKey { return generation }
+        let now = clock.now
+        var announce: AccessEvent?
+        let decision: Result<UInt64, AccessDenial> = lock.withLock {
+            let generation = currentGeneration
+            func deny(_ reason: AccessDenial.Reason) -> Result<UInt64, AccessDenial> {
+                .failure(AccessDenial(operation: request.operation, reason: reason, need: need, generation: generation))
+            }
+            if let waitingReason {
+                switch waitingReason {
+                case .expired: return deny(.expired(parsed?.expires ?? now))
+                case .missing: return deny(.noToken)
+                default: return deny(.waiting)
+                }
+            }
+            if text == nil {
+                guard required else { return .success(generation) }
+                waitingReason = .missing
+                announce = needed(generation, .missing)
+                return deny(.noToken)
+            }
+            guard let parsed else { return .success(generation) }
+            if parsed.isExpired(at: now) {
+                waitingReason = .expired
+                announce = needed(generation, .expired)
+                return deny(.expired(parsed.expires))
+            }
+            let missing = need.missing(in: parsed.grants)
+            if !missing.isEmpty { return deny(.notGranted(missing)) }
+            if parsed.expires.timeIntervalSince(now) <= Self.renewalMargin(for: parsed) {
+                announce = needed(generation, .expiring)
+            }
+            return .success(generation)
+        }
+        if let announce { broadcast(announce) }
+        switch decision {
+        case .success(let generation): return generation
+        case .failure(let denial): throw .accessDenied(denial)
+        }
+    }
+
+    /// Takes a 403 answer to a request admitted under `generation`: when Access Manager is in use
+    /// (a token, or one required) and no newer token has arrived, every request waits for a new
+    /// one. Returns the error to throw: ``WireError/accessDenied(_:)`` when Access Manager is in
+    /// use, the plain service error otherwise (a keyset without Access Manager, whose 403 means a
+    /// feature is off).
+    public func refused(_ request: WireRequest, error: ServiceError, generation: UInt64) -> WireError {
+        guard error.status == 403, error.family != .storage else { return .service(error) }
+        var announce: AccessEvent?
+        let inUse: Bool = lock.withLock {
+            guard text != nil || required else { return false }
+            if generation == currentGeneration, waitingReason == nil {
+                waitingReason = .refused
+                announce = needed(generation, .refused)
+            }
+            return true
+        }
+        guard inUse else { return .service(error) }
+        if let announce { broadcast(announce) }
+        return .accessDenied(
+            AccessDenial(operation: request.operation, reason: .refused(error), need: AccessNeed.of(request), generation: generation))
+    }
+
+    /// Asks observers for a new token for `generation` once (under the lock).
+    private func needed(_ generation: UInt64, _ reason: AccessTokenNeed) -> AccessEvent? {
+        guard needAnnounced.insert(generation).inserted else { return nil }
+        return .tokenNeeded(generation: generation, reason: reason)
+    }
+
+    /// Every change from now on: new tokens and requests for one. Each call makes a new stream;
+    /// it ends when the caller stops iterating.
+    public func events() -> AsyncStream<AccessEvent> {
+        let (stream, continuation) = AsyncStream<AccessEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        lock.withLock { observers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Returns when the generation is past `generation` (a new token arrived) or the task is cancelled.
+    public func waitForToken(after generation: UInt64) async {
+        let events = events()
+        if self.generation > generation { return }
+        for await event in events {
+            if case .tokenChanged(let current) = event, current > generation { return }
+        }
+    }
+
+    private func broadcast(_ event: AccessEvent) {
+        let targets = lock.withLock { Array(observers.values) }
+        for target in targets { target.yield(event) }
+    }
+}

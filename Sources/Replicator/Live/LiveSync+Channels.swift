@@ -1,0 +1,59 @@
+import Foundation
+import PubNubWire
+import ReplicaStore
+
+extension LiveSync {
+    /// The channels to subscribe (sorted): memberships, channels with messages, the options'
+    /// channels, the current user's id and ``LiveSyncOptions/users``; and which of them carry
+    /// messages (all but the user-id channels). Memberships are read on every call (an index
+    /// lookup); the channels with messages (a scan) at most every ``channelRefreshInterval`` and
+    /// after each fill, since only a pull or an own send adds one that is not already followed.
+    func followedChannels() async throws -> (all: [String], messages: [String], presence: [String]) {
+        let store = reconciler.store
+        let extra = options.channels + (options.presence?.channels ?? [])
+        if let at = messageChannelsAt, clock.now.timeIntervalSince(at) < Self.channelRefreshInterval {
+        } else {
+            messageChannels = Set(try await reconciler.channelsOfInterest(extra: extra))
+            messageChannelsAt = clock.now
+        }
+        let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
+        let messages = messageChannels.union(memberships)
+        let users = Set(options.users + [reconciler.userId])
+        let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()
+        var presence: [String] = []
+        if let options = options.presence {
+            presence = options.channels.map { Array(Set($0)).sorted() } ?? withMessages
+        }
+        // Channels the current token does not allow reading stay out (Access Manager refuses the
+        // whole subscribe otherwise); a new token lets them in again.
+        let denied = deniedChannels.generation == reconciler.client.access.generation ? deniedChannels.names : []
+        return (
+            messages.union(users).subtracting(denied).sorted(), withMessages.filter { !denied.contains($0) },
+            presence.filter { !denied.contains($0) }
+        )
+    }
+
+    /// How often the channels with stored messages are read again (seconds on the injected clock).
+    static var channelRefreshInterval: TimeInterval { 30 }
+
+
+    /// An Access Manager denial of a subscribe or a fill (`docs/access.md`): channels the token
+    /// does not grant are left out until a new token arrives; when every request waits for a
+    /// token, the loop waits for one (no backoff, no requests), then fills every channel again.
+    func accessDenied(_ denial: AccessDenial) async throws -> Step {
+        if case .notGranted(let missing) = denial.reason {
+            let channels = Set(missing.filter { $0.kind == .channel }.compactMap(\.name))
+            if deniedChannels.generation != denial.generation { deniedChannels = ([], denial.generation) }
+            deniedChannels.names.formUnion(channels)
+            logger.warning("the token does not allow reading some channels; live sync leaves them out", metadata: [
+                "channels": "\(channels.count)", "missing": "\(missing.prefix(3).map(\.description))",
+            ])
+            if !channels.isEmpty { return .failed }
+        }
+        set(.offline(reason: "waiting for a token"))
+        for channel in subscribed where needsFill[channel] == nil { needsFill[channel] = .reconnect }
+        await reconciler.client.access.waitForToken(after: denial.generation)
+        try Task.checkCancellation()
+        return .failed
+    }
+}
