@@ -109,7 +109,11 @@ let package = Package(
             ]
         ),
         // The simulator: an in-memory PubNub answering the same REST surface.
-        .target(name: "PubNubSimulator", dependencies: ["PubNubWire", "ReplicaModel"], path: "Simulator/PubNubSimulator"),
+        .target(
+            name: "PubNubSimulator",
+            // Crypto: Access Manager's signatures and token MACs (HMAC-SHA256).
+            dependencies: ["PubNubWire", "ReplicaModel", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Simulator/PubNubSimulator"),
         // The simulator's HTTP front end (Hummingbird; never a dependency of the core library).
         .target(
             name: "SimulatorHTTP",

@@ -51,18 +51,27 @@ public actor PubNubServer {
     public private(set) var requestCount = 0
     /// File Sharing: upload forms, stored files and the storage origin (``FileStorage``).
     var fileStorage: FileStorage
+    /// Access Manager, when the server has a secret key (``configureAccess(secretKey:)``).
+    var access: AccessManager?
 
     /// A server with the given keys, reading the time from `clock`.
     ///
     /// Pass the clock the replicator under test uses (a `VirtualClock` from
     /// `PubNubSimulatorTesting`) and server timetokens and client retries share one timeline. A
     /// timetoken is the clock's unix time × 10^7, and never less than the last one plus one.
-    public init(publishKey: String = "demo", subscribeKey: String = "demo", clock: any ReplicaClock = SystemClock()) {
+    ///
+    /// With a `secretKey`, the server enforces Access Manager (``configureAccess(secretKey:)``);
+    /// without one, everything is granted to everyone.
+    public init(
+        publishKey: String = "demo", subscribeKey: String = "demo", clock: any ReplicaClock = SystemClock(),
+        secretKey: String? = nil
+    ) {
         self.publishKey = publishKey
         self.subscribeKey = subscribeKey
         self.clock = clock
         self.timetokens = TimetokenClock(clock: clock)
         self.fileStorage = FileStorage(subscribeKey: subscribeKey)
+        self.access = secretKey.map { AccessManager(secretKey: $0, publishKey: publishKey, subscribeKey: subscribeKey) }
     }
 
     /// Changes how subscribe behaves (a test's short hold time, say).
@@ -80,6 +89,7 @@ public actor PubNubServer {
         guard Self.isSubscribe(request) else { return handle(request) }
         requestCount += 1
         sweepPresence()
+        if let refusal = access?.intercept(request, now: clock.now) { return refusal }
         switch fault {
         case .staleCursor: return await subscribe(request, fault: .staleCursor)
         case .bufferOverflow: return await subscribe(request, fault: .bufferOverflow)
@@ -97,6 +107,7 @@ public actor PubNubServer {
     public func handle(_ request: WireRequest) -> WireResponse {
         requestCount += 1
         sweepPresence()
+        if let answer = access?.intercept(request, now: clock.now) { return answer }
         let s = request.pathSegments
         switch (request.method, s.first) {
         case (.get, "time") where s.count == 2:
@@ -180,6 +191,53 @@ public actor PubNubServer {
         -> [(messageTimetoken: UInt64, actionTimetoken: UInt64, type: String, value: String, uuid: String)]
     {
         (actions[channel] ?? []).map { ($0.messageTimetoken, $0.actionTimetoken, $0.type, $0.value, $0.uuid) }
+    }
+
+    // MARK: Access Manager
+
+    /// Turns Access Manager on with `secretKey` (nil turns it off: everything granted to
+    /// everyone). Tokens minted under another key are forgotten.
+    ///
+    /// On, every request needs a token minted here (sent as `auth`) that allows it, or the
+    /// secret key's signature (an admin); grants and revokes come over the wire
+    /// (`POST /v3/pam/{sub}/grant`, `DELETE /v3/pam/{sub}/grant/{token}`) or in process with
+    /// ``grantToken(ttlMinutes:grants:authorizedUserId:meta:)`` and ``revokeToken(_:)``. TTLs
+    /// run on ``clock``: advance a `VirtualClock` to expire a token. See `docs/simulator.md`,
+    /// "Access Manager".
+    public func configureAccess(secretKey: String?) {
+        guard secretKey != access?.secretKey else { return }
+        access = secretKey.map { AccessManager(secretKey: $0, publishKey: publishKey, subscribeKey: subscribeKey) }
+    }
+
+    /// Whether Access Manager is on (the server has a secret key).
+    public var enforcesAccess: Bool { access != nil }
+
+    /// Mints a token as the grant endpoint does, issued now on ``clock``: a test's shortcut.
+    ///
+    /// ```swift
+    /// let server = PubNubServer(clock: clock, secretKey: "sec")
+    /// let token = try await server.grantToken(
+    ///     ttlMinutes: 10, grants: AccessGrants(resources: [.channel: ["room-1": [.read, .write]]]),
+    ///     authorizedUserId: "alice")
+    /// ```
+    ///
+    /// Throws ``AccessGrantError/accessManagerOff`` without a secret key and
+    /// ``AccessGrantError/invalidTTL`` outside 1...43200 minutes.
+    public func grantToken(
+        ttlMinutes: Int = 60, grants: AccessGrants, authorizedUserId: String? = nil, meta: [String: JSONValue] = [:]
+    ) throws(AccessGrantError) -> String {
+        guard var manager = access else { throw .accessManagerOff }
+        let token = try manager.mint(
+            TokenGrant(ttlMinutes: ttlMinutes, grants: grants, authorizedUserId: authorizedUserId, meta: meta), now: clock.now)
+        access = manager
+        return token
+    }
+
+    /// Revokes `token` as the revoke endpoint does; false when it was never minted here or has
+    /// expired (the endpoint's 400s).
+    @discardableResult
+    public func revokeToken(_ token: String) -> Bool {
+        access?.revoke(token, now: clock.now).status == 200
     }
 
     // MARK: Files

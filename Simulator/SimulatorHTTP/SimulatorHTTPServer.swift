@@ -27,19 +27,26 @@ public struct SimulatorResponder: HTTPResponder {
     let plan: FaultPlan
     let misbehaviour: ServerMisbehaviour
     let log: RequestLog?
+    let clock: OffsetClock?
 
-    /// A responder for `server` with `plan`'s faults, `misbehaviour` and, when given, a request log.
-    public init(server: PubNubServer, plan: FaultPlan, misbehaviour: ServerMisbehaviour = .none, log: RequestLog? = nil) {
+    /// A responder for `server` with `plan`'s faults, `misbehaviour` and, when given, a request log
+    /// and a clock that `/simulator/clock` moves (``ClockControl``).
+    public init(
+        server: PubNubServer, plan: FaultPlan, misbehaviour: ServerMisbehaviour = .none, log: RequestLog? = nil,
+        clockControl: OffsetClock? = nil
+    ) {
         self.server = server
         self.plan = plan
         self.misbehaviour = misbehaviour
         self.log = log
+        self.clock = clockControl
     }
 
     /// Converts the HTTP request, lets the server (and the fault plan) answer, converts back.
     public func respond(to request: Request, context: Context) async throws -> Response {
         await log?.record(method: request.method.rawValue, uri: request.uri.description)
         guard let received = try await Self.wireRequest(request) else { return response(RawRequest.badRequest) }
+        if let clock, let answer = ClockControl.answer(received, clock: clock) { return response(answer) }
         let wire = misbehaviour.rewrite(received)
         if let delay = misbehaviour.publishDelay, ServerMisbehaviour.isPublish(wire) {
             // Cancelled only when the server stops; then answer at once.
@@ -87,16 +94,19 @@ public enum SimulatorHTTPServer {
     /// the bound port (useful with port 0, an ephemeral port); before it runs, the server's
     /// storage origin (``PubNubSimulator/PubNubServer/storageOrigin``) is set to
     /// `http://127.0.0.1:<port>`, so file uploads and downloads come back to this listener.
-    /// `misbehaviour` and `requestLog` are passed to the ``SimulatorResponder``.
+    /// `misbehaviour`, `requestLog` and `clockControl` (the server's clock, when it is an
+    /// ``PubNubSimulator/OffsetClock`` that `/simulator/clock` may move: ``ClockControl``) are
+    /// passed to the ``SimulatorResponder``.
     public static func run(
         server: PubNubServer, plan: FaultPlan, port: Int = 0, handleSignals: Bool = false,
-        misbehaviour: ServerMisbehaviour = .none, requestLog: RequestLog? = nil,
+        misbehaviour: ServerMisbehaviour = .none, requestLog: RequestLog? = nil, clockControl: OffsetClock? = nil,
         logLevel: Logger.Level = .critical, onListening: @escaping @Sendable (Int) async -> Void
     ) async throws {
         var logger = Logger(label: "pnreplicate.simulator")
         logger.logLevel = logLevel
         let app = Application(
-            responder: SimulatorResponder(server: server, plan: plan, misbehaviour: misbehaviour, log: requestLog),
+            responder: SimulatorResponder(
+                server: server, plan: plan, misbehaviour: misbehaviour, log: requestLog, clockControl: clockControl),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in
                 // Upload and download URLs point at this listener (storage shares the port).

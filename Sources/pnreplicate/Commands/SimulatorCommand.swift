@@ -24,6 +24,12 @@ struct SimulatorCommand: AsyncParsableCommand {
                 Subscribe is served as PubNub does: an idle long poll is held --subscribe-hold \
                 seconds (280 by default; 1 keeps a test's listeners moving, 0 answers at once), and \
                 each connection's buffer keeps 100 events for 20 minutes.
+
+                Access Manager: with --secret-key, every request needs a token granted by this \
+                simulator (POST /v3/pam/SUB/grant, signed with the key, as the SDKs' grant_token \
+                does) or the key's signature; without it everything is granted to everyone. Token \
+                TTLs run on the simulator's clock, which `POST /simulator/clock?advance=SECONDS` \
+                moves forward (`GET /simulator/clock` reads it): docs/simulator.md, "Access Manager".
                 """)
 
         @Option(help: "Port to bind (0 picks a free one).")
@@ -44,6 +50,11 @@ struct SimulatorCommand: AsyncParsableCommand {
 
         @Option(help: "The subscribe key the simulator accepts.")
         var subscribeKey = "demo"
+
+        @Option(help: ArgumentHelp(
+            "Enforce Access Manager with this secret key: grants, revokes, signatures and tokens (never printed).",
+            valueName: "key"))
+        var secretKey: String?
 
         @Option(
             name: .customLong("drip"), help: ArgumentHelp(
@@ -98,6 +109,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             guard (0...3600).contains(subscribeHold) else {
                 throw ValidationError("--subscribe-hold must be 0-3600 seconds")
             }
+            if let secretKey, secretKey.isEmpty { throw ValidationError("--secret-key must not be empty") }
             guard (0...10_000).contains(keysetChannels), (0...1000).contains(keysetMessages), (0...100_000).contains(keysetUsers) else {
                 throw ValidationError("--keyset-channels must be 0-10000, --keyset-messages 0-1000, --keyset-users 0-100000")
             }
@@ -121,24 +133,30 @@ struct SimulatorCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey)
+                // The clock `/simulator/clock` moves (token TTLs, presence timeouts, timetokens).
+                let clock = OffsetClock()
+                let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey, clock: clock)
                 await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
                 if keysetChannels > 0 {
                     try await ChatKeyset(
                         channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember
                     ).seed(server)
                 }
+                // After seeding: the keyset's unsigned requests are the simulator's own.
+                await server.configureAccess(secretKey: secretKey)
                 let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
                 let faults = self.faults
                 let seed = self.seed
                 let log = try requestLog.map { try RequestLog(path: $0) }
                 let misbehaving = misbehaviourSummary
+                let access = secretKey == nil ? "" : ", access manager: on"
                 try await SimulatorHTTPServer.run(
-                    server: server, plan: plan, port: port, handleSignals: true, misbehaviour: misbehaviour, requestLog: log
+                    server: server, plan: plan, port: port, handleSignals: true, misbehaviour: misbehaviour, requestLog: log,
+                    clockControl: clock
                 ) { port in
                     // Unbuffered, so that a parent process reading a pipe sees it at once.
                     Output.standardOutput("listening on http://127.0.0.1:\(port)\n")
-                    Output.standardError("faults: \(faults), seed: \(seed)\(misbehaving)\n")
+                    Output.standardError("faults: \(faults), seed: \(seed)\(misbehaving)\(access)\n")
                 }
             }
         }
