@@ -30,6 +30,17 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(name: .long, help: "With the legacy cryptor: the static IV instead of a random one (the mode is not on the wire).")
     var staticIv = false
 
+    @Option(
+        name: [.customLong("auth-token"), .customLong("auth-key")],
+        help: ArgumentHelp(
+            "The Access Manager token (or legacy auth key) sent with every request (default: $PUBNUB_AUTH_TOKEN, else $PUBNUB_AUTH_KEY; never logged or stored).",
+            valueName: "token"))
+    var authToken: String?
+
+    @Option(help: ArgumentHelp(
+        "Read the token from this file instead (surrounding whitespace ignored); `listen` reads it again on SIGHUP.", valueName: "path"))
+    var authTokenFile: String?
+
     /// Refuses, before anything is opened or sent, what would quietly go where the user did not
     /// mean: PubNub's real service (any origin but this machine's) without a subscribe key from a
     /// flag or the environment, where the public `demo` keyset would publish for anyone to read;
@@ -41,6 +52,12 @@ struct ConnectionOptions: ParsableArguments {
         if !origin.contains("://"), Self.isLoopback(host) {
             throw ValidationError(
                 "--origin \(origin) has no scheme, so it would be reached over https; the simulator speaks http: use --origin http://\(origin)")
+        }
+        if authToken != nil, authTokenFile != nil {
+            throw ValidationError("give the token with --auth-token or --auth-token-file, not both")
+        }
+        if authToken?.isEmpty == true {
+            throw ValidationError("--auth-token is empty (an unset variable?); give the token, or leave the option out")
         }
         if resolvedSubscribeKey == nil, !Self.isLoopback(host) {
             throw ValidationError(
@@ -84,12 +101,40 @@ struct ConnectionOptions: ParsableArguments {
         try cipher().map { CryptoModule(cipherKey: $0.key, encryptWith: $0.cryptor) }
     }
 
-    /// A replica's configuration of these keys, user, origin and cipher, for the store at `path`.
+    /// The token: `--auth-token` (alias `--auth-key`), else `--auth-token-file`'s content, else
+    /// `PUBNUB_AUTH_TOKEN`, else `PUBNUB_AUTH_KEY`; nil when none is given. A flag wins over the environment.
+    func token() throws -> String? {
+        if let authToken { return authToken }
+        if let authTokenFile { return try Self.readToken(file: authTokenFile) }
+        return environmentValue("PUBNUB_AUTH_TOKEN") ?? environmentValue("PUBNUB_AUTH_KEY")
+    }
+
+    /// The token in `path`, whitespace trimmed; an unreadable or empty file is a validation error.
+    static func readToken(file path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("--auth-token-file \(path): cannot read the file")
+        }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--auth-token-file \(path) is empty") }
+        return token
+    }
+
+    /// The client's access control: the token, checked to be for the acting user.
+    func accessControl() throws -> AccessControl {
+        let access = AccessControl(token: nil, userId: actingUser(userId))
+        if let token = try token() {
+            do { try access.setToken(token) } catch { throw ValidationError("the token cannot be used: \(error)") }
+        }
+        return access
+    }
+
+    /// A replica's configuration of these keys, user, origin, cipher and token, for the store at `path`.
     func replicaConfiguration(store path: String) throws -> ReplicaConfiguration {
         let wire = try configuration()
         var configuration = ReplicaConfiguration(
             publishKey: wire.publishKey, subscribeKey: wire.subscribeKey, userId: wire.userId, store: .file(path))
         configuration.origin = resolvedOrigin
+        configuration.authKey = try token()
         if let cipher = try cipher() {
             configuration.cipherKey = cipher.key
             configuration.cryptor = cipher.cryptor
@@ -118,7 +163,9 @@ struct ConnectionOptions: ParsableArguments {
     /// A client on a URLSession transport whose requests each end within `timeout` seconds, for
     /// commands that talk to PubNub without an outbox or a reconciler.
     func client(timeout: TimeInterval = 15) throws -> PubNubClient {
-        PubNubClient(configuration: try configuration(), transport: URLSessionTransport(timeout: timeout), crypto: try crypto())
+        PubNubClient(
+            configuration: try configuration(), transport: URLSessionTransport(timeout: timeout), crypto: try crypto(),
+            access: try accessControl())
     }
 }
 

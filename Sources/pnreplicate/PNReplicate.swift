@@ -14,7 +14,7 @@ struct PNReplicate: AsyncParsableCommand {
             SyncCommand.self, ListenCommand.self, PresenceCommand.self, TypingCommand.self, SendCommand.self, DraftCommand.self, ReactCommand.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
             ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
             ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self,
-            SimulatorCommand.self,
+            TokenCommand.self, SimulatorCommand.self,
         ],
         defaultSubcommand: SyncCommand.self
     )

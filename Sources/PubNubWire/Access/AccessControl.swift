@@ -136,6 +136,17 @@ public final class AccessControl: @unchecked Sendable {
     /// Why requests wait for a new token, or nil when they go.
     public var waitingFor: AccessTokenNeed? { lock.withLock { waitingReason } }
 
+    /// Why a request made at `date` would wait for a token, without deciding anything: the wait
+    /// already on, a token past its TTL, or none when one is required. For dry runs and status.
+    public func wouldWait(at date: Date) -> AccessTokenNeed? {
+        lock.withLock {
+            if let waitingReason { return waitingReason }
+            if let parsed, parsed.isExpired(at: date) { return .expired }
+            if text == nil, required { return .missing }
+            return nil
+        }
+    }
+
     /// Whether a request without a token waits for one (set when the app configured a token provider).
     public var requiresToken: Bool {
         get { lock.withLock { required } }

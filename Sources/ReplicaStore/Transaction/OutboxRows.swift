@@ -166,7 +166,11 @@ public enum StoredErrorText {
     /// characters that fits together with a note of the original size, e.g.
     /// `<prefix>…(truncated, 52428800 bytes)`. The result is always valid UTF-8 of at most
     /// ``maxBytes`` bytes.
+    ///
+    /// An Access Manager token or signature that a failure's text quoted from a URL
+    /// (`auth=…`, `signature=…`) is replaced by `auth=REDACTED` first: tokens are never stored.
     public static func capped(_ text: String) -> String {
+        let text = redacted(text)
         let size = text.utf8.count
         guard size > maxBytes else { return text }
         let note = "…(truncated, \(size) bytes)"
@@ -180,5 +184,17 @@ public enum StoredErrorText {
             end = text.index(after: index)
         }
         return String(text[..<end]) + note
+    }
+
+    /// `text` with the value of every `auth=` and `signature=` query item replaced by `REDACTED`.
+    public static func redacted(_ text: String) -> String {
+        guard text.contains("auth=") || text.contains("signature=") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let range = rest.range(of: #"(auth|signature)="#, options: .regularExpression) {
+            result += rest[..<range.upperBound] + "REDACTED"
+            rest = rest[range.upperBound...].drop { !"&# \n\t\"'".contains($0) }
+        }
+        return result + rest
     }
 }

@@ -164,8 +164,8 @@ extension Outbox {
                     let head = LaneHead(entry: entry, parentState: entry.dependsOn.flatMap { parents[$0] })
                     waiting = Outbox.describe(OutboxWait.of(head: head, now: now), entry: entry)
                 }
-                if waiting == "ready", let need = client.access.waitingFor {
-                    waiting = "waiting for a token (\(need.rawValue == "missing" ? "none yet" : "the token \(need.rawValue)"))"
+                if waiting == "ready", let need = client.access.wouldWait(at: now) {
+                    waiting = "waiting for a token (\(need == .missing ? "none yet" : "the token \(need.rawValue)"))"
                 }
                 if entry.state == .ambiguous, waiting == "ready" { waiting = "ready (probe first: may have arrived)" }
                 var request: PlannedRequest?
@@ -188,7 +188,13 @@ extension Outbox {
                     if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
                         note = "the action's timetoken is looked up on the server first"
                     } else {
-                        request = PlannedRequest(try OutboxRequests.request(for: entry, resolved: resolved, client: client))
+                        let wire = try OutboxRequests.request(for: entry, resolved: resolved, client: client)
+                        request = PlannedRequest(wire)
+                        // The pre-check a drain makes: an op the parsed token cannot allow is reported here.
+                        if waiting == "ready", let token = client.access.parsedToken {
+                            let missing = AccessNeed.of(wire).missing(in: token.grants)
+                            if !missing.isEmpty { waiting = "not granted by the token: \(missing.map(\.description).joined(separator: ", "))" }
+                        }
                     }
                 } catch let problem as OutboxRequests.Problem {
                     note = problem.description
@@ -248,7 +254,10 @@ extension PlannedRequest {
     init(_ request: WireRequest) {
         method = request.method.rawValue
         path = "/" + request.pathSegments.map { PercentEncoding.pathSegment($0) }.joined(separator: "/")
-        query = request.query.map { item in item.name + (item.value.map { "=\($0)" } ?? "") }
+        // The token and a signature are never printed.
+        query = request.query.map { item in
+            item.name + (item.value.map { ["auth", "signature"].contains(item.name) ? "=REDACTED" : "=\($0)" } ?? "")
+        }
         ifMatch = request.headers.first { $0.key.lowercased() == "if-match" }?.value
         body = request.body.map { String(decoding: $0, as: UTF8.self) }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubWire
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -43,6 +44,10 @@ struct ListenCommand: AsyncParsableCommand {
             cannot be read, a new channel) the channel is filled from history before it is called \
             live again. So messages sent while nothing listened arrive through that fill, and a \
             listen killed at any moment loses nothing on its next run.
+
+            Access Manager: on SIGHUP the token is read again from --auth-token-file and used for \
+            the next request (while it waits for a token the state says `offline: waiting for a \
+            token`).
 
             Stops on SIGINT or SIGTERM with exit status 0; exits 1 when the store fails. Network \
             failures never end it: they are retried with backoff (`state: offline: REASON`).
@@ -90,6 +95,10 @@ struct ListenCommand: AsyncParsableCommand {
         if presence { liveOptions.presence = PresenceOptions(timeout: presenceTimeout) }
         let session = try await Session(store: options, connection: connection, live: liveOptions)
         let live = session.live
+        // SIGHUP reads --auth-token-file again: a new token without a restart (docs/access.md).
+        let access = session.outbox.client.access, tokenFile = connection.authTokenFile
+        let reload = await SignalTrap([SIGHUP]) { _ in Self.reloadToken(from: tokenFile, into: access) }
+        defer { reload.cancel() }
         let printer = ActivityPrinter(json: options.json, verbose: options.verbose)
         // Subscribed before the run starts, so that nothing is missed.
         let activity = live.activity()
@@ -103,6 +112,24 @@ struct ListenCommand: AsyncParsableCommand {
         }
         // A stop that interrupts a store access is a clean stop: `LiveSync.run()` owns that rule.
         try await running.value
+    }
+}
+
+extension ListenCommand {
+    /// On SIGHUP: the token in `file` replaces the current one; a line on stderr says what happened
+    /// (never the token).
+    @Sendable static func reloadToken(from file: String?, into access: AccessControl) {
+        guard let file else {
+            Output.standardError("SIGHUP: no --auth-token-file to read a new token from; the token is unchanged\n")
+            return
+        }
+        do {
+            try access.setToken(try ConnectionOptions.readToken(file: file))
+            let expiry = access.parsedToken.map { ", expires \(ISOTimestamp(date: $0.expires))" } ?? ""
+            Output.standardError("token: replaced from \(file)\(expiry)\n")
+        } catch {
+            Output.standardError("SIGHUP: the token in \(file) was not used: \(error)\n")
+        }
     }
 }
 

@@ -22,8 +22,10 @@ struct SyncCommand: AsyncParsableCommand {
             Exit status: 0 when everything was pushed and pulled; 2 when dead letters or conflicts \
             remain (see `pnreplicate --dry-run` and `pnreplicate conflicts list`, then \
             `pnreplicate outbox retry|discard OP` or `pnreplicate conflicts resolve ID`); 3 when \
-            ops still wait at the timeout (offline or backing off); 4 when the push is done but a \
-            pull failed (the errors are listed; the next sync resumes from the checkpoints).
+            ops still wait at the timeout (offline or backing off), or wait for an Access Manager \
+            token (a line `waiting for a token` on stderr says why: give a new one with \
+            --auth-token; nothing is dead-lettered for it); 4 when the push is done but a pull \
+            failed (the errors are listed; the next sync resumes from the checkpoints).
             """)
 
     @OptionGroup var options: StoreOptionsGroup
@@ -67,6 +69,7 @@ struct SyncCommand: AsyncParsableCommand {
             } else {
                 Self.printText(report)
             }
+            if report.waitsForToken { Output.standardError(Self.tokenLine(report, session: session) + "\n") }
             if let status = Self.exitStatus(report) { throw ExitCode(status) }
         }
     }
@@ -97,9 +100,24 @@ struct SyncCommand: AsyncParsableCommand {
     /// 2: dead letters or conflicts remain; 3: ops still wait; 4: only a pull failed; nil: all done.
     static func exitStatus(_ report: SyncReport) -> Int32? {
         if report.push.deadLetters + report.push.conflicts + report.conflicts.waiting > 0 { return 2 }
-        if report.push.remaining > 0 { return 3 }
+        if report.push.remaining > 0 || report.waitsForToken { return 3 }
         if !report.errors.isEmpty { return 4 }
         return nil
+    }
+
+    /// `waiting for a token: …`: why, and how many ops wait.
+    static func tokenLine(_ report: SyncReport, session: Session) -> String {
+        var why: String
+        switch report.waitingForToken {
+        case .expired?:
+            let expiry = session.outbox.client.access.parsedToken.map { " at \(ISOTimestamp(date: $0.expires))" } ?? ""
+            why = "the token expired\(expiry)"
+        case .refused?: why = "Access Manager refused the token"
+        case .missing?: why = "no token was given"
+        case .expiring?, nil: why = "the token does not grant what they need"
+        }
+        let ops = report.push.waitingForToken
+        return "waiting for a token: \(why); \(ops) op\(ops == 1 ? "" : "s") wait (give a new one with --auth-token)"
     }
 
     static func printText(_ report: SyncReport) {
@@ -252,6 +270,8 @@ struct SyncOutput: Encodable {
     /// Undecryptable messages read again (absent without a cipher key or marked messages).
     var decrypted: DecryptPendingReport?
     var errors: [String]
+    /// Why requests wait for a new token (`expired`, `refused`, `missing`), absent when they do not.
+    var waitingForToken: String?
 
     init(_ report: SyncReport) {
         push = report.push
@@ -266,5 +286,6 @@ struct SyncOutput: Encodable {
         coldChannels = report.coldChannels
         decrypted = report.decrypted
         errors = report.errors
+        waitingForToken = report.waitingForToken?.rawValue ?? (report.push.waitingForToken > 0 ? "notGranted" : nil)
     }
 }
