@@ -36,7 +36,10 @@ struct AccessManager: Sendable {
     /// Mints a token for `grant`, issued at `now` (whole seconds).
     mutating func mint(_ grant: TokenGrant, now: Date) throws(AccessGrantError) -> String {
         guard TokenGrant.ttlRange.contains(grant.ttlMinutes) else { throw .invalidTTL }
-        let issued = Int64(clamping: Int(max(0, min(now.timeIntervalSince1970, 1e11)).rounded(.down)))
+        // Whole seconds; a clock before 1970, past the year 5138 or not a number is clamped
+        // rather than trapping (the server's timetokens are clamped the same way).
+        let seconds = now.timeIntervalSince1970
+        let issued = seconds.isFinite ? Int64(min(max(seconds, 0), 1e11).rounded(.down)) : 0
         let token = MintedToken(grant: grant, issued: issued)
         let text = token.text(secretKey: secretKey)
         // The same grant in the same second mints the same text: it stays one token (a revoke

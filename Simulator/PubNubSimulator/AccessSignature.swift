@@ -17,10 +17,10 @@ import PubNubWire
 /// padding kept, no prefix.
 ///
 /// The query is every parameter but `signature` (`timestamp`, `uuid`, `pnsdk`, `auth`...),
-/// sorted by name, each value percent-encoded leaving only `A-Z a-z 0-9 _ . -` (``queryValue(_:)``),
+/// sorted by name, each value percent-encoded leaving only `A-Z a-z 0-9 _ . -` (the SDK's `pam_encode`),
 /// joined `k=v&k=v`. The path is the path as the SDK built it: the request's decoded segments
-/// are encoded again as Python's `url_encode` does (``pathSegment(_:)``), which gives back the
-/// bytes sent for every path the SDK builds.
+/// are encoded again as Python's `url_encode` does (`quote(value, safe="~")`, keeping the `,`
+/// between channels), which gives back the bytes sent for every path the SDK builds.
 ///
 /// ## Topics
 ///

@@ -4,7 +4,9 @@ import ReplicaModel
 
 /// An in-memory PubNub: the REST surface of publish, history, message actions, App Context, time
 /// and File Sharing (with an S3-like storage, `FileStorage`), answering with the real status
-/// codes, bodies and content types (`docs/protocol.md`, `docs/simulator.md`).
+/// codes, bodies and content types (`docs/protocol.md`, `docs/simulator.md`). Given a secret key,
+/// it enforces Access Manager v3: grants, revokes, signatures and tokens
+/// (``configureAccess(secretKey:)``).
 ///
 /// The server is pure: ``handle(_:)`` turns a request into a response with no sockets. The HTTP
 /// front end and the in-process transport both call it.

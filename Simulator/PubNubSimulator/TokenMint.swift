@@ -3,8 +3,8 @@ import Foundation
 import PubNubWire
 import ReplicaModel
 
-/// Why the simulator does not mint a token: the grant endpoint answers each with a 400
-/// (``AccessReply``), and ``PubNubServer/grantToken(ttlMinutes:grants:authorizedUserId:meta:)``
+/// Why the simulator does not mint a token: the grant endpoint answers each with a 400 in
+/// Access Manager's shape, and ``PubNubServer/grantToken(ttlMinutes:grants:authorizedUserId:meta:)``
 /// throws it.
 public enum AccessGrantError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server has no secret key: Access Manager is off and grants everything to everyone.
