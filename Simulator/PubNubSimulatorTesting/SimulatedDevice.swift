@@ -152,14 +152,15 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
 
 extension PubNubClient {
     /// A client of the simulator through `transport`: the simulator's default keys (`demo`), the
-    /// user `userId`, and an origin that no real network resolves (`http://sim.invalid`).
+    /// user `userId`, and an origin that no real network resolves (`http://sim.invalid`); with
+    /// `authToken`, the Access Manager token it sends.
     public static func simulated(
         _ transport: any Transport, userId: String = "me", publishKey: String = "demo", subscribeKey: String = "demo",
-        crypto: CryptoModule? = nil
+        crypto: CryptoModule? = nil, authToken: String? = nil
     ) throws(WireError) -> PubNubClient {
         PubNubClient(
             configuration: try PubNubConfiguration(
-                publishKey: publishKey, subscribeKey: subscribeKey, userId: userId, origin: "http://sim.invalid"),
+                publishKey: publishKey, subscribeKey: subscribeKey, userId: userId, origin: "http://sim.invalid", authKey: authToken),
             transport: transport, crypto: crypto)
     }
 }

@@ -51,7 +51,7 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
     CustomReflectable
 {
     /// The longest token text accepted (a token travels in every request's URL).
-    public static let maxLength = 32 * 1024
+    public static let maxLength = 1 << 15
 
     /// The token as the server minted it (sent as `auth`); never log it.
     public let text: String

@@ -203,9 +203,10 @@ extension Outbox {
     /// until the task is cancelled.
     public func run() async throws {
         let signals = workSignals()
-        let access = client.access
+        // Subscribed before the first drain, so that a token arriving during it is not missed.
+        let accessEvents = client.access.events()
         let tokens = Task { [weak self] in
-            for await event in access.events() {
+            for await event in accessEvents {
                 if case .tokenChanged = event { await self?.signalWork() }
             }
         }
