@@ -87,13 +87,13 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
         server: PubNubServer, clock: VirtualClock, userId: String = "me",
         plan: FaultPlan = FaultPlan(seed: 0, profile: .none), storePath: String? = nil, seed: UInt64 = 1,
         outboxOptions: OutboxOptions = OutboxOptions(), reconcilerOptions: ReconcilerOptions = ReconcilerOptions(),
-        crypto: CryptoModule? = nil
+        crypto: CryptoModule? = nil, authToken: String? = nil
     ) throws {
         self.clock = clock
         self.server = server
         self.seed = seed
         transport = InProcessTransport(server: server, plan: plan)
-        client = try PubNubClient.simulated(transport, userId: userId, crypto: crypto)
+        client = try PubNubClient.simulated(transport, userId: userId, crypto: crypto, authToken: authToken, clock: clock)
         self.storePath = storePath ?? Self.temporaryStorePath()
         // Wired as a Replica wires its parts (one owner of the wiring), without starting anything.
         var configuration = ReplicaConfiguration(
@@ -153,15 +153,16 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
 extension PubNubClient {
     /// A client of the simulator through `transport`: the simulator's default keys (`demo`), the
     /// user `userId`, and an origin that no real network resolves (`http://sim.invalid`); with
-    /// `authToken`, the Access Manager token it sends.
+    /// `authToken`, the Access Manager token it sends, whose expiry is read on `clock` (pass the
+    /// server's virtual clock).
     public static func simulated(
         _ transport: any Transport, userId: String = "me", publishKey: String = "demo", subscribeKey: String = "demo",
-        crypto: CryptoModule? = nil, authToken: String? = nil
+        crypto: CryptoModule? = nil, authToken: String? = nil, clock: any ReplicaClock = SystemClock()
     ) throws(WireError) -> PubNubClient {
         PubNubClient(
             configuration: try PubNubConfiguration(
                 publishKey: publishKey, subscribeKey: subscribeKey, userId: userId, origin: "http://sim.invalid", authKey: authToken),
-            transport: transport, crypto: crypto)
+            transport: transport, crypto: crypto, access: AccessControl(token: authToken, userId: userId, clock: clock))
     }
 }
 

@@ -26,14 +26,31 @@ struct RequestBudgetTests {
             .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }
 
-    @Test("on 200 channels: an idle sync, a reconnect, a sync after 3 changed channels and a hot refresh stay within budget",
-          .timeLimit(.minutes(10)))
-    func budgetOn200Channels() async throws {
+    /// A token granting everything a chat user needs everywhere (by patterns and categories), for `user`.
+    static func everywhereToken(_ server: PubNubServer, user: String) async throws -> String {
+        let all: AccessPermissions = [.read, .write, .manage, .delete, .get, .update, .join]
+        return try await server.grantToken(
+            ttlMinutes: 600,
+            grants: AccessGrants(
+                patterns: [.channel: ["^.*$": all], .uuid: ["^.*$": [.get, .update, .join]]],
+                categories: [.channel: .get, .uuid: .get]),
+            authorizedUserId: user)
+    }
+
+    @Test("on 200 channels: an idle sync, a reconnect, a sync after 3 changed channels and a hot refresh stay within budget (with and without Access Manager tokens)",
+          .timeLimit(.minutes(10)), arguments: [false, true])
+    func budgetOn200Channels(tokens: Bool) async throws {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)
         let keyset = ChatKeyset()
         try await keyset.seed(server)
-        let device = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: keyset.member)
+        var token: String?
+        if tokens {
+            // Every request carries a token the server checks (docs/access.md): no request more.
+            await server.configureAccess(secretKey: "sec-c-budget")
+            token = try await Self.everywhereToken(server, user: keyset.member)
+        }
+        let device = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: keyset.member, authToken: token)
         let first = try await device.sync()
         #expect(first.errors.isEmpty, "\(first.errors)")
 
@@ -56,6 +73,7 @@ struct RequestBudgetTests {
 
         // New messages in 3 channels: all three arrive.
         let changed = [ChatKeyset.channelId(3), ChatKeyset.channelId(100), ChatKeyset.channelId(199)]
+        if tokens { #expect(device.transport.records.allSatisfy { $0.request.query.contains { $0.name == "auth" } || $0.request.operation == "time" }) }
         for channel in changed {
             await server.seedMessages(channel: channel, [chatPayload("new-\(channel)")], publisher: ChatKeyset.userId(1))
         }
@@ -72,7 +90,9 @@ struct RequestBudgetTests {
         // `sync --channel C`: a reaction added during the gap to an old message of C arrives.
         let hot = ChatKeyset.channelId(42)
         let oldest = try #require(await server.storedMessages(channel: hot).first)
-        let web = try PubNubClient.simulated(InProcessTransport(server: server), userId: ChatKeyset.userId(7))
+        let web = try PubNubClient.simulated(
+            InProcessTransport(server: server), userId: ChatKeyset.userId(7),
+            authToken: tokens ? try await Self.everywhereToken(server, user: ChatKeyset.userId(7)) : nil, clock: clock)
         _ = try await web.addMessageAction(
             channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
         let before = try await device.store.fetch(device.store.queries.freshness(ofChannel: hot))
