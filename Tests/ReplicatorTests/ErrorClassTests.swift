@@ -140,6 +140,39 @@ struct ErrorClassTests {
         #expect(decision == expected)
     }
 
+    @Test("Access Manager: a first refusal waits for a token; refused again under a newer token, a dead letter naming the permission; an expiry never kills")
+    func accessDenials() {
+        let need = AccessNeed.all([AccessRequirement(.channel, "side", .write)])
+        let forbidden = ServiceError(operation: "publish", status: 403, family: .legacyService, message: "Forbidden")
+        func decision(_ reason: AccessDenial.Reason, waited: Bool, ambiguous: Bool = false) -> String {
+            let error = WireError.accessDenied(AccessDenial(operation: "publish", reason: reason, need: need, generation: 1))
+            switch FailureDecision.classify(error, kind: .send, serverFailures: 0, limit: 8, waitedForToken: waited, ambiguous: ambiguous) {
+            case .waitForToken(let state, let failure): return "wait \(state.rawValue) \(failure.errorClass.rawValue)"
+            case .dead(let failure): return "dead \(failure.message)"
+            case .retry: return "retry"
+            case .done: return "done"
+            case .conflict: return "conflict"
+            }
+        }
+        #expect(decision(.refused(forbidden), waited: false) == "wait pending accessDenied")
+        #expect(decision(.refused(forbidden), waited: false, ambiguous: true) == "wait ambiguous accessDenied")
+        #expect(decision(.refused(forbidden), waited: true).hasPrefix(#"dead refused by Access Manager under a new token: needs write on channel "side""#))
+        #expect(decision(.notGranted([AccessRequirement(.channel, "side", .write)]), waited: false) == "wait pending accessDenied")
+        #expect(decision(.notGranted([AccessRequirement(.channel, "side", .write)]), waited: true) == #"dead the new token does not grant write on channel "side""#)
+        for reason in [AccessDenial.Reason.expired(Date()), .waiting, .noToken] {
+            #expect(decision(reason, waited: true) == "wait pending accessDenied")
+        }
+        // Without Access Manager (no token), a 403 is still a plain rejection.
+        #expect({ if case .dead = FailureDecision.classify(forbidden, kind: .send, serverFailures: 0, limit: 8) { true } else { false } }())
+    }
+
+    @Test("stored error text never holds a token or a signature")
+    func storedErrorsRedactTokens() {
+        let text = "GET /publish/p/s/0/c/0/x?auth=qEF2AkF0Gm%3D%3D&uuid=me&signature=v2.abc failed"
+        #expect(StoredErrorText.capped(text) == "GET /publish/p/s/0/c/0/x?auth=REDACTED&uuid=me&signature=REDACTED failed")
+        #expect(StoredErrorText.capped("no token here") == "no token here")
+    }
+
     static func collect(_ stream: AsyncStream<OutboxEvent>, until stop: (OutboxEvent) -> Bool) async -> [OutboxEvent] {
         var seen: [OutboxEvent] = []
         for await event in stream {
