@@ -13,9 +13,10 @@ Usage:
         one line per check on stdout ("ok ..." or "FAIL ..."); exit 0 only when every check
         passed. The whole run is bounded (TOTAL_SECONDS), so it never hangs.
     python3 Tests/Compat/python_access_check.py 127.0.0.1:PORT --secret-key K --grant CH[,CH...]
-            [--authorized-uuid U] [--ttl MINUTES]
-        grants read and write on the channels (and get, update on the authorized uuid) with
-        grant_token and prints the token, one line: for the command line's checks.
+            [--authorized-uuid U] [--ttl MINUTES] [--read-pattern REGEX] [--meta JSON]
+        grants read and write on the channels (and get, update on the authorized uuid; read on
+        the channels the pattern matches; the meta object) with grant_token and prints the token,
+        one line: for the command line's checks.
 
 Keys are `demo`/`demo` (the simulator's defaults). Checked with pubnub 10.8.0 (the synchronous
 API); the SDK is not changed.
@@ -109,9 +110,13 @@ def move_clock(origin, seconds):
         return json.loads(answer.read())
 
 
-def grant(admin, channels, authorized_uuid, ttl):
+def grant(admin, channels, authorized_uuid, ttl, read_pattern=None, meta=None):
     resources = [Channel.id(name).read().write() for name in channels]
+    if read_pattern:
+        resources.append(Channel.pattern(read_pattern).read())
     builder = admin.grant_token().channels(resources).ttl(ttl)
+    if meta is not None:
+        builder = builder.meta(meta)
     if authorized_uuid:
         builder = builder.uuids([UUID.id(authorized_uuid).get().update()]).authorized_uuid(authorized_uuid)
     return builder.sync().result.token
@@ -231,6 +236,8 @@ def main():
     parser.add_argument("--grant", metavar="CH[,CH...]", help="grant read and write on these channels and print the token")
     parser.add_argument("--authorized-uuid")
     parser.add_argument("--ttl", type=int, default=60)
+    parser.add_argument("--read-pattern", metavar="REGEX", help="with --grant: also read on the channels it matches")
+    parser.add_argument("--meta", metavar="JSON", type=json.loads, help="with --grant: the token's meta, a JSON object")
     args = parser.parse_args()
     if ":" not in args.origin:
         parser.print_usage(sys.stderr)
@@ -245,7 +252,7 @@ def main():
     watchdog.start()
     if args.grant:
         admin = client(args.origin, "py-access-admin", args.secret_key)
-        print(grant(admin, args.grant.split(","), args.authorized_uuid, args.ttl), flush=True)
+        print(grant(admin, args.grant.split(","), args.authorized_uuid, args.ttl, args.read_pattern, args.meta), flush=True)
         return 0
     try:
         return checks(args.origin, args.secret_key)

@@ -117,7 +117,7 @@ struct SyncCommand: AsyncParsableCommand {
         case .expiring?, nil: why = "the token does not grant what they need"
         }
         let ops = report.push.waitingForToken
-        return "waiting for a token: \(why); \(ops) op\(ops == 1 ? "" : "s") wait (give a new one with --auth-token)"
+        return "waiting for a token: \(why); \(ops) op\(ops == 1 ? " waits" : "s wait") (give a new one with --auth-token)"
     }
 
     static func printText(_ report: SyncReport) {
