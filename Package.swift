@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "SimulatorHTTP",
             dependencies: [
-                "PubNubSimulator", "PubNubWire",
+                "PubNubSimulator", "PubNubWire", "ReplicaModel",
                 .product(name: "Hummingbird", package: "hummingbird", condition: httpSimulator),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: httpSimulator),
                 .product(name: "NIOCore", package: "swift-nio", condition: httpSimulator),

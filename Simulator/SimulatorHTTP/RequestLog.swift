@@ -1,8 +1,10 @@
 #if HTTPSimulator
 import Foundation
+import ReplicaModel
 
 /// One line per request the HTTP front end receives, `METHOD /path?query` as it arrived (before
-/// any ``ServerMisbehaviour`` rewrite), appended to a file.
+/// any ``ServerMisbehaviour`` rewrite), appended to a file. Tokens and signatures are written as
+/// `auth=REDACTED` and `signature=REDACTED` (`QuerySecrets`).
 ///
 /// A test counts lines to check that a client stopped asking, for example that a pull against a
 /// history that ignores `start` gave up after a few identical requests.
@@ -19,7 +21,7 @@ public actor RequestLog {
 
     /// Appends one line. A failed write is dropped: the log must never change an answer.
     public func record(method: String, uri: String) {
-        try? handle.write(contentsOf: Data("\(method) \(uri)\n".utf8))
+        try? handle.write(contentsOf: Data("\(method) \(QuerySecrets.redacted(uri))\n".utf8))
     }
 }
 

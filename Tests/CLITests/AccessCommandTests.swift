@@ -142,7 +142,7 @@ struct AccessCommandTests {
         let expired = try await AccessServer.run(["sync", "--store", store, "--json", "--auth-token", first], environment: env)
         #expect(expired.status == 3, "\(expired.stdout)\(expired.stderr)")
         let waitingLines = expired.stderr.split(separator: "\n").filter { $0.hasPrefix("waiting for a token:") }
-        #expect(waitingLines.count == 1 && waitingLines.first?.contains("2 ops") == true, "\(expired.stderr)")
+        #expect(waitingLines.count == 1 && waitingLines.first?.contains("2 ops") == true && waitingLines.first?.contains("Access Manager refused the token (Token is expired.)") == true, "\(expired.stderr)")
         let waitingPush = try CLI.json(expired.stdout)["push"] as? [String: Any]
         #expect(
             waitingPush?["deadLetters"] as? Int == 0 && waitingPush?["completed"] as? Int == 0

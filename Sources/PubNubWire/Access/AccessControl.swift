@@ -109,6 +109,7 @@ public final class AccessControl: @unchecked Sendable {
     private var parsed: AccessToken?
     private var currentGeneration: UInt64 = 0
     private var waitingReason: AccessTokenNeed?
+    private var refusal: String?
     private var needAnnounced: Set<UInt64> = []
     private var required: Bool
     private var observers: [UUID: AsyncStream<AccessEvent>.Continuation] = [:]
@@ -132,6 +133,10 @@ public final class AccessControl: @unchecked Sendable {
     /// Increases by one at each ``setToken(_:)``: a refusal under an older generation says nothing
     /// about the current token.
     public var generation: UInt64 { lock.withLock { currentGeneration } }
+
+    /// The server's message of the 403 that started the current wait (`Token is expired.`, `Forbidden`),
+    /// or nil when requests do not wait for that reason.
+    public var refusalMessage: String? { lock.withLock { waitingReason == .refused ? refusal : nil } }
 
     /// Why requests wait for a new token, or nil when they go.
     public var waitingFor: AccessTokenNeed? { lock.withLock { waitingReason } }
@@ -234,6 +239,7 @@ public final class AccessControl: @unchecked Sendable {
             guard text != nil || required else { return false }
             if generation == currentGeneration, waitingReason == nil {
                 waitingReason = .refused
+                refusal = String(error.message.prefix(200))
                 announce = needed(generation, .refused)
             }
             return true

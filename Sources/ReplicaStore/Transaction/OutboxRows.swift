@@ -170,7 +170,7 @@ public enum StoredErrorText {
     /// An Access Manager token or signature that a failure's text quoted from a URL
     /// (`auth=…`, `signature=…`) is replaced by `auth=REDACTED` first: tokens are never stored.
     public static func capped(_ text: String) -> String {
-        let text = redacted(text)
+        let text = QuerySecrets.redacted(text)
         let size = text.utf8.count
         guard size > maxBytes else { return text }
         let note = "…(truncated, \(size) bytes)"
@@ -184,17 +184,5 @@ public enum StoredErrorText {
             end = text.index(after: index)
         }
         return String(text[..<end]) + note
-    }
-
-    /// `text` with the value of every `auth=` and `signature=` query item replaced by `REDACTED`.
-    public static func redacted(_ text: String) -> String {
-        guard text.contains("auth=") || text.contains("signature=") else { return text }
-        var result = ""
-        var rest = Substring(text)
-        while let range = rest.range(of: #"(auth|signature)="#, options: .regularExpression) {
-            result += rest[..<range.upperBound] + "REDACTED"
-            rest = rest[range.upperBound...].drop { !"&# \n\t\"'".contains($0) }
-        }
-        return result + rest
     }
 }

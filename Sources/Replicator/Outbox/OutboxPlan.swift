@@ -256,7 +256,7 @@ extension PlannedRequest {
         path = "/" + request.pathSegments.map { PercentEncoding.pathSegment($0) }.joined(separator: "/")
         // The token and a signature are never printed.
         query = request.query.map { item in
-            item.name + (item.value.map { ["auth", "signature"].contains(item.name) ? "=REDACTED" : "=\($0)" } ?? "")
+            item.name + (item.value.map { QuerySecrets.names.contains(item.name) ? "=REDACTED" : "=\($0)" } ?? "")
         }
         ifMatch = request.headers.first { $0.key.lowercased() == "if-match" }?.value
         body = request.body.map { String(decoding: $0, as: UTF8.self) }

@@ -70,18 +70,19 @@ extension Reconciler {
         pushDeadline: Date? = nil, deadline: Date? = nil, full: Bool? = nil,
         progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> SyncReport {
-        try await SyncDeadline.$current.withValue(deadline) {
+        var report = try await SyncDeadline.$current.withValue(deadline) {
             try await syncWithinDeadline(
                 pushDeadline: min(pushDeadline ?? clock.now.addingTimeInterval(60), deadline ?? .distantFuture),
                 full: full, progress: progress)
         }
+        report.waitingForToken = client.access.waitingFor
+        return report
     }
 
     private func syncWithinDeadline(
         pushDeadline deadline: Date, full: Bool?, progress: (@Sendable (PullProgress) -> Void)?
     ) async throws -> SyncReport {
         var report = SyncReport()
-        defer { report.waitingForToken = client.access.waitingFor }
         if let outbox {
             report.push = try await outbox.drain(until: deadline)
             // A settled conflict goes back to the queue; a resend may meet a newer version again.

@@ -112,7 +112,8 @@ struct SyncCommand: AsyncParsableCommand {
         case .expired?:
             let expiry = session.outbox.client.access.parsedToken.map { " at \(ISOTimestamp(date: $0.expires))" } ?? ""
             why = "the token expired\(expiry)"
-        case .refused?: why = "Access Manager refused the token"
+        case .refused?:
+            why = "Access Manager refused the token" + (session.outbox.client.access.refusalMessage.map { " (\(Output.terminalSafe($0)))" } ?? "")
         case .missing?: why = "no token was given"
         case .expiring?, nil: why = "the token does not grant what they need"
         }
