@@ -120,6 +120,22 @@ public struct ReplicaConfiguration: Sendable {
     }
 }
 
+extension ReplicaConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The user, origin and store, and whether a token, a token provider and a cipher key are set;
+    /// never the token or the cipher key themselves (`print`, `dump`, string interpolation and
+    /// debuggers all show this).
+    public var description: String {
+        "ReplicaConfiguration(userId: \(userId), origin: \(origin), store: \(store), authKey: \(authKey == nil ? "none" : "set"), "
+            + "tokenProvider: \(tokenProvider == nil ? "none" : "set"), cipherKey: \(cipherKey == nil ? "none" : "set"))"
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// What `dump` and debuggers show: ``description``, no secret.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
 /// Errors of a ``Replica`` itself (its parts throw their own: `StoreError`, `OutboxError`, ...).
 public enum ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// ``ReplicaConfiguration/cipherKey`` is empty (an unset variable?): refused rather than

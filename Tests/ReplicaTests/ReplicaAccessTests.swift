@@ -176,3 +176,19 @@ struct ReplicaAccessTests {
     }
 }
 
+
+@Suite("Replica: configuration never shows secrets")
+struct ReplicaConfigurationRedactionTests {
+    @Test("description, dump and interpolation show neither the token nor the cipher key")
+    func redaction() {
+        var configuration = ReplicaConfiguration(publishKey: "pub", subscribeKey: "sub", userId: "alice", store: .inMemory)
+        configuration.authKey = "qEF2AkF0GmVT8QBDdHRsGDxDcmVz-secret-token"
+        configuration.cipherKey = "my-cipher-key"
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [configuration.description, "\(configuration)", String(reflecting: configuration), dumped] {
+            #expect(!text.contains("secret-token") && !text.contains("my-cipher-key"), "\(text)")
+            #expect(text.contains("authKey: set"))
+        }
+    }
+}
