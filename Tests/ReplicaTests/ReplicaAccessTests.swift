@@ -37,19 +37,29 @@ struct ReplicaAccessTests {
         }
     }
 
-    @Test("50 messages and edits queued while the token expires: one provider call, all 50 exactly once and in order, the op the new token does not grant a dead letter")
-    func expiredWhileAway() async throws {
-        let world = try await Self.world()
+    /// A configuration starting with a token of `firstTTL` minutes on "general" and "side", whose
+    /// provider records each call and grants `next` (another TTL than the first: a token carries no
+    /// nonce, so the same grant in the same second would be the same token, as on PubNub).
+    static func configured(
+        _ world: ReplicaWorld, firstTTL: Int, next: [String]
+    ) async throws -> (ReplicaConfiguration, Provider, first: String) {
         let server = world.server
-        let first = try await server.grantToken(ttlMinutes: 10, grants: Self.grants(channels: ["general", "side"]), authorizedUserId: "alice")
+        let first = try await server.grantToken(ttlMinutes: firstTTL, grants: grants(channels: ["general", "side"]), authorizedUserId: "alice")
         let provider = Provider()
         var configuration = world.configuration
         configuration.authKey = first
         configuration.tokenProvider = { request in
             await provider.record(request, serverMessages: await server.storedMessages(channel: "general").count)
-            // The new token no longer grants "side".
-            return try await server.grantToken(ttlMinutes: 60, grants: Self.grants(channels: ["general"]), authorizedUserId: "alice")
+            return try await server.grantToken(ttlMinutes: firstTTL + 1, grants: grants(channels: next), authorizedUserId: "alice")
         }
+        return (configuration, provider, first)
+    }
+
+    @Test("50 messages and edits queued while the token expires: one provider call, all 50 exactly once and in order, the op the new token does not grant a dead letter")
+    func expiredWhileAway() async throws {
+        let world = try await Self.world()
+        // The new token no longer grants "side".
+        let (configuration, provider, _) = try await Self.configured(world, firstTTL: 10, next: ["general"])
         let replica = try Replica<DefaultChatCustom>(configuration)
         #expect(replica.accessToken?.ttlMinutes == 10)
         // Away (not started): 50 sends, edits of five of them, one send to "side".
@@ -84,16 +94,7 @@ struct ReplicaAccessTests {
     func revoked() async throws {
         let world = try await Self.world()
         let server = world.server
-        let first = try await server.grantToken(ttlMinutes: 60, grants: Self.grants(channels: ["general", "side"]), authorizedUserId: "alice")
-        let provider = Provider()
-        var configuration = world.configuration
-        configuration.authKey = first
-        configuration.tokenProvider = { request in
-            await provider.record(request, serverMessages: await server.storedMessages(channel: "general").count)
-            // Another TTL: a token carries no nonce, so the same grant in the same second would be
-            // the same (revoked) token, as on PubNub.
-            return try await server.grantToken(ttlMinutes: 61, grants: Self.grants(channels: ["general", "side"]), authorizedUserId: "alice")
-        }
+        let (configuration, provider, first) = try await Self.configured(world, firstTTL: 60, next: ["general", "side"])
         let replica = try Replica<DefaultChatCustom>(configuration)
         await replica.start()
         _ = try await replica.send(text: "before", to: "general")
