@@ -13,7 +13,7 @@ extension Replica {
     /// try replica.setToken(newTokenFromMyServer)
     /// ```
     ///
-    /// - Throws: ``PubNubWire/AccessTokenError/otherUser(tokenUser:configuredUser:)`` when the
+    /// - Throws: `AccessTokenError.otherUser` when the
     ///   token's authorized user is not ``userId`` (nothing changes then).
     public nonisolated func setToken(_ token: String?) throws(AccessTokenError) {
         try client.access.setToken(token)

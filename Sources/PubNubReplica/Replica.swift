@@ -49,6 +49,10 @@ import Replicator
 /// - ``status``
 /// - ``statuses()``
 ///
+/// ### Access Manager tokens
+/// - ``setToken(_:)``
+/// - ``accessToken``
+///
 /// ### Reading
 /// - ``queries``
 /// - ``fetch(_:)``
