@@ -365,7 +365,9 @@ public struct PubNubFiles: Sendable {
 
     /// The file's bytes as stored (encrypted when they were uploaded encrypted).
     public func downloadStoredBytes(channel: String, id: String, name: String) async throws(WireError) -> Data {
-        let request = fileLocationRequest(channel: channel, id: id, name: name)
+        // Sent by hand (the 307 is the answer), with the same Access Manager checks as `perform`.
+        let admission = try client.access.admit(fileLocationRequest(channel: channel, id: id, name: name))
+        let request = client.withToken(admission.token, fileLocationRequest(channel: channel, id: id, name: name))
         let response: WireResponse
         do {
             response = try await client.transport.send(request, to: configuration.origin)
@@ -374,7 +376,9 @@ public struct PubNubFiles: Sendable {
         }
         guard [301, 302, 303, 307, 308].contains(response.status) else {
             guard (200..<300).contains(response.status) else {
-                throw .service(ErrorDecoding.serviceError(operation: request.operation, response: response))
+                let error = ErrorDecoding.serviceError(operation: request.operation, response: response)
+                if response.status == 403 { throw client.access.refused(request, error: error, admission: admission) }
+                throw .service(error)
             }
             throw .decoding(operation: request.operation, status: response.status, message: "expected a redirect to the file")
         }

@@ -137,8 +137,8 @@ public struct PubNubClient: Sendable {
     /// ``WireError/accessDenied(_:)``. `auth` is sent with the current token: a request built
     /// before ``AccessControl/setToken(_:)`` goes with the new one.
     public func perform(_ request: WireRequest) async throws(WireError) -> WireResponse {
-        let generation = try access.admit(request)
-        let request = withCurrentToken(request)
+        let admission = try access.admit(request)
+        let request = withToken(admission.token, request)
         let response: WireResponse
         do {
             response = try await transport.send(request, to: configuration.origin)
@@ -152,18 +152,18 @@ public struct PubNubClient: Sendable {
         }
         guard (200..<300).contains(response.status) else {
             let error = ErrorDecoding.serviceError(operation: request.operation, response: response)
-            if response.status == 403 { throw access.refused(request, error: error, generation: generation) }
+            if response.status == 403 { throw access.refused(request, error: error, admission: admission) }
             throw .service(error)
         }
         return response
     }
 
-    /// `request` with its `auth` item replaced by the current token (or removed when there is
-    /// none); a request that carries no `auth` (time, storage) is left alone.
-    func withCurrentToken(_ request: WireRequest) -> WireRequest {
+    /// `request` with its `auth` item replaced by `token` (or removed when there is none); a
+    /// request that carries no `auth` (time, storage) is left alone.
+    func withToken(_ token: String?, _ request: WireRequest) -> WireRequest {
         guard let index = request.query.firstIndex(where: { $0.name == "auth" }) else { return request }
         var copy = request
-        if let token = access.token { copy.query[index].value = token } else { copy.query.remove(at: index) }
+        if let token { copy.query[index].value = token } else { copy.query.remove(at: index) }
         return copy
     }
 

@@ -13,7 +13,14 @@ public enum QuerySecrets {
     /// ```swift
     /// QuerySecrets.redacted("/publish/…?auth=qEF2…&uuid=me")   // "/publish/…?auth=REDACTED&uuid=me"
     /// ```
+    /// A revoke's path (`/v3/pam/{sub}/grant/{token}`) carries the token too: its last segment is
+    /// replaced as well.
     public static func redacted(_ text: String) -> String {
+        var text = text
+        if let grant = text.range(of: "/grant/"), text.contains("/v3/pam/") {
+            let end = text[grant.upperBound...].firstIndex { "?# \n".contains($0) } ?? text.endIndex
+            if grant.upperBound < end { text.replaceSubrange(grant.upperBound..<end, with: "REDACTED") }
+        }
         guard text.contains("auth=") || text.contains("signature=") else { return text }
         var result = ""
         var rest = Substring(text)

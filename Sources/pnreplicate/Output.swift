@@ -36,7 +36,8 @@ enum Output {
         case let error as ValidationError: text = error.message
         default: text = String(describing: error)
         }
-        standardError("pnreplicate: \(text)\n")
+        // Errors quote what servers, tokens and files said: escaped for the terminal.
+        standardError("pnreplicate: \(terminalSafe(text))\n")
     }
 
     /// Writes `text` to stderr, ignoring failure. Every stderr write of the CLI goes through here:

@@ -119,7 +119,8 @@ struct AccessControlTests {
         // A late 403 of a request admitted under the old token does not start a new wait.
         let late = client.access.refused(
             try client.publishRequest(PublishRequest(channel: "room", message: .null)),
-            error: ServiceError(operation: "publish", status: 403, family: .legacyService, message: "Forbidden"), generation: generation)
+            error: ServiceError(operation: "publish", status: 403, family: .legacyService, message: "Forbidden"),
+            admission: AccessControl.Admission(generation: generation, token: nil))
         #expect(client.access.waitingFor == nil)
         if case .accessDenied = late {} else { Issue.record("\(late)") }
     }
@@ -135,7 +136,8 @@ struct AccessControlTests {
         #expect(client.access.waitingFor == nil)
         let storage = client.access.refused(
             WireRequest(method: .post, pathSegments: ["upload"], operation: "uploadFile"),
-            error: ServiceError(operation: "uploadFile", status: 403, family: .storage, message: "AccessDenied"), generation: 0)
+            error: ServiceError(operation: "uploadFile", status: 403, family: .storage, message: "AccessDenied"),
+            admission: AccessControl.Admission(generation: 0, token: nil))
         #expect(storage == .service(ServiceError(operation: "uploadFile", status: 403, family: .storage, message: "AccessDenied")))
     }
 
@@ -174,4 +176,32 @@ struct AccessControlTests {
         #expect(world.transport.requests.map { $0.query.first { $0.name == "auth" }?.value } == ["legacy-auth-key", fresh])
         #expect(throws: AccessTokenError.empty) { try client.access.setToken("") }
     }
+
+    @Test("setToken with the token in use changes nothing; an expiring token's wait is announced again when it expires")
+    func sameTokenAndEscalation() async throws {
+        let world = World()
+        let token = try await world.token(ttl: 10)
+        let client = try world.client(token: token)
+        #expect(try client.access.setToken(token) == false)
+        #expect(client.access.generation == 0)
+        let events = client.access.events()
+        world.clock.advance(9 * 60 + 30)
+        try await Self.publish(client)   // expiring: asked ahead of time, still sent
+        world.clock.advance(60)
+        #expect(await Self.denial { try await Self.publish(client) }.map { if case .expired = $0.reason { true } else { false } } == true)
+        #expect(try client.access.setToken(try await world.token(ttl: 30)))
+        var seen: [AccessEvent] = []
+        for await event in events {
+            seen.append(event)
+            if case .tokenChanged = event { break }
+        }
+        #expect(seen == [
+            .tokenNeeded(generation: 0, reason: .expiring), .tokenNeeded(generation: 0, reason: .expired), .tokenChanged(generation: 1),
+        ])
+        #expect(AccessControl.fingerprint(of: token).count == 12 && AccessControl.fingerprint(of: nil) == "none")
+        var dumped = ""
+        dump(client.access, to: &dumped)
+        #expect(!dumped.contains(token.prefix(16)))
+    }
 }
+

@@ -97,4 +97,23 @@ struct AccessNeedTests {
         #expect(grants.allows(AccessRequirement(.uuid, nil, .get)))
         #expect(!grants.allows(AccessRequirement(.channel, nil, .get)))
     }
+
+    @Test("the global here-now needs the secret key; a channel group's registration names the group; an unreadable or gzipped memberships body")
+    func reviewCases() throws {
+        #expect(Self.need(.get, "/v2/presence/sub-key/sub") == .secretKey)
+        #expect(Self.need(.get, "/v1/channel-registration/sub-key/sub/channel-group/team") == .all([AccessRequirement(.group, "team", .manage)]))
+        // Unreadable: only join on the user can allow it (no channel list to check).
+        #expect(Self.need(.patch, "/v2/objects/sub/uuids/u/channels", body: "{not json") == .all([AccessRequirement(.uuid, "u", .join)]))
+        #expect(Self.need(.patch, "/v2/objects/sub/uuids/u/channels", body: #"{"set":[{"nochannel":1}]}"#) == .all([AccessRequirement(.uuid, "u", .join)]))
+        let body = try Gzip.compress(Data(#"{"set":[{"channel":{"id":"a"}}]}"#.utf8))
+        let gzipped = WireRequest(
+            method: .patch, pathSegments: ["v2", "objects", "sub", "uuids", "u", "channels"],
+            headers: ["Content-Encoding": "gzip"], body: body, operation: "x")
+        #expect(AccessNeed.of(gzipped) == .anyOf([
+            [AccessRequirement(.uuid, "u", .join)], [AccessRequirement(.uuid, "u", .update), AccessRequirement(.channel, "a", .join)],
+        ]))
+        #expect(QuerySecrets.redacted("DELETE /v3/pam/sub/grant/qEF2AkF0%3D%3D?uuid=s&signature=v2.x")
+            == "DELETE /v3/pam/sub/grant/REDACTED?uuid=s&signature=REDACTED")
+    }
 }
+

@@ -110,6 +110,27 @@ struct ReplicaAccessTests {
         await replica.stop()
     }
 
+    @Test("relaunched with the same revoked token, a refused op waits again (no dead letter); a new token sends it once")
+    func relaunchWithRevokedToken() async throws {
+        let world = try await Self.world()
+        let token = try await world.server.grantToken(ttlMinutes: 60, grants: Self.grants(channels: ["general"]), authorizedUserId: "alice")
+        #expect(await world.server.revokeToken(token))
+        var configuration = world.configuration
+        configuration.authKey = token
+        for _ in 0..<2 {
+            // Each round is a process: a replica on the same store with the same token.
+            let replica = try Replica<DefaultChatCustom>(configuration)
+            if try await replica.fetch(replica.queries.outbox()).isEmpty { _ = try await replica.send(text: "once", to: "general") }
+            let report = try await replica.withOutbox { outbox in try await outbox.drain() }
+            #expect(report.deadLetters == 0 && report.waitingForToken == 1, "\(report)")
+        }
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        try replica.setToken(try await world.server.grantToken(ttlMinutes: 61, grants: Self.grants(channels: ["general"]), authorizedUserId: "alice"))
+        let report = try await replica.withOutbox { outbox in try await outbox.drain() }
+        #expect(report.completed == 1 && report.deadLetters == 0 && report.remaining == 0, "\(report)")
+        #expect(await world.serverTexts() == ["once"])
+    }
+
     @Test("setToken refuses a token for another user and changes nothing")
     func otherUser() async throws {
         let world = try await Self.world()

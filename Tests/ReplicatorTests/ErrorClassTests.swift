@@ -140,28 +140,43 @@ struct ErrorClassTests {
         #expect(decision == expected)
     }
 
-    @Test("Access Manager: a first refusal waits for a token; refused again under a newer token, a dead letter naming the permission; an expiry never kills")
+    @Test("Access Manager: a first refusal waits for a token; refused again under another token, a dead letter naming the permission; under the same token it waits again; an expiry never kills")
     func accessDenials() {
         let need = AccessNeed.all([AccessRequirement(.channel, "side", .write)])
         let forbidden = ServiceError(operation: "publish", status: 403, family: .legacyService, message: "Forbidden")
-        func decision(_ reason: AccessDenial.Reason, waited: Bool, ambiguous: Bool = false) -> String {
-            let error = WireError.accessDenied(AccessDenial(operation: "publish", reason: reason, need: need, generation: 1))
-            switch FailureDecision.classify(error, kind: .send, serverFailures: 0, limit: 8, waitedForToken: waited, ambiguous: ambiguous) {
-            case .waitForToken(let state, let failure): return "wait \(state.rawValue) \(failure.errorClass.rawValue)"
+        func decision(_ reason: AccessDenial.Reason, waitedUnder: String?, ambiguous: Bool = false) -> String {
+            let error = WireError.accessDenied(AccessDenial(operation: "publish", reason: reason, need: need, generation: 1, token: "new"))
+            switch FailureDecision.classify(error, kind: .send, serverFailures: 0, limit: 8, waitedUnder: waitedUnder, ambiguous: ambiguous) {
+            case .waitForToken(let state, let failure): return "wait \(state.rawValue) \(failure.errorClass.rawValue) \(failure.token ?? "-")"
             case .dead(let failure): return "dead \(failure.message)"
             case .retry: return "retry"
             case .done: return "done"
             case .conflict: return "conflict"
             }
         }
-        #expect(decision(.refused(forbidden), waited: false) == "wait pending accessDenied")
-        #expect(decision(.refused(forbidden), waited: false, ambiguous: true) == "wait ambiguous accessDenied")
-        #expect(decision(.refused(forbidden), waited: true).hasPrefix(#"dead refused by Access Manager under a new token: needs write on channel "side""#))
-        #expect(decision(.notGranted([AccessRequirement(.channel, "side", .write)]), waited: false) == "wait pending accessDenied")
-        #expect(decision(.notGranted([AccessRequirement(.channel, "side", .write)]), waited: true) == #"dead the new token does not grant write on channel "side""#)
+        let notGranted = AccessDenial.Reason.notGranted([AccessRequirement(.channel, "side", .write)])
+        #expect(decision(.refused(forbidden), waitedUnder: nil) == "wait pending accessDenied new")
+        #expect(decision(.refused(forbidden), waitedUnder: nil, ambiguous: true) == "wait ambiguous accessDenied new")
+        #expect(decision(.refused(forbidden), waitedUnder: "old").hasPrefix(#"dead refused by Access Manager under a new token: needs write on channel "side""#))
+        // A relaunch with the same (revoked) token: refused again under it, the op waits again.
+        #expect(decision(.refused(forbidden), waitedUnder: "new") == "wait pending accessDenied new")
+        #expect(decision(notGranted, waitedUnder: nil) == "wait pending accessDenied new")
+        #expect(decision(notGranted, waitedUnder: "none") == #"dead the new token does not grant write on channel "side""#)
         for reason in [AccessDenial.Reason.expired(Date()), .waiting, .noToken] {
-            #expect(decision(reason, waited: true) == "wait pending accessDenied")
+            // Nothing was sent: never a dead letter, and the token it waited under is kept.
+            #expect(decision(reason, waitedUnder: "old") == "wait pending accessDenied old")
         }
+        // Not granted by a token that arrived after the op was queued: a dead letter at once;
+        // by the token the op was queued under: it waits (and a new token is asked for).
+        var later = AccessDenial(operation: "publish", reason: notGranted, need: need, generation: 1, token: "new")
+        later.tokenSince = Date(timeIntervalSince1970: 200)
+        func arrival(_ enqueued: TimeInterval) -> Bool {
+            if case .dead = FailureDecision.classify(
+                .accessDenied(later), kind: .send, serverFailures: 0, limit: 8, enqueuedAt: Date(timeIntervalSince1970: enqueued))
+            { return true }
+            return false
+        }
+        #expect(arrival(100) && !arrival(300))
         // Without Access Manager (no token), a 403 is still a plain rejection.
         #expect({ if case .dead = FailureDecision.classify(forbidden, kind: .send, serverFailures: 0, limit: 8) { true } else { false } }())
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReplicaModel
 
@@ -27,13 +28,19 @@ public struct AccessDenial: Error, Sendable, Hashable, CustomStringConvertible {
     public var need: AccessNeed
     /// The token generation the decision was made under (``AccessControl/generation``).
     public var generation: UInt64
+    /// The fingerprint of the token it was made under (``AccessControl/fingerprint(of:)``; never the token).
+    public var token: String
+    /// When that token arrived (``AccessControl/setToken(_:)`` or the client's creation), on the
+    /// client's clock: an op queued before it was queued under an older token.
+    public var tokenSince: Date?
 
     /// A denial.
-    public init(operation: String, reason: Reason, need: AccessNeed, generation: UInt64) {
+    public init(operation: String, reason: Reason, need: AccessNeed, generation: UInt64, token: String = "none") {
         self.operation = operation
         self.reason = reason
         self.need = need
         self.generation = generation
+        self.token = token
     }
 
     /// Whether only a new token can help (everything but ``Reason/notGranted(_:)``, which a new
@@ -100,7 +107,7 @@ public enum AccessTokenNeed: String, Sendable, Hashable, Codable {
 /// key) is sent as is and never pre-checked.
 ///
 /// Thread-safe; share one per client. Observe it with ``events()``.
-public final class AccessControl: @unchecked Sendable {
+public final class AccessControl: @unchecked Sendable, CustomReflectable {
     private let lock = NSLock()
     private let clock: any ReplicaClock
     /// The user the token must be for.
@@ -110,7 +117,8 @@ public final class AccessControl: @unchecked Sendable {
     private var currentGeneration: UInt64 = 0
     private var waitingReason: AccessTokenNeed?
     private var refusal: String?
-    private var needAnnounced: Set<UInt64> = []
+    private var arrivedAt: Date
+    private var needAnnounced: [UInt64: AccessTokenNeed] = [:]
     private var required: Bool
     private var observers: [UUID: AsyncStream<AccessEvent>.Continuation] = [:]
 
@@ -122,6 +130,14 @@ public final class AccessControl: @unchecked Sendable {
         self.required = requiresToken
         self.text = token.flatMap { $0.isEmpty ? nil : $0 }
         self.parsed = self.text.flatMap { try? AccessToken(parsing: $0) }
+        self.arrivedAt = clock.now
+    }
+
+    /// What `dump` and debuggers show: the parsed token and the state, never the token's text.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "userId": userId, "token": parsedToken as Any, "generation": generation, "waitingFor": waitingFor as Any,
+        ])
     }
 
     /// The token's text, sent as `auth` (nil: none). Never log it.
@@ -146,9 +162,7 @@ public final class AccessControl: @unchecked Sendable {
     public func wouldWait(at date: Date) -> AccessTokenNeed? {
         lock.withLock {
             if let waitingReason { return waitingReason }
-            if let parsed, parsed.isExpired(at: date) { return .expired }
-            if text == nil, required { return .missing }
-            return nil
+            return decide(unmet: [], now: date).starts
         }
     }
 
@@ -160,22 +174,39 @@ public final class AccessControl: @unchecked Sendable {
 
     /// Replaces the token (nil removes it). A v3 token is parsed and must be for ``userId``; any
     /// other text is used as a legacy auth key. Ends a wait for a token and notifies observers.
+    /// The token in use already changes nothing (a wait for a *new* token goes on): returns false.
     ///
     /// - Throws: ``AccessTokenError/otherUser(tokenUser:configuredUser:)`` for a token of another
     ///   user; ``AccessTokenError/empty`` for "". Nothing changes when it throws.
-    public func setToken(_ newToken: String?) throws(AccessTokenError) {
+    @discardableResult
+    public func setToken(_ newToken: String?) throws(AccessTokenError) -> Bool {
         if newToken == "" { throw .empty }
+        if newToken == token { return false }
         let parsedToken = newToken.flatMap { try? AccessToken(parsing: $0) }
         if let parsedToken { try parsedToken.checkUser(userId) }
-        let generation = lock.withLock {
+        let generation: UInt64? = lock.withLock {
+            guard text != newToken else { return nil }
             text = newToken
             parsed = parsedToken
+            arrivedAt = clock.now
             currentGeneration += 1
             waitingReason = nil
             return currentGeneration
         }
+        guard let generation else { return false }
         broadcast(.tokenChanged(generation: generation))
+        return true
     }
+
+    /// A short fingerprint of `token` (the first 12 hex digits of its SHA-256), or `none`: what a
+    /// stored failure keeps to tell one token from another without keeping the token.
+    public static func fingerprint(of token: String?) -> String {
+        guard let token else { return "none" }
+        return SHA256.hash(data: Data(token.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The fingerprint of the current token (``fingerprint(of:)``).
+    public var tokenFingerprint: String { Self.fingerprint(of: token) }
 
     /// The margin before expiry within which a new token is asked for while the current one still
     /// works: a tenth of its TTL, at most five minutes.
@@ -183,48 +214,79 @@ public final class AccessControl: @unchecked Sendable {
         min(300, TimeInterval(token.ttlMinutes) * 6)
     }
 
-    /// Decides whether `request` may go (see the type's overview); returns the generation it goes under.
-    public func admit(_ request: WireRequest) throws(WireError) -> UInt64 {
+    /// The token a request goes with and the generation it was read in, read together.
+    public struct Admission: Sendable, Hashable {
+        /// The generation (``AccessControl/generation``) the request was admitted under.
+        public var generation: UInt64
+        /// The token to send as `auth` (nil: none).
+        public var token: String?
+
+        /// An admission.
+        public init(generation: UInt64, token: String?) {
+            self.generation = generation
+            self.token = token
+        }
+    }
+
+    /// Decides whether `request` may go (see the type's overview); returns the token it goes with
+    /// and the generation that token belongs to.
+    public func admit(_ request: WireRequest) throws(WireError) -> Admission {
         let need = AccessNeed.of(request)
-        if need == .nothing || need == .secretKey { return generation }
+        // The grants are matched outside the lock (patterns are regular expressions).
+        let (current, currentText, currentToken) = lock.withLock { (currentGeneration, text, parsed) }
+        if need == .nothing || need == .secretKey { return Admission(generation: current, token: currentText) }
+        let missing = currentToken.map { need.missing(in: $0.grants) } ?? []
         let now = clock.now
         var announce: AccessEvent?
-        let decision: Result<UInt64, AccessDenial> = lock.withLock {
+        let decision: Result<Admission, AccessDenial> = lock.withLock {
             let generation = currentGeneration
-            func deny(_ reason: AccessDenial.Reason) -> Result<UInt64, AccessDenial> {
-                .failure(AccessDenial(operation: request.operation, reason: reason, need: need, generation: generation))
-            }
-            if let waitingReason {
-                switch waitingReason {
-                case .expired: return deny(.expired(parsed?.expires ?? now))
-                case .missing: return deny(.noToken)
-                default: return deny(.waiting)
-                }
-            }
-            if text == nil {
-                guard required else { return .success(generation) }
-                waitingReason = .missing
-                announce = needed(generation, .missing)
-                return deny(.noToken)
-            }
-            guard let parsed else { return .success(generation) }
-            if parsed.isExpired(at: now) {
-                waitingReason = .expired
-                announce = needed(generation, .expired)
-                return deny(.expired(parsed.expires))
-            }
-            let missing = need.missing(in: parsed.grants)
-            if !missing.isEmpty { return deny(.notGranted(missing)) }
-            if parsed.expires.timeIntervalSince(now) <= Self.renewalMargin(for: parsed) {
+            // The grants matched above belong to this token unless it changed meanwhile.
+            let unmet = generation == current ? missing : parsed.map { need.missing(in: $0.grants) } ?? []
+            let verdict = decide(unmet: unmet, now: now)
+            if let starts = verdict.starts {
+                waitingReason = starts
+                announce = needed(generation, starts)
+            } else if verdict.expiring {
                 announce = needed(generation, .expiring)
             }
-            return .success(generation)
+            guard let reason = verdict.denial else { return .success(Admission(generation: generation, token: text)) }
+            var denial = AccessDenial(
+                operation: request.operation, reason: reason, need: need, generation: generation, token: Self.fingerprint(of: text))
+            denial.tokenSince = arrivedAt
+            return .failure(denial)
         }
         if let announce { broadcast(announce) }
         switch decision {
-        case .success(let generation): return generation
+        case .success(let admission): return admission
         case .failure(let denial): throw .accessDenied(denial)
         }
+    }
+
+    /// What ``admit(_:)`` would decide for `request` at `date`, changing nothing: nil when it would
+    /// go. For dry runs.
+    public func preview(_ request: WireRequest, at date: Date) -> AccessDenial.Reason? {
+        let need = AccessNeed.of(request)
+        if need == .nothing || need == .secretKey { return nil }
+        let unmet = parsedToken.map { need.missing(in: $0.grants) } ?? []
+        return lock.withLock { decide(unmet: unmet, now: date).denial }
+    }
+
+    /// The one rule of ``admit(_:)`` and ``preview(_:at:)`` (under the lock, changing nothing):
+    /// the denial, if any; the wait it starts, if any; whether the token expires soon.
+    private func decide(unmet: [AccessRequirement], now: Date)
+        -> (denial: AccessDenial.Reason?, starts: AccessTokenNeed?, expiring: Bool)
+    {
+        switch waitingReason {
+        case .expired?: return (.expired(parsed?.expires ?? now), nil, false)
+        case .missing?: return (.noToken, nil, false)
+        case .refused?, .expiring?: return (.waiting, nil, false)
+        case nil: break
+        }
+        guard text != nil else { return required ? (.noToken, .missing, false) : (nil, nil, false) }
+        guard let parsed else { return (nil, nil, false) }
+        if parsed.isExpired(at: now) { return (.expired(parsed.expires), .expired, false) }
+        if !unmet.isEmpty { return (.notGranted(unmet), nil, false) }
+        return (nil, nil, parsed.expires.timeIntervalSince(now) <= Self.renewalMargin(for: parsed))
     }
 
     /// Takes a 403 answer to a request admitted under `generation`: when Access Manager is in use
@@ -232,7 +294,8 @@ public final class AccessControl: @unchecked Sendable {
     /// one. Returns the error to throw: ``WireError/accessDenied(_:)`` when Access Manager is in
     /// use, the plain service error otherwise (a keyset without Access Manager, whose 403 means a
     /// feature is off).
-    public func refused(_ request: WireRequest, error: ServiceError, generation: UInt64) -> WireError {
+    public func refused(_ request: WireRequest, error: ServiceError, admission: Admission) -> WireError {
+        let generation = admission.generation
         guard error.status == 403, error.family != .storage else { return .service(error) }
         var announce: AccessEvent?
         let inUse: Bool = lock.withLock {
@@ -246,14 +309,24 @@ public final class AccessControl: @unchecked Sendable {
         }
         guard inUse else { return .service(error) }
         if let announce { broadcast(announce) }
-        return .accessDenied(
-            AccessDenial(operation: request.operation, reason: .refused(error), need: AccessNeed.of(request), generation: generation))
+        return .accessDenied(AccessDenial(
+            operation: request.operation, reason: .refused(error), need: AccessNeed.of(request), generation: generation,
+            token: Self.fingerprint(of: admission.token)))
     }
 
-    /// Asks observers for a new token for `generation` once (under the lock).
+    /// Asks observers for a new token for `generation` (under the lock): once while it only
+    /// expires soon, and once more when requests start to wait for it (expired, refused, missing).
     private func needed(_ generation: UInt64, _ reason: AccessTokenNeed) -> AccessEvent? {
-        guard needAnnounced.insert(generation).inserted else { return nil }
+        if let earlier = needAnnounced[generation], earlier != .expiring || reason == .expiring { return nil }
+        needAnnounced[generation] = reason
         return .tokenNeeded(generation: generation, reason: reason)
+    }
+
+    /// Asks observers for a new token for the current one (`refused`: a request it does not grant
+    /// waits), once per token, without making other requests wait.
+    public func requestToken(_ reason: AccessTokenNeed) {
+        let event = lock.withLock { needed(currentGeneration, reason) }
+        if let event { broadcast(event) }
     }
 
     /// Every change from now on: new tokens and requests for one. Each call makes a new stream;

@@ -115,7 +115,7 @@ public enum AccessNeed: Sendable, Hashable {
             case "history":
                 return .all(channels(5, .read))
             case "objects":
-                return objects(s, method: method, body: request.body)
+                return objects(s, method: method, body: request.body, headers: request.headers)
             default:
                 return .secretKey
             }
@@ -139,7 +139,8 @@ public enum AccessNeed: Sendable, Hashable {
                 let names = listed.flatMap { $0.split(separator: ",").map(String.init) }
                 return .all(names.map { AccessRequirement(.channel, $0, .read) })
             case "channel-registration":
-                return s.count > 4 ? .all([AccessRequirement(.group, s[4], .manage)]) : .secretKey
+                // /v1/channel-registration/sub-key/{sub}/channel-group/{group}[/remove]
+                return s.count > 5 ? .all([AccessRequirement(.group, s[5], .manage)]) : .secretKey
             default:
                 return .secretKey
             }
@@ -151,7 +152,9 @@ public enum AccessNeed: Sendable, Hashable {
     private static func presence(_ s: [String], method: HTTPMethod, groups: [AccessRequirement]) -> AccessNeed {
         // /v2/presence/sub-key/{sub}/channel/{channels}[/heartbeat|/leave|/uuid/{u}[/data]]
         // /v2/presence/sub-key/{sub}/uuid/{u} (where now)
-        guard s.count >= 6, s[4] == "channel" else { return .nothing }
+        // Where-now needs nothing; the global here-now (every channel's occupants) only the secret key.
+        guard s.count >= 6 else { return s.count == 4 ? .secretKey : .nothing }
+        guard s[4] == "channel" else { return s[4] == "uuid" ? .nothing : .secretKey }
         if s.count >= 7, s[6] == "leave" { return .nothing }
         let names = s[5].split(separator: ",").map { AccessRequirement(.channel, String($0), .read) }
         return .all(names + groups)
@@ -171,7 +174,7 @@ public enum AccessNeed: Sendable, Hashable {
         }
     }
 
-    private static func objects(_ s: [String], method: HTTPMethod, body: Data?) -> AccessNeed {
+    private static func objects(_ s: [String], method: HTTPMethod, body: Data?, headers: [String: String]) -> AccessNeed {
         // /v2/objects/{sub}/uuids[/{u}[/channels]] | /v2/objects/{sub}/channels[/{c}[/uuids]]
         guard s.count >= 4 else { return .secretKey }
         let kind: AccessResourceKind = s[3] == "uuids" ? .uuid : .channel
@@ -186,22 +189,32 @@ public enum AccessNeed: Sendable, Hashable {
             return .all([AccessRequirement(.channel, id, .manage)])
         }
         // Setting or removing a user's memberships.
-        let joined = membershipChannels(body).map { AccessRequirement(.channel, $0, .join) }
+        // A body that cannot be read names no channel the second alternative could check: only the first.
+        let gzipped = headers.contains { $0.key.lowercased() == "content-encoding" && $0.value.lowercased().contains("gzip") }
+        guard let channels = membershipChannels(body, gzipped: gzipped)
+        else { return .all([AccessRequirement(.uuid, id, .join)]) }
+        let joined = channels.map { AccessRequirement(.channel, $0, .join) }
         return .anyOf([[AccessRequirement(.uuid, id, .join)], [AccessRequirement(.uuid, id, .update)] + joined])
     }
 
-    /// The channel ids a memberships body (`{"set":[{"channel":{"id":…}}],"delete":[…]}`) names.
-    private static func membershipChannels(_ body: Data?) -> [String] {
-        guard let body, let json = JSONValue.parse(body), case .object(let fields) = json else { return [] }
+    /// The channel ids a memberships body (`{"set":[{"channel":{"id":…}}],"delete":[…]}`) names,
+    /// or nil when the body is not such an object (unreadable, gzip that does not inflate, an
+    /// entry without a channel id).
+    private static func membershipChannels(_ body: Data?, gzipped: Bool) -> [String]? {
+        guard var body else { return nil }
+        if gzipped {
+            do { body = try Gzip.decompress(body, limit: 1 << 20) } catch { return nil }
+        }
+        guard let json = JSONValue.parse(body), case .object(let fields) = json else { return nil }
         var ids: [String] = []
         for key in ["set", "delete"] {
-            guard case .array(let items)? = fields[key] else { continue }
+            guard let list = fields[key] else { continue }
+            guard case .array(let items) = list else { return nil }
             for item in items {
-                if case .object(let entry) = item, case .object(let channel)? = entry["channel"],
-                    case .string(let id)? = channel["id"], !ids.contains(id)
-                {
-                    ids.append(id)
-                }
+                guard case .object(let entry) = item, case .object(let channel)? = entry["channel"],
+                    case .string(let id)? = channel["id"]
+                else { return nil }
+                if !ids.contains(id) { ids.append(id) }
             }
         }
         return ids

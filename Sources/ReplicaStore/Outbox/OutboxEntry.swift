@@ -181,12 +181,17 @@ public struct OutboxFailure: Codable, Sendable, Hashable, CustomStringConvertibl
     public var httpStatus: Int?
     /// The server's message or the transport's reason.
     public var message: String
+    /// For ``OutboxErrorClass/accessDenied``: the fingerprint of the Access Manager token it was
+    /// refused under (a short hash, never the token; "none" without one). A later refusal under
+    /// the same token leaves the op waiting; under another, it is a dead letter (`docs/access.md`).
+    public var token: String?
 
     /// A failure record.
-    public init(errorClass: OutboxErrorClass, httpStatus: Int? = nil, message: String) {
+    public init(errorClass: OutboxErrorClass, httpStatus: Int? = nil, message: String, token: String? = nil) {
         self.errorClass = errorClass
         self.httpStatus = httpStatus
         self.message = message
+        self.token = token
     }
 
     /// `class (HTTP n): message`.
@@ -200,6 +205,13 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable, Codable {
     /// The next attempt time of an op that waits for a new Access Manager token: it goes when one
     /// arrives, not at a time (the year 3000, far past any backoff).
     public static let tokenWaitMarker = Date(timeIntervalSince1970: 32_503_680_000)
+
+    /// The fingerprint of the token the op last waited under (`none` without a token), or nil
+    /// when its last failure was not Access Manager's.
+    public var waitedUnderToken: String? {
+        guard lastFailure?.errorClass == .accessDenied else { return nil }
+        return lastFailure?.token ?? "none"
+    }
 
     /// Whether the op waits for a new Access Manager token (a live op refused, or not granted, under
     /// the current one); it is made due again when a token arrives.
@@ -255,7 +267,7 @@ extension OutboxEntry {
     static let columns = """
         op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot, depends_on, state, attempts,
         server_failures, next_attempt_at, first_attempt_at, last_error_class, last_http_status, last_error, coalesced,
-        created_at, updated_at
+        created_at, updated_at, last_error_token
         """
 
     init(row: Row, coding: StoreCoding = StoreCoding()) throws {
@@ -290,7 +302,7 @@ extension OutboxEntry {
         nextAttemptAt = (row[13] as Int64?).map(Date.init(milliseconds:))
         firstAttemptAt = (row[14] as Int64?).map(Date.init(milliseconds:))
         if let errorClass = (row[15] as String?).flatMap(OutboxErrorClass.init(rawValue:)) {
-            lastFailure = OutboxFailure(errorClass: errorClass, httpStatus: row[16], message: row[17] ?? "")
+            lastFailure = OutboxFailure(errorClass: errorClass, httpStatus: row[16], message: row[17] ?? "", token: row[21])
         }
         coalesced = try coding.decode([String].self, row[18], table: "outbox", column: "coalesced", key: id) ?? []
         createdAt = Date(milliseconds: row[19])

@@ -122,7 +122,7 @@ extension StoreTransaction {
                 UPDATE outbox SET kind = ?, lane = ?, target = ?, payload = ?, base_etag = ?, base_updated = ?,
                     base_snapshot = ?, depends_on = ?, state = ?, attempts = ?, server_failures = ?,
                     next_attempt_at = ?, first_attempt_at = ?, last_error_class = ?, last_http_status = ?,
-                    last_error = ?, coalesced = ?, updated_at = ?
+                    last_error = ?, coalesced = ?, updated_at = ?, last_error_token = ?
                 WHERE op_id = ?
                 """).execute(arguments: [
                 entry.kind.rawValue, entry.lane, entry.target, try coding.json(entry.operation.payload(rebase: entry.rebase)),
@@ -131,7 +131,7 @@ extension StoreTransaction {
                 entry.serverFailures, entry.nextAttemptAt?.milliseconds, entry.firstAttemptAt?.milliseconds,
                 entry.lastFailure?.errorClass.rawValue, entry.lastFailure?.httpStatus,
                 entry.lastFailure.map { StoredErrorText.capped($0.message) }, try coding.json(entry.coalesced),
-                entry.updatedAt.milliseconds, entry.id,
+                entry.updatedAt.milliseconds, entry.lastFailure?.token, entry.id,
             ])
     }
 

@@ -45,7 +45,9 @@ public actor TokenRefresher {
     private let retry: RetryPolicy
     private var random: any RandomNumberGenerator & Sendable
     private let logger: Logger
-    private var asked: Set<UInt64> = []
+    /// The generations asked about, with the reason: asked again only when an expiring token's
+    /// requests start to wait (``AccessControl`` announces that once more).
+    private var asked: [UInt64: AccessTokenNeed] = [:]
     /// How many times the provider was called.
     public private(set) var calls = 0
     /// The last failure of the provider (it threw, returned nil or a token for another user), or
@@ -81,7 +83,8 @@ public actor TokenRefresher {
     }
 
     private func ask(generation: UInt64, _ reason: AccessTokenNeed) async {
-        guard asked.insert(generation).inserted else { return }
+        if let earlier = asked[generation], earlier != .expiring || reason == .expiring { return }
+        asked[generation] = reason
         var attempt = 0
         while access.generation == generation, !Task.isCancelled {
             attempt += 1
@@ -95,8 +98,8 @@ public actor TokenRefresher {
                 }
                 // A token that arrived meanwhile by `setToken` wins; this one is not needed.
                 guard access.generation == generation else { return }
-                try access.setToken(token)
-                lastError = nil
+                // The token already in use is no answer: requests wait for a new one.
+                lastError = try access.setToken(token) ? nil : "the token provider gave the token already in use"
                 return
             } catch let error as AccessTokenError {
                 lastError = "the token provider's token is unusable: \(error)"

@@ -27,9 +27,10 @@ extension LiveSync {
         // Channels the current token does not allow reading stay out (Access Manager refuses the
         // whole subscribe otherwise); a new token lets them in again.
         let denied = deniedChannels.generation == reconciler.client.access.generation ? deniedChannels.names : []
+        // A presence channel is subscribed as `<channel>-pnpres`: left out by that name.
         return (
             messages.union(users).subtracting(denied).sorted(), withMessages.filter { !denied.contains($0) },
-            presence.filter { !denied.contains($0) }
+            presence.filter { !denied.contains($0 + "-pnpres") }
         )
     }
 
@@ -37,18 +38,26 @@ extension LiveSync {
     static var channelRefreshInterval: TimeInterval { 30 }
 
 
-    /// An Access Manager denial of a subscribe or a fill (`docs/access.md`): channels the token
-    /// does not grant are left out until a new token arrives; when every request waits for a
-    /// token, the loop waits for one (no backoff, no requests), then fills every channel again.
-    func accessDenied(_ denial: AccessDenial) async throws -> Step {
+    /// An Access Manager denial of a subscribe or a fill (`docs/access.md`), or nil when the
+    /// ordinary failure path (state, backoff) takes it:
+    /// - every request waits for a token: the loop waits for one (no requests), then fills every
+    ///   channel again;
+    /// - a channel the token does not allow reading (its subscribe, or its history in a fill):
+    ///   left out (a presence channel by its own name) until a new token arrives, after a backoff;
+    /// - anything else not granted: an ordinary failure, backed off (a fill's listings the token
+    ///   does not grant are skipped by the reconciler and never get here).
+    func accessDenied(_ denial: AccessDenial) async throws -> Step? {
         if case .notGranted(let missing) = denial.reason {
-            let channels = Set(missing.filter { $0.kind == .channel }.compactMap(\.name))
+            let unreadable = missing.filter { $0.kind == .channel && $0.permission == .read && $0.name != nil }
+            guard !unreadable.isEmpty else { return nil }
+            let channels = Set(unreadable.compactMap(\.name))
             if deniedChannels.generation != denial.generation { deniedChannels = ([], denial.generation) }
             deniedChannels.names.formUnion(channels)
             logger.warning("the token does not allow reading some channels; live sync leaves them out", metadata: [
                 "channels": "\(channels.count)", "missing": "\(missing.prefix(3).map(\.description))",
             ])
-            if !channels.isEmpty { return .failed }
+            try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0)))
+            return .failed
         }
         set(.offline(reason: "waiting for a token"))
         for channel in subscribed where needsFill[channel] == nil { needsFill[channel] = .reconnect }
@@ -56,4 +65,5 @@ extension LiveSync {
         try Task.checkCancellation()
         return .failed
     }
+
 }

@@ -434,7 +434,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     private func failed(_ error: any Error) async throws -> Step {
         if error is CancellationError || Task.isCancelled { throw CancellationError() }
         if Self.stopsRun(error) { throw error }
-        if let denial = Reconciler<Custom>.accessDenial(in: error) { return try await accessDenied(denial) }
+        if let denial = Reconciler<Custom>.accessDenial(in: error), let step = try await accessDenied(denial) { return step }
         statistics.failures += 1
         consecutiveFailures += 1
         var minimum: TimeInterval = 0
@@ -455,7 +455,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// The wait after a failure: exponential in the failures in a row (subscribe's or fills',
     /// whichever is longer; only a normal long-poll answer resets the first), or in `attempt`
     /// when given, with jitter, at least `minimum` (a 429's `Retry-After`).
-    private func backoff(minimum: TimeInterval, attempt: Int? = nil) -> TimeInterval {
+    func backoff(minimum: TimeInterval, attempt: Int? = nil) -> TimeInterval {
         let attempt = attempt ?? max(consecutiveFailures, fillFailures)
         return options.retry.wait(afterAttempt: attempt, atLeast: minimum, using: &random)
     }

@@ -280,10 +280,19 @@ extension Outbox {
     private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false) async {
         switch FailureDecision.classify(
             error, kind: entry.kind, serverFailures: entry.serverFailures, limit: options.maxServerFailures,
-            waitedForToken: entry.lastFailure?.errorClass == .accessDenied, ambiguous: keepAmbiguous || entry.state == .ambiguous)
+            waitedUnder: entry.waitedUnderToken, ambiguous: keepAmbiguous || entry.state == .ambiguous, enqueuedAt: entry.createdAt)
         {
         case .waitForToken(let state, let failure):
             await waitForToken(entry, state: keepAmbiguous ? .ambiguous : state, failure: failure)
+            if case .accessDenied(let denial) = error {
+                if denial.waitsForToken {
+                    // Every request waits now: every op says so, under the token it waited for.
+                    await parkForToken(fingerprint: denial.token, reason: failure.message)
+                } else {
+                    // The token does not grant this op: ask for a new one (once per token); others go on.
+                    client.access.requestToken(.refused)
+                }
+            }
         case .retry(_, let minimumWait, let failure, _) where keepAmbiguous:
             // A failed probe says nothing about the op: it does not count toward the 5xx limit.
             await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: false)
@@ -311,6 +320,17 @@ extension Outbox {
             await park(entry, .dead, failure)
         case .conflict(let failure):
             await park(entry, .conflict, failure)
+        }
+    }
+
+    /// Marks every live op as waiting for a token (``OpTransaction/parkForToken(fingerprint:reason:now:)``).
+    func parkForToken(fingerprint: String, reason: String) async {
+        let now = clock.now
+        do {
+            try await commit { _ = try $0.parkForToken(fingerprint: fingerprint, reason: reason, now: now) }
+        } catch is CancellationError {
+        } catch {
+            if ChatStore<Custom>.isStorageFailure(error) { storeFailed(error) }
         }
     }
 

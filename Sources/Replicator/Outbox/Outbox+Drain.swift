@@ -127,8 +127,13 @@ extension Outbox {
         while true {
             try Task.checkCancellation()
             if let failure = storeFailure { throw OutboxError.storeFailed("\(failure)") }
-            // Every request waits for a token (expired, refused, none yet): nothing goes until one arrives.
-            if client.access.waitingFor != nil { break }
+            // Every request waits for a token (expired, refused, none yet): nothing goes until one
+            // arrives, and every op says so.
+            if let need = client.access.waitingFor {
+                let reason = "waiting for a token (\(need == .missing ? "none yet" : "the token \(need.rawValue)"))"
+                await parkForToken(fingerprint: client.access.tokenFingerprint, reason: reason)
+                break
+            }
             let epoch = workEpoch
             let heads = try await laneHeads()
             let now = clock.now

@@ -232,7 +232,7 @@ extension Outbox {
     private func recordFileStepFailure(_ entry: OutboxEntry, _ error: WireError) async {
         switch FailureDecision.classifyFileStep(
             error, serverFailures: entry.serverFailures, limit: options.maxServerFailures,
-            waitedForToken: entry.lastFailure?.errorClass == .accessDenied)
+            waitedUnder: entry.waitedUnderToken)
         {
         case .waitForToken(_, let failure):
             await waitForToken(entry, state: .pending, failure: failure)

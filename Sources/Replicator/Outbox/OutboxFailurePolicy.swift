@@ -22,34 +22,44 @@ enum FailureDecision: Sendable, Hashable {
     /// ``PubNubWire/WireError/retryability``, the classification the reconciler's reads share.
     ///
     /// Access Manager (`docs/access.md`): a denial waits for a new token, unless the op already
-    /// waited for one (`waitedForToken`: its last failure was ``ReplicaStore/OutboxErrorClass/accessDenied``,
-    /// so this token arrived after that) and is now refused by the server or not granted by the
-    /// token: then it is a dead letter naming what it needed. A denial that sent nothing because
-    /// the token expired or every request waits never makes a dead letter.
+    /// waited for one under another token (`waitedUnder`: the fingerprint its last
+    /// ``ReplicaStore/OutboxErrorClass/accessDenied`` failure recorded, nil when it never waited)
+    /// and is now refused by the server or not granted under this one: then it is a dead letter
+    /// naming what it needed. Refused again under the same token (a relaunch with the revoked
+    /// token), it waits again. A denial that sent nothing because the token expired or every
+    /// request waits never makes a dead letter.
     static func classify(
-        _ error: WireError, kind: OutboxKind, serverFailures: Int, limit: Int, waitedForToken: Bool = false,
-        ambiguous: Bool = false
+        _ error: WireError, kind: OutboxKind, serverFailures: Int, limit: Int, waitedUnder: String? = nil,
+        ambiguous: Bool = false, enqueuedAt: Date? = nil
     ) -> FailureDecision {
         if case .accessDenied(let denial) = error {
             let needed = denial.missing.map(\.description).joined(separator: ", ")
+            let waitedForToken = waitedUnder.map { $0 != denial.token } ?? false
+            // The token does not grant the op, and it arrived after the op was queued: a token was
+            // delivered since, and it still does not allow it.
+            let arrivedSince = zip2(denial.tokenSince, enqueuedAt).map { $0 > $1 } ?? false
+            func failure(_ message: String, status: Int? = nil) -> OutboxFailure {
+                OutboxFailure(errorClass: .accessDenied, httpStatus: status, message: message, token: denial.token)
+            }
             switch denial.reason {
             case .refused(let service) where waitedForToken:
-                return .dead(OutboxFailure(
-                    errorClass: .accessDenied, httpStatus: service.status,
-                    message: "refused by Access Manager under a new token: needs \(needed) (\(service.message))"))
-            case .notGranted where waitedForToken:
-                return .dead(OutboxFailure(errorClass: .accessDenied, message: "the new token does not grant \(needed)"))
+                return .dead(failure(
+                    "refused by Access Manager under a new token: needs \(needed) (\(service.message))", status: service.status))
+            case .notGranted where waitedForToken || arrivedSince:
+                return .dead(failure("the new token does not grant \(needed)"))
             case .refused(let service):
                 return .waitForToken(
                     state: ambiguous ? .ambiguous : .pending,
-                    failure: OutboxFailure(errorClass: .accessDenied, httpStatus: service.status, message: "waiting for a token: Access Manager refused (\(service.message))"))
+                    failure: failure("waiting for a token: Access Manager refused (\(service.message))", status: service.status))
             case .notGranted:
                 return .waitForToken(
-                    state: ambiguous ? .ambiguous : .pending,
-                    failure: OutboxFailure(errorClass: .accessDenied, message: "waiting for a token: the token does not grant \(needed)"))
+                    state: ambiguous ? .ambiguous : .pending, failure: failure("waiting for a token: the token does not grant \(needed)"))
             case .expired, .waiting, .noToken:
-                return .waitForToken(
-                    state: ambiguous ? .ambiguous : .pending, failure: OutboxFailure(errorClass: .accessDenied, message: "\(denial)"))
+                // Nothing was sent: the op keeps the token it waited under, if any (an expiry says
+                // nothing about whether the op is allowed).
+                var record = failure("\(denial)")
+                if let waitedUnder { record.token = waitedUnder }
+                return .waitForToken(state: ambiguous ? .ambiguous : .pending, failure: record)
             }
         }
         if case .service(let service) = error {
@@ -85,11 +95,11 @@ enum FailureDecision: Sendable, Hashable {
     /// Classifies a failed upload step of a send with files (`docs/files.md`): nothing was
     /// published yet, so no outcome makes the send ambiguous; an upload form that storage refused
     /// (403: expired or denied) is redone at once under a new id.
-    static func classifyFileStep(_ error: WireError, serverFailures: Int, limit: Int, waitedForToken: Bool) -> FailureDecision {
+    static func classifyFileStep(_ error: WireError, serverFailures: Int, limit: Int, waitedUnder: String?) -> FailureDecision {
         if case .service(let service) = error, service.family == .storage, service.status == 403 {
             return .retry(state: .pending, minimumWait: 0, failure: failure(error, .rejected), serverFailure: false)
         }
-        switch classify(error, kind: .send, serverFailures: serverFailures, limit: limit, waitedForToken: waitedForToken) {
+        switch classify(error, kind: .send, serverFailures: serverFailures, limit: limit, waitedUnder: waitedUnder) {
         case .retry(.ambiguous, let wait, let record, let serverFailure):
             return .retry(state: .pending, minimumWait: wait, failure: record, serverFailure: serverFailure)
         case let other:
@@ -134,4 +144,10 @@ enum FailureDecision: Sendable, Hashable {
             OutboxFailure(errorClass: errorClass, message: error.description)
         }
     }
+}
+
+/// Both values, or nil when either is missing.
+private func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
 }

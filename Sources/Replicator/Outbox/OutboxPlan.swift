@@ -191,9 +191,8 @@ extension Outbox {
                         let wire = try OutboxRequests.request(for: entry, resolved: resolved, client: client)
                         request = PlannedRequest(wire)
                         // The pre-check a drain makes: an op the parsed token cannot allow is reported here.
-                        if waiting == "ready", let token = client.access.parsedToken {
-                            let missing = AccessNeed.of(wire).missing(in: token.grants)
-                            if !missing.isEmpty { waiting = "not granted by the token: \(missing.map(\.description).joined(separator: ", "))" }
+                        if waiting == "ready", case .notGranted(let missing)? = client.access.preview(wire, at: now) {
+                            waiting = "not granted by the token: \(missing.map(\.description).joined(separator: ", "))"
                         }
                     }
                 } catch let problem as OutboxRequests.Problem {

@@ -272,6 +272,21 @@ final class OpTransaction<Custom: ChatCustomData> {
         return moved
     }
 
+    /// Every request waits for a token: each live op not yet marked is marked as waiting for one
+    /// (under the token of `fingerprint`), so that the status shows it and a refusal under the next
+    /// token is told from this one. Nothing was sent for them. Returns how many ops were marked.
+    func parkForToken(fingerprint: String, reason: String, now: Date) throws -> Int {
+        var parked = 0
+        for var entry in try tx.ops(states: [.pending, .ambiguous]) where !entry.waitsForToken {
+            entry.nextAttemptAt = OutboxEntry.tokenWaitMarker
+            entry.lastFailure = OutboxFailure(errorClass: .accessDenied, message: reason, token: entry.waitedUnderToken ?? fingerprint)
+            entry.updatedAt = now
+            try tx.save(entry)
+            parked += 1
+        }
+        return parked
+    }
+
     /// The app discards an op that has not reached PubNub: ``withdraw(_:undo:)`` with its local
     /// change reverted; a discarded send takes the reactions waiting on it along. Returns the ids
     /// of every op removed.

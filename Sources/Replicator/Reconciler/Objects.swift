@@ -72,7 +72,7 @@ extension Reconciler {
                 } apply: { channels in try await self.applyPulled(channels: channels) }
             }
         }
-        report.memberships = try await pullMemberships()
+        report.memberships = try await unlessNotGranted("memberships") { try await self.pullMemberships() }
         let listed: [String]
         switch members {
         case .hot(let extra): listed = try await channelsOfInterest(extra: extra).filter { isHot($0) || extra.contains($0) }
@@ -84,7 +84,7 @@ extension Reconciler {
             if let taken { snapshot = taken } else { snapshot = try await serverSnapshot(atLeast: nil) }
             taken = snapshot
             for channel in listed {
-                report.members.add(try await pullMembers(channel: channel, snapshot: snapshot))
+                report.members.add(try await unlessNotGranted("members") { try await self.pullMembers(channel: channel, snapshot: snapshot) })
             }
         }
         if isFull, options.pullAllUsers || options.pullAllChannels {

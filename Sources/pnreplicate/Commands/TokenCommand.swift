@@ -63,7 +63,7 @@ struct TokenCommand: AsyncParsableCommand {
             var rows: [(String, String)] = [
                 ("version", "\(token.version)"), ("issued", "\(ISOTimestamp(date: token.issued))"),
                 ("ttl", "\(token.ttlMinutes) min"), ("expires", "\(ISOTimestamp(date: token.expires)) (\(state))"),
-                ("authorized user", token.authorizedUserId ?? "any"),
+                ("authorized user", token.authorizedUserId.map(Output.terminalSafe) ?? "any"),
             ]
             let kinds: [(AccessResourceKind, String)] = [(.channel, "channel"), (.group, "group"), (.uuid, "user")]
             for (section, map) in [("", token.grants.resources), ("pattern ", token.grants.patterns)] {
