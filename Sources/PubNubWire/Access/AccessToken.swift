@@ -129,11 +129,15 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
             return .object(fields)
         }
         func section(_ map: [AccessResourceKind: [String: AccessPermissions]]) -> JSONValue {
-            let names: [AccessResourceKind: String] = [.channel: "channels", .group: "groups", .uuid: "uuids"]
-            var fields: [String: JSONValue] = [:]
-            for kind in AccessResourceKind.allCases {
-                fields[names[kind]!] = .object((map[kind] ?? [:]).mapValues(bits))
+            func name(_ kind: AccessResourceKind) -> String {
+                switch kind {
+                case .channel: "channels"
+                case .group: "groups"
+                case .uuid: "uuids"
+                }
             }
+            var fields: [String: JSONValue] = [:]
+            for kind in AccessResourceKind.allCases { fields[name(kind)] = .object((map[kind] ?? [:]).mapValues(bits)) }
             return .object(fields)
         }
         var fields: [String: JSONValue] = [

@@ -37,7 +37,8 @@ enum FailureDecision: Sendable, Hashable {
             let waitedForToken = waitedUnder.map { $0 != denial.token } ?? false
             // The token does not grant the op, and it arrived after the op was queued: a token was
             // delivered since, and it still does not allow it.
-            let arrivedSince = zip2(denial.tokenSince, enqueuedAt).map { $0 > $1 } ?? false
+            var arrivedSince = false
+            if let since = denial.tokenSince, let enqueuedAt { arrivedSince = since > enqueuedAt }
             func failure(_ message: String, status: Int? = nil) -> OutboxFailure {
                 OutboxFailure(errorClass: .accessDenied, httpStatus: status, message: message, token: denial.token)
             }
@@ -144,10 +145,4 @@ enum FailureDecision: Sendable, Hashable {
             OutboxFailure(errorClass: errorClass, message: error.description)
         }
     }
-}
-
-/// Both values, or nil when either is missing.
-private func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
-    guard let a, let b else { return nil }
-    return (a, b)
 }

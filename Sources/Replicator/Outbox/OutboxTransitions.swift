@@ -244,10 +244,15 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// attempt later than `now`) may go at once. Its attempt count stays, so a failure right after
     /// still backs off as long as it would have. Returns how many ops were moved.
     func retryWaitingNow(now: Date) throws -> Int {
+        // An op waiting for a token goes when one arrives (`tokenArrived`), not when the network does.
+        try makeDue(now: now) { entry in (entry.nextAttemptAt.map { $0 > now } ?? false) && !entry.waitsForToken }
+    }
+
+    /// Makes every pending or ambiguous op that `waits` due now (its attempt count and failure
+    /// stay); wakes the drain when any moved. Returns how many moved.
+    private func makeDue(now: Date, _ waits: (OutboxEntry) -> Bool) throws -> Int {
         var moved = 0
-        for var entry in try tx.ops(states: [.pending, .ambiguous]) {
-            // An op waiting for a token goes when one arrives (`tokenArrived`), not when the network does.
-            guard let next = entry.nextAttemptAt, next > now, !entry.waitsForToken else { continue }
+        for var entry in try tx.ops(states: [.pending, .ambiguous]) where waits(entry) {
             entry.nextAttemptAt = now
             entry.updatedAt = now
             try tx.save(entry)
@@ -261,15 +266,7 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// stays recorded, so that a refusal under the new token makes it a dead letter
     /// (``FailureDecision``). Returns how many ops were moved.
     func tokenArrived(now: Date) throws -> Int {
-        var moved = 0
-        for var entry in try tx.ops(states: [.pending, .ambiguous]) where entry.waitsForToken {
-            entry.nextAttemptAt = now
-            entry.updatedAt = now
-            try tx.save(entry)
-            moved += 1
-        }
-        if moved > 0 { changes.wakesDrain = true }
-        return moved
+        try makeDue(now: now) { $0.waitsForToken }
     }
 
     /// Every request waits for a token: each live op not yet marked is marked as waiting for one
