@@ -134,6 +134,10 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// Whether the message is soft-deleted (it has a Chat SDK `deleted` action). The store fills
     /// it in; default message queries leave such messages out.
     public var isDeleted = false
+    /// Whether the current user muted the message's author (their mute list, the Chat SDK's
+    /// `PN_PRV.<user>.mute1`). The store fills it in; default message queries leave such messages
+    /// out, `includeMuted: true` lists them with this set.
+    public var isFromMutedUser = false
     /// The publish metadata the message carried (any JSON; the Chat SDK's quotes and the
     /// outbox's `pnr_op` live here), as the server gave it; nil when it had none.
     public var meta: JSONValue?
@@ -180,7 +184,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     enum CodingKeys: String, CodingKey {
         case id, text, contentType, content, custom, createdAt, timetoken, userId, channelId, delivery, messageActions
-        case editedText, isDeleted, meta, customMessageType, files
+        case editedText, isDeleted, isFromMutedUser, meta, customMessageType, files
     }
 
     /// Decodes a message (payload fields plus envelope); missing `messageActions` means none.
@@ -202,6 +206,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         messageActions = try c.decodeIfPresent([ChatMessageAction].self, forKey: .messageActions) ?? []
         editedText = try c.decodeIfPresent(String.self, forKey: .editedText)
         isDeleted = try c.decodeIfPresent(Bool.self, forKey: .isDeleted) ?? false
+        isFromMutedUser = try c.decodeIfPresent(Bool.self, forKey: .isFromMutedUser) ?? false
         meta = try c.decodeIfPresent(JSONValue.self, forKey: .meta)
         customMessageType = try c.decodeIfPresent(String.self, forKey: .customMessageType)
         files = try c.decodeIfPresent([ChatFile].self, forKey: .files) ?? []
@@ -223,6 +228,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         if !messageActions.isEmpty { try c.encode(messageActions, forKey: .messageActions) }
         try c.encodeIfPresent(editedText, forKey: .editedText)
         if isDeleted { try c.encode(isDeleted, forKey: .isDeleted) }
+        if isFromMutedUser { try c.encode(isFromMutedUser, forKey: .isFromMutedUser) }
         try c.encodeIfPresent(meta, forKey: .meta)
         try c.encodeIfPresent(customMessageType, forKey: .customMessageType)
         if !files.isEmpty { try c.encode(files, forKey: .files) }

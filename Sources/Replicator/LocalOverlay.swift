@@ -141,7 +141,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
-        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete:
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList:
             return nil
         }
         try reapplyPending(target: entry.target)
@@ -179,9 +179,12 @@ struct LocalOverlay<Custom: ChatCustomData> {
             } else {
                 try tx.deleteChannel(id: id)
             }
-        case .mention, .receipt:
-            // A mention event or a receipt signal changes nothing locally.
+        case .mention, .receipt, .report:
+            // A mention event, a receipt signal or a report changes nothing locally.
             break
+        case .setMuteList(let owner, _):
+            // The server's list comes back (the other unsent ones are laid over it below).
+            try tx.setShownMutes(owner: owner, try tx.serverMuteList(owner: owner)?.muted ?? [])
         case .hardDelete:
             // The message as it was stored when it was deleted comes back.
             if let message = try snapshot(Message.self) { try tx.upsert(message: message) }
@@ -210,7 +213,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 try tx.deleteMember(channelId: channel, userId: user)
             case .hardDelete(_, let messageId, _):
                 try tx.deleteMessage(id: messageId)
-            case .send, .addReaction, .removeReaction, .mention, .receipt:
+            case .setMuteList(let owner, let muted):
+                try tx.setShownMutes(owner: owner, muted)
+            case .send, .addReaction, .removeReaction, .mention, .receipt, .report:
                 continue
             }
         }

@@ -28,6 +28,10 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case receipt
     /// Delete a message from PubNub's history (a hard delete).
     case hardDelete
+    /// Publish the Chat SDK's report of a message to its channel's moderation channel.
+    case report
+    /// Write the current user's mute list (the Chat SDK's `PN_PRV.<user>.mute1` user object).
+    case setMuteList
 }
 
 /// Where an op is in its life. An op leaves the table when it succeeds or is discarded.

@@ -47,6 +47,13 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Delete the message `messageId` (at `messageTimetoken`) from `channel`'s history:
     /// `DELETE /v3/history/…?start=<tt+1>&end=<tt>`.
     case hardDelete(channel: String, messageId: String, messageTimetoken: Timetoken)
+    /// Report the message `messageId` of `channel`: publish `body` (the Chat SDK's report,
+    /// ``ReplicaModel/ChatModeration/reportBody(text:reason:messageTimetoken:channel:author:)``) to
+    /// the channel's moderation channel `PUBNUB_INTERNAL_MODERATION_<channel>`.
+    case report(channel: String, messageId: String, body: JSONValue)
+    /// Write `owner`'s whole mute list (`muted`, sorted) as the Chat SDK does: the user object
+    /// `PN_PRV.<owner>.mute1` (``ReplicaModel/ChatModeration/muteListFields(owner:muted:)``).
+    case setMuteList(owner: String, muted: [String])
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -63,6 +70,8 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention: .mention
         case .receipt: .receipt
         case .hardDelete: .hardDelete
+        case .report: .report
+        case .setMuteList: .setMuteList
         }
     }
 
@@ -111,8 +120,8 @@ public enum OutboxOperation: Sendable, Hashable {
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
         case .mention(let notice): notice.channel
-        case .receipt(let channel, _), .hardDelete(let channel, _, _): channel
-        case .setUser, .removeUser: nil
+        case .receipt(let channel, _), .hardDelete(let channel, _, _), .report(let channel, _, _): channel
+        case .setUser, .removeUser, .setMuteList: nil
         }
     }
 
@@ -120,7 +129,8 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Nil otherwise.
     public var user: String? {
         switch self {
-        case .setMembership(_, let user, _), .removeMembership(_, let user), .setUser(let user, _), .removeUser(let user):
+        case .setMembership(_, let user, _), .removeMembership(_, let user), .setUser(let user, _), .removeUser(let user),
+             .setMuteList(let user, _):
             user
         case .mention(let notice): notice.user
         default: nil
@@ -133,7 +143,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .send(_, let id, _, _, _, _): id
         case .addReaction(let target), .removeReaction(let target, _): target.messageId
         case .mention(let notice): notice.messageId
-        case .hardDelete(_, let id, _): id
+        case .hardDelete(_, let id, _), .report(_, let id, _): id
         default: nil
         }
     }
@@ -274,6 +284,13 @@ extension OutboxOperation {
             self = .hardDelete(
                 channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
                 messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
+        case .report:
+            self = .report(
+                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
+                body: try need(p.message, "message"))
+        case .setMuteList:
+            self = .setMuteList(
+                owner: try need(p.user, "user"), muted: ChatModeration.mutedUsers(fromCustom: try need(p.fields, "fields")["custom"]))
         }
     }
 
@@ -326,6 +343,13 @@ extension OutboxOperation {
             p.channel = channel
             p.messageId = id
             p.messageTimetoken = timetoken
+        case .report(let channel, let id, let body):
+            p.channel = channel
+            p.messageId = id
+            p.message = body
+        case .setMuteList(let owner, let muted):
+            p.user = owner
+            p.fields = ChatModeration.muteListFields(owner: owner, muted: muted)
         }
         return p
     }

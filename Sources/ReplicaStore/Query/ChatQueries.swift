@@ -131,8 +131,14 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     /// - Parameter includeDeleted: whether soft-deleted messages are listed too (with
     ///   ``ReplicaModel/ChatMessage/isDeleted`` set), for a "message deleted" placeholder or a
     ///   restore; by default they are left out.
-    public func messages(inChannel channelId: String, includeDeleted: Bool = false) -> StoreQuery<[Message]> {
-        let visible = includeDeleted ? "" : "AND \(ChatSemantics.notDeleted)"
+    /// - Parameter includeMuted: whether the messages of users the current user muted
+    ///   (``ReplicaModel/ChatMessage/isFromMutedUser``) are listed too; by default they are left
+    ///   out, as the Chat SDK drops muted users' events.
+    public func messages(inChannel channelId: String, includeDeleted: Bool = false, includeMuted: Bool = false)
+        -> StoreQuery<[Message]>
+    {
+        let visible = (includeDeleted ? "" : "AND \(ChatSemantics.notDeleted)")
+            + (includeMuted ? "" : " AND \(ChatSemantics.notMuted)")
         return StoreQuery { db in
             let coding = StoreCoding()
             let sent = try Row.fetchAll(
@@ -153,7 +159,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
 
     /// The messages whose shown text (the newest edit's, else the published one) mentions
     /// `userId` (a `[…](pn-user://userId)` link, as the PubNub Chat SDK writes mentions), oldest
-    /// first; pending ones last, in send order; soft-deleted ones left out. The texts are
+    /// first; pending ones last, in send order; soft-deleted ones and muted users' left out. The texts are
     /// narrowed with `LIKE` and each candidate is checked by parsing its elements, so an id that
     /// is the prefix of another never matches it.
     public func messages(mentioning userId: String) -> StoreQuery<[Message]> {
@@ -170,7 +176,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
                                       WHERE a.type = '\(ChatSDKFormat.editedType)' AND a.value LIKE ?1 ESCAPE '\\'
                                         AND (a.message_id = msg.id
                                              OR (a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken))))
-                      AND \(ChatSemantics.notDeleted)
+                      AND \(ChatSemantics.notDeleted) AND \(ChatSemantics.notMuted)
                     ORDER BY msg.timetoken IS NULL, msg.timetoken, msg.local_seq
                     """, arguments: [like]
             ).map { try coding.message($0) }.filter { $0.mentionedUserIds.contains(userId) }

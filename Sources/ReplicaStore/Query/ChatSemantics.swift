@@ -54,6 +54,13 @@ enum ChatSemantics {
 
     /// A condition that leaves out soft-deleted messages (for `msg`).
     static let notDeleted = "NOT \(isDeletedColumn)"
+
+    /// Whether the message's author is muted (`muted_users`: only the store's own user's mute
+    /// list is kept there) (for `msg`).
+    static let isFromMutedUserColumn = "(EXISTS (SELECT 1 FROM muted_users mu WHERE mu.user_id = msg.user_id))"
+
+    /// A condition that leaves out the messages of muted users (for `msg`).
+    static let notMuted = "NOT \(isFromMutedUserColumn)"
 }
 
 /// A member's read position in a channel (the Chat SDK's `lastReadMessageTimetoken`).

@@ -28,7 +28,7 @@ enum Columns {
     static let message =
         "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
         + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn), "
-        + "msg.meta, msg.custom_message_type, msg.files"
+        + "msg.meta, msg.custom_message_type, msg.files, \(ChatSemantics.isFromMutedUserColumn)"
 }
 
 extension StoreCoding {
@@ -74,6 +74,7 @@ extension StoreCoding {
             message.meta = try decode(JSONValue.self, row[12], table: "messages", column: "meta", key: id)
             message.customMessageType = row[13]
             message.files = try decode([ChatFile].self, row[14], table: "messages", column: "files", key: id) ?? []
+            message.isFromMutedUser = row[15] ?? false
             return message
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)

@@ -89,6 +89,10 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// Deletes a membership row.
     package func deleteMember(channelId: String, userId: String) throws {
+        if let channel = ChatModeration.restrictedChannel(ofModerationChannel: channelId) {
+            try write(restriction: ChannelRestriction(userId: userId, channelId: channel, ban: false, mute: false))
+            return
+        }
         try db.cachedStatement(sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?").execute(arguments: [channelId, userId])
     }
 

@@ -12,6 +12,8 @@ extension ChatStore {
         try Validation.validateStoredIdentifier(message.channelId, field: "message.channelId")
         try Validation.validateStoredIdentifier(message.userId, field: "message.userId")
         try Validation.validateMessageId(message.id)
+        // A hidden channel's messages (reports, moderation events) are never stored as messages.
+        if ChatModeration.isHidden(channel: message.channelId) { return .unchanged }
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
         let values: [DatabaseValue] = [

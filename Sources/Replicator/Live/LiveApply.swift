@@ -151,6 +151,18 @@ extension Reconciler {
         let tx = ops.tx
         let channel = envelope.channel
         switch envelope.event {
+        case .message where channel == ChatModeration.eventChannel(for: currentUser):
+            // A moderation event about the current user: their restriction, never a message.
+            guard let restriction = ChatModeration.restriction(fromEvent: envelope.payload, user: currentUser) else {
+                result.ignored += 1
+                result.applied.append(envelope.record(kind: "moderation", subject: "-", outcome: "ignored"))
+                return
+            }
+            let outcome = try tx.write(restriction: restriction)
+            if outcome != .unchanged { result.objectsChanged += 1 }
+            result.applied.append(envelope.record(
+                kind: "moderation", subject: "\(restriction.channelId): \(restriction.word)",
+                outcome: outcome == .unchanged ? "unchanged" : "applied"))
         case .message, .file:
             guard let timetoken = envelope.timetoken else { return }
             var entry = HistoryMessage(
@@ -192,7 +204,7 @@ extension Reconciler {
             if outcome != "unchanged" { result.actionsChanged += 1 }
             result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
         case .appContext(let event):
-            let (kind, subject, outcome) = try applyLive(event, ops: ops, into: &result)
+            let (kind, subject, outcome) = try applyLive(event, ops: ops, currentUser: currentUser, into: &result)
             if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
             if outcome == "kept-pending" { result.keptPending += 1 }
             result.applied.append(envelope.record(kind: kind, subject: subject, outcome: outcome))
@@ -270,7 +282,7 @@ extension Reconciler {
 
     /// Applies an App Context event; returns (kind, subject, outcome) for the event's record.
     private static func applyLive(
-        _ event: AppContextEvent, ops: OpTransaction<Custom>, into result: inout LiveApplyResult
+        _ event: AppContextEvent, ops: OpTransaction<Custom>, currentUser: String, into result: inout LiveApplyResult
     ) throws -> (String, String, String) {
         let tx = ops.tx
         let overlay = LocalOverlay<Custom>(tx: tx)
@@ -295,6 +307,17 @@ extension Reconciler {
             }
         }
         switch event {
+        case .userSet(let id, let fields, let updated, let eTag) where ChatModeration.muteListOwner(ofId: id) != nil:
+            // A mute list (the store keeps only the current user's; others are hidden objects).
+            guard let owner = ChatModeration.muteListOwner(ofId: id), owner == currentUser else {
+                return ("user-set", id, "unchanged")
+            }
+            let stored = try tx.serverMuteList(owner: owner)
+            let muted = fields["custom"].map { ChatModeration.mutedUsers(fromCustom: $0) } ?? stored?.muted ?? []
+            let list = StoredMuteList(muted: muted, updated: updated ?? stored?.updated, eTag: eTag ?? stored?.eTag)
+            return ("mute-list-set", owner, try overlay.applyServer(muteList: list, owner: owner) ? "updated" : "unchanged")
+        case .userRemoved(let id) where ChatModeration.muteListOwner(ofId: id) == currentUser:
+            return ("mute-list-removed", currentUser, try overlay.applyServer(muteList: nil, owner: currentUser) ? "removed" : "unchanged")
         case .userSet(let id, let fields, let updated, let eTag):
             let stored = try tx.user(id: id)
             var user = try (stored ?? ChatUser(id: id)).applying(fields)

@@ -1,10 +1,12 @@
 import Foundation
 import PubNubWire
+import ReplicaModel
 import ReplicaStore
 
 extension LiveSync {
     /// The channels to subscribe (sorted): memberships, channels with messages, the options'
-    /// channels, the current user's id and ``LiveSyncOptions/users``; and which of them carry
+    /// channels, the current user's id, their moderation event channel and mute list (the Chat
+    /// SDK's `PUBNUB_INTERNAL_MODERATION.<id>`, `PN_PRV.<id>.mute1`) and ``LiveSyncOptions/users``; and which of them carry
     /// messages (all but the user-id channels). Memberships are read on every call (an index
     /// lookup); the channels with messages (a scan) at most every ``channelRefreshInterval`` and
     /// after each fill, since only a pull or an own send adds one that is not already followed.
@@ -18,7 +20,10 @@ extension LiveSync {
         }
         let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
         let messages = messageChannels.union(memberships)
-        let users = Set(options.users + [reconciler.userId])
+        // The current user's channel, their moderation events and their mute list (objects
+        // events) carry no chat messages.
+        let me = reconciler.userId
+        let users = Set(options.users + [me, ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)])
         let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()
         var presence: [String] = []
         if let options = options.presence {

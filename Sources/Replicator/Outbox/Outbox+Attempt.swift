@@ -10,6 +10,8 @@ enum Completion {
     case user(ChatUser<JSONValue>)
     case channel(ChatChannel<JSONValue>)
     case membership(WireMembership<DefaultChatCustom>?)
+    /// A mute list's owner and the server's version of it.
+    case muteList(owner: String, StoredMuteList)
     case none
 }
 
@@ -215,8 +217,12 @@ extension Outbox {
             let page = try PubNubClient.page(
                 of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
             return .membership(page.data.first { $0.channel.id == entry.operation.channel })
-        case .mention, .receipt:
+        case .mention, .receipt, .report:
             return .published(try PubNubClient.publishTimetoken(from: response))
+        case .setMuteList:
+            let user = try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setMuteList")
+            return .muteList(owner: entry.operation.user ?? userId, StoredMuteList(
+                muted: ChatModeration.mutedUsers(fromCustom: user.custom), updated: user.updated?.description, eTag: user.eTag))
         case .removeReaction, .removeMembership, .removeUser, .removeChannel, .hardDelete:
             return .none
         }
@@ -246,6 +252,7 @@ extension Outbox {
                     custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try Self.convert(value) },
                     updated: wire.updated, eTag: wire.eTag)
             })
+        case .muteList(let owner, let list): result = .muteList(owner: owner, list)
         case .none: result = .none
         }
         let now = clock.now

@@ -27,13 +27,16 @@ extension Outbox {
             return try await probePublish(entry, in: channel, messageId: messageId)
         case .mention(let notice):
             return try await probePublish(entry, in: notice.user, messageId: nil)
+        case .report(let channel, _, _):
+            return try await probePublish(entry, in: ChatModeration.moderationChannel(for: channel), messageId: nil)
         case .setUser, .setChannel:
             return try await probeEdit(entry)
-        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete:
+        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete,
+             .setMuteList:
             // A resent add answers 409 when it had arrived; a resent removal finds nothing to
             // remove; membership and delete requests are idempotent. A signal is never stored, so
             // nothing can be looked up; a read receipt said twice means the same. Deleting a
-            // history range twice deletes nothing more.
+            // history range twice deletes nothing more. A mute list is written whole: twice is once.
             return .resend
         }
     }

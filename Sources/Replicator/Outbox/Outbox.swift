@@ -398,8 +398,9 @@ public actor Outbox<Custom: ChatCustomData> {
                 commitsSettled = []
             }
         }
+        let userId = userId
         let (value, changes) = try await store.transaction { tx in
-            let ops = OpTransaction(tx)
+            let ops = OpTransaction(tx, actingUser: userId)
             let value = try body(ops)
             return (value, ops.changes)
         }

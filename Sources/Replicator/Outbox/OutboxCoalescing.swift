@@ -52,6 +52,22 @@ extension OpTransaction {
         return (id, .enqueued)
     }
 
+    /// A write of a whole value (a mute list) after an unsent write of the same target: the
+    /// unsent one takes the new value, so only the newest is sent.
+    func insertOrReplaceWhole(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+            latest.operation = op.operation
+            latest.coalesced.append("replaced by \(id)")
+            latest.updatedAt = now
+            try tx.save(latest)
+            changes.events.append(.coalesced(into: latest.id, cancelled: []))
+            changes.wakesDrain = true
+            return (latest.id, .merged(into: latest.id))
+        }
+        try insert(op, id: id, now: now)
+        return (id, .enqueued)
+    }
+
     /// Withdraws an unsent op that a later change cancels. A cancelled removal of a reaction
     /// brings the stored action back; any other op's local rows are written by the change that
     /// cancels it.
@@ -67,6 +83,7 @@ extension OpTransaction {
     func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
         if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
         if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
+        try checkRestrictions(op.operation)
         try tx.insertOp(op, id: id, now: now)
         changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true

@@ -117,6 +117,13 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A file to send was refused before anything was stored: unreadable, empty when it must be
     /// encrypted, over the 5 MiB upload limit, or a bad name (`docs/files.md`, "Limits").
     case invalidFile(String)
+    /// A moderator restricted the current user in the channel (the Chat SDK's restrictions,
+    /// `docs/chat.md`, "Moderation"): banned, no write to it; muted, no message sent to it.
+    /// Refused before anything is queued.
+    case restricted(ChannelRestriction)
+    /// The channel is one the Chat SDK keeps out of sight (`PUBNUB_INTERNAL_*`, `PN_PRV.*`): apps
+    /// do not write to it directly (reports and restrictions have their own calls).
+    case hiddenChannel(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -146,6 +153,9 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
             "another process\(holder.map { " (pid \($0))" } ?? "") is sending this store's outbox (lease \(path)); try again when it is done"
         case .storeFailed(let message): "the outbox could not record its state, so sending stopped: \(message)"
         case .invalidFile(let reason): "cannot send the file: \(reason)"
+        case .restricted(let r):
+            "\(r.userId) is \(r.ban ? "banned from" : "muted in") channel \(r.channelId)\(r.reason.map { " (\($0))" } ?? ""); nothing was queued"
+        case .hiddenChannel(let id): "\(id) is a Chat SDK internal channel; nothing was queued"
         }
     }
 }

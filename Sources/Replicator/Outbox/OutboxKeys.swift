@@ -35,6 +35,12 @@ enum OutboxKeys {
     static func user(_ id: String) -> String { "user:\(id)" }
     /// A channel's metadata; also its lane.
     static func channel(_ id: String) -> String { "channel:\(id)" }
+    /// A user's mute list; also its lane.
+    static func muteList(_ owner: String) -> String { "mute-list:\(owner)" }
+    /// The reports of one channel share a lane (each report is its own target).
+    static func reportLane(_ channel: String) -> String { "reports:\(channel)" }
+    /// One report of a message.
+    static func report(_ messageId: String, opId: String) -> String { "report:\(messageId)/\(opId)" }
 }
 
 extension OutboxState {

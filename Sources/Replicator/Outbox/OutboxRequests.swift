@@ -97,6 +97,15 @@ enum OutboxRequests {
                     channel: notice.channel, parentChannel: notice.parentChannel)
                 return try client.publishRequest(
                     PublishRequest(channel: notice.user, message: event, meta: ["pnr_op": .string(entry.id)]))
+            case .report(let channel, _, let body):
+                // The op id in meta lets a probe find a report that may have arrived.
+                return try client.publishRequest(
+                    PublishRequest(
+                        channel: ChatModeration.moderationChannel(for: channel), message: body, meta: ["pnr_op": .string(entry.id)]))
+            case .setMuteList(let owner, let muted):
+                return try client.setUserRequest(
+                    id: ChatModeration.muteListId(of: owner),
+                    fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: muted)), ifMatch: nil)
             case .hardDelete(let channel, _, let timetoken):
                 // One message: `end` inclusive, `start` exclusive.
                 return client.deleteMessagesRequest(
@@ -119,7 +128,7 @@ enum OutboxRequests {
 extension OutboxKind {
     /// Whether the op publishes a message payload, which a crypto module encrypts (sends and
     /// mention events; never actions, App Context or signals).
-    public var encryptsPayload: Bool { self == .send || self == .mention }
+    public var encryptsPayload: Bool { self == .send || self == .mention || self == .report }
 
     /// Whether the op's request names its message by timetoken (reactions and mention events):
     /// such an op waits until the message has one.

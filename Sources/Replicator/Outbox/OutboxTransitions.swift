@@ -31,8 +31,14 @@ final class OpTransaction<Custom: ChatCustomData> {
     let tx: StoreTransaction<Custom>
     var changes = OpChanges()
     var overlay: LocalOverlay<Custom> { LocalOverlay(tx: tx) }
+    /// The user whose ops are queued (the outbox's): their restrictions are checked before an
+    /// op is queued. Nil only in a transaction that queues nothing (crash recovery).
+    let actingUser: String?
 
-    init(_ tx: StoreTransaction<Custom>) { self.tx = tx }
+    init(_ tx: StoreTransaction<Custom>, actingUser: String? = nil) {
+        self.tx = tx
+        self.actingUser = actingUser
+    }
 
     /// The op with `id`; throws ``OutboxError/opNotFound(_:)`` when it is gone.
     func existing(_ id: String) throws -> OutboxEntry {
@@ -161,6 +167,9 @@ final class OpTransaction<Custom: ChatCustomData> {
                 let stored = try overlay.storeAnswer(member: member)
                 try rebaseLaterOps(target: OutboxKeys.member(member.channelId, member.userId), on: stored)
             }
+        case .muteList(let owner, let list):
+            // The op has left the table: the later unsent writes of the list are laid over the answer.
+            try overlay.applyServer(muteList: list, owner: owner)
         case .none:
             if case .hardDelete(let channel, _, _) = entry.operation { try deleteFiles(ofDeletedMessage: entry, channel: channel) }
         }
@@ -403,5 +412,6 @@ enum OpResult<Custom: ChatCustomData> {
     case user(ChatUser<Custom.User>)
     case channel(ChatChannel<Custom.Channel>)
     case membership(ChatMember<Custom>?)
+    case muteList(owner: String, StoredMuteList)
     case none
 }

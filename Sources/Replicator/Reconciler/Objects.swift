@@ -73,6 +73,12 @@ extension Reconciler {
             }
         }
         report.memberships = try await unlessNotGranted("memberships") { try await self.pullMemberships() }
+        if options.syncMuteList {
+            _ = try await unlessNotGranted("mute list") {
+                try await self.pullMuteList()
+                return ObjectSyncResult()
+            }
+        }
         let listed: [String]
         switch members {
         case .hot(let extra): listed = try await channelsOfInterest(extra: extra).filter { isHot($0) || extra.contains($0) }
@@ -292,6 +298,11 @@ extension Reconciler {
             }
             for (channel, user) in try tx.memberships(of: side) where !seen.contains([channel, user]) {
                 if try overlay.serverLacks(channelId: channel, userId: user) { result.removed += 1 }
+            }
+            if case .user(let user) = side {
+                // The user's moderation memberships were stored as restrictions: a lifted one is gone.
+                let restricted = Set(server.compactMap { ChatModeration.restrictedChannel(ofModerationChannel: $0.channelId) })
+                result.removed += try tx.pruneRestrictions(user: user, keeping: restricted)
             }
             return result
         }

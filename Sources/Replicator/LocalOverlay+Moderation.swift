@@ -1,0 +1,18 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+// Read-your-writes for the Chat SDK's mute list (`docs/chat.md`, "Moderation"): the server's
+// version, then the unsent mute list writes over it, as for any other object.
+extension LocalOverlay {
+    /// Stores the server's version of `owner`'s mute list (nil: the server has none), then lays
+    /// the unsent writes of the list over it. Returns whether the list the app sees changed.
+    @discardableResult
+    func applyServer(muteList: StoredMuteList?, owner: String) throws -> Bool {
+        let before = try tx.shownMutes(owner: owner)
+        try tx.setServerMuteList(owner: owner, muteList)
+        try tx.setShownMutes(owner: owner, muteList?.muted ?? [])
+        try reapplyPending(target: OutboxKeys.muteList(owner))
+        return try tx.shownMutes(owner: owner) != before
+    }
+}
