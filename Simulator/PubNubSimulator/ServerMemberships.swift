@@ -8,6 +8,12 @@ extension PubNubServer {
         let ofUser = kind == .user
         guard listing == (ofUser ? "channels" : "uuids") else { return Reply.notFound() }
         let otherKey = ofUser ? "channel" : "uuid"
+        // Read before a PATCH changes anything: a refused filter leaves the memberships as they were.
+        var filter: ObjectFilter?
+        if let text = request.queryValue("filter") {
+            filter = ObjectFilter(text, listing: ofUser ? .memberships : .members)
+            guard filter != nil else { return Reply.objectError(400, "Invalid filter expression.", source: "objects") }
+        }
         if request.method == .patch {
             guard case .object(let body)? = Reply.bodyJSON(request) else {
                 return Reply.objectError(415, "Request payload must be in JSON format.", source: "objects")
@@ -49,7 +55,10 @@ extension PubNubServer {
             ofUser
             ? (memberships[id] ?? [:]).map { ($0.key, $0.value) }
             : memberships.compactMap { user, channels in channels[id].map { (user, $0) } }
-        let items: [JSONValue] = pairs.sorted { $0.other < $1.other }.map { other, membership in
+        let kept = pairs.filter { other, membership in
+            filter?.matches(membership: membership, other: other, otherObject: ofUser ? channels[other] : users[other]) ?? true
+        }
+        let items: [JSONValue] = kept.sorted { $0.other < $1.other }.map { other, membership in
             var element: [String: JSONValue] = ["updated": .string(membership.updated), "eTag": .string(membership.eTag)]
             let otherObject = ofUser ? channels[other] : users[other]
             if include.contains(otherKey), let otherObject {
