@@ -12,7 +12,8 @@ struct PNReplicate: AsyncParsableCommand {
         abstract: "Offline-first replication of PubNub chat data into a local SQLite store.",
         subcommands: [
             SyncCommand.self, ListenCommand.self, PresenceCommand.self, TypingCommand.self, SendCommand.self, DraftCommand.self, ReactCommand.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
-            ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, ReportCommand.self, MuteCommand.self, UnmuteCommand.self, MutesCommand.self,
+            RestrictionsCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
             ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self,
             TokenCommand.self, SimulatorCommand.self,
         ],

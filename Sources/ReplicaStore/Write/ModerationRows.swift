@@ -9,7 +9,7 @@ import ReplicaModel
 // entity tables. The mute list has its own rows (`mute_lists`, `muted_users`), written only by
 // the replicator's mute list code.
 
-extension ChatStore {
+extension ModerationRows {
     /// What happens to a user or channel the Chat SDK hides: nil when it is not hidden (store it
     /// as usual), else the outcome of leaving it out (`unchanged`).
     static func hiddenOutcome<Entity: StoredEntity>(of entity: Entity) -> UpsertOutcome? {
@@ -22,11 +22,11 @@ extension ChatStore {
     /// What happens to a membership the Chat SDK hides: nil when it is an ordinary one; for a
     /// moderation channel's member, the restriction it holds is written (`restrictions`); any
     /// other hidden membership is left out.
-    static func hiddenOutcome(of member: Member, in db: Database) throws -> UpsertOutcome? {
+    static func hiddenOutcome<C: ChatCustomData>(of member: ChatMember<C>, in db: Database) throws -> UpsertOutcome? {
         if let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
             let custom = try member.custom.map { try JSONValue(encoding: $0) }
             let restriction = ChatModeration.restriction(user: member.userId, channel: channel, custom: custom)
-            return try ModerationRows.write(restriction, updated: member.updated?.description, eTag: member.eTag, in: db)
+            return try write(restriction, updated: member.updated?.description, eTag: member.eTag, in: db)
         }
         let hidden =
             ChatModeration.isHidden(channel: member.channelId, type: member.channel.type)

@@ -15,7 +15,7 @@ extension ChatStore {
     {
         let rows = Entity.rows
         try Validation.validateStoredIdentifier(entity.id, field: rows.idField)
-        if let hidden = hiddenOutcome(of: entity) { return hidden }
+        if let hidden = ModerationRows.hiddenOutcome(of: entity) { return hidden }
         return try db.upsert(
             try db.cachedStatement(sql: force ? Entity.forceUpsertSQL : Entity.upsertSQL), try rows.arguments(entity, coding: coding))
     }
@@ -33,7 +33,7 @@ extension ChatStore {
     /// Makes sure a row exists for a user or channel known only by id (memberships, messages),
     /// without replacing a fuller stored version.
     static func ensure<Entity: StoredEntity>(_ entity: Entity, in db: Database, coding: StoreCoding) throws {
-        if hiddenOutcome(of: entity) != nil { return }
+        if ModerationRows.hiddenOutcome(of: entity) != nil { return }
         if entity.eTag == nil, entity.updated == nil {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(Entity.rows.table) (id, type) VALUES (?, ?)")
                 .execute(arguments: [entity.id, entity.type])
@@ -113,7 +113,7 @@ extension ChatStore {
 
 extension ChatStore {
     static func upsert(member: Member, force: Bool, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        if let hidden = try hiddenOutcome(of: member, in: db) { return hidden }
+        if let hidden = try ModerationRows.hiddenOutcome(of: member, in: db) { return hidden }
         try ensure(member.channel, in: db, coding: coding)
         try ensure(member.user, in: db, coding: coding)
         let arguments = StatementArguments(

@@ -146,17 +146,17 @@ extension Reconciler {
     /// The current user's memberships, in full.
     private func pullMemberships() async throws -> ObjectSyncResult {
         let user = userId
-        let members = try await pageAll("memberships:\(user)") { query async throws(WireError) in
+        let (members, skipped) = try await pageAll("memberships:\(user)") { query async throws(WireError) in
             try await self.client.getMemberships(userId: user, query, as: Custom.self)
         } convert: { try $0.model(userId: user) }
-        return try await replaceMemberships(of: .user(user), server: members)
+        return try await replaceMemberships(of: .user(user), server: members, complete: skipped == 0)
     }
 
     /// A channel's members, in full, listed after the server time `snapshot`; the channel's
     /// member checkpoint then says they are complete up to it.
     func pullMembers(channel: String, snapshot: Timetoken) async throws -> ObjectSyncResult {
         let scope = SyncCheckpoint.members(channel)
-        let members = try await pageAll(scope) { query async throws(WireError) in
+        let (members, _) = try await pageAll(scope) { query async throws(WireError) in
             try await self.client.getMembers(channelId: channel, query, as: Custom.self)
         } convert: { try $0.model(channelId: channel) }
         let result = try await replaceMemberships(of: .channel(channel), server: members)
@@ -164,12 +164,14 @@ extension Reconciler {
         return result
     }
 
-    /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page).
+    /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping
+    /// on a short page), and how many were left out as unreadable.
     private func pageAll<Element: Decodable & Sendable & Hashable>(
         _ scope: String, list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>,
         convert: (Element) throws -> ChatMember<Custom>
-    ) async throws -> [ChatMember<Custom>] {
+    ) async throws -> ([ChatMember<Custom>], skipped: Int) {
         var members: [ChatMember<Custom>] = []
+        var skippedCount = 0
         // `count`: a listing of exactly 100 or 200 stops at its total instead of asking for an empty page.
         for try await page in objectPages(scope, ObjectListQuery(limit: 100, count: true), list) {
             var skipped = page.skipped
@@ -181,8 +183,9 @@ extension Reconciler {
                 }
             }
             logSkipped(skipped, scope: scope)
+            skippedCount += skipped.count
         }
-        return members
+        return (members, skippedCount)
     }
 
     /// An App Context listing whose every page request goes through the retry loop.
@@ -285,7 +288,11 @@ extension Reconciler {
     /// Makes the stored memberships of one side (a user's channels, or a channel's members) equal
     /// to a complete server listing, in one transaction; memberships with a pending local op keep
     /// the local version.
-    func replaceMemberships(of side: MembershipSide, server: [ChatMember<Custom>]) async throws(StoreError)
+    ///
+    /// - Parameter complete: whether the listing held every membership (none was unreadable): only
+    ///   then are the user's restrictions it lacks removed (a moderation membership the store's
+    ///   custom types cannot read must not lift a ban).
+    func replaceMemberships(of side: MembershipSide, server: [ChatMember<Custom>], complete: Bool = true) async throws(StoreError)
         -> ObjectSyncResult
     {
         try await store.storeTransaction { tx in
@@ -299,12 +306,37 @@ extension Reconciler {
             for (channel, user) in try tx.memberships(of: side) where !seen.contains([channel, user]) {
                 if try overlay.serverLacks(channelId: channel, userId: user) { result.removed += 1 }
             }
-            if case .user(let user) = side {
+            if case .user(let user) = side, complete {
                 // The user's moderation memberships were stored as restrictions: a lifted one is gone.
                 let restricted = Set(server.compactMap { ChatModeration.restrictedChannel(ofModerationChannel: $0.channelId) })
                 result.removed += try tx.pruneRestrictions(user: user, keeping: restricted)
             }
             return result
         }
+    }
+}
+
+// The Chat SDK's moderation data a pull reads (`docs/chat.md`, "Moderation"): the current user's
+// restrictions come with their memberships listing (no request of their own: the store turns
+// each moderation membership into a restriction; `replaceMemberships` prunes the lifted ones);
+// the mute list is one `GET` of the user object `PN_PRV.<userId>.mute1` per object pull.
+extension Reconciler {
+    /// Reads the current user's mute list (a 404: they have none) and stores it under the unsent
+    /// mute and unmute ops. Returns whether the list the app sees changed.
+    @discardableResult
+    public func pullMuteList() async throws -> Bool {
+        let owner = userId, id = ChatModeration.muteListId(of: owner)
+        let user = try await fetch("mute-list") { () async throws(WireError) -> ChatUser<JSONValue>? in
+            do throws(WireError) {
+                return try await client.getUser(id: id, as: JSONValue.self)
+            } catch {
+                if case .service(let service) = error, service.reason == .notFound { return nil }
+                throw error
+            }
+        }
+        let list = user.map {
+            StoredMuteList(muted: ChatModeration.mutedUsers(fromCustom: $0.custom), updated: $0.updated?.description, eTag: $0.eTag)
+        }
+        return try await ops.commit { try $0.overlay.applyServer(muteList: list, owner: owner) }
     }
 }

@@ -1,0 +1,27 @@
+import ArgumentParser
+import Foundation
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+/// `pnreplicate report`: report a message to its channel's moderators (the Chat SDK's `Message.report`).
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Report a sent message to its channel's moderators (works offline; sent exactly once).",
+        discussion: """
+            Queued as a publish of the Chat SDK's report to PUBNUB_INTERNAL_MODERATION_<channel>; \
+            `pnreplicate --dry-run` shows the request, `sync` sends it.
+            """)
+    @OptionGroup var options: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: "The message's id (a sent one: the report names its timetoken).") var message: String
+    @Option(name: .long, help: "Why it is reported.") var reason: String
+
+    func run() async throws {
+        try await runReportingErrors {
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.report(message: message, reason: reason)
+            try EnqueueOutput(receipt, id: message).print(json: options.json)
+        }
+    }
+}
