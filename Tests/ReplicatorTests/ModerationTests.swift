@@ -177,6 +177,28 @@ struct ModerationTests {
         #expect(try await world.store.fetch(hiddenRows) == [])
     }
 
+    @Test("two devices of one user mute and unmute offline: each write merges with the server's list, so no mute is lost")
+    func muteListMergesAcrossDevices() async throws {
+        let (phone, _) = try await Self.moderatedKeyset()
+        let laptop = try World(seed: 3, clock: phone.clock, server: phone.server)
+        _ = try await phone.reconciler().sync()
+        _ = try await laptop.reconciler().sync()
+        phone.transport.use(FaultPlan(seed: 4, profile: .offline))
+        laptop.transport.use(FaultPlan(seed: 5, profile: .offline))
+        _ = try await phone.outbox.mute(users: ["ann"])
+        _ = try await laptop.outbox.mute(users: ["ben"])
+        _ = try await laptop.outbox.unmute(users: ["troll"])
+        phone.transport.use(FaultPlan(seed: 4, profile: .none))
+        laptop.transport.use(FaultPlan(seed: 5, profile: .none))
+        _ = try await phone.outbox.drain()
+        _ = try await laptop.outbox.drain()
+        let object = try await ChatSDKClient(phone.server, userId: "me").client.getUser(id: "PN_PRV.me.mute1", as: JSONValue.self)
+        #expect(object.custom == ["m": "ann,ben"], "the phone's mute kept, the laptop's mute and unmute applied")
+        #expect(try await laptop.store.fetch(laptop.store.queries.mutedUsers(by: "me")) == ["ann", "ben"], "the answer is stored")
+        _ = try await phone.reconciler().sync()
+        #expect(try await phone.store.fetch(phone.store.queries.mutedUsers(by: "me")) == ["ann", "ben"])
+    }
+
     @Test("a report reaches the moderation channel exactly once, in the Chat SDK's shape, through faults and a crash")
     func reportExactlyOnce() async throws {
         for seed in UInt64(1)...20 {

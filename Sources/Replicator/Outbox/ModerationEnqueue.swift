@@ -47,7 +47,8 @@ extension OpTransaction {
 
     /// Changes `owner`'s mute list as the app sees it and queues the whole new list (the Chat
     /// SDK writes the whole `PN_PRV.<owner>.mute1` object). An unsent write of the list takes the
-    /// new one instead, so mutes and unmutes made offline send one write.
+    /// new one instead, so mutes and unmutes made offline send one write. When it is sent, the
+    /// list is merged with the server's (``Outbox/mergedMuteList(_:)``).
     func enqueueMuteList(opId: String, owner: String, mute: [String], unmute: [String], now: Date) throws
         -> OutboxReceipt<[String]>
     {
@@ -60,9 +61,37 @@ extension OpTransaction {
             return OutboxReceipt(value: list, opId: nil, disposition: .unchanged)
         }
         let target = OutboxKeys.muteList(owner)
+        // The base is the list as the user saw it before this change: when the write goes, the
+        // server's list of that moment takes what the user added and loses what they removed, so
+        // a mute made on another device meanwhile is kept (an unsent write keeps its first base).
+        let base = try tx.snapshot(try tx.shownMutes(owner: owner))
         let (id, disposition) = try insertOrReplaceWhole(
-            NewOutboxRow(.setMuteList(owner: owner, muted: list), lane: target, target: target), id: opId, now: now)
+            NewOutboxRow(.setMuteList(owner: owner, muted: list), lane: target, target: target, baseSnapshot: base), id: opId, now: now)
         try tx.setShownMutes(owner: owner, list)
         return OutboxReceipt(value: list, opId: id, disposition: disposition)
+    }
+}
+
+extension Outbox {
+    /// The list a mute list write sends: the server's list now (one `GET`; none is empty) with
+    /// what the user added since the op's base, without what they removed. The Chat SDK writes
+    /// its in-memory list whole, so two devices muting offline would keep only the last one's
+    /// mutes; the merge keeps both.
+    func mergedMuteList(_ entry: OutboxEntry) async throws -> [String] {
+        guard case .setMuteList(let owner, let muted) = entry.operation else { return [] }
+        let id = ChatModeration.muteListId(of: owner)
+        let remote: ChatUser<JSONValue>?
+        do {
+            remote = try await client.getUser(id: id, as: JSONValue.self)
+        } catch {
+            guard case .service(let service) = error, service.reason == .notFound else { throw error }
+            remote = nil
+        }
+        let base = Set(try await store.reading { try $0.decodeSnapshot([String].self, of: entry) } ?? [])
+        let wanted = Set(muted)
+        var merged = Set(ChatModeration.mutedUsers(fromCustom: remote?.custom))
+        merged.formUnion(wanted.subtracting(base))
+        merged.subtract(base.subtracting(wanted))
+        return merged.sorted()
     }
 }

@@ -132,6 +132,7 @@ extension Outbox {
         case .removeReaction: return false
         case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
         case .setUser, .setChannel: return !entry.rebase
+        case .setMuteList: return false
         default: return true
         }
     }
@@ -178,6 +179,9 @@ extension Outbox {
                 await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
                 return false
             }
+        }
+        if case .setMuteList = entry.operation {
+            resolved.mutedUsers = try await mergedMuteList(entry)
         }
         if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
             let eTag = try await remoteETag(of: entry)

@@ -16,6 +16,9 @@ enum OutboxRequests {
         var ifMatch: String?
         /// A send's files once uploaded (their server ids), in order.
         var files: [ChatFile]?
+        /// A mute list write's list merged with the server's at send time (nil: the op's own, as
+        /// the dry run shows it).
+        var mutedUsers: [String]?
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -103,9 +106,10 @@ enum OutboxRequests {
                     PublishRequest(
                         channel: ChatModeration.moderationChannel(for: channel), message: body, meta: ["pnr_op": .string(entry.id)]))
             case .setMuteList(let owner, let muted):
+                let list = resolved.mutedUsers ?? muted
                 return try client.setUserRequest(
                     id: ChatModeration.muteListId(of: owner),
-                    fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: muted)), ifMatch: nil)
+                    fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: list)), ifMatch: nil)
             case .hardDelete(let channel, _, let timetoken):
                 // One message: `end` inclusive, `start` exclusive.
                 return client.deleteMessagesRequest(
