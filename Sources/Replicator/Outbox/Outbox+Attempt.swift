@@ -389,3 +389,27 @@ extension Outbox {
         }
     }
 }
+
+extension Outbox {
+    /// The list a mute list write sends: the server's list now (one `GET`; none is empty) with
+    /// what the user added since the op's base, without what they removed. The Chat SDK writes
+    /// its in-memory list whole, so two devices muting offline would keep only the last one's
+    /// mutes; the merge keeps both.
+    func mergedMuteList(_ entry: OutboxEntry) async throws -> [String] {
+        guard case .setMuteList(let owner, let muted) = entry.operation else { return [] }
+        let id = ChatModeration.muteListId(of: owner)
+        let remote: ChatUser<JSONValue>?
+        do {
+            remote = try await client.getUser(id: id, as: JSONValue.self)
+        } catch {
+            guard case .service(let service) = error, service.reason == .notFound else { throw error }
+            remote = nil
+        }
+        let base = Set(try await store.reading { try $0.decodeSnapshot([String].self, of: entry) } ?? [])
+        let wanted = Set(muted)
+        var merged = Set(ChatModeration.mutedUsers(fromCustom: remote?.custom))
+        merged.formUnion(wanted.subtracting(base))
+        merged.subtract(base.subtracting(wanted))
+        return merged.sorted()
+    }
+}
