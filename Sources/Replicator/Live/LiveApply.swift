@@ -338,8 +338,9 @@ extension Reconciler {
             member.eTag = eTag
             member.updated = try stamp(updated)
             let outcome = try overlay.applyServer(member: member).outcome
-            // A new member row has no presence yet: the channel's occupants are read again.
-            if outcome == .inserted { result.presenceRefresh.insert(channelId) }
+            // A new member row has no presence yet: the channel's occupants are read again (a
+            // hidden channel's "membership" is a restriction: it has no presence to read).
+            if outcome == .inserted, !ChatModeration.isHidden(channel: channelId) { result.presenceRefresh.insert(channelId) }
             return ("membership-set", "\(channelId)/\(userId)", word(outcome))
         case .membershipRemoved(let channelId, let userId):
             let removed = try overlay.serverLacks(channelId: channelId, userId: userId)
