@@ -39,14 +39,8 @@ extension OpTransaction {
                 changes.events.append(.coalesced(into: nil, cancelled: removed))
                 return (nil, .cancelled(removed))
             }
-            latest.operation = op.operation
             latest.rebase = false
-            latest.coalesced.append("replaced by removal \(id)")
-            latest.updatedAt = now
-            try tx.save(latest)
-            changes.events.append(.coalesced(into: latest.id, cancelled: []))
-            changes.wakesDrain = true
-            return (latest.id, .merged(into: latest.id))
+            return try replace(latest, with: op.operation, note: "replaced by removal \(id)", now: now)
         }
         try insert(op, id: id, now: now)
         return (id, .enqueued)
@@ -55,17 +49,25 @@ extension OpTransaction {
     /// A write of a whole value (a mute list) after an unsent write of the same target: the
     /// unsent one takes the new value, so only the newest is sent.
     func insertOrReplaceWhole(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
-            latest.operation = op.operation
-            latest.coalesced.append("replaced by \(id)")
-            latest.updatedAt = now
-            try tx.save(latest)
-            changes.events.append(.coalesced(into: latest.id, cancelled: []))
-            changes.wakesDrain = true
-            return (latest.id, .merged(into: latest.id))
+        if let latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+            return try replace(latest, with: op.operation, note: "replaced by \(id)", now: now)
         }
         try insert(op, id: id, now: now)
         return (id, .enqueued)
+    }
+
+    /// An unsent op takes another operation (keeping its id, place and base).
+    private func replace(_ latest: OutboxEntry, with operation: OutboxOperation, note: String, now: Date) throws
+        -> (String?, OutboxDisposition)
+    {
+        var latest = latest
+        latest.operation = operation
+        latest.coalesced.append(note)
+        latest.updatedAt = now
+        try tx.save(latest)
+        changes.events.append(.coalesced(into: latest.id, cancelled: []))
+        changes.wakesDrain = true
+        return (latest.id, .merged(into: latest.id))
     }
 
     /// Withdraws an unsent op that a later change cancels. A cancelled removal of a reaction
