@@ -161,6 +161,8 @@ struct StoreRulesTests {
             .mention(MentionNotice(user: "bob", channel: "general", messageId: "m1", messageTimetoken: tt, parentChannel: "root")),
             .receipt(channel: "general", messageTimetoken: tt),
             .hardDelete(channel: "general", messageId: "m1", messageTimetoken: tt),
+            .report(channel: "general", messageId: "m1", body: ["type": "report", "reason": "spam"]),
+            .setMuteList(owner: "alice", muted: ["bob", "troll"]),
         ]
     }()
 

@@ -340,10 +340,15 @@ extension ChatQueries {
 // MARK: Checkpoints
 
 extension ChatQueries {
-    /// Every stored checkpoint, by scope.
+    /// Every stored checkpoint, by scope; those of the Chat SDK's hidden channels (live sync
+    /// follows the user's moderation events and mute list) are bookkeeping and left out.
     public func checkpoints() -> StoreQuery<[SyncCheckpoint]> {
         StoreQuery { db in
             try Row.fetchAll(db, sql: SyncCheckpoint.selectSQL + " ORDER BY scope").map(SyncCheckpoint.init(row:))
+                .filter { checkpoint in
+                    guard let colon = checkpoint.scope.firstIndex(of: ":") else { return true }
+                    return !ChatModeration.isHidden(channel: String(checkpoint.scope[checkpoint.scope.index(after: colon)...]))
+                }
         }
     }
 

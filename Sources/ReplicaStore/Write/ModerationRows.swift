@@ -145,11 +145,14 @@ extension StoreTransaction {
         try String.fetchAll(db, sql: "SELECT user_id FROM muted_users WHERE owner_id = ? ORDER BY user_id", arguments: [owner])
     }
 
-    /// Replaces the users `owner` has muted, as the app sees them. Returns whether anything changed.
+    /// Replaces the users `owner` has muted, as the app sees them. Returns whether anything
+    /// changed. The store keeps one user's list, its current user's (message queries hide whoever
+    /// is in it): another user's list is dropped (a store opened by the CLI as another user).
     @discardableResult
     package func setShownMutes(owner: String, _ muted: [String]) throws -> Bool {
+        try db.execute(sql: "DELETE FROM muted_users WHERE owner_id <> ?", arguments: [owner])
         let wanted = Set(muted)
-        guard Set(try shownMutes(owner: owner)) != wanted else { return false }
+        guard Set(try shownMutes(owner: owner)) != wanted else { return db.changesCount > 0 }
         try db.execute(sql: "DELETE FROM muted_users WHERE owner_id = ?", arguments: [owner])
         for user in wanted {
             try db.execute(sql: "INSERT INTO muted_users (owner_id, user_id) VALUES (?, ?)", arguments: [owner, user])

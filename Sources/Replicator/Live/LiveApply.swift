@@ -56,7 +56,9 @@ public struct LiveEventRecord: Sendable, Hashable, Codable {
     /// `message`, `file`, `reaction-added`, `reaction-removed`, `user-set`, `user-removed`,
     /// `channel-set`, `channel-removed`, `membership-set`, `membership-removed`, `typing`,
     /// `signal`, `presence-join`, `presence-leave`, `presence-timeout`, `presence-state-change`,
-    /// `presence-interval` (`presence-<action>`), `unknown` or `unreadable`.
+    /// `presence-interval` (`presence-<action>`), `restriction` (a moderator's, `channel: banned`
+    /// or `channel/user`), `mute-list-set`, `mute-list-removed`, `unknown` or `unreadable`. An event
+    /// on one of the Chat SDK's hidden channels is recorded on the current user's channel.
     public var kind: String
     /// The channel it arrived on.
     public var channel: String
@@ -155,14 +157,19 @@ extension Reconciler {
             // A moderation event about the current user: their restriction, never a message.
             guard let restriction = ChatModeration.restriction(fromEvent: envelope.payload, user: currentUser) else {
                 result.ignored += 1
-                result.applied.append(envelope.record(kind: "moderation", subject: "-", outcome: "ignored"))
+                var record = envelope.record(kind: "restriction", subject: "-", outcome: "ignored")
+                record.channel = currentUser
+                result.applied.append(record)
                 return
             }
             let outcome = try tx.write(restriction: restriction)
             if outcome != .unchanged { result.objectsChanged += 1 }
-            result.applied.append(envelope.record(
-                kind: "moderation", subject: "\(restriction.channelId): \(restriction.word)",
-                outcome: outcome == .unchanged ? "unchanged" : "applied"))
+            // Recorded on the user's own channel: the hidden channel is named to nobody.
+            var record = envelope.record(
+                kind: "restriction", subject: "\(restriction.channelId): \(restriction.word)",
+                outcome: outcome == .unchanged ? "unchanged" : "applied")
+            record.channel = currentUser
+            result.applied.append(record)
         case .message, .file:
             guard let timetoken = envelope.timetoken else { return }
             var entry = HistoryMessage(
@@ -204,10 +211,21 @@ extension Reconciler {
             if outcome != "unchanged" { result.actionsChanged += 1 }
             result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
         case .appContext(let event):
-            let (kind, subject, outcome) = try applyLive(event, ops: ops, currentUser: currentUser, into: &result)
+            var (kind, subject, outcome) = try applyLive(event, ops: ops, currentUser: currentUser, into: &result)
             if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
             if outcome == "kept-pending" { result.keptPending += 1 }
-            result.applied.append(envelope.record(kind: kind, subject: subject, outcome: outcome))
+            // A restriction or the mute list is recorded without the hidden object's id.
+            switch event {
+            case .membershipSet(let channelId, let userId, _, _, _), .membershipRemoved(let channelId, let userId):
+                if let restricted = ChatModeration.restrictedChannel(ofModerationChannel: channelId) {
+                    kind = "restriction"
+                    subject = "\(restricted)/\(userId)"
+                }
+            default: break
+            }
+            var record = envelope.record(kind: kind, subject: subject, outcome: outcome)
+            if ChatModeration.isHidden(channel: record.channel) { record.channel = currentUser }
+            result.applied.append(record)
         case .presence(let event):
             try applyLive(event, tx: tx, envelope: envelope, into: &result)
         case .signal:

@@ -380,8 +380,11 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// them complete up to `through`.
     private func fill(through: Timetoken, messageChannels: Set<String>) async throws -> Step {
         let filling = needsFill
-        set(.catchingUp(channels: filling.keys.sorted()))
-        var report = GapFillReport(channels: filling, through: through, recoveredMessages: 0, reactionChanges: 0, objects: true)
+        // The Chat SDK's hidden channels live sync follows (moderation events, the mute list) are
+        // filled like the others, and named to nobody.
+        let shown = filling.filter { !ChatModeration.isHidden(channel: $0.key) }
+        set(.catchingUp(channels: shown.keys.sorted()))
+        var report = GapFillReport(channels: shown, through: through, recoveredMessages: 0, reactionChanges: 0, objects: true)
         do {
             let history = Set(filling.keys).intersection(messageChannels).sorted()
             let tally = ProgressTally(channels: filling.count, hub: hub)

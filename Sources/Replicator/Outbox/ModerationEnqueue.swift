@@ -52,7 +52,10 @@ extension OpTransaction {
     func enqueueMuteList(opId: String, owner: String, mute: [String], unmute: [String], now: Date) throws
         -> OutboxReceipt<[String]>
     {
-        for user in mute + unmute { try Validation.validateStoredIdentifier(user, field: "user.id") }
+        for user in mute + unmute {
+            try Validation.validateStoredIdentifier(user, field: "user.id")
+            if ChatModeration.isHidden(user: user) { throw OutboxError.hiddenUser(user) }
+        }
         var muted = Set(try tx.shownMutes(owner: owner))
         muted.formUnion(mute)
         muted.subtract(unmute)

@@ -124,6 +124,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The channel is one the Chat SDK keeps out of sight (`PUBNUB_INTERNAL_*`, `PN_PRV.*`): apps
     /// do not write to it directly (reports and restrictions have their own calls).
     case hiddenChannel(String)
+    /// The id is one of the Chat SDK's private objects (`PN_PRV.*`), not a user to mute.
+    case hiddenUser(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -156,6 +158,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .restricted(let r):
             "\(r.userId) is \(r.ban ? "banned from" : "muted in") channel \(r.channelId)\(r.reason.map { " (\($0))" } ?? ""); nothing was queued"
         case .hiddenChannel(let id): "\(id) is a Chat SDK internal channel; nothing was queued"
+        case .hiddenUser(let id): "\(id) is a Chat SDK private object, not a user; nothing was queued"
         }
     }
 }

@@ -106,7 +106,7 @@ struct ShowCommand: AsyncParsableCommand {
 
     /// Messages as columns: timetoken (or `pending`), id, user, delivery, text on one line. The
     /// text is the shown one (the newest edit, marked `(edited)`); a soft-deleted message is
-    /// marked `[deleted]`.
+    /// marked `[deleted]`, one by a user the current user muted (when listed) `[muted]`.
     static func printMessages(_ messages: [ChatMessage<FlatCustom>], empty: String) {
         Output.columns(
             ["timetoken", "id", "user", "delivery", "text"],
@@ -117,6 +117,7 @@ struct ShowCommand: AsyncParsableCommand {
                 }
                 if message.editedText != nil { text += " (edited)" }
                 if message.isDeleted { text = "[deleted] " + text }
+                if message.isFromMutedUser { text = "[muted] " + text }
                 return [message.timetoken?.description ?? "pending", message.id, message.userId, message.delivery.rawValue, text]
             },
             empty: empty)
