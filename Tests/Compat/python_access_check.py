@@ -40,7 +40,7 @@ try:
     from pubnub.models.consumer.v3.category import Category
     from pubnub.models.consumer.v3.channel import Channel
     from pubnub.models.consumer.v3.uuid import UUID
-    from pubnub.pnconfiguration import PNConfiguration
+    from compat_support import check, configuration, failures
     from pubnub.pubnub import PubNub
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub")
@@ -48,28 +48,10 @@ except ImportError as error:
 
 TOTAL_SECONDS = 60
 
-failures = []
-
-
-def check(name, condition, detail=""):
-    if condition:
-        print(f"ok   {name}", flush=True)
-    else:
-        failures.append(name)
-        print(f"FAIL {name}{': ' + detail if detail else ''}", flush=True)
-    return condition
-
 
 def client(origin, user_id, secret_key=None):
     """A synchronous client of the simulator; with `secret_key` it signs every request."""
-    config = PNConfiguration()
-    config.publish_key = "demo"
-    config.subscribe_key = "demo"
-    config.user_id = user_id
-    config.ssl = False
-    config.origin = origin
-    config.non_subscribe_request_timeout = 10
-    config.connect_timeout = 5
+    config = configuration(origin, user_id)
     if secret_key:
         config.secret_key = secret_key
     return PubNub(config)

@@ -83,7 +83,7 @@ try:
     from pubnub.models.consumer.objects_v2.channel_members import PNUserMember
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.consumer.objects_v2.page import Next
-    from pubnub.pnconfiguration import PNConfiguration
+    from compat_support import check, configuration, failures
     from pubnub.pubnub import PubNub
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub==10.8.0", file=sys.stderr)
@@ -103,14 +103,7 @@ class PeerError(Exception):
 def client(origin, user_id, secret_key=None, token=None):
     """A synchronous client of `origin`; with `secret_key` it signs every request, with `token` (an
     Access Manager v3 token) it sends it as `auth`."""
-    config = PNConfiguration()
-    config.publish_key = "demo"
-    config.subscribe_key = "demo"
-    config.user_id = user_id
-    config.ssl = False
-    config.origin = origin
-    config.non_subscribe_request_timeout = 10
-    config.connect_timeout = 5
+    config = configuration(origin, user_id)
     if secret_key:
         config.secret_key = secret_key
     pubnub = PubNub(config)
@@ -333,18 +326,6 @@ def chat_token(origin, secret_key, user, channels, ttl=60):
 
 
 # --- selfcheck -----------------------------------------------------------------------------------
-
-failures = []
-
-
-def check(name, condition, detail=""):
-    if condition:
-        print(f"ok   {name}", flush=True)
-    else:
-        failures.append(name)
-        print(f"FAIL {name}{': ' + detail if detail else ''}", flush=True)
-    return condition
-
 
 def attempt(action):
     """`action()`, or {"error": ...} when the origin refused it."""

@@ -36,7 +36,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 try:
     from pubnub.crypto import AesCbcCryptoModule
     from pubnub.exceptions import PubNubException
-    from pubnub.pnconfiguration import PNConfiguration
+    from compat_support import check, configuration, failures
     from pubnub.pubnub import PubNub
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub")
@@ -46,29 +46,11 @@ TOTAL_SECONDS = 60
 CIPHER_KEY = "knightsofni"
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
-failures = []
-
-
-def check(name, condition, detail=""):
-    if condition:
-        print(f"ok   {name}", flush=True)
-    else:
-        failures.append(name)
-        print(f"FAIL {name}{': ' + detail if detail else ''}", flush=True)
-    return condition
-
 
 def client(origin, user_id, cipher_key=None, cryptor=None):
     """A synchronous client of the simulator; with `cipher_key`, the legacy crypto module
     (`cryptor` "legacy", the SDK's default for a cipher key) or the ACRH one ("acrh")."""
-    config = PNConfiguration()
-    config.publish_key = "demo"
-    config.subscribe_key = "demo"
-    config.user_id = user_id
-    config.ssl = False
-    config.origin = origin
-    config.non_subscribe_request_timeout = 10
-    config.connect_timeout = 5
+    config = configuration(origin, user_id)
     if cipher_key:
         config.cipher_key = cipher_key
         if cryptor == "acrh":

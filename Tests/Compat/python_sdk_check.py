@@ -39,7 +39,7 @@ try:
     from pubnub.models.consumer.message_actions import PNMessageAction
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.subscription import PNEventEmitter
-    from pubnub.pnconfiguration import PNConfiguration
+    from compat_support import check, configuration, failures
     from pubnub.pubnub_asyncio import PubNubAsyncio
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub")
@@ -71,17 +71,6 @@ EVENT_SECONDS = 10
 PRESENCE_TIMEOUT = 20
 # How far a presence event's `timestamp` (unix seconds) may be from this machine's clock.
 CLOCK_SLACK_SECONDS = 120
-
-failures = []
-
-
-def check(name, condition, detail=""):
-    if condition:
-        print(f"ok   {name}", flush=True)
-    else:
-        failures.append(name)
-        print(f"FAIL {name}{': ' + detail if detail else ''}", flush=True)
-    return condition
 
 
 class Recorder(SubscribeCallback):
@@ -142,15 +131,8 @@ class Recorder(SubscribeCallback):
 def client(origin, user_id, presence_timeout=None):
     """A client of the simulator; with `presence_timeout`, it sends `heartbeat=<timeout>` on every
     subscribe, runs the SDK's heartbeat loop and sends a leave when it unsubscribes."""
-    config = PNConfiguration()
-    config.publish_key = "demo"
-    config.subscribe_key = "demo"
-    config.user_id = user_id
-    config.ssl = False
-    config.origin = origin
     # Fail fast instead of retrying against a simulator that is not there.
-    config.non_subscribe_request_timeout = 5
-    config.connect_timeout = 5
+    config = configuration(origin, user_id, request_timeout=5)
     if presence_timeout is not None:
         config.set_presence_timeout(presence_timeout)
         config.enable_presence_heartbeat = True
