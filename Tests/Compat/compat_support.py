@@ -5,6 +5,8 @@ Keys are `demo`/`demo` (the simulator's defaults), no TLS, and request timeouts 
 script never hangs on a simulator that stopped answering.
 """
 
+import time
+
 from pubnub.pnconfiguration import PNConfiguration
 
 # The names of the checks that failed, in order (a script exits non-zero when it is not empty).
@@ -32,3 +34,14 @@ def configuration(origin, user_id, request_timeout=10):
     config.non_subscribe_request_timeout = request_timeout
     config.connect_timeout = 5
     return config
+
+
+def finish(started):
+    """Prints the summary line of a run that began at `started` (`time.monotonic()`); returns the
+    exit code: 0 when every check passed, else 1."""
+    elapsed = time.monotonic() - started
+    if failures:
+        print(f"{len(failures)} check(s) failed in {elapsed:.1f} s", flush=True)
+        return 1
+    print(f"all checks passed in {elapsed:.1f} s", flush=True)
+    return 0

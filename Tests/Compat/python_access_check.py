@@ -40,7 +40,7 @@ try:
     from pubnub.models.consumer.v3.category import Category
     from pubnub.models.consumer.v3.channel import Channel
     from pubnub.models.consumer.v3.uuid import UUID
-    from compat_support import check, configuration, failures
+    from compat_support import check, configuration, finish
     from pubnub.pubnub import PubNub
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub")
@@ -203,12 +203,7 @@ def checks(origin, secret_key):
     check("only the allowed publishes were stored", [m.message for m in stored] == [{"text": "hello"}, "fresh"],
           str([m.message for m in stored]))
 
-    elapsed = time.monotonic() - started
-    if failures:
-        print(f"{len(failures)} check(s) failed in {elapsed:.1f} s", flush=True)
-        return 1
-    print(f"all checks passed in {elapsed:.1f} s", flush=True)
-    return 0
+    return finish(started)
 
 
 def main():

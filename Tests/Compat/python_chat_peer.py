@@ -83,7 +83,7 @@ try:
     from pubnub.models.consumer.objects_v2.channel_members import PNUserMember
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.consumer.objects_v2.page import Next
-    from compat_support import check, configuration, failures
+    from compat_support import check, configuration, finish
     from pubnub.pubnub import PubNub
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub==10.8.0", file=sys.stderr)
@@ -454,12 +454,7 @@ def selfcheck(origin, secret_key):
           and [r["timetoken"] for r in listed] == sorted(r["timetoken"] for r in listed),
           f"{len(listed)} reports, {len({r['timetoken'] for r in listed})} distinct")
 
-    elapsed = time.monotonic() - started
-    if failures:
-        print(f"{len(failures)} check(s) failed in {elapsed:.1f} s", flush=True)
-        return 1
-    print(f"all checks passed in {elapsed:.1f} s", flush=True)
-    return 0
+    return finish(started)
 
 
 # --- command line --------------------------------------------------------------------------------

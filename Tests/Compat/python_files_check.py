@@ -36,7 +36,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 try:
     from pubnub.crypto import AesCbcCryptoModule
     from pubnub.exceptions import PubNubException
-    from compat_support import check, configuration, failures
+    from compat_support import check, configuration, finish
     from pubnub.pubnub import PubNub
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub")
@@ -176,12 +176,7 @@ def checks(origin):
         run_extra_checks(origin)
     except Exception as error:
         check("no exception from the SDK (paging, size limit)", False, repr(error))
-    elapsed = time.monotonic() - started
-    if failures:
-        print(f"{len(failures)} check(s) failed in {elapsed:.1f} s", flush=True)
-        return 1
-    print(f"all checks passed in {elapsed:.1f} s", flush=True)
-    return 0
+    return finish(started)
 
 
 def main():

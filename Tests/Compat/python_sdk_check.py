@@ -39,7 +39,7 @@ try:
     from pubnub.models.consumer.message_actions import PNMessageAction
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.subscription import PNEventEmitter
-    from compat_support import check, configuration, failures
+    from compat_support import check, configuration, finish
     from pubnub.pubnub_asyncio import PubNubAsyncio
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub")
@@ -415,12 +415,7 @@ def main():
     started = time.monotonic()
     work_around_sdk_app_context_dispatch()
     asyncio.run(bounded(sys.argv[1]))
-    elapsed = time.monotonic() - started
-    if failures:
-        print(f"{len(failures)} check(s) failed in {elapsed:.1f} s", flush=True)
-        return 1
-    print(f"all checks passed in {elapsed:.1f} s", flush=True)
-    return 0
+    return finish(started)
 
 
 if __name__ == "__main__":
