@@ -31,20 +31,26 @@ public enum ChatModeration {
     public static let moderationPrefix = "PUBNUB_INTERNAL_MODERATION_"
     /// The prefix of a user's moderation event channel (note the dot).
     public static let eventPrefix = "PUBNUB_INTERNAL_MODERATION."
-    /// The restriction custom keys.
-    public static let banKey = "ban", muteKey = "mute", reasonKey = "reason"
+    /// The restriction custom key of a ban (`true`: banned).
+    public static let banKey = "ban"
+    /// The restriction custom key of a mute (`true`: muted).
+    public static let muteKey = "mute"
+    /// The restriction custom key of the moderator's reason (a string or null).
+    public static let reasonKey = "reason"
     /// The mute list's custom key: the muted ids, comma-joined.
     public static let mutedKey = "m"
-    /// The `type` of a moderation event and of a report.
-    public static let moderationType = "moderation", reportType = "report"
+    /// The `type` of a moderation event.
+    public static let moderationType = "moderation"
+    /// The `type` of a report.
+    public static let reportType = "report"
     /// The `custom_message_type` the Chat SDK gives a moderation event.
     public static let moderationMessageType = "moderated"
 
     // MARK: Hidden objects
 
-    /// Whether the Chat SDK keeps a channel out of sight: an internal channel (`PUBNUB_INTERNAL_*`,
-    /// moderation, auto-moderation, moderator), a private one (`PN_PRV.*`, or type `pn.prv`), or a
-    /// user's moderation event channel. Thread channels (`PUBNUB_INTERNAL_THREAD_*`) are not hidden:
+    /// Whether the Chat SDK keeps a channel out of sight: an internal channel (`PUBNUB_INTERNAL_*`:
+    /// a channel's moderation channel, a user's moderation event channel), a private one
+    /// (`PN_PRV.*`, or type `pn.prv`). Thread channels (`PUBNUB_INTERNAL_THREAD_*`) are not hidden:
     /// their messages are the thread's replies.
     public static func isHidden(channel id: String, type: String? = nil) -> Bool {
         if type == privateType || id.hasPrefix(privatePrefix) { return true }
@@ -180,4 +186,41 @@ public struct ChannelRestriction: Sendable, Hashable, Codable {
 
     /// `banned`, `muted` or `lifted`, as the Chat SDK's moderation event names it.
     public var word: String { ban ? "banned" : mute ? "muted" : "lifted" }
+}
+
+/// What this device changed in a mute list: the users it muted and unmuted. A mute list is written
+/// whole (the Chat SDK's `PN_PRV.<user>.mute1`), so a write applies the change to the server's list
+/// of the moment, not the list the device saw: another device's mutes are kept. (The Chat SDK
+/// writes its in-memory list as it is: the last writer wins.)
+///
+/// ```swift
+/// let change = MuteListChange(muted: ["a"], unmuted: ["x"])
+/// change.applied(to: ["x", "y"])      // ["a", "y"]
+/// ```
+public struct MuteListChange: Sendable, Hashable, Codable {
+    /// The users muted, sorted.
+    public var muted: [String]
+    /// The users unmuted, sorted.
+    public var unmuted: [String]
+
+    /// A change; a user in both lists counts as muted.
+    public init(muted: some Collection<String>, unmuted: some Collection<String>) {
+        self.muted = Set(muted).sorted()
+        self.unmuted = Set(unmuted).subtracting(muted).sorted()
+    }
+
+    /// Whether it changes nothing.
+    public var isEmpty: Bool { muted.isEmpty && unmuted.isEmpty }
+
+    /// `list` with the muted users added and the unmuted ones removed, sorted.
+    public func applied(to list: some Collection<String>) -> [String] {
+        Set(list).subtracting(unmuted).union(muted).sorted()
+    }
+
+    /// This change followed by `later`: what a later mute or unmute of the same user says wins.
+    public func then(_ later: MuteListChange) -> MuteListChange {
+        MuteListChange(
+            muted: Set(muted).subtracting(later.unmuted).union(later.muted),
+            unmuted: Set(unmuted).subtracting(later.muted).union(later.unmuted))
+    }
 }

@@ -110,4 +110,15 @@ public enum ChatSDKFormat {
     public static func threadChannel(of channel: String, root: Timetoken) -> String {
         "\(threadChannelPrefix)\(channel)_\(root.rawValue)"
     }
+
+    /// The parent channel of a thread channel (`PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`),
+    /// or nil when `id` is not one.
+    public static func threadParent(ofChannel id: String) -> String? {
+        guard id.hasPrefix(threadChannelPrefix) else { return nil }
+        let rest = id.dropFirst(threadChannelPrefix.count)
+        guard let underscore = rest.lastIndex(of: "_"), underscore > rest.startIndex,
+              UInt64(rest[rest.index(after: underscore)...]) != nil
+        else { return nil }
+        return String(rest[..<underscore])
+    }
 }

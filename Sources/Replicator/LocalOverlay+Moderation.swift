@@ -9,6 +9,14 @@ extension LocalOverlay {
     /// the unsent writes of the list over it. Returns whether the list the app sees changed.
     @discardableResult
     func applyServer(muteList: StoredMuteList?, owner: String) throws -> Bool {
+        if let muteList, let stored = try tx.serverMuteList(owner: owner) {
+            // The version rule of every object: an older version (an event that arrives after
+            // our own write's answer) or the same eTag changes nothing.
+            func version(_ list: StoredMuteList) -> (updated: ISOTimestamp?, eTag: String?) {
+                (list.updated.flatMap { try? ISOTimestamp(parsing: $0) }, list.eTag)
+            }
+            guard VersionDecision(incoming: version(muteList), stored: version(stored)) == .apply else { return false }
+        }
         let before = try tx.shownMutes(owner: owner)
         try tx.setServerMuteList(owner: owner, muteList)
         try tx.setShownMutes(owner: owner, muteList?.muted ?? [])

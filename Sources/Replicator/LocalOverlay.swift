@@ -214,7 +214,10 @@ struct LocalOverlay<Custom: ChatCustomData> {
             case .hardDelete(_, let messageId, _):
                 try tx.deleteMessage(id: messageId)
             case .setMuteList(let owner, let muted):
-                try tx.setShownMutes(owner: owner, muted)
+                // The op's change over what shows now (the server's list, earlier ops), as it
+                // will be applied to the server's list when sent.
+                let change = try tx.decodeSnapshot(MuteListChange.self, of: op)
+                try tx.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.shownMutes(owner: owner)) } ?? muted)
             case .send, .addReaction, .removeReaction, .mention, .receipt, .report:
                 continue
             }

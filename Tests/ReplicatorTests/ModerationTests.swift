@@ -199,6 +199,58 @@ struct ModerationTests {
         #expect(try await phone.store.fetch(phone.store.queries.mutedUsers(by: "me")) == ["ann", "ben"])
     }
 
+    @Test("a mute made while a mute list write reads the server's list goes with that write; a pull while offline shows the change over the server's list")
+    func muteWhileTheListIsRead() async throws {
+        let (world, _) = try await Self.moderatedKeyset()
+        _ = try await world.reconciler().sync()
+        let gate = RequestGate { $0.pathSegments.contains("PN_PRV.me.mute1") && $0.method == .get }
+        world.transport.onRequest { await gate.pass($0) }
+        let first = try await world.outbox.mute(users: ["ann"])
+        let drain = Task { try await world.outbox.drain() }
+        await gate.waitUntilHolding()
+        let second = try await world.outbox.mute(users: ["ben"])
+        #expect(second.disposition == .merged(into: try #require(first.opId)), "the op has not been marked in flight yet")
+        await gate.open()
+        _ = try await drain.value
+        _ = try await world.outbox.drain()
+        let object = try await ChatSDKClient(world.server, userId: "me").client.getUser(id: "PN_PRV.me.mute1", as: JSONValue.self)
+        #expect(object.custom == ["m": "ann,ben,troll"], "ben, muted during the read, went with the write")
+        #expect(try await world.store.fetch(world.store.queries.mutedUsers(by: "me")) == ["ann", "ben", "troll"])
+        #expect(try await world.entries().isEmpty)
+
+        // Offline: mute zed; another device unmutes troll; a pull shows both changes.
+        world.transport.use(FaultPlan(seed: 6, profile: .offline))
+        _ = try await world.outbox.mute(users: ["zed"])
+        try await ChatSDKClient(world.server, userId: "me").writeMuteList(owner: "me", ["ann", "ben"])
+        world.transport.use(FaultPlan(seed: 6, profile: .none))
+        _ = try await world.reconciler().pullMuteList()
+        #expect(try await world.store.fetch(world.store.queries.mutedUsers(by: "me")) == ["ann", "ben", "zed"])
+    }
+
+    @Test("every way a write joins the queue honours a ban: an edit folded into an unsent send, a thread reply, a private object as a user")
+    func coalescingPathsHonourRestrictions() async throws {
+        let (world, admin) = try await Self.moderatedKeyset()
+        _ = try await world.reconciler().sync()
+        // A send queued to "open" before a ban there, still unsent.
+        world.transport.use(FaultPlan(seed: 7, profile: .offline))
+        let sent = try await world.outbox.send(text: "before the ban", to: "open")
+        let id = try #require(sent.value?.id)
+        world.transport.use(FaultPlan(seed: 7, profile: .none))
+        try await admin.restrict("me", in: "open", ban: true, mute: false)
+        _ = try await world.reconciler().pullObjects()
+        world.transport.use(FaultPlan(seed: 7, profile: .offline))
+        await #expect(throws: OutboxError.self) { try await world.outbox.edit(message: id, text: "edited after the ban") }
+        let op = try #require(try await world.entries().first { $0.kind == .send })
+        #expect(op.operation.fields == nil && op.operation.channel == "open")
+        if case .send(_, _, let message, _, _, _) = op.operation { #expect(message.objectValue?["text"] == "before the ban") }
+        // A thread of a banned channel has the channel's ban; a muted user may not edit either.
+        await #expect(throws: OutboxError.self) {
+            try await world.outbox.send(text: "in a thread", to: ChatSDKFormat.threadChannel(of: "general", root: Timetoken(rawValue: 17_000_000_000_000_000)))
+        }
+        await #expect(throws: OutboxError.hiddenUser("PN_PRV.me.mute1")) { try await world.outbox.removeUser(id: "PN_PRV.me.mute1") }
+        await #expect(throws: OutboxError.hiddenUser("PN_PRV.x")) { try await world.outbox.mute(users: ["PN_PRV.x"]) }
+    }
+
     @Test("a report reaches the moderation channel exactly once, in the Chat SDK's shape, through faults and a crash")
     func reportExactlyOnce() async throws {
         for seed in UInt64(1)...20 {

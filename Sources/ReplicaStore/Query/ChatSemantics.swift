@@ -188,7 +188,7 @@ extension ChatQueries {
     public func restrictions(of userId: String? = nil) -> StoreQuery<[ChannelRestriction]> {
         StoreQuery { db in
             try Row.fetchAll(
-                db, sql: ModerationRows.select + " WHERE ?1 IS NULL OR user_id = ?1 ORDER BY channel_id, user_id",
+                db, sql: ModerationRows.select + " WHERE (?1 IS NULL OR user_id = ?1) AND \(ModerationRows.inForce) ORDER BY channel_id, user_id",
                 arguments: [userId]
             ).map(ModerationRows.read)
         }
@@ -199,7 +199,8 @@ extension ChatQueries {
     public func restriction(inChannel channelId: String, for userId: String) -> StoreQuery<ChannelRestriction?> {
         StoreQuery { db in
             try Row.fetchOne(
-                db, sql: ModerationRows.select + " WHERE user_id = ? AND channel_id = ?", arguments: [userId, channelId]
+                db, sql: ModerationRows.select + " WHERE user_id = ? AND channel_id = ? AND \(ModerationRows.inForce)",
+                arguments: [userId, channelId]
             ).map(ModerationRows.read)
         }
     }

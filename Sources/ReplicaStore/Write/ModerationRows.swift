@@ -24,7 +24,9 @@ extension ModerationRows {
     /// other hidden membership is left out.
     static func hiddenOutcome<C: ChatCustomData>(of member: ChatMember<C>, in db: Database) throws -> UpsertOutcome? {
         if let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
-            let custom = try member.custom.map { try JSONValue(encoding: $0) }
+            // An event that changed only the membership's status or type says nothing of the
+            // restriction: the row stays (the next listing settles it).
+            guard let custom = try member.custom.map({ try JSONValue(encoding: $0) }) else { return .unchanged }
             let restriction = ChatModeration.restriction(user: member.userId, channel: channel, custom: custom)
             return try write(restriction, updated: member.updated?.description, eTag: member.eTag, in: db)
         }
@@ -37,40 +39,51 @@ extension ModerationRows {
 
 /// The rows of `restrictions`, `mute_lists` and `muted_users`.
 enum ModerationRows {
-    /// Writes a restriction (a lifted one deletes the row); `updated` and `eTag` are the
-    /// membership's, when it came from one. An older membership (by `updated`) changes nothing.
+    /// Writes a restriction announced by an event (a live `moderation` event, a membership event,
+    /// an op's answer), after everything written before it (`seq`). A lifted one stays as a row
+    /// with neither flag, so that a listing read before the lift does not bring the restriction
+    /// back; `updated` and `eTag` are the membership's, when one said it.
     static func write(_ r: ChannelRestriction, updated: String?, eTag: String?, in db: Database) throws -> UpsertOutcome {
-        guard r.isRestricting else {
-            try db.execute(
-                sql: "DELETE FROM restrictions WHERE user_id = ? AND channel_id = ?", arguments: [r.userId, r.channelId])
-            return db.changesCount > 0 ? .updated : .unchanged
-        }
-        if let updated,
-           let stored = try String.fetchOne(
-               db, sql: "SELECT updated FROM restrictions WHERE user_id = ? AND channel_id = ?", arguments: [r.userId, r.channelId]),
-           stored > updated
-        {
-            return .unchanged
-        }
-        let existed = try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM restrictions WHERE user_id = ? AND channel_id = ?", arguments: [r.userId, r.channelId]) ?? false
+        let before = try Row.fetchOne(
+            db, sql: "SELECT ban, mute, reason FROM restrictions WHERE user_id = ? AND channel_id = ?", arguments: [r.userId, r.channelId])
         try db.execute(
             sql: """
-                INSERT INTO restrictions (user_id, channel_id, ban, mute, reason, updated, etag) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO restrictions (user_id, channel_id, ban, mute, reason, updated, etag, seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM restrictions))
                 ON CONFLICT(user_id, channel_id) DO UPDATE SET
                     ban = excluded.ban, mute = excluded.mute, reason = excluded.reason,
-                    updated = coalesce(excluded.updated, restrictions.updated), etag = coalesce(excluded.etag, restrictions.etag)
-                WHERE restrictions.ban IS NOT excluded.ban OR restrictions.mute IS NOT excluded.mute
-                   OR restrictions.reason IS NOT excluded.reason OR restrictions.etag IS NOT coalesce(excluded.etag, restrictions.etag)
+                    updated = excluded.updated, etag = excluded.etag, seq = excluded.seq
                 """, arguments: [r.userId, r.channelId, r.ban, r.mute, r.reason, updated, eTag])
-        return !existed ? .inserted : db.changesCount > 0 ? .updated : .unchanged
+        guard let before else { return r.isRestricting ? .inserted : .unchanged }
+        let wasRestricting = (before[0] as Bool) || (before[1] as Bool)
+        if !wasRestricting, !r.isRestricting { return .unchanged }
+        return before[0] == r.ban && before[1] == r.mute && before[2] == r.reason ? .unchanged : .updated
     }
 
     static func read(_ row: Row) -> ChannelRestriction {
         ChannelRestriction(userId: row[0], channelId: row[1], ban: row[2], mute: row[3], reason: row[4])
     }
 
+    /// The restrictions in force (a lifted one's row has neither flag).
     static let select = "SELECT user_id, channel_id, ban, mute, reason FROM restrictions"
+    /// The condition of a restriction in force.
+    static let inForce = "(ban OR mute)"
+}
+
+/// A restriction as a memberships listing holds it.
+package struct ListedRestriction: Sendable {
+    /// The restriction (neither flag: the membership holds no restriction).
+    package var restriction: ChannelRestriction
+    /// The membership's `updated`.
+    package var updated: String?
+    /// The membership's eTag.
+    package var eTag: String?
+
+    package init(_ restriction: ChannelRestriction, updated: String?, eTag: String?) {
+        self.restriction = restriction
+        self.updated = updated
+        self.eTag = eTag
+    }
 }
 
 /// The server's version of a mute list.
@@ -92,29 +105,56 @@ package struct StoredMuteList: Sendable, Hashable {
 extension StoreTransaction {
     // MARK: Restrictions
 
-    /// `user`'s restriction in `channel`, or nil when there is none.
+    /// `user`'s restriction in force in `channel`, or nil when there is none.
     package func restriction(user: String, channel: String) throws -> ChannelRestriction? {
-        try Row.fetchOne(db, sql: ModerationRows.select + " WHERE user_id = ? AND channel_id = ?", arguments: [user, channel])
-            .map(ModerationRows.read)
+        try Row.fetchOne(
+            db, sql: ModerationRows.select + " WHERE user_id = ? AND channel_id = ? AND \(ModerationRows.inForce)",
+            arguments: [user, channel]
+        ).map(ModerationRows.read)
     }
 
-    /// Writes a restriction announced by a live `moderation` event (a lifted one deletes it).
+    /// Writes a restriction announced by a live `moderation` event (a lifted one is kept as lifted).
     @discardableResult
     package func write(restriction: ChannelRestriction) throws -> UpsertOutcome {
         try ModerationRows.write(restriction, updated: nil, eTag: nil, in: db)
     }
 
-    /// After a complete listing of `user`'s memberships: deletes the restrictions whose
-    /// moderation membership it did not hold. Returns how many.
+    /// The newest write of the restrictions so far: taken before a memberships listing is read,
+    /// it tells the rows events wrote meanwhile (``replaceRestrictions(user:listed:since:complete:)``).
+    package func restrictionMark() throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM restrictions") ?? 0
+    }
+
+    /// Makes `user`'s restrictions those of a memberships listing read after `mark`
+    /// (``restrictionMark()``). A row an event wrote after the mark is newer than the listing and
+    /// stays as it is; with `complete` (no membership was unreadable) a restriction the listing
+    /// lacks is lifted, and lifted rows are settled. The store keeps its current user's
+    /// restrictions only: other users' rows leave. Returns how many restrictions changed.
     @discardableResult
-    package func pruneRestrictions(user: String, keeping channels: Set<String>) throws -> Int {
-        var removed = 0
-        for channel in try String.fetchAll(db, sql: "SELECT channel_id FROM restrictions WHERE user_id = ?", arguments: [user])
-        where !channels.contains(channel) {
-            try db.execute(sql: "DELETE FROM restrictions WHERE user_id = ? AND channel_id = ?", arguments: [user, channel])
-            removed += 1
+    package func replaceRestrictions(user: String, listed: [ListedRestriction], since mark: Int64, complete: Bool) throws -> Int {
+        try db.execute(sql: "DELETE FROM restrictions WHERE user_id <> ?", arguments: [user])
+        var newer: Set<String> = []
+        for row in try Row.fetchAll(db, sql: "SELECT channel_id FROM restrictions WHERE user_id = ? AND seq > ?", arguments: [user, mark]) {
+            newer.insert(row[0])
         }
-        return removed
+        var changed = 0
+        for entry in listed where entry.restriction.userId == user && !newer.contains(entry.restriction.channelId) {
+            if try ModerationRows.write(entry.restriction, updated: entry.updated, eTag: entry.eTag, in: db) != .unchanged {
+                changed += 1
+            }
+        }
+        guard complete else { return changed }
+        let kept = Set(listed.map(\.restriction.channelId)).union(newer)
+        for row in try Row.fetchAll(
+            db, sql: "SELECT channel_id, \(ModerationRows.inForce) FROM restrictions WHERE user_id = ?", arguments: [user])
+        where !kept.contains(row[0]) {
+            try db.execute(sql: "DELETE FROM restrictions WHERE user_id = ? AND channel_id = ?", arguments: [user, row[0] as String])
+            if row[1] as Bool { changed += 1 }
+        }
+        // Lifted rows the listing settled (not newer than it) are no longer needed.
+        try db.execute(
+            sql: "DELETE FROM restrictions WHERE user_id = ? AND NOT \(ModerationRows.inForce) AND seq <= ?", arguments: [user, mark])
+        return changed
     }
 
     // MARK: The mute list

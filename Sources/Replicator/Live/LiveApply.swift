@@ -214,14 +214,20 @@ extension Reconciler {
             var (kind, subject, outcome) = try applyLive(event, ops: ops, currentUser: currentUser, into: &result)
             if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
             if outcome == "kept-pending" { result.keptPending += 1 }
-            // A restriction or the mute list is recorded without the hidden object's id.
+            // A restriction or the mute list is recorded without the hidden object's id; any other
+            // hidden object's event names none.
             switch event {
             case .membershipSet(let channelId, let userId, _, _, _), .membershipRemoved(let channelId, let userId):
                 if let restricted = ChatModeration.restrictedChannel(ofModerationChannel: channelId) {
                     kind = "restriction"
                     subject = "\(restricted)/\(userId)"
+                } else if ChatModeration.isHidden(channel: channelId) || ChatModeration.isHidden(user: userId) {
+                    subject = "-"
                 }
-            default: break
+            case .userSet(let id, _, _, _), .userRemoved(let id):
+                if ChatModeration.isHidden(user: id), ChatModeration.muteListOwner(ofId: id) != currentUser { subject = "-" }
+            case .channelSet(let id, _, _, _), .channelRemoved(let id):
+                if ChatModeration.isHidden(channel: id) { subject = "-" }
             }
             var record = envelope.record(kind: kind, subject: subject, outcome: outcome)
             if ChatModeration.isHidden(channel: record.channel) { record.channel = currentUser }

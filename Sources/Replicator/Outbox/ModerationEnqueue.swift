@@ -3,22 +3,35 @@ import ReplicaModel
 import ReplicaStore
 
 // What the Chat SDK's moderation forbids the current user to queue (`docs/chat.md`,
-// "Moderation"). Checked by `insert` (OutboxCoalescing.swift) for every op, in the transaction
-// that would queue it, so an op refused here leaves nothing behind.
+// "Moderation"). Checked for every op where it joins the queue (`insert`, and each coalescing
+// path in OutboxCoalescing.swift that changes an unsent op instead), in the transaction that
+// would queue it, so an op refused here leaves nothing behind.
 extension OpTransaction {
     /// Throws when the op may not be queued:
     /// - ``OutboxError/hiddenChannel(_:)``: it writes to a channel the Chat SDK hides (a report
     ///   names the reported message's ordinary channel, and goes);
+    /// - ``OutboxError/hiddenUser(_:)``: it writes a private object as a user or a membership's user;
     /// - ``OutboxError/restricted(_:)``: the acting user is banned from the op's channel (every
-    ///   write but leaving it and reporting a message), or muted there and the op is a send.
+    ///   write but leaving it and reporting a message), or muted there and the op publishes a
+    ///   message or changes one's text. A thread's channel has its parent channel's restriction.
     func checkRestrictions(_ operation: OutboxOperation) throws {
+        switch operation {
+        case .setUser(let id, _), .removeUser(let id), .setMembership(_, let id, _), .removeMembership(_, let id):
+            if ChatModeration.isHidden(user: id) { throw OutboxError.hiddenUser(id) }
+        default: break
+        }
         guard let channel = operation.channel else { return }
         if ChatModeration.isHidden(channel: channel) { throw OutboxError.hiddenChannel(channel) }
-        guard let user = actingUser, let restriction = try tx.restriction(user: user, channel: channel) else { return }
+        guard let user = actingUser,
+              let restriction = try tx.restriction(user: user, channel: channel)
+                ?? ChatSDKFormat.threadParent(ofChannel: channel).flatMap({ try tx.restriction(user: user, channel: $0) })
+        else { return }
         switch operation {
         case .removeMembership(_, let member) where member == user: return
         case .report: return
         case .send where restriction.mute: throw OutboxError.restricted(restriction)
+        case .addReaction(let target) where restriction.mute && target.type == ChatSDKFormat.editedType:
+            throw OutboxError.restricted(restriction)
         default: if restriction.ban { throw OutboxError.restricted(restriction) }
         }
     }
@@ -45,31 +58,35 @@ extension OpTransaction {
         return OutboxReceipt(value: body, opId: opId, disposition: .enqueued)
     }
 
-    /// Changes `owner`'s mute list as the app sees it and queues the whole new list (the Chat
-    /// SDK writes the whole `PN_PRV.<owner>.mute1` object). An unsent write of the list takes the
-    /// new one instead, so mutes and unmutes made offline send one write. When it is sent, the
-    /// list is merged with the server's (``Outbox/mergedMuteList(_:)``).
+    /// Changes `owner`'s mute list as the app sees it and queues the write of the whole list (the
+    /// Chat SDK writes the whole `PN_PRV.<owner>.mute1` object). The op carries the list as it
+    /// now shows and, as its base, the change (``ReplicaModel/MuteListChange``): when the write goes,
+    /// the change is applied to the server's list of that moment, so another device's mutes are
+    /// kept. An unsent write of the list takes this change too, so mutes and unmutes made offline
+    /// send one write.
     func enqueueMuteList(opId: String, owner: String, mute: [String], unmute: [String], now: Date) throws
         -> OutboxReceipt<[String]>
     {
+        try Validation.validateIdentifier(ChatModeration.muteListId(of: owner), field: "mute list id")
         for user in mute + unmute {
             try Validation.validateStoredIdentifier(user, field: "user.id")
             if ChatModeration.isHidden(user: user) { throw OutboxError.hiddenUser(user) }
         }
-        var muted = Set(try tx.shownMutes(owner: owner))
-        muted.formUnion(mute)
-        muted.subtract(unmute)
-        let list = muted.sorted()
-        guard Set(try tx.shownMutes(owner: owner)) != muted else {
-            return OutboxReceipt(value: list, opId: nil, disposition: .unchanged)
-        }
+        let shown = Set(try tx.shownMutes(owner: owner))
+        // Only what changes what the user sees: muting a muted user changes nothing.
+        var change = MuteListChange(muted: Set(mute).subtracting(shown), unmuted: Set(unmute).intersection(shown))
+        let list = change.applied(to: shown)
+        guard !change.isEmpty else { return OutboxReceipt(value: list, opId: nil, disposition: .unchanged) }
         let target = OutboxKeys.muteList(owner)
-        // The base is the list as the user saw it before this change: when the write goes, the
-        // server's list of that moment takes what the user added and loses what they removed, so
-        // a mute made on another device meanwhile is kept (an unsent write keeps its first base).
-        let base = try tx.snapshot(try tx.shownMutes(owner: owner))
+        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .setMuteList,
+           let earlier = try tx.decodeSnapshot(MuteListChange.self, of: latest)
+        {
+            change = earlier.then(change)
+        }
         let (id, disposition) = try insertOrReplaceWhole(
-            NewOutboxRow(.setMuteList(owner: owner, muted: list), lane: target, target: target, baseSnapshot: base), id: opId, now: now)
+            NewOutboxRow(
+                .setMuteList(owner: owner, muted: list), lane: target, target: target, baseSnapshot: try tx.snapshot(change)),
+            id: opId, now: now)
         try tx.setShownMutes(owner: owner, list)
         return OutboxReceipt(value: list, opId: id, disposition: disposition)
     }

@@ -180,8 +180,8 @@ extension Outbox {
                 return false
             }
         }
-        if case .setMuteList = entry.operation {
-            resolved.mutedUsers = try await mergedMuteList(entry)
+        if case .setMuteList(let owner, _) = entry.operation {
+            resolved.serverMuted = try await serverMuteList(of: owner)
         }
         if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
             let eTag = try await remoteETag(of: entry)
@@ -391,25 +391,15 @@ extension Outbox {
 }
 
 extension Outbox {
-    /// The list a mute list write sends: the server's list now (one `GET`; none is empty) with
-    /// what the user added since the op's base, without what they removed. The Chat SDK writes
-    /// its in-memory list whole, so two devices muting offline would keep only the last one's
-    /// mutes; the merge keeps both.
-    func mergedMuteList(_ entry: OutboxEntry) async throws -> [String] {
-        guard case .setMuteList(let owner, let muted) = entry.operation else { return [] }
-        let id = ChatModeration.muteListId(of: owner)
-        let remote: ChatUser<JSONValue>?
+    /// The server's mute list of `owner` now (one `GET`; none is an empty list): a mute list write
+    /// applies its change to it (``OutboxRequests``).
+    func serverMuteList(of owner: String) async throws -> [String] {
         do {
-            remote = try await client.getUser(id: id, as: JSONValue.self)
+            let remote = try await client.getUser(id: ChatModeration.muteListId(of: owner), as: JSONValue.self)
+            return ChatModeration.mutedUsers(fromCustom: remote.custom)
         } catch {
             guard case .service(let service) = error, service.reason == .notFound else { throw error }
-            remote = nil
+            return []
         }
-        let base = Set(try await store.reading { try $0.decodeSnapshot([String].self, of: entry) } ?? [])
-        let wanted = Set(muted)
-        var merged = Set(ChatModeration.mutedUsers(fromCustom: remote?.custom))
-        merged.formUnion(wanted.subtracting(base))
-        merged.subtract(base.subtracting(wanted))
-        return merged.sorted()
     }
 }

@@ -9,6 +9,7 @@ extension OpTransaction {
     /// A set after an unsent set of the same object: one op with the union of fields, the latest
     /// values and the first op's base.
     func insertOrMerge(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        try checkRestrictions(op.operation)
         if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
             let added = op.operation.fields ?? [:]
             latest.operation = latest.operation.with(fields: (latest.operation.fields ?? [:]).merging(added) { _, new in new })
@@ -27,6 +28,7 @@ extension OpTransaction {
     /// (the set was made on no server version, and no earlier op on the object may have created
     /// it there), otherwise the set becomes the removal.
     func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
+        try checkRestrictions(op.operation)
         let setKind: OutboxKind = switch op.operation.kind {
         case .removeMembership: .setMembership
         case .removeUser: .setUser
@@ -47,9 +49,12 @@ extension OpTransaction {
     }
 
     /// A write of a whole value (a mute list) after an unsent write of the same target: the
-    /// unsent one takes the new value, so only the newest is sent.
+    /// unsent one takes the new value and base (the caller folded the earlier base into it), so
+    /// only the newest is sent.
     func insertOrReplaceWhole(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
-        if let latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+        try checkRestrictions(op.operation)
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+            latest.baseSnapshot = op.baseSnapshot
             return try replace(latest, with: op.operation, note: "replaced by \(id)", now: now)
         }
         try insert(op, id: id, now: now)
@@ -97,6 +102,7 @@ extension OpTransaction {
     /// text (`body`, already checked against the publish limit), and no action is queued.
     func foldEdit(into send: OutboxEntry, body: [String: JSONValue], now: Date) throws {
         guard case .send(let channel, let id, _, let meta, let customMessageType, let files) = send.operation else { return }
+        try checkRestrictions(send.operation)
         var send = send
         send.operation = .send(
             channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType,
@@ -110,6 +116,7 @@ extension OpTransaction {
     /// certainly has not gone out: the unsent action takes the new text (one action for all the
     /// edits made meanwhile).
     func mergeEdit(into latest: OutboxEntry, reaction: ReactionTarget, editId: String, now: Date) throws {
+        try checkRestrictions(.addReaction(reaction))
         var latest = latest
         latest.operation = .addReaction(reaction)
         latest.coalesced.append("merged edit \(editId)")
@@ -122,6 +129,7 @@ extension OpTransaction {
     /// Queues the read receipt of `channelId` after membership op `membershipOp`, or moves an
     /// unsent receipt of the channel to the newer position: only the newest position is signalled.
     func queueReceipt(channelId: String, timetoken: Timetoken, after membershipOp: String, opId: String, now: Date) throws {
+        try checkRestrictions(.receipt(channel: channelId, messageTimetoken: timetoken))
         let target = OutboxKeys.receipt(channelId)
         if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent {
             latest.operation = .receipt(channel: channelId, messageTimetoken: timetoken)

@@ -16,9 +16,9 @@ enum OutboxRequests {
         var ifMatch: String?
         /// A send's files once uploaded (their server ids), in order.
         var files: [ChatFile]?
-        /// A mute list write's list merged with the server's at send time (nil: the op's own, as
-        /// the dry run shows it).
-        var mutedUsers: [String]?
+        /// The server's mute list read just before a mute list write (nil: not read; the op's own
+        /// list is sent, as the dry run shows it).
+        var serverMuted: [String]?
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -106,7 +106,10 @@ enum OutboxRequests {
                     PublishRequest(
                         channel: ChatModeration.moderationChannel(for: channel), message: body, meta: ["pnr_op": .string(entry.id)]))
             case .setMuteList(let owner, let muted):
-                let list = resolved.mutedUsers ?? muted
+                // The op's change applied to the server's list (from the row as marked in flight:
+                // a mute made while the list was read is in it).
+                let change = entry.baseSnapshot.flatMap { try? JSONDecoder().decode(MuteListChange.self, from: Data($0.utf8)) }
+                let list = resolved.serverMuted.flatMap { server in change?.applied(to: server) } ?? muted
                 return try client.setUserRequest(
                     id: ChatModeration.muteListId(of: owner),
                     fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: list)), ifMatch: nil)
@@ -130,8 +133,8 @@ enum OutboxRequests {
 
 // What an op kind needs of its request (the store only names the kinds).
 extension OutboxKind {
-    /// Whether the op publishes a message payload, which a crypto module encrypts (sends and
-    /// mention events; never actions, App Context or signals).
+    /// Whether the op publishes a message payload, which a crypto module encrypts (sends, mention
+    /// events and reports, as the Chat SDK's publishes are; never actions, App Context or signals).
     public var encryptsPayload: Bool { self == .send || self == .mention || self == .report }
 
     /// Whether the op's request names its message by timetoken (reactions and mention events):

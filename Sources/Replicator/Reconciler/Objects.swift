@@ -146,10 +146,12 @@ extension Reconciler {
     /// The current user's memberships, in full.
     private func pullMemberships() async throws -> ObjectSyncResult {
         let user = userId
+        // Restrictions written by events from here on are newer than the listing.
+        let mark = try await store.reading { try $0.restrictionMark() }
         let (members, skipped) = try await pageAll("memberships:\(user)") { query async throws(WireError) in
             try await self.client.getMemberships(userId: user, query, as: Custom.self)
         } convert: { try $0.model(userId: user) }
-        return try await replaceMemberships(of: .user(user), server: members, complete: skipped == 0)
+        return try await replaceMemberships(of: .user(user), server: members, complete: skipped == 0, restrictionMark: mark)
     }
 
     /// A channel's members, in full, listed after the server time `snapshot`; the channel's
@@ -289,27 +291,38 @@ extension Reconciler {
     /// to a complete server listing, in one transaction; memberships with a pending local op keep
     /// the local version.
     ///
-    /// - Parameter complete: whether the listing held every membership (none was unreadable): only
-    ///   then are the user's restrictions it lacks removed (a moderation membership the store's
-    ///   custom types cannot read must not lift a ban).
-    func replaceMemberships(of side: MembershipSide, server: [ChatMember<Custom>], complete: Bool = true) async throws(StoreError)
-        -> ObjectSyncResult
-    {
+    /// A user's memberships of moderation channels are their restrictions
+    /// (``ReplicaStore/StoreTransaction/replaceRestrictions(user:listed:since:complete:)``).
+    ///
+    /// - Parameters:
+    ///   - complete: whether the listing held every membership (none was unreadable): only then are
+    ///     the user's restrictions it lacks lifted (a moderation membership the store's custom
+    ///     types cannot read must not lift a ban).
+    ///   - restrictionMark: taken before the listing was read (a user's listing).
+    func replaceMemberships(
+        of side: MembershipSide, server: [ChatMember<Custom>], complete: Bool = true, restrictionMark: Int64? = nil
+    ) async throws(StoreError) -> ObjectSyncResult {
         try await store.storeTransaction { tx in
             let overlay = LocalOverlay(tx: tx)
             var result = ObjectSyncResult()
             var seen = Set<[String]>()
+            var listed: [ListedRestriction] = []
             for member in server {
+                if case .user = side, let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
+                    let custom = try member.custom.map { try JSONValue(encoding: $0) }
+                    listed.append(ListedRestriction(
+                        ChatModeration.restriction(user: member.userId, channel: channel, custom: custom),
+                        updated: member.updated?.description, eTag: member.eTag))
+                    continue
+                }
                 seen.insert([member.channelId, member.userId])
                 result.record(try overlay.applyServer(member: member))
             }
             for (channel, user) in try tx.memberships(of: side) where !seen.contains([channel, user]) {
                 if try overlay.serverLacks(channelId: channel, userId: user) { result.removed += 1 }
             }
-            if case .user(let user) = side, complete {
-                // The user's moderation memberships were stored as restrictions: a lifted one is gone.
-                let restricted = Set(server.compactMap { ChatModeration.restrictedChannel(ofModerationChannel: $0.channelId) })
-                result.removed += try tx.pruneRestrictions(user: user, keeping: restricted)
+            if case .user(let user) = side, let restrictionMark {
+                result.updated += try tx.replaceRestrictions(user: user, listed: listed, since: restrictionMark, complete: complete)
             }
             return result
         }

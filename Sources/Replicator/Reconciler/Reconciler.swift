@@ -28,8 +28,8 @@ public struct ReconcilerOptions: Sendable {
     /// Pull every channel of the keyset (`listChannels`); default true.
     public var pullAllChannels = true
     /// Read the current user's mute list (`PN_PRV.<userId>.mute1`, one `GET` per object pull), as
-    /// the Chat SDK does with `syncMutedUsers`; default true. Off, another device's mutes are not
-    /// read (mutes made here are still written).
+    /// the Chat SDK does with `syncMutedUsers`; default true. Off, a pull does not read it (live
+    /// sync still follows it, and each mute list write reads the server's list first).
     public var syncMuteList = true
     /// List every channel's reactions and members on each sync and gap fill, as if every channel
     /// were hot (``Reconciler/markHot(_:)``). Default false: only hot channels are listed, and the
