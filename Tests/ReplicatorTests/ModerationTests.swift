@@ -251,6 +251,22 @@ struct ModerationTests {
         await #expect(throws: OutboxError.hiddenUser("PN_PRV.x")) { try await world.outbox.mute(users: ["PN_PRV.x"]) }
     }
 
+    @Test("live sync follows the moderation event channel and the mute list only when the token lets them be read")
+    func followsWhatTheTokenGrants() async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        await server.configureAccess(secretKey: "sec-c-test")
+        let narrow = try await server.grantToken(
+            ttlMinutes: 60, grants: AccessGrants(resources: [.channel: ["general": [.read, .write], "me": [.read]]]),
+            authorizedUserId: "me")
+        let device = try SimulatedDevice<DefaultChatCustom>(
+            server: server, clock: clock, userId: "me", plan: FaultPlan(seed: 1, profile: .none), authToken: narrow)
+        let live = LiveSync(reconciler: device.reconciler, options: LiveSyncOptions(), clock: clock, random: SplitMix64(seed: 1))
+        #expect(try await live.followedChannels().all == ["me"])
+        _ = try device.client.access.setToken(try await RequestBudgetTests.everywhereToken(server, user: "me"))
+        #expect(try await live.followedChannels().all == ["PN_PRV.me.mute1", "PUBNUB_INTERNAL_MODERATION.me", "me"])
+    }
+
     @Test("a report reaches the moderation channel exactly once, in the Chat SDK's shape, through faults and a crash")
     func reportExactlyOnce() async throws {
         for seed in UInt64(1)...20 {

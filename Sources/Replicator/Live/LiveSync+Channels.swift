@@ -21,9 +21,15 @@ extension LiveSync {
         let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
         let messages = messageChannels.union(memberships)
         // The current user's channel, their moderation events and their mute list (objects
-        // events) carry no chat messages.
+        // events) carry no chat messages. The last two only when the token (if any) lets them be
+        // read: one channel it does not grant would make Access Manager refuse the whole subscribe.
         let me = reconciler.userId
-        let users = Set(options.users + [me, ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)])
+        let token = reconciler.client.access.parsedToken
+        let moderation: [String] = [ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)].filter { channel in
+            guard let token else { return true }
+            return token.grants.allows(AccessRequirement(.channel, channel, .read))
+        }
+        let users: Set<String> = Set(options.users + [me] + moderation)
         let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()
         var presence: [String] = []
         if let options = options.presence {
