@@ -111,6 +111,42 @@ public enum ChatSDKFormat {
         "\(threadChannelPrefix)\(channel)_\(root.rawValue)"
     }
 
+    /// The prefix of a direct conversation's channel id.
+    public static let directChannelPrefix = "direct."
+
+    /// The id the Chat SDK gives the direct conversation of two users (`createDirectConversation`
+    /// without an id): `direct.` + ``cyrb53a(_:)`` of the two ids sorted as Kotlin sorts strings
+    /// (by UTF-16 code unit, which Swift's `<` on `String` does not: it orders by Unicode scalar,
+    /// so an astral character and one in U+E000–U+FFFF swap) and joined with `&`. Either user
+    /// computes the same id.
+    ///
+    /// ```swift
+    /// ChatSDKFormat.directChannelId("bob", "alice")   // "direct.6290047293405539"
+    /// ```
+    public static func directChannelId(_ first: String, _ second: String) -> String {
+        let sorted = second.utf16.lexicographicallyPrecedes(first.utf16) ? [second, first] : [first, second]
+        return directChannelPrefix + String(cyrb53a(sorted[0] + "&" + sorted[1]))
+    }
+
+    /// The Chat SDK's 53-bit string hash (cyrb53a, seed 0, over the UTF-16 code units as Kotlin's
+    /// `Char.code` reads them; `pubnub/kmp-chat`, `internal/utils/hashes.kt`).
+    ///
+    /// ```swift
+    /// ChatSDKFormat.cyrb53a("mo3k2 ok")   // 5914255141804885
+    /// ```
+    public static func cyrb53a(_ text: String) -> UInt64 {
+        var h1: UInt32 = 0xdead_beef, h2: UInt32 = 0x41c6_ce57
+        for unit in text.utf16 {
+            h1 = (h1 ^ UInt32(unit)) &* 0x85eb_ca77
+            h2 = (h2 ^ UInt32(unit)) &* 0xc2b2_ae3d
+        }
+        h1 ^= (h1 ^ (h2 >> 15)) &* 0x735a_2d97
+        h2 ^= (h2 ^ (h1 >> 15)) &* 0xcaf6_49a9
+        h1 ^= h2 >> 16
+        h2 ^= h1 >> 16
+        return 2_097_152 * UInt64(h2) + UInt64(h1 >> 11)
+    }
+
     /// The parent channel of a thread channel (`PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`),
     /// or nil when `id` is not one.
     public static func threadParent(ofChannel id: String) -> String? {
