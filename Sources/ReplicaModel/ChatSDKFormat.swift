@@ -144,7 +144,8 @@ public enum ChatSDKFormat {
         h2 ^= (h2 ^ (h1 >> 15)) &* 0xcaf6_49a9
         h1 ^= h2 >> 16
         h2 ^= h1 >> 16
-        return 2_097_152 * UInt64(h2) + UInt64(h1 >> 11)
+        let low = UInt64(h1) >> 11
+        return 2_097_152 * UInt64(h2) + low
     }
 
     /// The parent channel of a thread channel (`PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`),
