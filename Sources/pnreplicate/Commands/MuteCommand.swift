@@ -17,10 +17,7 @@ struct MuteCommand: AsyncParsableCommand {
     func validate() throws { try validateIdentifiers(user, flag: "--user") }
 
     func run() async throws {
-        try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.mute(users: user)
-            try MuteListOutput(receipt).print(json: options.json)
-        }
+        try await MuteListOutput.run(options, connection) { try await $0.mute(users: user) }
     }
 }
 
@@ -35,10 +32,7 @@ struct UnmuteCommand: AsyncParsableCommand {
     func validate() throws { try validateIdentifiers(user, flag: "--user") }
 
     func run() async throws {
-        try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection).outbox.unmute(users: user)
-            try MuteListOutput(receipt).print(json: options.json)
-        }
+        try await MuteListOutput.run(options, connection) { try await $0.unmute(users: user) }
     }
 }
 
@@ -51,6 +45,16 @@ struct MuteListOutput: Encodable {
     init(_ receipt: OutboxReceipt<[String]>) {
         let queued = EnqueueOutput(receipt, id: nil)
         (opId, disposition, muted) = (queued.opId, queued.disposition, receipt.value ?? [])
+    }
+
+    /// Queues a mute list change on the session's outbox and prints the result.
+    static func run(
+        _ options: StoreOptionsGroup, _ connection: ConnectionOptions,
+        _ change: (Outbox<DefaultChatCustom>) async throws -> OutboxReceipt<[String]>
+    ) async throws {
+        try await runReportingErrors {
+            try MuteListOutput(try await change(try await Session(store: options, connection: connection).outbox)).print(json: options.json)
+        }
     }
 
     func print(json: Bool) throws {
