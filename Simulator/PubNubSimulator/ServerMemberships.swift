@@ -33,7 +33,11 @@ extension PubNubServer {
                 }
                 let (user, channel) = ofUser ? (id, otherId) : (otherId, id)
                 let old = memberships[user]?[channel]
-                let status = item["status"] ?? .null, type = item["type"] ?? .null, custom = item["custom"] ?? .null
+                // A field the entry leaves out keeps its value, as the real service merges a
+                // membership write (kmp-chat's `MembershipIntegrationTest.updatePartially` relies
+                // on it: an invitation's read position written alone keeps `pending`).
+                let status = item["status"] ?? old?.status ?? .null, type = item["type"] ?? old?.type ?? .null
+                let custom = item["custom"] ?? old?.custom ?? .null
                 if let old, old.status == status, old.type == type, old.custom == custom { continue }
                 let membership = StoredMembership(
                     status: status, type: type, custom: custom, updated: TimetokenClock.iso(timetokens.next()), eTag: nextETag())
