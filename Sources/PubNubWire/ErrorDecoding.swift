@@ -25,6 +25,7 @@ enum ErrorDecoding {
                     family = .legacyService
                     message = text
                 } else if let text = object["error"] as? String {
+                    family = .push
                     message = text
                 }
             }
@@ -38,8 +39,9 @@ enum ErrorDecoding {
             message = String(decoding: response.body.prefix(200), as: UTF8.self)
             if message.isEmpty { message = "HTTP \(response.status) with no body" }
         }
+        let reason = family == .push ? PubNubPush.reason(status: response.status, message: message) : nil
         return ServiceError(
-            operation: operation, status: response.status, family: family, message: message,
+            operation: operation, status: response.status, reason: reason, family: family, message: message,
             retryAfter: retryAfter, details: details)
     }
 

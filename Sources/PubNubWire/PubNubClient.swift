@@ -84,6 +84,10 @@ import ReplicaModel
 ///
 /// - ``files``
 ///
+/// ### Mobile Push
+///
+/// - ``push``
+///
 /// ### Decoding App Context answers
 ///
 /// - ``page(of:from:operation:)``
@@ -116,6 +120,10 @@ public struct PubNubClient: Sendable {
 
     /// File Sharing: list, upload, publish file messages, download, delete (``PubNubFiles``).
     public var files: PubNubFiles { PubNubFiles(client: self) }
+
+    /// Mobile Push device registration: add and remove a device's channels, list them, remove the
+    /// device (``PubNubPush``).
+    public var push: PubNubPush { PubNubPush(client: self) }
 
     /// The query items every request carries: `pnsdk`, `uuid`, and `auth` (the current token) when there is one.
     func commonQuery(auth: Bool = true) -> [QueryItem] {

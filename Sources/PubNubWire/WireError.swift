@@ -149,11 +149,14 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         /// S3's XML `<Error><Code>…</Code><Message>…</Message></Error>` (a file upload's or
         /// download's storage; `message` is `Code: Message`).
         case storage
+        /// `{"error":"message"}` (Mobile Push: device registration).
+        case push
         /// A body that fits none of the shapes, or none at all.
         case unknown
     }
 
-    /// What went wrong, from the status code (and a few known messages).
+    /// What went wrong, from the status code, or from a known message (the push service's:
+    /// ``pushNotEnabled``, ``invalidDeviceToken``, ``invalidPushType``).
     public enum Reason: String, Sendable, Hashable, Codable {
         /// 400.
         case badRequest
@@ -181,6 +184,13 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case serviceUnavailable
         /// Anything else.
         case other
+        /// Mobile Push: the keyset does not have Push Notifications enabled (a 403 that is not
+        /// Access Manager's: no new token helps; enable the add-on on PubNub's dashboard).
+        case pushNotEnabled
+        /// Mobile Push: PubNub refused the device token (400 `Invalid device token`).
+        case invalidDeviceToken
+        /// Mobile Push: the push type is missing or unknown (400 `Invalid type argument`).
+        case invalidPushType
     }
 
     /// The operation that failed ("publish", "setUser", ...).

@@ -293,10 +293,11 @@ public final class AccessControl: @unchecked Sendable, CustomReflectable {
     /// (a token, or one required) and no newer token has arrived, every request waits for a new
     /// one. Returns the error to throw: ``WireError/accessDenied(_:)`` when Access Manager is in
     /// use, the plain service error otherwise (a keyset without Access Manager, whose 403 means a
-    /// feature is off).
+    /// feature is off). A 403 read as something else (storage's, or
+    /// ``ServiceError/Reason/pushNotEnabled``) is never Access Manager's: no token would help.
     public func refused(_ request: WireRequest, error: ServiceError, admission: Admission) -> WireError {
         let generation = admission.generation
-        guard error.status == 403, error.family != .storage else { return .service(error) }
+        guard error.status == 403, error.family != .storage, error.reason == .forbidden else { return .service(error) }
         var announce: AccessEvent?
         let inUse: Bool = lock.withLock {
             guard text != nil || required else { return false }

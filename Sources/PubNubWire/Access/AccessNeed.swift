@@ -116,6 +116,8 @@ public enum AccessNeed: Sendable, Hashable {
                 return .all(channels(5, .read))
             case "objects":
                 return objects(s, method: method, body: request.body, headers: request.headers)
+            case "push":
+                return push(request)
             default:
                 return .secretKey
             }
@@ -135,9 +137,7 @@ public enum AccessNeed: Sendable, Hashable {
             case "files":
                 return files(s, method: method)
             case "push":
-                let listed = request.query.filter { ["add", "remove"].contains($0.name) }.compactMap(\.value)
-                let names = listed.flatMap { $0.split(separator: ",").map(String.init) }
-                return .all(names.map { AccessRequirement(.channel, $0, .read) })
+                return push(request)
             case "channel-registration":
                 // /v1/channel-registration/sub-key/{sub}/channel-group/{group}[/remove]
                 return s.count > 5 ? .all([AccessRequirement(.group, s[5], .manage)]) : .secretKey
@@ -158,6 +158,15 @@ public enum AccessNeed: Sendable, Hashable {
         if s.count >= 7, s[6] == "leave" { return .nothing }
         let names = s[5].split(separator: ",").map { AccessRequirement(.channel, String($0), .read) }
         return .all(names + groups)
+    }
+
+    /// Mobile Push (`/v1/push/sub-key/{sub}/devices/{token}`, `/v2/push/sub-key/{sub}/devices-apns2/{token}`,
+    /// either with `/remove`): `read` on each channel of `add` and `remove`. Listing and removing
+    /// the device name no channel: they need a valid token only.
+    private static func push(_ request: WireRequest) -> AccessNeed {
+        let listed = request.query.filter { ["add", "remove"].contains($0.name) }.compactMap(\.value)
+        let names = listed.flatMap { $0.split(separator: ",").map(String.init) }
+        return .all(names.map { AccessRequirement(.channel, $0, .read) })
     }
 
     private static func files(_ s: [String], method: HTTPMethod) -> AccessNeed {
