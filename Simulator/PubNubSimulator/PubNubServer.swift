@@ -55,6 +55,8 @@ public actor PubNubServer {
     var fileStorage: FileStorage
     /// Access Manager, when the server has a secret key (``configureAccess(secretKey:)``).
     var access: AccessManager?
+    /// Mobile Push: device registrations (``PushRegistry``).
+    var push: PushRegistry
 
     /// A server with the given keys, reading the time from `clock`.
     ///
@@ -73,6 +75,7 @@ public actor PubNubServer {
         self.clock = clock
         self.timetokens = TimetokenClock(clock: clock)
         self.fileStorage = FileStorage(subscribeKey: subscribeKey)
+        self.push = PushRegistry(subscribeKey: subscribeKey)
         self.access = secretKey.map { AccessManager(secretKey: $0, publishKey: publishKey, subscribeKey: subscribeKey) }
     }
 
@@ -141,6 +144,8 @@ public actor PubNubServer {
             return fileStorage.api(request, now: clock.now)
         case (_, FileStorage.pathPrefix):
             return fileStorage.storage(request, now: clock.now)
+        case (_, "v1") where s.count >= 6 && s[1] == "push", (_, "v2") where s.count >= 6 && s[1] == "push":
+            return push.api(request)
         case (_, "v2") where s.count >= 4 && s[1] == "objects":
             guard s[2] == subscribeKey else { return Reply.objectError(400, "Invalid Subkey", source: "objects") }
             return objects(request, segments: Array(s.dropFirst(3)))
@@ -173,6 +178,7 @@ public actor PubNubServer {
             for channel in memberships[user]!.keys.sorted() { text += "m,\(user),\(channel),\(memberships[user]![channel]!.eTag);" }
         }
         text += fileStorage.digestText
+        text += push.digestText
         return Self.fnv1a(text)
     }
 
@@ -266,6 +272,16 @@ public actor PubNubServer {
 
     /// Upload forms handed out (`generate-upload-url`) whose file was never uploaded.
     public var pendingUploadCount: Int { fileStorage.pendingUploads }
+
+    // MARK: Mobile Push
+
+    /// The channels `device` is registered on, sorted; empty when it is on none (for tests and
+    /// checkers). Registrations are kept per token, type, topic and environment (`docs/simulator.md`).
+    public func pushChannels(of device: PushDevice) -> [String] { push.channels(of: device) }
+
+    /// Turns the keyset's Mobile Push add-on off or on (on by default). Off, every push request
+    /// gets PubNub's 403 `Use of the mobile push notifications API requires Push Notifications…`.
+    public func configurePush(enabled: Bool) { push.enabled = enabled }
 }
 
 /// Building responses in each service's real shape.
