@@ -34,8 +34,8 @@ struct PushTests {
 
     typealias Build = @Sendable (PubNubPush) throws -> WireRequest
 
-    /// Each operation and type, with the request the Python SDK 10.8.0 sent for it (recorded;
-    /// `{PN_KEY_SUBSCRIBE}` is the subscribe key).
+    /// Each operation and type, with the request the Python SDK sent for it (recorded;
+    /// `{PN_KEY_SUBSCRIBE}` is the subscribe key; the cassettes spell the comma `%2C`).
     static let shapes: [(name: String, build: Build, python: String)] = [
         ("add, FCM", { try $0.addChannelsRequest(["gcm_channel_1", "gcm_channel_2"], device: fcm) },
          // gcm_basic_success.json, with Python 10.8.0's `type=fcm` for PNPushType.FCM
@@ -62,7 +62,7 @@ struct PushTests {
          "/v2/push/sub-key/sub-c-test/devices-apns2/0000000000000000/remove?environment=development&topic=com.example.testapp.notifications&uuid=test-uuid"),
     ]
 
-    @Test("each request has the Python SDK's path and query (the comma sent raw, as the Swift SDK does)", arguments: shapes.indices)
+    @Test("each request has the Python SDK's path and query; the comma goes raw, as Python 10.8.0 and the Swift SDK send it", arguments: shapes.indices)
     func requestShape(index: Int) throws {
         let shape = Self.shapes[index]
         let request = try shape.build(try Self.pushClient(RecordingTransport(body: "[]")))
@@ -73,7 +73,8 @@ struct PushTests {
         #expect(request.encodedPath == path, "\(shape.name)")
         #expect(Self.items(request.encodedQuery) == Self.items(query), "\(shape.name)")
         #expect(request.queryValue("pnsdk") == "pnreplicate/0.1")
-        // PercentEncoding leaves `,` literal in a query (as Foundation does); Python sends %2C.
+        // PercentEncoding leaves `,` literal in a query; so do Python 10.8.0 (its bytes in the
+        // simulator's request log) and Foundation. The recordings above show it as %2C.
         for name in ["add", "remove"] {
             guard let list = request.queryValue(name) else { continue }
             #expect(list.contains(",") && request.encodedQuery.contains("\(name)=\(list)&"), "\(shape.name)")

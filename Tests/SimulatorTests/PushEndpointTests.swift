@@ -49,7 +49,7 @@ struct PushEndpointTests {
         #expect(try await push.channels(device: Self.fcm) == [])
     }
 
-    @Test("the recorded bytes: acknowledgements and lists with \", \", text/javascript; Python's %2C and a repeated name are read")
+    @Test("the recorded bytes: acknowledgements and lists with \", \", text/javascript; the recordings' %2C and a repeated name are read")
     func recordedBytes() async throws {
         let raw = Raw()
         let device = "/v1/push/sub-key/demo/devices/0000000000000000"
