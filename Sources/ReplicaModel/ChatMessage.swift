@@ -138,6 +138,10 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// `PN_PRV.<user>.mute1`). The store fills it in; default message queries leave such messages
     /// out, `includeMuted: true` lists them with this set.
     public var isFromMutedUser = false
+    /// Whether the message has a thread of replies (the Chat SDK's `hasThread`: a `threadRootId`
+    /// action with a value, whoever added it). The store fills it in; the replies are the
+    /// messages of ``ChatSDKFormat/threadChannel(of:root:)``.
+    public var hasThread = false
     /// The publish metadata the message carried (any JSON; the Chat SDK's quotes and the
     /// outbox's `pnr_op` live here), as the server gave it; nil when it had none.
     public var meta: JSONValue?
@@ -184,7 +188,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
 
     enum CodingKeys: String, CodingKey {
         case id, text, contentType, content, custom, createdAt, timetoken, userId, channelId, delivery, messageActions
-        case editedText, isDeleted, isFromMutedUser, meta, customMessageType, files
+        case editedText, isDeleted, isFromMutedUser, hasThread, meta, customMessageType, files
     }
 
     /// Decodes a message (payload fields plus envelope); missing `messageActions` means none.
@@ -207,6 +211,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         editedText = try c.decodeIfPresent(String.self, forKey: .editedText)
         isDeleted = try c.decodeIfPresent(Bool.self, forKey: .isDeleted) ?? false
         isFromMutedUser = try c.decodeIfPresent(Bool.self, forKey: .isFromMutedUser) ?? false
+        hasThread = try c.decodeIfPresent(Bool.self, forKey: .hasThread) ?? false
         meta = try c.decodeIfPresent(JSONValue.self, forKey: .meta)
         customMessageType = try c.decodeIfPresent(String.self, forKey: .customMessageType)
         files = try c.decodeIfPresent([ChatFile].self, forKey: .files) ?? []
@@ -229,6 +234,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         try c.encodeIfPresent(editedText, forKey: .editedText)
         if isDeleted { try c.encode(isDeleted, forKey: .isDeleted) }
         if isFromMutedUser { try c.encode(isFromMutedUser, forKey: .isFromMutedUser) }
+        if hasThread { try c.encode(hasThread, forKey: .hasThread) }
         try c.encodeIfPresent(meta, forKey: .meta)
         try c.encodeIfPresent(customMessageType, forKey: .customMessageType)
         if !files.isEmpty { try c.encode(files, forKey: .files) }

@@ -77,6 +77,12 @@ public enum Validation {
     /// them, so `/v2/objects/KEY/uuids/..` would reach `/v2/objects/KEY` instead. Ids that come
     /// from a server are checked with the looser ``validateStoredIdentifier(_:field:)``.
     public static func validateIdentifier(_ id: String, field: String) throws(ModelValidationError) {
+        // The 92-byte limit binds every id this device makes, derived ones (a thread's channel)
+        // included, before the looser rule of ids the server gave.
+        let bytes = id.utf8.count
+        if bytes > maxIdentifierBytes, !id.isEmpty {
+            throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
+        }
         try validateStoredIdentifier(id, field: field)
         for scalar in id.unicodeScalars {
             switch scalar.value {
@@ -95,12 +101,20 @@ public enum Validation {
     /// (``validateIdentifier(_:field:)``) refuse (a membership of `channel|encoded::1` was
     /// recorded from it): such ids are stored as given, and only this device's own writes are
     /// held to the stricter rule.
+    ///
+    /// An id the Chat SDK derives from another is accepted over 92 bytes when its parts are
+    /// within the limit: a thread channel `PUBNUB_INTERNAL_THREAD_<channel>_<timetoken>` of a
+    /// channel of up to 92 bytes (the Chat SDK makes one for any message it can reply to).
+    /// ``validateIdentifier(_:field:)`` still refuses to make one.
     public static func validateStoredIdentifier(_ id: String, field: String) throws(ModelValidationError) {
         if id.isEmpty { throw .emptyIdentifier(field: field) }
         if id == "." || id == ".." { throw .reservedIdentifier(field: field, id: id) }
         let bytes = id.utf8.count
         if bytes > maxIdentifierBytes {
-            throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
+            let parent = ChatSDKFormat.threadParent(ofChannel: id)
+            guard let parent, parent.utf8.count <= maxIdentifierBytes, ChatSDKFormat.threadParent(ofChannel: parent) == nil else {
+                throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
+            }
         }
         for scalar in id.unicodeScalars {
             switch scalar.value {

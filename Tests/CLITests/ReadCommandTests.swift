@@ -202,7 +202,7 @@ struct SyncPullTests {
         let report = try CLI.json(sync.stdout)
         #expect((report["push"] as? [String: Any])?["completed"] as? Int == 5)
         #expect((report["errors"] as? [Any])?.isEmpty == true)
-        #expect((report["history"] as? [[String: Any]])?.map { $0["channel"] as? String } == ["general"])
+        #expect((report["history"] as? [[String: Any]])?.map { $0["channel"] as? String } == ["general", "me"], "and the user's own channel (mentions, invitations)")
         #expect((report["reactions"] as? [String: Any])?.isEmpty == true, "general is cold: its reactions are not listed")
         #expect(report["coldChannels"] as? Int == 1)
         #expect(report["objects"] is [String: Any])

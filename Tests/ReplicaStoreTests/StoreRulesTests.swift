@@ -163,6 +163,7 @@ struct StoreRulesTests {
             .hardDelete(channel: "general", messageId: "m1", messageTimetoken: tt),
             .report(channel: "general", messageId: "m1", body: ["type": "report", "reason": "spam"]),
             .setMuteList(owner: "alice", muted: ["bob", "troll"]),
+            .invite(InviteNotice(user: "bob", channel: "direct.1", channelType: "direct")),
         ]
     }()
 

@@ -300,7 +300,7 @@ struct HostileInputTests {
             store: world.store, client: try World.client(transport), options: options, clock: world.clock)
         let report = try await reconciler.sync(pushDeadline: world.clock.now)
         #expect(transport.requests.count == 3)
-        #expect(report.errors.count == 2 && report.errors[1].contains("4 channels: skipped"))
+        #expect(report.errors.count == 2 && report.errors[1].contains("5 channels: skipped"), "a, b, c, d and the user's own channel")
     }
 
     @Test("a drain whose store refuses writes stops with storeFailed instead of looping")

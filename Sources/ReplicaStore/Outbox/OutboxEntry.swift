@@ -32,6 +32,8 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case report
     /// Write the current user's mute list (the Chat SDK's `PN_PRV.<user>.mute1` user object).
     case setMuteList
+    /// Publish the Chat SDK's invitation event to an invited user, after their pending membership.
+    case invite
 }
 
 /// Where an op is in its life. An op leaves the table when it succeeds or is discarded.

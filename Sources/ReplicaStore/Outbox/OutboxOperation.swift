@@ -54,6 +54,11 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Write `owner`'s whole mute list (`muted`, sorted) as the Chat SDK does: the user object
     /// `PN_PRV.<owner>.mute1` (``ReplicaModel/ChatModeration/muteListFields(owner:muted:)``).
     case setMuteList(owner: String, muted: [String])
+    /// Publish the Chat SDK's invitation event
+    /// (``ReplicaModel/ChatConversations/inviteEvent(channelType:channelId:)``) on the invitee's
+    /// channel, after the pending membership that invites them (same lane). Skipped without a
+    /// request when the invitee turned out to be a member already.
+    case invite(InviteNotice)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -72,6 +77,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .hardDelete: .hardDelete
         case .report: .report
         case .setMuteList: .setMuteList
+        case .invite: .invite
         }
     }
 
@@ -121,6 +127,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .addReaction(let target), .removeReaction(let target, _): target.channel
         case .mention(let notice): notice.channel
         case .receipt(let channel, _), .hardDelete(let channel, _, _), .report(let channel, _, _): channel
+        case .invite(let notice): notice.channel
         case .setUser, .removeUser, .setMuteList: nil
         }
     }
@@ -133,6 +140,7 @@ public enum OutboxOperation: Sendable, Hashable {
              .setMuteList(let user, _):
             user
         case .mention(let notice): notice.user
+        case .invite(let notice): notice.user
         default: nil
         }
     }
@@ -214,6 +222,27 @@ public struct ReactionTarget: Sendable, Hashable {
     }
 }
 
+/// An invitation event to publish: `user` is invited to `channel` (of type `channelType`, as the
+/// event announces it). The event goes to the channel named after the user's id.
+public struct InviteNotice: Sendable, Hashable {
+    /// The invited user (the event's channel).
+    public var user: String
+    /// The channel they are invited to.
+    public var channel: String
+    /// The channel's type (`direct`, `group`, `public`, `unknown`).
+    public var channelType: String
+
+    /// An invitation event.
+    public init(user: String, channel: String, channelType: String) {
+        self.user = user
+        self.channel = channel
+        self.channelType = channelType
+    }
+
+    /// The event's body.
+    public var body: JSONValue { ChatConversations.inviteEvent(channelType: channelType, channelId: channel) }
+}
+
 /// A mention event to publish: `user` was mentioned in the message `messageId` of `channel`.
 /// The event goes to the channel named after the user's id, as the Chat SDK sends it.
 public struct MentionNotice: Sendable, Hashable {
@@ -227,14 +256,19 @@ public struct MentionNotice: Sendable, Hashable {
     public var messageTimetoken: Timetoken?
     /// The thread's parent channel, when the message is in a thread.
     public var parentChannel: String?
+    /// The Chat SDK's push keys (`pn_fcm`, `pn_apns`) the event carries, when the app sends pushes.
+    public var push: JSONValue?
 
     /// A mention event.
-    public init(user: String, channel: String, messageId: String, messageTimetoken: Timetoken?, parentChannel: String? = nil) {
+    public init(
+        user: String, channel: String, messageId: String, messageTimetoken: Timetoken?, parentChannel: String? = nil, push: JSONValue? = nil
+    ) {
         self.user = user
         self.channel = channel
         self.messageId = messageId
         self.messageTimetoken = messageTimetoken
         self.parentChannel = parentChannel
+        self.push = push
     }
 }
 
@@ -277,7 +311,7 @@ extension OutboxOperation {
             self = .mention(MentionNotice(
                 user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
                 messageId: try need(p.messageId, "messageId"), messageTimetoken: p.messageTimetoken,
-                parentChannel: p.parentChannel))
+                parentChannel: p.parentChannel, push: p.message))
         case .receipt:
             self = .receipt(channel: try need(p.channel, "channel"), messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
         case .hardDelete:
@@ -291,6 +325,10 @@ extension OutboxOperation {
         case .setMuteList:
             self = .setMuteList(
                 owner: try need(p.user, "user"), muted: ChatModeration.mutedUsers(fromCustom: try need(p.fields, "fields")["custom"]))
+        case .invite:
+            self = .invite(InviteNotice(
+                user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
+                channelType: try need(p.message?.objectValue?["channelType"]?.stringValue, "message.channelType")))
         }
     }
 
@@ -336,6 +374,7 @@ extension OutboxOperation {
             p.messageId = notice.messageId
             p.messageTimetoken = notice.messageTimetoken
             p.parentChannel = notice.parentChannel
+            p.message = notice.push
         case .receipt(let channel, let timetoken):
             p.channel = channel
             p.messageTimetoken = timetoken
@@ -350,6 +389,10 @@ extension OutboxOperation {
         case .setMuteList(let owner, let muted):
             p.user = owner
             p.fields = ChatModeration.muteListFields(owner: owner, muted: muted)
+        case .invite(let notice):
+            p.user = notice.user
+            p.channel = notice.channel
+            p.message = notice.body
         }
         return p
     }

@@ -323,15 +323,21 @@ extension ChatQueries {
         }
     }
 
-    /// The channels `userId` is a member of, or that hold stored messages, sorted (a scan of
-    /// the messages index: callers that ask often cache it).
+    /// The channels `userId` is a member of, or that hold stored messages, the thread channels
+    /// of stored messages (named by their `threadRootId` actions, as the Chat SDK derives them),
+    /// and the user's own channel (the Chat SDK's mentions and invitations arrive there), sorted
+    /// (a scan of the messages index: callers that ask often cache it).
     public func channelIds(memberOrWithMessages userId: String) -> StoreQuery<[String]> {
         StoreQuery { db in
             try String.fetchAll(
                 db,
                 sql: """
-                    SELECT channel_id FROM members WHERE user_id = ?
-                    UNION SELECT DISTINCT channel_id FROM messages ORDER BY 1
+                    SELECT channel_id FROM members WHERE user_id = ?1
+                    UNION SELECT DISTINCT channel_id FROM messages
+                    UNION SELECT DISTINCT a.value FROM message_actions a
+                          WHERE a.type = '\(ChatSDKFormat.threadRootType)' AND a.message_timetoken IS NOT NULL
+                            AND a.value = '\(ChatSDKFormat.threadChannelPrefix)' || a.channel_id || '_' || a.message_timetoken
+                    UNION SELECT ?1 ORDER BY 1
                     """, arguments: [userId])
         }
     }

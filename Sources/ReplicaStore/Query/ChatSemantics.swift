@@ -61,6 +61,18 @@ enum ChatSemantics {
 
     /// A condition that leaves out the messages of muted users (for `msg`).
     static let notMuted = "NOT \(isFromMutedUserColumn)"
+
+    /// Whether the message has a thread (for `msg`): a `threadRootId` action with a value, whoever
+    /// added it, as the Chat SDK's `hasThread` reads the message's actions.
+    static let hasThreadColumn = """
+        (msg.timetoken IS NOT NULL AND EXISTS (SELECT 1 FROM message_actions a
+                 WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken
+                   AND a.type = '\(ChatSDKFormat.threadRootType)' AND a.value <> ''))
+        """
+
+    /// The id of the thread channel of message `msg`, in SQL
+    /// (``ReplicaModel/ChatSDKFormat/threadChannel(of:root:)``).
+    static let threadChannelExpression = "('\(ChatSDKFormat.threadChannelPrefix)' || msg.channel_id || '_' || msg.timetoken)"
 }
 
 /// A member's read position in a channel (the Chat SDK's `lastReadMessageTimetoken`).
@@ -213,4 +225,126 @@ extension ChatQueries {
                 db, sql: "SELECT user_id FROM muted_users WHERE owner_id = ? ORDER BY user_id", arguments: [userId])
         }
     }
+}
+
+// The Chat SDK's conversations, as the store holds them (`docs/conversations.md`): the events on
+// a user's own channel (`user_events`: mentions and invitations), pending memberships, threads.
+extension ChatQueries {
+    /// `userId`'s mentions feed, newest first (the Chat SDK's `getCurrentUserMentions`): each
+    /// `mention` event on their channel with the message it names, when the store holds it (nil
+    /// otherwise: a channel this device does not pull). A mention in a thread reply names the
+    /// thread's channel and carries its `parentChannel`.
+    ///
+    /// ```swift
+    /// for try await feed in replica.observe(replica.queries.mentions(of: replica.userId)) {
+    ///     badge = feed.count
+    /// }
+    /// ```
+    public func mentions(of userId: String, limit: Int = 100) -> StoreQuery<[MentionFeedItem<Custom.Message>]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            let events = try Row.fetchAll(
+                db, sql: UserEventRows.select + " WHERE user_id = ? AND kind = 'mention' ORDER BY timetoken DESC LIMIT ?",
+                arguments: [userId, max(0, limit)]
+            ).compactMap(UserEventRows.read)
+            return try events.map { event in
+                guard case .mention(let timetoken, let channel, _) = event.kind, let tt = Int64(exactly: timetoken.rawValue) else {
+                    return MentionFeedItem(event: event, message: nil)
+                }
+                let message = try Row.fetchOne(
+                    db, sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.channel_id = ? AND msg.timetoken = ?",
+                    arguments: [channel, tt]
+                ).map { try coding.message($0) as Message }
+                return MentionFeedItem(event: event, message: message)
+            }
+        }
+    }
+
+    /// `userId`'s open invitations, newest first: their memberships with status `pending` (the
+    /// Chat SDK's invitation), each with the `invite` event that announced it when the store
+    /// holds one (who invited them, and when). Joining the channel accepts one.
+    public func invitations(for userId: String) -> StoreQuery<[ChatInvitation<Custom>]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            let pending = try Row.fetchAll(
+                db, sql: "\(Columns.memberSelect) WHERE m.user_id = ? AND m.status = ? ORDER BY m.updated DESC, c.id",
+                arguments: [userId, ChatSDKFormat.pendingStatus]
+            ).map { try coding.member($0) as Member }
+            return try pending.map { member in
+                let event = try Row.fetchOne(
+                    db, sql: UserEventRows.select + " WHERE user_id = ? AND kind = 'invite' AND channel_id = ? ORDER BY timetoken DESC LIMIT 1",
+                    arguments: [userId, member.channelId]
+                ).flatMap(UserEventRows.read)
+                return ChatInvitation(membership: member, event: event)
+            }
+        }
+    }
+
+    /// The threads of `channelId`'s messages, oldest root first: each message with a thread
+    /// (``ReplicaModel/ChatMessage/hasThread``), its thread channel, and the replies the store
+    /// holds (count and newest), soft-deleted replies left out.
+    public func threads(inChannel channelId: String) -> StoreQuery<[ChatThread<Custom.Message>]> {
+        StoreQuery { db in
+            let coding = StoreCoding()
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.message),
+                           (SELECT count(*) FROM messages r WHERE r.channel_id = \(ChatSemantics.threadChannelExpression)
+                              AND NOT EXISTS (SELECT 1 FROM message_actions a WHERE a.channel_id = r.channel_id
+                                              AND a.message_timetoken = r.timetoken AND a.type = '\(ChatSDKFormat.deletedType)')),
+                           (SELECT max(r.timetoken) FROM messages r WHERE r.channel_id = \(ChatSemantics.threadChannelExpression))
+                    FROM messages msg
+                    WHERE msg.channel_id = ? AND \(ChatSemantics.hasThreadColumn)
+                    ORDER BY msg.timetoken
+                    """, arguments: [channelId]
+            ).map { row in
+                let root: Message = try coding.message(row)
+                let count: Int = row[Columns.messageCount]
+                let newest: Int64? = row[Columns.messageCount + 1]
+                return ChatThread(
+                    root: root, channelId: ChatSDKFormat.threadChannel(of: channelId, root: root.timetoken ?? Timetoken(rawValue: 0)),
+                    replyCount: count, newestReply: newest.flatMap { UInt64(exactly: $0) }.map(Timetoken.init(rawValue:)))
+            }
+        }
+    }
+
+    /// The replies in the thread of the message at `root` of `channelId`, oldest first: the
+    /// messages of its thread channel (``messages(inChannel:includeDeleted:includeMuted:)``).
+    public func replies(inChannel channelId: String, root: Timetoken) -> StoreQuery<[Message]> {
+        messages(inChannel: ChatSDKFormat.threadChannel(of: channelId, root: root))
+    }
+}
+
+/// One entry of a user's mentions feed: the `mention` event, and the message it names when the
+/// store holds it.
+public struct MentionFeedItem<Custom: CustomData>: Sendable, Hashable {
+    /// The event (its `kind` is ``ReplicaModel/ChatUserEvent/Kind/mention(messageTimetoken:channel:parentChannel:)``).
+    public var event: ChatUserEvent
+    /// The message mentioning the user; nil when the store does not hold it.
+    public var message: ChatMessage<Custom>?
+}
+
+/// An open invitation: the invitee's `pending` membership, and the `invite` event that announced
+/// it (nil when the store holds none: another device's pull, or an invitation made without one).
+public struct ChatInvitation<Custom: ChatCustomData>: Sendable, Hashable {
+    /// The pending membership (its channel as the store holds it).
+    public var membership: ChatMember<Custom>
+    /// The invitation event; its `publisher` is who invited.
+    public var event: ChatUserEvent?
+    /// The channel invited to.
+    public var channelId: String { membership.channelId }
+}
+
+/// A thread: its root message, the thread channel, and the replies the store holds.
+public struct ChatThread<Custom: CustomData>: Sendable, Hashable {
+    /// The message the thread hangs on.
+    public var root: ChatMessage<Custom>
+    /// The thread channel (`PUBNUB_INTERNAL_THREAD_<channel>_<root timetoken>`).
+    public var channelId: String
+    /// The replies stored (soft-deleted ones left out). The Chat SDK keeps no count: this is
+    /// what this device pulled of the thread channel.
+    public var replyCount: Int
+    /// The newest reply's timetoken, if any.
+    public var newestReply: Timetoken?
 }

@@ -25,10 +25,13 @@ enum Columns {
 
     /// A message's columns, then what its Chat SDK actions make of it: the newest edit's text
     /// and whether it is soft-deleted (``ChatSemantics``). `msg` must alias `messages`.
+    /// How many columns ``message`` selects (what a query selects after them starts here).
+    static let messageCount = 17
     static let message =
         "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
         + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn), "
-        + "msg.meta, msg.custom_message_type, msg.files, \(ChatSemantics.isFromMutedUserColumn)"
+        + "msg.meta, msg.custom_message_type, msg.files, \(ChatSemantics.isFromMutedUserColumn), "
+        + ChatSemantics.hasThreadColumn
 }
 
 extension StoreCoding {
@@ -75,6 +78,7 @@ extension StoreCoding {
             message.customMessageType = row[13]
             message.files = try decode([ChatFile].self, row[14], table: "messages", column: "files", key: id) ?? []
             message.isFromMutedUser = row[15] ?? false
+            message.hasThread = row[16] ?? false
             return message
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)

@@ -180,6 +180,12 @@ extension Reconciler {
             var one = HistoryPageResult()
             try ServerMessages<Custom>.apply(message, ops: ops, lookups: &lookups, into: &one, logger: logger)
             result.messages.add(one)
+            if let event = ServerMessages<Custom>.userEvent(message) {
+                // A mention or an invitation (stored in the user's feed, not as a message).
+                let kind = if case .mention = event.kind { "mention" } else { "invite" }
+                result.applied.append(envelope.record(kind: kind, subject: event.subject, outcome: one.events > 0 ? "inserted" : "unchanged"))
+                return
+            }
             let outcome = one.inserted > 0 ? "inserted" : one.updated > 0 ? "updated" : one.skipped > 0 ? "skipped" : "unchanged"
             result.applied.append(envelope.record(kind: envelope.event == .file ? "file" : "message", subject: message.id, outcome: outcome))
         case .messageAction(let event):
@@ -392,6 +398,7 @@ extension HistoryPageResult {
         unchanged += other.unchanged
         skipped += other.skipped
         completedSends += other.completedSends
+        events += other.events
     }
 }
 

@@ -24,10 +24,8 @@ extension LiveSync {
         // events) carry no chat messages. The last two only when the token (if any) lets them be
         // read: one channel it does not grant would make Access Manager refuse the whole subscribe.
         let me = reconciler.userId
-        let token = reconciler.client.access.parsedToken
-        let moderation: [String] = [ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)].filter { channel in
-            guard let token else { return true }
-            return token.grants.allows(AccessRequirement(.channel, channel, .read))
+        let moderation = [ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)].filter {
+            reconciler.tokenAllowsReading($0)
         }
         let users: Set<String> = Set(options.users + [me] + moderation)
         let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()

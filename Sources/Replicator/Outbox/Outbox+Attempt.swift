@@ -131,8 +131,8 @@ extension Outbox {
         switch entry.kind {
         case .removeReaction: return false
         case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
-        case .setUser, .setChannel: return !entry.rebase
-        case .setMuteList: return false
+        case .setUser, .setChannel: return !entry.rebase && entry.baseETag != OutboxKeys.createOnlyBase
+        case .setMuteList, .invite: return false
         default: return true
         }
     }
@@ -183,6 +183,24 @@ extension Outbox {
         if case .setMuteList(let owner, _) = entry.operation {
             resolved.serverMuted = try await serverMuteList(of: owner)
         }
+        if case .invite(let notice) = entry.operation {
+            // The pending membership went first (same lane); when the invitee turned out to be a
+            // member already (the store holds the server's membership, not pending), no event.
+            let status = try await store.reading { try $0.member(channelId: notice.channel, userId: notice.user)?.status }
+            guard status == ChatSDKFormat.pendingStatus else {
+                try await complete(entry, .none)
+                return false
+            }
+        }
+        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel {
+            // Made only where none exists (a conversation's channel): an existing one is kept as
+            // the server has it, as the Chat SDK's `getChannel` before `createChannel` does.
+            resolved.ifMatch = nil
+            if let existing = try await existingChannel(entry.operation.channel ?? "") {
+                try await complete(entry, .channel(existing))
+                return false
+            }
+        }
         if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
             let eTag = try await remoteETag(of: entry)
             entry.baseETag = eTag
@@ -221,7 +239,7 @@ extension Outbox {
             let page = try PubNubClient.page(
                 of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
             return .membership(page.data.first { $0.channel.id == entry.operation.channel })
-        case .mention, .receipt, .report:
+        case .mention, .receipt, .report, .invite:
             return .published(try PubNubClient.publishTimetoken(from: response))
         case .setMuteList:
             let user = try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setMuteList")

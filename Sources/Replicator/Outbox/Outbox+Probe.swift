@@ -29,6 +29,8 @@ extension Outbox {
             return try await probePublish(entry, in: notice.user, messageId: nil)
         case .report(let channel, _, _):
             return try await probePublish(entry, in: ChatModeration.moderationChannel(for: channel), messageId: nil)
+        case .invite(let notice):
+            return try await probePublish(entry, in: notice.user, messageId: nil)
         case .setUser, .setChannel:
             return try await probeEdit(entry)
         case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete,
@@ -92,6 +94,10 @@ extension Outbox {
             guard Self.isNotFound(error) else { throw error }
             return .notApplied
         }
+        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel {
+            // Made only where none exists: the server has one, which stays as it is.
+            return .applied(.channel(try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self)))
+        }
         if entry.baseETag == nil || remoteETag == entry.baseETag { return .notApplied }
         return .changedElsewhere("the server's version changed since the edit's base (eTag \(remoteETag ?? "none"))")
     }
@@ -119,6 +125,11 @@ extension Outbox {
     func membershipPrecheck(_ entry: OutboxEntry) async throws -> MembershipPrecheck {
         guard let channel = entry.operation.channel, let user = entry.operation.user else { return .proceed }
         let remote = try await MembershipLookup.find(in: client, channel: channel, user: user) { _, body in try await body() }
+        if entry.baseETag == OutboxKeys.createOnlyBase {
+            // Made only where none exists (an invitation): an existing membership is kept.
+            guard let remote else { return .proceed }
+            return .applied(Self.wireMembership(remote, channel: channel))
+        }
         if entry.kind == .removeMembership {
             guard let remote else { return .applied(nil) }
             return remote.eTag == entry.baseETag ? .proceed : .changed("the membership changed on the server since the removal's base")
@@ -128,14 +139,29 @@ extension Outbox {
         }
         if Self.holds(entry.operation.fields ?? [:], in: remote.fields) {
             // Store the server's version (its eTag is the next edit's base).
-            var wire = remote.fields.objectValue ?? [:]
-            wire["channel"] = ["id": .string(channel)]
-            wire["updated"] = remote.updated.map { .string($0.description) }
-            wire["eTag"] = remote.eTag.map(JSONValue.string)
-            return .applied(try? JSONValue.object(wire.filter { $0.value != .null }).decode(as: WireMembership<DefaultChatCustom>.self))
+            return .applied(Self.wireMembership(remote, channel: channel))
         }
         if remote.eTag == entry.baseETag { return .proceed }
         return .changed("the membership changed on the server since the edit's base (eTag \(remote.eTag ?? "none"))")
+    }
+
+    /// A looked-up membership in the shape a membership answer has.
+    static func wireMembership(_ remote: (fields: JSONValue, updated: ISOTimestamp?, eTag: String?), channel: String) -> WireMembership<DefaultChatCustom>? {
+        var wire = remote.fields.objectValue ?? [:]
+        wire["channel"] = ["id": .string(channel)]
+        wire["updated"] = remote.updated.map { .string($0.description) }
+        wire["eTag"] = remote.eTag.map(JSONValue.string)
+        return try? JSONValue.object(wire.filter { $0.value != .null }).decode(as: WireMembership<DefaultChatCustom>.self)
+    }
+
+    /// The server's channel, or nil when it has none (404).
+    func existingChannel(_ id: String) async throws -> ChatChannel<JSONValue>? {
+        do {
+            return try await client.getChannel(id: id, as: JSONValue.self)
+        } catch {
+            guard Self.isNotFound(error) else { throw error }
+            return nil
+        }
     }
 
     // MARK: Lookups

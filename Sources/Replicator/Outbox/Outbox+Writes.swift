@@ -250,3 +250,94 @@ extension Outbox {
         return try await commit { try $0.enqueueMuteList(opId: opId, owner: userId, mute: [], unmute: users, now: now) }
     }
 }
+
+// The Chat SDK's conversations (`docs/conversations.md`): each call is one transaction of ops,
+// made offline and shown in the store at once.
+extension Outbox {
+    /// Opens the direct (one-to-one) conversation with `user`, as the Chat SDK's
+    /// `createDirectConversation`: the channel `direct.<hash>` that both users compute
+    /// (``ReplicaModel/ChatSDKFormat/directChannelId(_:_:)``), type `direct`, made only where
+    /// none exists; the current user's membership; and `user`'s invitation (a pending
+    /// membership, then the `invite` event on their channel). Calling it again queues nothing
+    /// the store holds already.
+    ///
+    /// ```swift
+    /// let chat = try await outbox.openDirectConversation(with: "bob")
+    /// try await outbox.send(OutgoingMessage(channel: chat.channelId, text: "Hi Bob"))
+    /// ```
+    ///
+    /// - Parameter name: the channel's name (default: its id, as the Chat SDK names it).
+    @discardableResult
+    public func openDirectConversation(with user: String, name: String? = nil) async throws -> ConversationReceipt<Custom> {
+        let me = userId, now = clock.now
+        try Validation.validateIdentifier(user, field: "user")
+        guard user != me else { throw OutboxError.emptyEdit("a direct conversation of \(me) with themselves") }
+        let id = ChatSDKFormat.directChannelId(me, user)
+        return try await commit {
+            try $0.enqueueConversation(
+                type: ChatConversations.directType, channelId: id, name: name, invitees: [user], host: me, opIds: Self.newOpId,
+                now: now)
+        }
+    }
+
+    /// Creates a group conversation (`createGroupConversation`): a channel of type `group` (id
+    /// `channelId`, or a new UUID), the current user's membership, and an invitation of each of
+    /// `users`.
+    @discardableResult
+    public func createGroupConversation(with users: [String], channelId: String? = nil, name: String? = nil) async throws
+        -> ConversationReceipt<Custom>
+    {
+        let me = userId, now = clock.now, id = channelId ?? RandomIdentifier.uuidV4()
+        return try await commit {
+            try $0.enqueueConversation(
+                type: ChatConversations.groupType, channelId: id, name: name, invitees: users, host: me, opIds: Self.newOpId, now: now)
+        }
+    }
+
+    /// Creates a public conversation (`createPublicConversation`): a channel of type `public` (id
+    /// `channelId`, or a new UUID) that anyone may join. Like the Chat SDK, no membership is made
+    /// (``join(channel:edit:)`` makes one).
+    @discardableResult
+    public func createPublicConversation(channelId: String? = nil, name: String? = nil) async throws -> ConversationReceipt<Custom> {
+        let now = clock.now, id = channelId ?? RandomIdentifier.uuidV4(), opId = Self.newOpId()
+        return try await commit { tx in
+            try Validation.validateIdentifier(id, field: "channel")
+            let channel = try tx.enqueueCreateChannel(
+                opId: opId, id: id, fields: ["name": .string(name ?? id), "type": .string(ChatConversations.publicType)], now: now)
+            return ConversationReceipt(
+                channelId: id, channel: channel.value, membership: nil, invitations: [], opIds: channel.opId.map { [$0] } ?? [])
+        }
+    }
+
+    /// Invites `user` to `channel` (`Channel.invite`): their pending membership (made only where
+    /// the server has none) and the `invite` event on their channel. `unchanged`, with their
+    /// membership, when the store holds one already.
+    @discardableResult
+    public func invite(_ user: String, to channel: String) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        let now = clock.now
+        return try await commit { tx in
+            guard try tx.tx.channel(id: channel) != nil else { throw OutboxError.channelNotFound(channel) }
+            return try tx.enqueueInvite(channelId: channel, user: user, opIds: Self.newOpId, now: now)
+        }
+    }
+
+    /// Accepts an invitation: joins `channel` (``join(channel:edit:)``), which replaces the
+    /// `pending` status. The same as `join`; named for the invitee's screen.
+    @discardableResult
+    public func acceptInvitation(to channel: String) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        try await join(channel: channel)
+    }
+
+    /// Forwards a sent message to `channel` (`forwardMessage`): a new message with its own id,
+    /// the original's content and meta, and `originalPublisher`/`originalChannelId` in meta.
+    ///
+    /// - Throws: ``OutboxError/forwardToSameChannel(_:)``, ``OutboxError/messageNotFound(_:)``,
+    ///   ``OutboxError/messageNotSent(_:)``.
+    @discardableResult
+    public func forward(message messageId: String, to channel: String) async throws -> OutboxReceipt<ChatMessage<Custom.Message>> {
+        let opId = Self.newOpId(), newId = RandomIdentifier.uuidV4(), now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueForward(opId: opId, messageId: messageId, to: channel, newId: newId, userId: userId, now: now)
+        }
+    }
+}

@@ -16,6 +16,12 @@ public struct OutboxOptions: Sendable {
     public var probeLookback: TimeInterval = 600
     /// How many lanes are sent in parallel; default 8. Ops within a lane always go one at a time.
     public var maxConcurrentLanes = 8
+    /// Mobile push, as the Chat SDK's `pushNotifications` configures it: with `sendPushes`, each
+    /// message in the Chat SDK's text format and each mention event carries `pn_fcm` (and
+    /// `pn_apns` with an APNs topic), titled with the sender's name and showing the text
+    /// (``ReplicaModel/ChatPushPayload``). Default nil: no push keys. Not added when messages are
+    /// encrypted (the keys would be encrypted with them, and no push service could read them).
+    public var push: ChatPushConfiguration?
 
     /// Default options.
     public init() {}
@@ -398,9 +404,9 @@ public actor Outbox<Custom: ChatCustomData> {
                 commitsSettled = []
             }
         }
-        let userId = userId
+        let userId = userId, push = client.crypto == nil ? options.push : nil
         let (value, changes) = try await store.transaction { tx in
-            let ops = OpTransaction(tx, actingUser: userId)
+            let ops = OpTransaction(tx, actingUser: userId, push: push)
             let value = try body(ops)
             return (value, ops.changes)
         }

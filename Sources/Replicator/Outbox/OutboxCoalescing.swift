@@ -10,7 +10,11 @@ extension OpTransaction {
     /// values and the first op's base.
     func insertOrMerge(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
         try checkRestrictions(op.operation)
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+        // A create-only op stays apart: an edit merged into it would be dropped with it when the
+        // object turns out to exist.
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind,
+           latest.baseETag != OutboxKeys.createOnlyBase
+        {
             let added = op.operation.fields ?? [:]
             latest.operation = latest.operation.with(fields: (latest.operation.fields ?? [:]).merging(added) { _, new in new })
             latest.coalesced.append("merged edit \(id): \(added.keys.sorted().joined(separator: ", "))")
@@ -35,7 +39,7 @@ extension OpTransaction {
         default: .setChannel
         }
         if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == setKind {
-            if latest.baseETag == nil, try tx.ops(target: op.target).count == 1 {
+            if latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase, try tx.ops(target: op.target).count == 1 {
                 // The removal writes the local rows itself.
                 let removed = try withdraw(latest, undo: .keep)
                 changes.events.append(.coalesced(into: nil, cancelled: removed))

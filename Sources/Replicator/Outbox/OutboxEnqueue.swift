@@ -23,8 +23,14 @@ extension OpTransaction {
             custom: message.custom, createdAt: message.createdAt)
         var body = try payload.jsonValue()
         if message.contentType == ChatSDKFormat.textContentType, case .object(let fields) = body {
-            // Readable by the Chat SDK too: its `type`, `text` and `files` beside pnreplicate's fields.
+            // Readable by the Chat SDK too: its `type`, `text` and `files` beside pnreplicate's
+            // fields, and its push keys when the app sends pushes.
             body = ChatSDKFormat.textBody(fields, text: message.text)
+            let keys = try pushKeys(text: message.text, sender: message.userId, channel: message.channelId)
+            if !keys.isEmpty, case .object(var withPush) = body {
+                withPush.merge(keys) { _, push in push }
+                body = .object(withPush)
+            }
         }
         let publishMetaValue = JSONValue.object(publishMeta)
         try Validation.validatePublishSize(message: body, channel: message.channelId, meta: publishMetaValue)
@@ -73,6 +79,9 @@ extension OpTransaction {
                 throw OutboxError.threadRootNotFound(channel: key.channelId, timetoken: threadRoot)
             }
             channel = ChatSDKFormat.threadChannel(of: key.channelId, root: threadRoot)
+            // A thread channel this device would create is held to the id limit (one the server
+            // gave may exceed it: `Validation.validateStoredIdentifier`).
+            try Validation.validateIdentifier(channel, field: "threadChannel")
             parentChannel = key.channelId
             root = (rootId, threadRoot)
         }
@@ -95,8 +104,10 @@ extension OpTransaction {
         var seen: Set<String> = []
         for case .user(let user) in draft.mentions.map(\.target) where seen.insert(user).inserted {
             let id = opIds()
-            let notice = MentionNotice(
+            var notice = MentionNotice(
                 user: user, channel: channel, messageId: messageId, messageTimetoken: nil, parentChannel: parentChannel)
+            let keys = try pushKeys(text: message.text, sender: userId, channel: channel)
+            if !keys.isEmpty { notice.push = .object(keys) }
             try insert(
                 NewOutboxRow(.mention(notice), lane: OutboxKeys.mentionLane(messageId), target: OutboxKeys.mention(messageId, user),
                              dependsOn: opId),
@@ -105,6 +116,11 @@ extension OpTransaction {
         }
         var rootOp: String?
         if let root, try !tx.hasAction(channel: key.channelId, messageTimetoken: root.timetoken, type: ChatSDKFormat.threadRootType) {
+            // The Chat SDK's first reply creates the thread channel's metadata, then the action.
+            try enqueueCreateChannel(
+                opId: opIds(), id: channel,
+                fields: ["description": .string(ChatConversations.threadDescription(channel: key.channelId, root: root.timetoken))],
+                now: now)
             rootOp = try enqueueAddReaction(
                 opId: opIds(), messageId: root.id, type: ChatSDKFormat.threadRootType, value: channel, userId: userId, now: now
             ).opId

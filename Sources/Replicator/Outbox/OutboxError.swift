@@ -126,6 +126,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case hiddenChannel(String)
     /// The id is one of the Chat SDK's private objects (`PN_PRV.*`), not a user to mute.
     case hiddenUser(String)
+    /// A message cannot be forwarded to the channel it is in (as in the Chat SDK).
+    case forwardToSameChannel(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -159,6 +161,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(r.userId) is \(r.ban ? "banned from" : "muted in") channel \(r.channelId)\(r.reason.map { " (\($0))" } ?? ""); nothing was queued"
         case .hiddenChannel(let id): "\(id) is a Chat SDK internal channel; nothing was queued"
         case .hiddenUser(let id): "\(id) is a Chat SDK private object, not a user; nothing was queued"
+        case .forwardToSameChannel(let id): "the message is in \(id) already; forward it to another channel"
         }
     }
 }

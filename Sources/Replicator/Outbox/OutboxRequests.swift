@@ -95,9 +95,13 @@ enum OutboxRequests {
                 return client.removeChannelRequest(id: id)
             case .mention(let notice):
                 // The op id in meta lets a probe find an event that may have arrived.
-                let event = ChatSDKFormat.mentionEvent(
+                var event = ChatSDKFormat.mentionEvent(
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
                     channel: notice.channel, parentChannel: notice.parentChannel)
+                if case .object(let keys)? = notice.push, case .object(var body) = event {
+                    body.merge(keys) { own, _ in own }
+                    event = .object(body)
+                }
                 return try client.publishRequest(
                     PublishRequest(channel: notice.user, message: event, meta: ["pnr_op": .string(entry.id)]))
             case .report(let channel, _, let body):
@@ -105,6 +109,10 @@ enum OutboxRequests {
                 return try client.publishRequest(
                     PublishRequest(
                         channel: ChatModeration.moderationChannel(for: channel), message: body, meta: ["pnr_op": .string(entry.id)]))
+            case .invite(let notice):
+                // The op id in meta lets a probe find an invitation that may have arrived.
+                return try client.publishRequest(
+                    PublishRequest(channel: notice.user, message: notice.body, meta: ["pnr_op": .string(entry.id)]))
             case .setMuteList(let owner, let muted):
                 // The op's change applied to the server's list (from the row as marked in flight:
                 // a mute made while the list was read is in it).
@@ -134,8 +142,9 @@ enum OutboxRequests {
 // What an op kind needs of its request (the store only names the kinds).
 extension OutboxKind {
     /// Whether the op publishes a message payload, which a crypto module encrypts (sends, mention
-    /// events and reports, as the Chat SDK's publishes are; never actions, App Context or signals).
-    public var encryptsPayload: Bool { self == .send || self == .mention || self == .report }
+    /// and invitation events and reports, as the Chat SDK's publishes are; never actions, App
+    /// Context or signals).
+    public var encryptsPayload: Bool { self == .send || self == .mention || self == .report || self == .invite }
 
     /// Whether the op's request names its message by timetoken (reactions and mention events):
     /// such an op waits until the message has one.

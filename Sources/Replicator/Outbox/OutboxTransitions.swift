@@ -34,10 +34,24 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// The user whose ops are queued (the outbox's): their restrictions are checked before an
     /// op is queued. Nil only in a transaction that queues nothing (crash recovery).
     let actingUser: String?
+    /// The push configuration the messages queued here carry (``OutboxOptions/push``).
+    let push: ChatPushConfiguration?
 
-    init(_ tx: StoreTransaction<Custom>, actingUser: String? = nil) {
+    init(_ tx: StoreTransaction<Custom>, actingUser: String? = nil, push: ChatPushConfiguration? = nil) {
         self.tx = tx
         self.actingUser = actingUser
+        self.push = push
+    }
+
+    /// The Chat SDK's push keys for `text` sent by `sender` on `channel` (none without a push
+    /// configuration): titled with the sender's stored name, else their id; the channel's stored
+    /// name as the subtitle (a thread's reply shows its parent's).
+    func pushKeys(text: String, sender: String, channel: String) throws -> [String: JSONValue] {
+        guard let push, push.sendPushes else { return [:] }
+        let named = ChatSDKFormat.threadParent(ofChannel: channel) ?? channel
+        return ChatPushPayload.keys(
+            title: ChatPushPayload.title(userName: try tx.user(id: sender)?.name, userId: sender), body: text,
+            channelName: try tx.channel(id: named)?.name, configuration: push)
     }
 
     /// The op with `id`; throws ``OutboxError/opNotFound(_:)`` when it is gone.

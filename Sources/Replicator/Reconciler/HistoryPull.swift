@@ -15,6 +15,8 @@ public struct ChannelPullReport: Sendable, Hashable, Codable {
     public var updated = 0
     /// Own publishes the pull proved had arrived (their outbox ops are finished).
     public var completedSends = 0
+    /// Chat SDK events of a user's channel stored for the first time (mentions, invitations).
+    public var events = 0
     /// Why the pull stopped early, or nil when it reached the present.
     public var error: String?
     /// Whether this channel's failure (the server unreachable, or the sync's deadline passed)
@@ -29,6 +31,7 @@ public struct ChannelPullReport: Sendable, Hashable, Codable {
         inserted += result.inserted
         updated += result.updated
         completedSends += result.completedSends.count
+        events += result.events
     }
 }
 
@@ -45,7 +48,8 @@ public struct PullProgress: Sendable, Hashable {
 
 extension Reconciler {
     /// Catches up the history of `channels` from their checkpoints to now. Quiet channels share
-    /// requests (up to ``ReconcilerOptions/channelsPerRequest`` channels, 25 messages each); a
+    /// requests (up to ``ReconcilerOptions/channelsPerRequest`` channels whose ids take at most
+    /// ``ReconcilerOptions/channelBytesPerRequest`` bytes of the path, 25 messages each); a
     /// channel with more to fetch, or with no checkpoint yet, is paged on its own.
     ///
     /// A channel whose pull fails is reported with its error; the others go on.
@@ -65,7 +69,15 @@ extension Reconciler {
         }
         var index = 0
         while index < shared.count {
-            let group = Array(shared[index..<min(index + max(1, options.channelsPerRequest), shared.count)])
+            // As many channels as PubNub takes in one request and the URL holds.
+            var end = index, bytes = 0
+            while end < shared.count, end - index < max(1, options.channelsPerRequest) {
+                let size = PercentEncoding.pathSegment(shared[end].channel).utf8.count + 3   // and its `%2C`
+                if end > index, bytes + size > options.channelBytesPerRequest { break }
+                bytes += size
+                end += 1
+            }
+            let group = Array(shared[index..<end])
             index += group.count
             if group.count == 1 {
                 alone.append(group[0].channel)

@@ -21,6 +21,9 @@ public struct HistoryPageResult: Sendable, Hashable {
     /// or a pending message of another publisher): stored under their own derived id
     /// (``ReplicaModel/MessageIdentity``), never merged into the message they named.
     public var rekeyed = 0
+    /// Chat SDK events of a user's channel stored for the first time (`mention`, `invite`:
+    /// kept apart from the messages, in the user's feed).
+    public var events = 0
     /// Our own unsent publishes the page showed had arrived: their outbox ops are finished.
     public var completedSends: [CompletedSend] = []
 
@@ -52,6 +55,11 @@ enum ServerMessages<Custom: ChatCustomData> {
     ) throws {
         let tx = ops.tx
         var message = message
+        if let event = userEvent(message) {
+            // A mention or an invitation on a user's channel is a notification, not a chat message.
+            if try tx.write(userEvent: event) == .inserted { result.events += 1 } else { result.unchanged += 1 }
+            return
+        }
         if let timetoken = message.timetoken {
             // A payload id is the sender's claim: it names a stored message only when this is that
             // message (MessageIdentity); any other message carrying it is stored as its own.
@@ -100,6 +108,19 @@ enum ServerMessages<Custom: ChatCustomData> {
                 result.completedSends.append(CompletedSend(opId: opId, messageId: message.id, timetoken: timetoken))
             }
         }
+    }
+}
+
+extension ServerMessages {
+    /// The Chat SDK event a server message is (a `mention` or `invite` body on the channel named
+    /// after a user, as read by ``ReplicaModel/ChatUserEvent/kind(ofBody:)``), or nil for a chat
+    /// message.
+    static func userEvent(_ message: ChatMessage<Custom.Message>) -> ChatUserEvent? {
+        guard message.contentType == Reconciler<Custom>.foreignContentType, let timetoken = message.timetoken,
+              let content = message.content, let kind = ChatUserEvent.kind(ofBody: content)
+        else { return nil }
+        let publisher = message.userId == Reconciler<Custom>.unknownPublisher ? nil : message.userId
+        return ChatUserEvent(userId: message.channelId, timetoken: timetoken, publisher: publisher, kind: kind)
     }
 }
 

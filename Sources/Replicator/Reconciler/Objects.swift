@@ -212,8 +212,18 @@ extension Reconciler {
     /// (``markHot(_:)``), the current user's stored memberships and every channel with stored
     /// messages.
     public func channelsOfInterest(extra: [String] = []) async throws -> [String] {
-        let stored = try await store.fetch(store.queries.channelIds(memberOrWithMessages: userId))
+        var stored = try await store.fetch(store.queries.channelIds(memberOrWithMessages: userId))
+        // The user's own channel (the Chat SDK's mentions and invitations) only when the token
+        // lets it be read: Access Manager would refuse the sync's history of it otherwise.
+        if !tokenAllowsReading(userId) { stored.removeAll { $0 == userId } }
         return Array(Set(options.channels + extra + hot.marked + stored)).sorted()
+    }
+
+    /// Whether the current Access Manager token (if any) grants reading `channel`: channels the
+    /// app never named (the user's own, the Chat SDK's moderation ones) are followed only then.
+    public nonisolated func tokenAllowsReading(_ channel: String) -> Bool {
+        guard let token = client.access.parsedToken else { return true }
+        return token.grants.allows(AccessRequirement(.channel, channel, .read))
     }
 }
 

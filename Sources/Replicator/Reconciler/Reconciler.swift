@@ -16,8 +16,13 @@ public struct ReconcilerOptions: Sendable {
     /// of the writer on a laptop-class core, and a few MB held). 1 commits every page alone. On a
     /// slow network the pages arrive one by one and commit one by one, as soon as each is fetched.
     public var pagesPerCommit = 32
-    /// Channels per shared history request; default 100.
-    public var channelsPerRequest = 100
+    /// Channels per shared history request; default 500, PubNub's most for one request
+    /// (`docs/reconciler.md`).
+    public var channelsPerRequest = 500
+    /// The most bytes the channel ids of one shared history request take in its path, percent-
+    /// encoded with their separators; default 8192, well under the 32 KiB a URL may have. A
+    /// request holds ``channelsPerRequest`` channels or fewer when their ids are long.
+    public var channelBytesPerRequest = 8192
     /// On a channel's first pull, how many of its newest messages to fetch (older ones come with
     /// ``Reconciler/loadOlder(channel:limit:)``); nil fetches the whole history. Default nil.
     public var initialMessages: Int?

@@ -121,8 +121,9 @@ extension Reconciler {
         report.errors += report.history.compactMap { r in r.error.map { "history \(r.channel): \($0)" } }
         if let failed = report.history.first(where: { $0.endedPulls }) { unreachable = failed.error }
         // Only the hot channels' reactions: a cold channel's lag, and its checkpoint says since when.
-        let hot = channels.filter { isHot($0) }
-        report.coldChannels = channels.count - hot.count
+        // (The user's own channel holds events, not messages: it has no reactions.)
+        let hot = channels.filter { $0 != userId && isHot($0) }
+        report.coldChannels = channels.filter { $0 != userId }.count - hot.count
         for channel in hot {
             if let unreachable {
                 report.errors.append("reactions: \(hot.count) channel\(hot.count == 1 ? "" : "s") skipped (\(unreachable))")

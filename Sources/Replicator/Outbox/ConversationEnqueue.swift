@@ -1,0 +1,125 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+// The Chat SDK's conversations as outbox ops (`docs/conversations.md`; `pubnub/kmp-chat`,
+// `ChatImpl.create…Conversation`, `BaseChannel.invite`, `ChatImpl.forwardMessage`): each is one
+// transaction of ordinary ops, made offline, shown in the store at once.
+extension OpTransaction {
+    /// Queues a channel's metadata write that creates it only where none exists: the Chat SDK
+    /// reads the channel first and keeps one that exists (`createDirectConversation`'s
+    /// `getChannel`, a thread's first reply). Nothing is queued when the store holds the channel
+    /// already. The op carries ``OutboxKeys/createOnlyBase``: before its PATCH the server's channel
+    /// is read, and an existing one finishes it without a request.
+    @discardableResult
+    func enqueueCreateChannel(opId: String, id: String, fields: [String: JSONValue], now: Date) throws -> OutboxReceipt<Channel> {
+        if let stored = try tx.channel(id: id) { return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged) }
+        let local = try Channel.placeholder(id: id).applying(fields)
+        try tx.upsert(channel: local, force: true)
+        let target = OutboxKeys.channel(id)
+        try insert(
+            NewOutboxRow(.setChannel(id: id, fields: fields), lane: target, target: target, baseETag: OutboxKeys.createOnlyBase),
+            id: opId, now: now)
+        return OutboxReceipt(value: local, opId: opId, disposition: .enqueued)
+    }
+
+    /// Creates a conversation as the Chat SDK does: its channel (type and name; only where none
+    /// exists), the host's membership (a join: status and read position, as ``enqueueJoin(opId:channelId:userId:fields:now:)``
+    /// writes it), and an invitation of each of `invitees`.
+    func enqueueConversation(
+        type: String, channelId: String, name: String?, invitees: [String], host: String, opIds: () -> String, now: Date
+    ) throws -> ConversationReceipt<Custom> {
+        try Validation.validateIdentifier(channelId, field: "channel")
+        for user in invitees { try Validation.validateIdentifier(user, field: "user") }
+        let channel = try enqueueCreateChannel(
+            opId: opIds(), id: channelId, fields: ["name": .string(name ?? channelId), "type": .string(type)], now: now)
+        let membership = try tx.member(channelId: channelId, userId: host).map {
+            OutboxReceipt(value: $0, opId: nil, disposition: .unchanged)
+        } ?? enqueueJoin(opId: opIds(), channelId: channelId, userId: host, fields: [:], now: now)
+        var invitations: [OutboxReceipt<Member>] = []
+        var seen: Set<String> = [host]
+        for user in invitees where seen.insert(user).inserted {
+            invitations.append(try enqueueInvite(channelId: channelId, user: user, opIds: opIds, now: now))
+        }
+        var opIds = [channel.opId, membership.opId].compactMap { $0 }
+        opIds += invitations.flatMap { $0.opId.map { [$0] } ?? [] }
+        return ConversationReceipt(
+            channelId: channelId, channel: channel.value, membership: membership.value, invitations: invitations.compactMap(\.value),
+            opIds: opIds)
+    }
+
+    /// Invites `user` to `channelId` as the Chat SDK's `invite` does: nothing when the store holds
+    /// a membership of theirs already (it is returned); otherwise their membership with status
+    /// `pending` and a read position at `now` (the Chat SDK writes the server's `time()`), made only
+    /// where the server has none (an existing one is kept), then the `invite` event on their
+    /// channel, sent after the membership (same lane) and only when it is still pending.
+    func enqueueInvite(channelId: String, user: String, opIds: () -> String, now: Date) throws -> OutboxReceipt<Member> {
+        try Validation.validateIdentifier(user, field: "user")
+        if let stored = try tx.member(channelId: channelId, userId: user) {
+            return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
+        }
+        let channelType = try tx.channel(id: channelId)?.type
+        let fields: [String: JSONValue] = [
+            "status": .string(ChatSDKFormat.pendingStatus),
+            "custom": [ChatSDKFormat.lastReadKey: .string(String(try Timetoken(date: now).rawValue))],
+        ]
+        let local = try Member(channelId: channelId, userId: user).applying(fields)
+        try tx.upsert(member: local, force: true)
+        let lane = OutboxKeys.member(channelId, user)
+        let membershipOp = opIds()
+        try insert(
+            NewOutboxRow(
+                .setMembership(channel: channelId, user: user, fields: fields), lane: lane, target: lane,
+                baseETag: OutboxKeys.createOnlyBase),
+            id: membershipOp, now: now)
+        let notice = InviteNotice(user: user, channel: channelId, channelType: channelType ?? ChatConversations.unknownType)
+        try insert(NewOutboxRow(.invite(notice), lane: lane, target: OutboxKeys.invite(channelId, user)), id: opIds(), now: now)
+        return OutboxReceipt(value: local, opId: membershipOp, disposition: .enqueued)
+    }
+
+    /// Forwards a stored, sent message to `channelId` as the Chat SDK's `forwardMessage`: a new
+    /// message (its own id) with the original's content and meta, plus `originalPublisher` and
+    /// `originalChannelId` in meta. The same channel is refused.
+    func enqueueForward(opId: String, messageId: String, to channelId: String, newId: String, userId: String, now: Date) throws
+        -> OutboxReceipt<Message>
+    {
+        try Validation.validateIdentifier(channelId, field: "channel")
+        guard let original = try tx.message(id: messageId) else { throw OutboxError.messageNotFound(messageId) }
+        guard original.timetoken != nil else { throw OutboxError.messageNotSent(messageId) }
+        guard original.channelId != channelId else { throw OutboxError.forwardToSameChannel(channelId) }
+        var message = original
+        message.id = newId
+        message.channelId = channelId
+        message.userId = userId
+        message.timetoken = nil
+        message.delivery = .pending
+        message.messageActions = []
+        message.editedText = nil
+        message.isDeleted = false
+        message.createdAt = ISOTimestamp(date: now)
+        var meta = ChatConversations.forwardMeta(original: original.meta, publisher: original.userId, channel: original.channelId)
+        // pnreplicate's own op marker of the original publish is not the new message's.
+        if case .object(var object) = meta {
+            object["pnr_op"] = nil
+            meta = .object(object)
+        }
+        message.meta = nil
+        return try enqueueSend(opId: opId, message: message, meta: meta, files: nil, now: now)
+    }
+}
+
+/// What creating a conversation queued: the channel (as the store shows it), the host's
+/// membership, the invitees' pending memberships, and the ops (none for what the store held).
+public struct ConversationReceipt<Custom: ChatCustomData>: Sendable {
+    /// The conversation's channel id (for a direct conversation, the id both users compute).
+    public var channelId: String
+    /// The channel as stored.
+    public var channel: ChatChannel<Custom.Channel>?
+    /// The current user's membership.
+    public var membership: ChatMember<Custom>?
+    /// Each invitee's membership (pending, or the one the store held).
+    public var invitations: [ChatMember<Custom>]
+    /// The ops queued, in order (empty when the store held everything already).
+    public var opIds: [String]
+}

@@ -1,0 +1,276 @@
+import Foundation
+import PubNubSimulator
+import PubNubSimulatorTesting
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+@testable import Replicator
+import Testing
+
+/// Another client writing conversations over the wire as the Chat SDK does (`pubnub/kmp-chat`,
+/// `ChatImpl.createDirectConversation`, `BaseChannel.invite`, `emitUserMention`,
+/// `ThreadChannelImpl`).
+struct ChatSDKConversations {
+    let chat: ChatSDKClient
+    let user: String
+
+    init(_ server: PubNubServer, userId: String) throws {
+        chat = try ChatSDKClient(server, userId: userId)
+        user = userId
+    }
+
+    var client: PubNubClient { chat.client }
+
+    /// `createDirectConversation(with:)`: the channel only where none exists, the host's
+    /// membership, then `invite`.
+    func openDirect(with other: String) async throws -> String {
+        let id = ChatSDKFormat.directChannelId(user, other)
+        do {
+            _ = try await client.getChannel(id: id, as: JSONValue.self)
+        } catch {
+            _ = try await client.setChannel(
+                id: id, fields: ChannelEdit<JSONValue>(wireFields: ["name": .string(id), "type": "direct"]), ifMatch: nil)
+        }
+        _ = try await client.setMemberships(userId: user, set: [MembershipSet<JSONValue>(id: id)], as: WireChat.self)
+        try await invite(other, to: id, type: "direct")
+        return id
+    }
+
+    /// `invite`: nothing for a member; else a pending membership, its read position, the event.
+    func invite(_ other: String, to channel: String, type: String) async throws {
+        let members = try await client.getMembers(channelId: channel, ObjectListQuery(filter: "uuid.id == '\(other)'"), as: WireChat.self)
+        guard members.data.isEmpty else { return }
+        _ = try await client.setMemberships(
+            userId: other, set: [MembershipSet<JSONValue>(id: channel, status: "pending")], as: WireChat.self)
+        _ = try await client.setMemberships(
+            userId: other, set: [MembershipSet<JSONValue>(id: channel, custom: [ChatSDKFormat.lastReadKey: "17000000000000000"])],
+            as: WireChat.self)
+        _ = try await client.publish(PublishRequest(
+            channel: other, message: ChatConversations.inviteEvent(channelType: type, channelId: channel)))
+    }
+
+    /// A text mentioning `mentioned`, then the mention event on their channel.
+    @discardableResult
+    func send(_ text: String, to channel: String, mentioning mentioned: String? = nil, parent: String? = nil) async throws -> Timetoken {
+        let tt = try await chat.send(text, to: channel)
+        if let mentioned {
+            _ = try await client.publish(PublishRequest(
+                channel: mentioned, message: ChatSDKFormat.mentionEvent(messageTimetoken: tt, channel: channel, parentChannel: parent)))
+        }
+        return tt
+    }
+
+    /// A thread reply as `ThreadChannelImpl` makes the first one: the thread channel's metadata,
+    /// the `threadRootId` action on the root, then the reply.
+    @discardableResult
+    func reply(_ text: String, in channel: String, to root: Timetoken, mentioning mentioned: String? = nil) async throws -> Timetoken {
+        let thread = ChatSDKFormat.threadChannel(of: channel, root: root)
+        _ = try await client.setChannel(
+            id: thread,
+            fields: ChannelEdit<JSONValue>(wireFields: ["description": .string(ChatConversations.threadDescription(channel: channel, root: root))]),
+            ifMatch: nil)
+        let actions = try await client.messageActionPages(channel: channel, end: root).reduce(into: []) { $0 += $1.data }
+        if !actions.contains(where: { $0.messageTimetoken == root && $0.type == ChatSDKFormat.threadRootType }) {
+            _ = try await client.addMessageAction(channel: channel, messageTimetoken: root, type: ChatSDKFormat.threadRootType, value: thread)
+        }
+        return try await send(text, to: thread, mentioning: mentioned, parent: mentioned == nil ? nil : channel)
+    }
+}
+
+@Suite("Chat SDK conversations: direct and group channels, invitations, mentions, threads, forwarding")
+struct ConversationTests {
+    @Test("a direct conversation opened offline gets the Chat SDK's channel id, type, the host's membership, a pending invitation and one invite event")
+    func directOffline() async throws {
+        let world = try World()
+        let opened = try await world.outbox.openDirectConversation(with: "bob")
+        #expect(opened.channelId == ChatSDKFormat.directChannelId("me", "bob"))
+        #expect(opened.channel?.type == "direct" && opened.membership?.status == "joined" && opened.invitations.map(\.status) == ["pending"])
+        #expect(try await world.store.fetch(world.store.queries.invitations(for: "bob")).map(\.channelId) == [opened.channelId])
+        // Again: the store holds everything, nothing more is queued.
+        let again = try await world.outbox.openDirectConversation(with: "bob")
+        #expect(again.opIds.isEmpty && again.channelId == opened.channelId)
+        _ = try await world.outbox.send(text: "hi bob", to: opened.channelId)
+        let report = try await world.outbox.drain()
+        let left = try await world.entries()
+        #expect(report.deadLetters == 0 && left.isEmpty, "\(left)")
+
+        let observer = try world.observer()
+        let channel = try await observer.getChannel(id: opened.channelId, as: JSONValue.self)
+        #expect(channel.type == "direct" && channel.name == opened.channelId)
+        let members = try await observer.getMembers(channelId: opened.channelId, as: WireChat.self).data
+        #expect(Set(members.map { "\($0.uuid.id):\($0.status ?? "-")" }) == ["me:joined", "bob:pending"])
+        let events = await world.server.storedMessages(channel: "bob")
+        #expect(events.map(\.message) == [ChatConversations.inviteEvent(channelType: "direct", channelId: opened.channelId)])
+        #expect(await world.server.storedMessages(channel: opened.channelId).count == 1)
+    }
+
+    @Test("both users open the direct conversation offline: one channel, two memberships, each invitation only where none existed, every message once")
+    func directFromBothSides() async throws {
+        let world = try World()
+        let bob = try ChatSDKConversations(world.server, userId: "bob")
+        _ = try await world.outbox.openDirectConversation(with: "bob")
+        _ = try await world.outbox.send(text: "from me", to: ChatSDKFormat.directChannelId("me", "bob"))
+        // Bob's Chat SDK opens it first (it finds no channel, creates it and invites me).
+        let id = try await bob.openDirect(with: "me")
+        try await bob.send("from bob", to: id)
+        #expect(id == ChatSDKFormat.directChannelId("me", "bob"))
+        _ = try await world.sync()
+        #expect(try await world.entries().isEmpty)
+        let members = try await world.observer().getMembers(channelId: id, as: WireChat.self).data
+        #expect(members.count == 2)
+        #expect(members.first { $0.uuid.id == "bob" }?.status == nil, "bob's own membership is kept, not made pending")
+        #expect(members.first { $0.uuid.id == "me" }?.status == "joined", "my join replaced the invitation")
+        #expect(await world.server.storedMessages(channel: "bob").isEmpty, "no invitation to a member")
+        let texts = await world.server.storedMessages(channel: id).map { $0.message.objectValue?["text"]?.stringValue ?? "" }
+        #expect(texts.sorted() == ["from bob", "from me"])
+        let stored = try await world.store.fetch(world.store.queries.messages(inChannel: id)).map(\.shownText)
+        #expect(stored.sorted() == ["from bob", "from me"])
+        #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).isEmpty)
+    }
+
+    @Test("an invitation and a mention on the user's channel are stored as events, not messages: the invitation with its inviter, the mention resolved to its message")
+    func invitationsAndMentions() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        _ = try await alice.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
+        try await alice.invite("me", to: "team", type: "group")
+        let tt = try await alice.send("hey [me](pn-user://me)", to: "general", mentioning: "me")
+        _ = try await world.sync()
+        #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "me")).isEmpty)
+        let invitations = try await world.store.fetch(world.store.queries.invitations(for: "me"))
+        #expect(invitations.map(\.channelId) == ["team"])
+        #expect(invitations.first?.event?.publisher == "alice")
+        #expect(invitations.first?.event?.kind == .invite(channelType: "group", channel: "team"))
+        let feed = try await world.store.fetch(world.store.queries.mentions(of: "me"))
+        #expect(feed.count == 1)
+        #expect(feed.first?.event.kind == .mention(messageTimetoken: tt, channel: "general", parentChannel: nil))
+        #expect(feed.first?.message?.shownText == "hey [me](pn-user://me)")
+        // Accepting: the join replaces `pending`.
+        _ = try await world.outbox.acceptInvitation(to: "team")
+        #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).isEmpty)
+        _ = try await world.outbox.drain()
+        let member = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data.first { $0.uuid.id == "me" }
+        #expect(member?.status == "joined")
+        // A second sync stores nothing twice.
+        let again = try await world.sync()
+        #expect(again.history.reduce(0) { $0 + $1.events } == 0)
+        #expect(try await world.store.fetch(world.store.queries.mentions(of: "me")).count == 1)
+    }
+
+    @Test("a thread: reply count and hasThread from the store, the replies pulled from the thread channel, a mention in a reply carries the parent channel")
+    func threads() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        let root = try await alice.send("root", to: "general")
+        try await alice.send("plain", to: "general")
+        try await alice.reply("first", in: "general", to: root)
+        let second = try await alice.reply("second [me](pn-user://me)", in: "general", to: root, mentioning: "me")
+        // Actions (a thread's `threadRootId` among them) are listed for the channels the app
+        // marked hot (the one on screen), and arrive live on the followed ones.
+        try await world.reconciler.markHot("general")
+        _ = try await world.sync()
+        _ = try await world.sync()   // the thread channel, named by the action the first sync stored
+        let messages = try await world.store.fetch(world.store.queries.messages(inChannel: "general"))
+        #expect(messages.filter(\.hasThread).map(\.shownText) == ["root"])
+        let threads = try await world.store.fetch(world.store.queries.threads(inChannel: "general"))
+        #expect(threads.count == 1 && threads.first?.replyCount == 2 && threads.first?.newestReply == second)
+        #expect(threads.first?.channelId == ChatSDKFormat.threadChannel(of: "general", root: root))
+        let replies = try await world.store.fetch(world.store.queries.replies(inChannel: "general", root: root)).map(\.shownText)
+        #expect(replies == ["first", "second [me](pn-user://me)"])
+        let feed = try await world.store.fetch(world.store.queries.mentions(of: "me"))
+        #expect(feed.first?.event.kind == .mention(
+            messageTimetoken: second, channel: ChatSDKFormat.threadChannel(of: "general", root: root), parentChannel: "general"))
+        #expect(feed.first?.message?.shownText == "second [me](pn-user://me)")
+    }
+
+    @Test("a first reply from this device creates the thread channel (only where none exists) and the root's action; a thread id over the limit is refused")
+    func replyCreatesThread() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let root = try await ChatSDKConversations(world.server, userId: "alice").send("root", to: "general")
+        _ = try await world.sync()
+        let key = DraftKey(channelId: "general", threadRoot: root)
+        _ = try await world.store.editDraft(key) { $0.update(text: "my reply") }
+        _ = try await world.outbox.send(draft: key)
+        _ = try await world.outbox.drain()
+        #expect(try await world.entries().isEmpty)
+        let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
+        let channel = try await world.observer().getChannel(id: thread, as: JSONValue.self)
+        #expect(channel.details == ChatConversations.threadDescription(channel: "general", root: root))
+        #expect(await world.server.storedMessages(channel: thread).count == 1)
+
+        // A channel id of 80 bytes: its thread id would be 121, over PubNub's 92.
+        let long = String(repeating: "c", count: 80)
+        _ = try await world.outbox.join(channel: long)
+        let tt = try await ChatSDKConversations(world.server, userId: "alice").send("root", to: long)
+        _ = try await world.sync()
+        let longKey = DraftKey(channelId: long, threadRoot: tt)
+        _ = try await world.store.editDraft(longKey) { $0.update(text: "reply") }
+        await #expect(throws: ModelValidationError.identifierTooLong(field: "threadChannel", bytes: 121, limit: 92)) {
+            try await world.outbox.send(draft: longKey)
+        }
+        // One the server gave is stored as given.
+        let given = ChatSDKFormat.threadChannel(of: long, root: tt)
+        try await ChatSDKConversations(world.server, userId: "alice").send("theirs", to: given)
+        _ = try await world.sync()
+        _ = try await world.sync()
+        #expect(try await world.store.fetch(world.store.queries.messages(inChannel: given)).isEmpty, "no action names it yet")
+    }
+
+    @Test("forwarding: a new message with the original's content, its meta and the two keys; the same channel is refused")
+    func forward() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        _ = try await alice.client.publish(PublishRequest(
+            channel: "general", message: ["type": "text", "text": "look", "files": []], meta: ["quotedMessage": ["timetoken": "1"]]))
+        _ = try await world.sync()
+        let original = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first)
+        await #expect(throws: OutboxError.forwardToSameChannel("general")) {
+            try await world.outbox.forward(message: original.id, to: "general")
+        }
+        let receipt = try await world.outbox.forward(message: original.id, to: "elsewhere")
+        #expect(receipt.value?.id != original.id && receipt.value?.channelId == "elsewhere")
+        _ = try await world.outbox.drain()
+        let sent = try #require(await world.server.storedMessages(channel: "elsewhere").first)
+        #expect(ChatSDKFormat.text(ofBody: sent.message) == "look")
+        let history = try await world.observer().fetchHistory(HistoryQuery(channels: ["elsewhere"]))
+        let meta = history.channels["elsewhere"]?.first?.meta?.objectValue
+        #expect(meta?["originalPublisher"] == "alice" && meta?["originalChannelId"] == "general")
+        #expect(meta?["quotedMessage"] == ["timetoken": "1"], "the original's meta is kept")
+    }
+
+    @Test("user events parse only when well formed")
+    func userEventParsing() {
+        #expect(ChatUserEvent.kind(ofBody: ["type": "mention", "messageTimetoken": "17", "channel": "c"])
+            == .mention(messageTimetoken: Timetoken(rawValue: 17), channel: "c", parentChannel: nil))
+        #expect(ChatUserEvent.kind(ofBody: ["type": "mention", "messageTimetoken": 17, "channel": "c", "parentChannel": "p"])
+            == .mention(messageTimetoken: Timetoken(rawValue: 17), channel: "c", parentChannel: "p"))
+        #expect(ChatUserEvent.kind(ofBody: ["type": "invite", "channelId": "c"]) == .invite(channelType: "unknown", channel: "c"))
+        #expect(ChatUserEvent.kind(ofBody: ["type": "mention", "messageTimetoken": "x", "channel": "c"]) == nil)
+        #expect(ChatUserEvent.kind(ofBody: ["type": "mention", "messageTimetoken": "1", "channel": ""]) == nil)
+        #expect(ChatUserEvent.kind(ofBody: ["type": "invite"]) == nil)
+        #expect(ChatUserEvent.kind(ofBody: ["type": "text", "text": "hi"]) == nil)
+        #expect(ChatUserEvent.kind(ofBody: "mention") == nil)
+    }
+
+    @Test("a stored thread id may exceed 92 bytes when its parent does not; one this device makes may not")
+    func threadIdLimits() throws {
+        let parent = String(repeating: "p", count: 92)
+        let thread = ChatSDKFormat.threadChannel(of: parent, root: Timetoken(rawValue: 17_000_000_000_000_000))
+        try Validation.validateStoredIdentifier(thread, field: "channel")
+        #expect(throws: ModelValidationError.self) { try Validation.validateIdentifier(thread, field: "channel") }
+        #expect(throws: ModelValidationError.self) {
+            try Validation.validateStoredIdentifier(ChatSDKFormat.threadChannel(of: parent + "p", root: Timetoken(rawValue: 1)), field: "c")
+        }
+        #expect(throws: ModelValidationError.self) {
+            try Validation.validateStoredIdentifier(String(repeating: "x", count: 93), field: "c")
+        }
+    }
+}
