@@ -141,7 +141,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
-        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite:
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push:
             return nil
         }
         try reapplyPending(target: entry.target)
@@ -179,9 +179,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
             } else {
                 try tx.deleteChannel(id: id)
             }
-        case .mention, .receipt, .report, .invite:
-            // A mention or invitation event, a receipt signal or a report changes nothing locally
-            // (an invitation's pending membership is its own op).
+        case .mention, .receipt, .report, .invite, .push:
+            // A mention or invitation event, a receipt signal, a report or a push registration
+            // changes nothing locally (an invitation's pending membership is its own op).
             break
         case .setMuteList(let owner, _):
             // The server's list comes back (the other unsent ones are laid over it below).
@@ -219,7 +219,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 // will be applied to the server's list when sent.
                 let change = try tx.decodeSnapshot(MuteListChange.self, of: op)
                 try tx.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.shownMutes(owner: owner)) } ?? muted)
-            case .send, .addReaction, .removeReaction, .mention, .receipt, .report, .invite:
+            case .send, .addReaction, .removeReaction, .mention, .receipt, .report, .invite, .push:
                 continue
             }
         }

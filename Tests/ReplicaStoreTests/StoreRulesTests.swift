@@ -164,6 +164,8 @@ struct StoreRulesTests {
             .report(channel: "general", messageId: "m1", body: ["type": "report", "reason": "spam"]),
             .setMuteList(owner: "alice", muted: ["bob", "troll"]),
             .invite(InviteNotice(user: "bob", channel: "direct.1", channelType: "direct")),
+            .push(PushRegistration(token: "t0k", service: "apns2", topic: "com.example", environment: "production", change: .add(["a", "b"]))),
+            .push(PushRegistration(token: "t0k", service: "fcm", change: .removeDevice)),
         ]
     }()
 

@@ -273,4 +273,56 @@ struct ConversationTests {
             try Validation.validateStoredIdentifier(String(repeating: "x", count: 93), field: "c")
         }
     }
+
+    @Test("push registration is an offline op per change, sent in order; the server's registrations follow (FCM and APNs2)")
+    func pushRegistration() async throws {
+        let world = try World()
+        let fcm = try PushDevice(token: "fcm-token-1", type: .fcm)
+        let apns = try PushDevice(token: "a1b2c3", type: .apns2(topic: "com.example.chat", environment: .production))
+        _ = try await world.outbox.registerPush(fcm, channels: ["general", "direct.1"])
+        _ = try await world.outbox.registerPush(apns, channels: ["general"])
+        _ = try await world.outbox.unregisterPush(fcm, channels: ["general"])
+        await #expect(throws: OutboxError.self) { try await world.outbox.registerPush(fcm, channels: []) }
+        await #expect(throws: ModelValidationError.self) { try await world.outbox.registerPush(fcm, channels: ["a,b"]) }
+        #expect(await world.server.pushChannels(of: fcm).isEmpty, "nothing sent offline")
+        _ = try await world.outbox.drain()
+        #expect(try await world.entries().isEmpty)
+        #expect(await world.server.pushChannels(of: fcm) == ["direct.1"])
+        #expect(await world.server.pushChannels(of: apns) == ["general"])
+        _ = try await world.outbox.removePushDevice(apns)
+        _ = try await world.outbox.drain()
+        #expect(await world.server.pushChannels(of: apns).isEmpty)
+    }
+
+    @Test("with a push configuration, a chat-text message and its mention events carry the Chat SDK's push keys; without one, none")
+    func pushKeys() async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        var options = OutboxOptions()
+        options.push = ChatPushConfiguration(sendPushes: true, apnsTopic: "com.example.chat")
+        let world = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, outboxOptions: options)
+        var user = UserEdit<FlatCustom>()
+        user.name = .set("Me Myself")
+        var channel = ChannelEdit<FlatCustom>()
+        channel.name = .set("General")
+        _ = try await world.outbox.setUser(id: "me", edit: user)
+        _ = try await world.outbox.setChannel(id: "general", edit: channel)
+        var draft = MessageDraft()
+        try draft.insertText(offset: 0, text: "hi bob")
+        try draft.addMention(offset: 3, length: 3, target: .user("bob"))
+        _ = try await world.outbox.send(draft: draft, in: DraftKey(channelId: "general"))
+        _ = try await world.outbox.drain()
+        let expected = ChatPushPayload.keys(
+            title: "Me Myself", body: "hi [bob](pn-user://bob)", channelName: "General", configuration: try #require(options.push))
+        let message = try #require(await server.storedMessages(channel: "general").first?.message.objectValue)
+        #expect(message["pn_fcm"] == expected["pn_fcm"] && message["pn_apns"] == expected["pn_apns"] && message["pn_apns"] != nil)
+        let mention = try #require(await server.storedMessages(channel: "bob").first?.message.objectValue)
+        #expect(mention["type"] == "mention" && mention["pn_fcm"] == expected["pn_fcm"] && mention["pn_apns"] == expected["pn_apns"])
+
+        let plain = try World(server: server)
+        _ = try await plain.outbox.send(draft: draft, in: DraftKey(channelId: "general"))
+        _ = try await plain.outbox.drain()
+        let second = try #require(await server.storedMessages(channel: "general").last?.message.objectValue)
+        #expect(second["pn_fcm"] == nil && second["pn_apns"] == nil && second["type"] == "text")
+    }
 }

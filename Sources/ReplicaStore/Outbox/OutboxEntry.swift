@@ -34,6 +34,8 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case setMuteList
     /// Publish the Chat SDK's invitation event to an invited user, after their pending membership.
     case invite
+    /// Register or remove a device for mobile push.
+    case push
 }
 
 /// Where an op is in its life. An op leaves the table when it succeeds or is discarded.

@@ -59,6 +59,9 @@ public enum OutboxOperation: Sendable, Hashable {
     /// channel, after the pending membership that invites them (same lane). Skipped without a
     /// request when the invitee turned out to be a member already.
     case invite(InviteNotice)
+    /// Register or remove a device for mobile push (PubNub's `/v1/push` for FCM, `/v2/push` for
+    /// APNs2). Idempotent: resent as it is.
+    case push(PushRegistration)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -78,6 +81,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .report: .report
         case .setMuteList: .setMuteList
         case .invite: .invite
+        case .push: .push
         }
     }
 
@@ -128,7 +132,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.channel
         case .receipt(let channel, _), .hardDelete(let channel, _, _), .report(let channel, _, _): channel
         case .invite(let notice): notice.channel
-        case .setUser, .removeUser, .setMuteList: nil
+        case .setUser, .removeUser, .setMuteList, .push: nil
         }
     }
 
@@ -219,6 +223,41 @@ public struct ReactionTarget: Sendable, Hashable {
         self.messageTimetoken = messageTimetoken
         self.type = type
         self.value = value
+    }
+}
+
+/// A device's mobile push registration change: channels added or removed, or the device removed
+/// from every channel. The device is a token with its service: `fcm`, or `apns2` with the app's
+/// topic (bundle id) and environment.
+public struct PushRegistration: Sendable, Hashable, Codable {
+    /// What changes.
+    public enum Change: Sendable, Hashable, Codable {
+        /// The device gets pushes of these channels too.
+        case add([String])
+        /// The device no longer gets pushes of these channels.
+        case remove([String])
+        /// The device gets no pushes at all.
+        case removeDevice
+    }
+
+    /// The device token (FCM registration token, or the APNs token in hex).
+    public var token: String
+    /// `fcm` or `apns2`.
+    public var service: String
+    /// The APNs topic (the app's bundle id); nil for FCM.
+    public var topic: String?
+    /// The APNs environment (`development`, `production`); nil for FCM.
+    public var environment: String?
+    /// What changes.
+    public var change: Change
+
+    /// A registration change.
+    public init(token: String, service: String, topic: String? = nil, environment: String? = nil, change: Change) {
+        self.token = token
+        self.service = service
+        self.topic = topic
+        self.environment = environment
+        self.change = change
     }
 }
 
@@ -325,6 +364,8 @@ extension OutboxOperation {
         case .setMuteList:
             self = .setMuteList(
                 owner: try need(p.user, "user"), muted: ChatModeration.mutedUsers(fromCustom: try need(p.fields, "fields")["custom"]))
+        case .push:
+            self = .push(try need(p.message.flatMap { try? $0.decode(as: PushRegistration.self) }, "message"))
         case .invite:
             self = .invite(InviteNotice(
                 user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
@@ -393,6 +434,8 @@ extension OutboxOperation {
             p.user = notice.user
             p.channel = notice.channel
             p.message = notice.body
+        case .push(let registration):
+            p.message = try? JSONValue(encoding: registration)
         }
         return p
     }

@@ -123,3 +123,22 @@ public struct ConversationReceipt<Custom: ChatCustomData>: Sendable {
     /// The ops queued, in order (empty when the store held everything already).
     public var opIds: [String]
 }
+
+// Mobile push registration (`docs/conversations.md`, "Push"): offline like any write.
+extension OpTransaction {
+    /// Queues a device's push registration change, in the device's lane (changes of one device
+    /// go in order). Channels are checked as ids this device writes; nothing changes locally.
+    func enqueuePush(opId: String, _ registration: PushRegistration, now: Date) throws -> OutboxReceipt<PushRegistration> {
+        _ = try OutboxRequests.device(registration)
+        switch registration.change {
+        case .add(let channels), .remove(let channels):
+            guard !channels.isEmpty else { throw OutboxError.emptyEdit("the push registration of a device (no channel)") }
+            for channel in channels { try Validation.validateIdentifier(channel, field: "channel") }
+        case .removeDevice:
+            break
+        }
+        let lane = OutboxKeys.pushLane(registration.token)
+        try insert(NewOutboxRow(.push(registration), lane: lane, target: "\(lane)/\(opId)"), id: opId, now: now)
+        return OutboxReceipt(value: registration, opId: opId, disposition: .enqueued)
+    }
+}

@@ -245,6 +245,9 @@ extension Outbox {
             let user = try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setMuteList")
             return .muteList(owner: entry.operation.user ?? userId, StoredMuteList(
                 muted: ChatModeration.mutedUsers(fromCustom: user.custom), updated: user.updated?.description, eTag: user.eTag))
+        case .push:
+            try PubNubPush.acknowledgement(from: response, operation: "push")
+            return .none
         case .removeReaction, .removeMembership, .removeUser, .removeChannel, .hardDelete:
             return .none
         }

@@ -43,6 +43,8 @@ enum OutboxKeys {
     static func report(_ messageId: String, opId: String) -> String { "report:\(messageId)/\(opId)" }
     /// The invitation event of one user to one channel (its lane is the membership's).
     static func invite(_ channel: String, _ user: String) -> String { "invite:\(channel)/\(user)" }
+    /// A device's push registration changes share a lane (each is its own target).
+    static func pushLane(_ token: String) -> String { "push:\(token)" }
     /// The base eTag of a channel set or membership set that creates its object only where none
     /// exists (a conversation's channel, an invitation): before the write, the server's object is
     /// read, and one that exists finishes the op without a request, kept as the server has it.

@@ -113,6 +113,13 @@ enum OutboxRequests {
                 // The op id in meta lets a probe find an invitation that may have arrived.
                 return try client.publishRequest(
                     PublishRequest(channel: notice.user, message: notice.body, meta: ["pnr_op": .string(entry.id)]))
+            case .push(let registration):
+                let device = try Self.device(registration)
+                switch registration.change {
+                case .add(let channels): return try client.push.addChannelsRequest(channels, device: device)
+                case .remove(let channels): return try client.push.removeChannelsRequest(channels, device: device)
+                case .removeDevice: return client.push.removeDeviceRequest(device)
+                }
             case .setMuteList(let owner, let muted):
                 // The op's change applied to the server's list (from the row as marked in flight:
                 // a mute made while the list was read is in it).
@@ -152,6 +159,21 @@ extension OutboxKind {
         switch self {
         case .addReaction, .removeReaction, .mention: true
         default: false
+        }
+    }
+}
+
+extension OutboxRequests {
+    /// The wire's device of a push registration op (checked again: a row could be edited).
+    static func device(_ registration: PushRegistration) throws -> PushDevice {
+        switch registration.service {
+        case "fcm":
+            return try PushDevice(token: registration.token, type: .fcm)
+        case "apns2":
+            let environment = registration.environment.flatMap(PushEnvironment.init(rawValue:)) ?? .development
+            return try PushDevice(token: registration.token, type: .apns2(topic: registration.topic ?? "", environment: environment))
+        default:
+            throw Problem.missing("a push service PubNub knows (fcm or apns2), not \(registration.service)")
         }
     }
 }
