@@ -342,10 +342,7 @@ struct ConversationCommandTests {
             let alone = try await alice.run(["conversation", "direct", "--user", "alice"] + json, offline: true)
             #expect(alone.status == 1 && alone.stdout.isEmpty && alone.stderr.hasPrefix("pnreplicate: ") && alone.stderr.contains("alice"),
                     "\(json): \(alone.status) \(alone.stdout)\(alone.stderr)")
-            // The refusal should say what was refused; it reuses the empty-edit error instead.
-            withKnownIssue("`conversation direct --user <self>` is refused as \"the edit of a direct conversation of alice with themselves changes no field\"") {
-                #expect(!alone.stderr.contains("edit") && !alone.stderr.contains("changes no field"), "\(alone.stderr)")
-            }
+            #expect(alone.stderr.contains("a direct conversation is with another user"), "\(alone.stderr)")
         }
         #expect(try await alice.outbox().isEmpty)
         let plan = try await alice.json(["--dry-run"], offline: true) as? [String: Any]

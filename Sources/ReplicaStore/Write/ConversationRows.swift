@@ -65,3 +65,22 @@ extension StoreTransaction {
         return db.changesCount > 0 ? .inserted : .unchanged
     }
 }
+
+extension StoreTransaction {
+    /// The newest stored message's timetoken in each channel `userId` is a member of (channels
+    /// without a sent message are left out): what "mark all read" reads up to.
+    package func newestTimetokens(inChannelsOf userId: String) throws -> [String: Timetoken] {
+        var newest: [String: Timetoken] = [:]
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT m.channel_id, (SELECT max(msg.timetoken) FROM messages msg WHERE msg.channel_id = m.channel_id)
+                FROM members m WHERE m.user_id = ?
+                """, arguments: [userId])
+        {
+            let value: Int64? = row[1]
+            if let value, let tt = UInt64(exactly: value) { newest[row[0]] = Timetoken(rawValue: tt) }
+        }
+        return newest
+    }
+}

@@ -86,6 +86,32 @@ extension Outbox {
         }
     }
 
+    /// Marks every channel the user is a member of read up to its newest stored message, as the
+    /// Chat SDK's `markAllMessagesAsRead`: in one transaction, each channel whose position moves
+    /// gets its read position (``markRead(channel:upTo:force:)``: merged into an unsent write of the
+    /// same membership) and its receipt signal (not on `public` channels). Channels already read
+    /// queue nothing.
+    ///
+    /// Unlike the Chat SDK, which writes every membership in one request, each channel's position
+    /// is its own membership write (one request per channel that moved): that write merges with
+    /// the channel's other unsent membership edits and is laid over pulls like them.
+    ///
+    /// - Returns: the receipts of the channels whose position moved, by channel.
+    @discardableResult
+    public func markAllRead() async throws -> [String: OutboxReceipt<ChatMember<Custom>>] {
+        let now = clock.now, userId = userId
+        return try await commit { tx in
+            var receipts: [String: OutboxReceipt<ChatMember<Custom>>] = [:]
+            for (channel, newest) in try tx.tx.newestTimetokens(inChannelsOf: userId).sorted(by: { $0.key < $1.key })
+            where ReadPosition.isPlausible(newest, now: now) {
+                let receipt = try tx.enqueueMarkRead(
+                    opId: Self.newOpId(), channelId: channel, userId: userId, timetoken: newest, receiptOpId: Self.newOpId(), now: now)
+                if receipt.opId != nil { receipts[channel] = receipt }
+            }
+            return receipts
+        }
+    }
+
     /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's
     /// `pinMessage`: the channel's custom data gets `pinnedMessageTimetoken` (a string) and
     /// `pinnedMessageChannelID`, other keys kept, sent with the stored eTag (`If-Match`), so a
@@ -271,7 +297,7 @@ extension Outbox {
     public func openDirectConversation(with user: String, name: String? = nil) async throws -> ConversationReceipt<Custom> {
         let me = userId, now = clock.now
         try Validation.validateIdentifier(user, field: "user")
-        guard user != me else { throw OutboxError.emptyEdit("a direct conversation of \(me) with themselves") }
+        guard user != me else { throw OutboxError.conversationWithSelf(me) }
         let id = ChatSDKFormat.directChannelId(me, user)
         return try await commit {
             try $0.enqueueConversation(

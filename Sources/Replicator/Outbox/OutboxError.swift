@@ -128,6 +128,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case hiddenUser(String)
     /// A message cannot be forwarded to the channel it is in (as in the Chat SDK).
     case forwardToSameChannel(String)
+    /// A direct conversation needs another user (the id is the current user's own).
+    case conversationWithSelf(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -162,6 +164,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .hiddenChannel(let id): "\(id) is a Chat SDK internal channel; nothing was queued"
         case .hiddenUser(let id): "\(id) is a Chat SDK private object, not a user; nothing was queued"
         case .forwardToSameChannel(let id): "the message is in \(id) already; forward it to another channel"
+        case .conversationWithSelf(let id): "a direct conversation is with another user; \(id) is you"
         }
     }
 }

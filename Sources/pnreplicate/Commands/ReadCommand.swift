@@ -11,12 +11,22 @@ struct ReadCommand: AsyncParsableCommand {
         abstract: "Mark a channel read up to a timetoken (default: its newest stored message); sent with a receipt signal.")
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
-    @Option(name: .long, help: "The channel.") var channel: String
+    @Option(name: .long, help: "The channel.") var channel: String?
+    @Flag(name: .long, help: "Every channel you are a member of, up to its newest stored message (as the Chat SDK's markAllMessagesAsRead).") var all = false
     @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken (at most the present plus 10 minutes).") var upTo: String?
     @Flag(name: .long, help: "Move the read position even backwards (repairs one set too far).") var force = false
 
     func run() async throws {
         try await runReportingErrors {
+            if all {
+                guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
+                let session = try await Session(store: options, connection: connection, existing: true)
+                let moved = try await session.outbox.markAllRead()
+                if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: moved.values.compactMap(\.opId).sorted())) }
+                Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
+                return
+            }
+            guard let channel else { throw ValidationError("give --channel C, or --all") }
             let session = try await Session(store: options, connection: connection, existing: true)
             let timetoken: Timetoken
             if let upTo {
@@ -33,4 +43,10 @@ struct ReadCommand: AsyncParsableCommand {
             try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }
+}
+
+/// What `read --all --json` prints: the channels whose read position moved and their ops.
+struct MarkAllReadOutput: Encodable {
+    var channels: [String]
+    var opIds: [String]
 }
