@@ -353,4 +353,81 @@ struct ConversationTests {
         #expect(positions["general"] == String(newest.rawValue) && positions["lobby"] == String(lobby.rawValue))
         #expect(try await world.outbox.markAllRead().isEmpty)
     }
+
+    @Test("live: an invitation and a mention on the user's channel reach the invitations and the mentions feed without a sync")
+    func liveEvents() async throws {
+        let world = try await LiveWorld()
+        try await world.join(["me"], ["general"])
+        let (device, live) = try world.device("me")
+        try await LiveWorld.settle(live)
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        _ = try await alice.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
+        try await alice.invite("me", to: "team", type: "group")
+        let tt = try await alice.send("hi [me](pn-user://me)", to: "general", mentioning: "me")
+        try await LiveWorld.settle(live)
+        let feed = try await device.store.fetch(device.store.queries.mentions(of: "me"))
+        #expect(feed.map(\.event.kind) == [.mention(messageTimetoken: tt, channel: "general", parentChannel: nil)])
+        #expect(feed.first?.message?.shownText == "hi [me](pn-user://me)")
+        let invitations = try await device.store.fetch(device.store.queries.invitations(for: "me"))
+        #expect(invitations.first?.event?.kind == .invite(channelType: "group", channel: "team"), "\(invitations)")
+        #expect(try await device.store.fetch(device.store.queries.messages(inChannel: "me")).isEmpty)
+    }
+
+    @Test("removing a thread removes its root's action and deletes its channel; restoring adds the action back; soft marks the channel deleted and restore clears it; another user's thread is refused")
+    func removeAndRestoreThread() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        let theirs = try await alice.send("their root", to: "general")
+        try await alice.reply("a reply", in: "general", to: theirs)
+        let root = try await alice.send("root", to: "general")
+        try await world.reconciler.markHot("general")
+        _ = try await world.sync()
+        let stored = try await world.store.fetch(world.store.queries.messages(inChannel: "general"))
+        let started = try #require(stored.first { $0.timetoken == theirs })
+        await #expect(throws: OutboxError.notAllowedToChange(messageId: started.id, author: "alice")) {
+            try await world.outbox.removeThread(ofMessage: started.id)
+        }
+        let message = try #require(stored.first { $0.timetoken == root })
+        await #expect(throws: OutboxError.noThread(message.id)) { try await world.outbox.removeThread(ofMessage: message.id) }
+        let key = DraftKey(channelId: "general", threadRoot: root)
+        _ = try await world.store.editDraft(key) { $0.update(text: "my reply") }
+        _ = try await world.outbox.send(draft: key)
+        _ = try await world.outbox.drain()
+        let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
+
+        #expect(try await world.outbox.removeThread(ofMessage: message.id).count == 2)
+        #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).map(\.root.id) == [started.id], "gone at once")
+        _ = try await world.outbox.drain()
+        #expect(try await world.entries().isEmpty)
+        let actions = try await world.observer().messageActionPages(channel: "general", end: root).reduce(into: []) { $0 += $1.data }
+        #expect(!actions.contains { $0.type == ChatSDKFormat.threadRootType && $0.messageTimetoken == root })
+        await #expect(throws: WireError.self) { try await world.observer().getChannel(id: thread, as: JSONValue.self) }
+
+        #expect(try await world.outbox.restoreThread(ofMessage: message.id).count == 1)
+        _ = try await world.outbox.drain()
+        let restored = try await world.observer().messageActionPages(channel: "general", end: root).reduce(into: []) { $0 += $1.data }
+        #expect(restored.filter { $0.type == ChatSDKFormat.threadRootType && $0.messageTimetoken == root }.map(\.value) == [thread])
+        #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 2)
+
+        // Soft: the channel is kept with status `deleted`; restore clears it.
+        let other = try await alice.send("other root", to: "general")
+        _ = try await world.sync()
+        let second = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first { $0.timetoken == other })
+        let otherKey = DraftKey(channelId: "general", threadRoot: other)
+        _ = try await world.store.editDraft(otherKey) { $0.update(text: "another reply") }
+        _ = try await world.outbox.send(draft: otherKey)
+        _ = try await world.outbox.drain()
+        let secondThread = ChatSDKFormat.threadChannel(of: "general", root: other)
+        #expect(try await world.store.fetch(world.store.queries.channel(id: secondThread)) != nil)
+        #expect(try await world.outbox.removeThread(ofMessage: second.id, soft: true).count == 2)
+        _ = try await world.outbox.drain()
+        #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == "deleted")
+        #expect(try await world.outbox.restoreThread(ofMessage: second.id).count == 2)
+        _ = try await world.outbox.drain()
+        #expect(try await world.entries().isEmpty)
+        #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == nil)
+        #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 3)
+    }
 }

@@ -142,3 +142,51 @@ extension OpTransaction {
         return OutboxReceipt(value: registration, opId: opId, disposition: .enqueued)
     }
 }
+
+// Removing and restoring a thread, as the Chat SDK's `removeThreadChannel` and
+// `restoreThreadChannel` (`ChatImpl.kt`).
+extension OpTransaction {
+    /// Removes the thread of `messageId`: its `threadRootId` action and its thread channel,
+    /// deleted (`soft`: marked with status `deleted`). The replies stay in the thread channel's
+    /// history. PubNub removes an action only for the user who added it ("Not deleting message
+    /// action: wrong uuid specified"), so a thread another user started is refused here
+    /// (``OutboxError/notAllowedToChange(messageId:author:)``) rather than queued to fail.
+    func enqueueRemoveThread(messageId: String, soft: Bool, userId: String, opIds: () -> String, now: Date) throws -> [String] {
+        let message = try messageRef(messageId)
+        guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
+        let thread = ChatSDKFormat.threadChannel(of: message.channel, root: timetoken)
+        guard let action = try tx.actions(messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread).first else {
+            throw OutboxError.noThread(messageId)
+        }
+        guard action.userId == userId else { throw OutboxError.notAllowedToChange(messageId: messageId, author: action.userId) }
+        var ops: [String] = []
+        let removal = try enqueueRemoveReaction(
+            opId: opIds(), messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread, userId: action.userId, now: now)
+        ops += [removal.opId].compactMap { $0 }
+        if try tx.channel(id: thread) != nil || !soft {
+            let channel = soft
+                ? try enqueueSetChannel(opId: opIds(), id: thread, fields: ["status": .string(ChatSDKFormat.deletedValue)], now: now)
+                : try enqueueRemoveChannel(opId: opIds(), id: thread, now: now)
+            ops += [channel.opId].compactMap { $0 }
+        }
+        return ops
+    }
+
+    /// Restores the thread of `messageId`: the thread channel's `deleted` status cleared (when
+    /// the store holds it so marked) and the `threadRootId` action added again.
+    func enqueueRestoreThread(messageId: String, userId: String, opIds: () -> String, now: Date) throws -> [String] {
+        let message = try messageRef(messageId)
+        guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
+        let thread = ChatSDKFormat.threadChannel(of: message.channel, root: timetoken)
+        var ops: [String] = []
+        if try tx.channel(id: thread)?.status == ChatSDKFormat.deletedValue {
+            ops += [try enqueueSetChannel(opId: opIds(), id: thread, fields: ["status": .null], now: now).opId].compactMap { $0 }
+        }
+        if try tx.actions(messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread).isEmpty {
+            let added = try enqueueAddReaction(
+                opId: opIds(), messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread, userId: userId, now: now)
+            ops += [added.opId].compactMap { $0 }
+        }
+        return ops
+    }
+}

@@ -354,6 +354,30 @@ extension Outbox {
         try await join(channel: channel)
     }
 
+    /// Removes the thread of a message (`removeThreadChannel`): its `threadRootId` action and its
+    /// thread channel, deleted, or with `soft` marked `deleted`. The replies stay on PubNub;
+    /// ``restoreThread(ofMessage:)`` brings the thread back.
+    ///
+    /// - Returns: the ops queued.
+    /// - Throws: ``OutboxError/noThread(_:)`` when the store holds no thread of the message;
+    ///   ``OutboxError/notAllowedToChange(messageId:author:)`` for a thread another user started
+    ///   (PubNub removes an action only for its author).
+    @discardableResult
+    public func removeThread(ofMessage messageId: String, soft: Bool = false) async throws -> [String] {
+        let now = clock.now, userId = userId
+        return try await commit {
+            try $0.enqueueRemoveThread(messageId: messageId, soft: soft, userId: userId, opIds: Self.newOpId, now: now)
+        }
+    }
+
+    /// Restores a removed thread (`restoreThreadChannel`): the thread channel's `deleted` status
+    /// cleared and the `threadRootId` action added again. Nothing when both are in place.
+    @discardableResult
+    public func restoreThread(ofMessage messageId: String) async throws -> [String] {
+        let now = clock.now, userId = userId
+        return try await commit { try $0.enqueueRestoreThread(messageId: messageId, userId: userId, opIds: Self.newOpId, now: now) }
+    }
+
     /// Forwards a sent message to `channel` (`forwardMessage`): a new message with its own id,
     /// the original's content and meta, and `originalPublisher`/`originalChannelId` in meta.
     ///

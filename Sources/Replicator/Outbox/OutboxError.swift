@@ -130,6 +130,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case forwardToSameChannel(String)
     /// A direct conversation needs another user (the id is the current user's own).
     case conversationWithSelf(String)
+    /// The message has no thread (no `threadRootId` action in the store) to remove.
+    case noThread(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -165,6 +167,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .hiddenUser(let id): "\(id) is a Chat SDK private object, not a user; nothing was queued"
         case .forwardToSameChannel(let id): "the message is in \(id) already; forward it to another channel"
         case .conversationWithSelf(let id): "a direct conversation is with another user; \(id) is you"
+        case .noThread(let id): "message \(id) has no thread in the store"
         }
     }
 }
