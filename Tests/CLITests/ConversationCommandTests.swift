@@ -133,6 +133,12 @@ struct ConversationCommandTests {
         try await peer.run("push-add", ["--as", "bob", "--channels", "general,\(directId)", "--device-token", "device32", "--type", "fcm"])
         let devices = try await peer.object("push-list", ["--as", "bob", "--device-token", "device32", "--type", "fcm"])
         #expect((devices["channels"] as? [String])?.sorted() == [directId, "general"].sorted(), "\(devices)")
+        // pnreplicate reads the Chat SDK's registration, and its own offline one reaches PubNub.
+        let listed = try await alice.json(["push", "list", "--device-token", "device32", "--type", "fcm"]) as? [String]
+        #expect(listed?.sorted() == [directId, "general"].sorted(), "\(String(describing: listed))")
+        let queued = try await alice.run(["push", "add", "--device-token", "a1b2", "--type", "apns2", "--topic", "com.example.chat",
+                                          "--environment", "production", "--channel", "general"], offline: true)
+        #expect(queued.status == 0, "\(queued.stderr)")
         let events = try await peer.lines("events", ["--user", "alice"])
         let mentionEvents = events.filter { $0["type"] as? String == "mention" }
         try #require(mentionEvents.count == 2, "\(events)")
@@ -140,6 +146,9 @@ struct ConversationCommandTests {
 
         // alice syncs; general listed in full learns the thread; the next sync pulls its replies.
         try await alice.sync()
+        let apns = try await peer.object(
+            "push-list", ["--as", "alice", "--device-token", "a1b2", "--type", "apns2", "--topic", "com.example.chat", "--environment", "production"])
+        #expect(apns["channels"] as? [String] == ["general"], "\(apns)")
         let hot = try await alice.run(["sync", "--channel", "general", "--timeout", "40"])
         try #require(hot.status == 0, "sync --channel general exited \(hot.status): \(hot.stdout)\(hot.stderr)")
         try await alice.sync()

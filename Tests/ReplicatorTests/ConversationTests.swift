@@ -430,4 +430,23 @@ struct ConversationTests {
         #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == nil)
         #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 3)
     }
+
+    @Test("the user's own channel and an empty conversation get a checkpoint on their first pull: later syncs ask for every channel in one shared history request")
+    func emptyChannelsShareRequests() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.openDirectConversation(with: "bob")
+        _ = try await world.outbox.drain()
+        try await ChatSDKConversations(world.server, userId: "alice").send("hi", to: "general")
+        _ = try await world.sync()
+        let second = try await RequestBudgetTests.requests(world) { _ = try await world.sync() }
+        let paths = world.transport.records.suffix(second.count).filter { $0.request.operation == "fetchHistory" }.map { $0.request.encodedPath + "?" + $0.request.encodedQuery }
+        let checkpoints = try await world.store.fetch(world.store.queries.checkpoints())
+        #expect(second.filter { $0 == "fetchHistory" }.count == 1, "\(RequestBudgetTests.tally(second)) \(paths) \(checkpoints)")
+        // A mention arriving later still comes in that shared request.
+        try await ChatSDKConversations(world.server, userId: "alice").send("[me](pn-user://me)", to: "general", mentioning: "me")
+        let third = try await RequestBudgetTests.requests(world) { _ = try await world.sync() }
+        #expect(third.filter { $0 == "fetchHistory" }.count == 1, "\(RequestBudgetTests.tally(third))")
+        #expect(try await world.store.fetch(world.store.queries.mentions(of: "me")).count == 1)
+    }
 }

@@ -59,14 +59,20 @@ extension Reconciler {
         var reports: [String: ChannelPullReport] = [:]
         var alone: [String] = []
         var shared: [(channel: String, checkpoint: SyncCheckpoint)] = []
+        var firstPulls = 0
         for channel in Set(channels).sorted() {
             let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel)))
             if let checkpoint, checkpoint.applied != nil, !checkpoint.isFilling {
                 shared.append((channel, checkpoint))
             } else {
                 alone.append(channel)
+                if checkpoint?.applied == nil { firstPulls += 1 }
             }
         }
+        // A channel pulled for the first time may turn out empty (the user's own channel, a new
+        // conversation): it gets a checkpoint, so that later syncs share a request for it, only
+        // from a time trusted before its request. One `/time` when none is trusted yet.
+        if firstPulls > 0, trustedTime.ceiling == nil { await verifyServerTime() }
         var index = 0
         while index < shared.count {
             // As many channels as PubNub takes in one request and the URL holds.
@@ -184,6 +190,9 @@ extension Reconciler {
         var checkpoint = try await store.fetch(store.queries.checkpoint(scope)) ?? SyncCheckpoint(scope: scope)
         let pageSize = min(Swift.max(1, options.pageSize), 100)
         var items = 0
+        // A time this device trusts from before the request: an empty history then holds nothing
+        // up to it either (a channel with no message yet: the user's own, a new conversation).
+        let trustedBefore = trustedTime.ceiling
         while true {
             // One round: from the fill cursor (or now) down to just above `applied`.
             let round = historyRound(channel: channel, pageSize: pageSize, from: checkpoint)
@@ -203,7 +212,16 @@ extension Reconciler {
                         for fetched in batch {
                             step = Self.advance(&next, by: fetched.page, pageSize: pageSize, initialMessages: options.initialMessages,
                                                 fetchedThisFill: &fetchedThisFill)
-                            if step == .nothingNew { break }
+                            if step == .nothingNew {
+                                // An empty channel gets a checkpoint, so that later syncs ask for
+                                // it in a shared request instead of on its own each time.
+                                if next.applied == nil, !next.isFilling, let trustedBefore {
+                                    next.applied = trustedBefore
+                                    _ = try await apply([Message](), channel: channel, checkpoint: next)
+                                    checkpoint = next
+                                }
+                                break
+                            }
                             messages += fetched.messages
                             pages += 1
                             if step != .more { break }
