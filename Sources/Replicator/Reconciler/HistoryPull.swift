@@ -477,38 +477,3 @@ extension Reconciler {
     /// The user id given to a message whose publisher history did not name.
     public static var unknownPublisher: String { "unknown" }
 }
-
-// Applying a history page: its messages and the checkpoint in one transaction.
-extension Reconciler {
-    /// Applies one history page and moves the channel's checkpoint, in one transaction: either both
-    /// are stored or neither is, so a checkpoint never passes a page that was not applied. A nil
-    /// checkpoint leaves the stored one alone (scroll-back pages below it).
-    ///
-    /// Messages are upserted by id. A message of ours still pending locally becomes `sent` with
-    /// the server's timetoken, and its publish op leaves the outbox (announced by the outbox):
-    /// the pull proved it arrived.
-    ///
-    /// - Parameter beforeCommit: runs inside the transaction after the writes (tests use it to
-    ///   fail between applying a page and committing it).
-    func applyHistoryPage(
-        _ messages: [Message], checkpoint: SyncCheckpoint?, beforeCommit: (@Sendable () throws -> Void)? = nil
-    ) async throws(StoreError) -> HistoryPageResult {
-        let logger = logger
-        do {
-            let applied = try await ops.commit { ops in
-                let tx = ops.tx
-                var result = HistoryPageResult()
-                var lookups = try ServerMessageLookups(prefetching: messages, tx: tx)
-                for message in messages { try ServerMessages<Custom>.apply(message, ops: ops, lookups: &lookups, into: &result, logger: logger) }
-                if let checkpoint { try tx.write(checkpoint) }
-                try beforeCommit?()
-                return result
-            }
-            // Stored messages' timetokens are server times this device may trust (TrustedTime).
-            if let newest = messages.lazy.compactMap(\.timetoken).max() { trustedTime.stored(message: newest) }
-            return applied
-        } catch {
-            throw ChatStore<Custom>.storeError(error)
-        }
-    }
-}
