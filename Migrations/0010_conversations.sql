@@ -18,20 +18,10 @@ CREATE TABLE user_events (
 ) WITHOUT ROWID;
 CREATE INDEX user_events_kind ON user_events(user_id, kind, timetoken);
 
--- Earlier versions stored such events that reached them as messages of the user's channel
--- (content type `pubnub/foreign`): they move here.
-INSERT OR IGNORE INTO user_events (user_id, timetoken, kind, publisher, channel_id, message_timetoken, parent_channel, channel_type, body)
-    SELECT channel_id, timetoken, json_extract(content, '$.type'), user_id,
-           CASE json_extract(content, '$.type') WHEN 'mention' THEN json_extract(content, '$.channel') ELSE json_extract(content, '$.channelId') END,
-           CASE json_extract(content, '$.type') WHEN 'mention' THEN CAST(json_extract(content, '$.messageTimetoken') AS INTEGER) END,
-           json_extract(content, '$.parentChannel'),
-           CASE json_extract(content, '$.type') WHEN 'invite' THEN coalesce(json_extract(content, '$.channelType'), 'unknown') END,
-           content
-    FROM messages
-    WHERE timetoken IS NOT NULL AND json_valid(coalesce(content, '')) AND json_extract(content, '$.type') IN ('mention', 'invite')
-      AND CASE json_extract(content, '$.type') WHEN 'mention' THEN json_extract(content, '$.channel') ELSE json_extract(content, '$.channelId') END IS NOT NULL;
-DELETE FROM messages
-    WHERE timetoken IS NOT NULL AND json_valid(coalesce(content, '')) AND json_extract(content, '$.type') IN ('mention', 'invite');
+-- Earlier versions stored such events that reached them live as raw messages of the user's
+-- channel; the migration cannot tell which channel is the user's, so they stay until the first
+-- pull of that channel re-reads them: each event stored then replaces its raw row
+-- (`ServerMessages.apply`).
 
 -- The thread channels a sync pulls are named by the `threadRootId` actions of stored messages.
 CREATE INDEX message_actions_thread_root ON message_actions(value) WHERE type = 'threadRootId';

@@ -92,20 +92,27 @@ public struct ChatUserEvent: Sendable, Hashable, Codable {
     }
 
     /// Reads a message body as a user event: nil when it is not a well-formed `mention` or
-    /// `invite` (a mention's `messageTimetoken` is a string of digits, or a number, as other SDKs
-    /// have written it; its `channel` and an invitation's `channelId` are non-empty strings).
+    /// `invite`: a mention's `messageTimetoken` is a string of digits or a number (as other SDKs
+    /// have written it) that a timetoken can be (at most 2^63 - 1, as the store keeps them); its
+    /// `channel`, `parentChannel` and an invitation's `channelId` are ids the store could keep
+    /// (``Validation/validateStoredIdentifier(_:field:)``); `channelType` is at most 50 characters.
     public static func kind(ofBody body: JSONValue) -> Kind? {
         guard let object = body.objectValue, let type = object["type"]?.stringValue else { return nil }
+        func id(_ key: String) -> String? {
+            guard let value = object[key]?.stringValue, (try? Validation.validateStoredIdentifier(value, field: key)) != nil else { return nil }
+            return value
+        }
         switch type {
         case ChatSDKFormat.mentionType:
-            guard let channel = object["channel"]?.stringValue, !channel.isEmpty,
-                  let timetoken = timetoken(object["messageTimetoken"])
+            guard let channel = id("channel"), let timetoken = timetoken(object["messageTimetoken"]),
+                  timetoken.rawValue <= UInt64(Int64.max)
             else { return nil }
-            let parent = object["parentChannel"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            return .mention(messageTimetoken: timetoken, channel: channel, parentChannel: parent)
+            if object["parentChannel"] != nil, object["parentChannel"] != .null, id("parentChannel") == nil { return nil }
+            return .mention(messageTimetoken: timetoken, channel: channel, parentChannel: id("parentChannel"))
         case ChatConversations.inviteType:
-            guard let channel = object["channelId"]?.stringValue, !channel.isEmpty else { return nil }
+            guard let channel = id("channelId") else { return nil }
             let type = object["channelType"]?.stringValue ?? ChatConversations.unknownType
+            guard type.count <= 50 else { return nil }
             return .invite(channelType: type, channel: channel)
         default:
             return nil

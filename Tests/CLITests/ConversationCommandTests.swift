@@ -377,10 +377,11 @@ struct ConversationCommandTests {
         return directId
     }
 
-    /// After alice's sync: exactly two memberships on the server (alice joined, replacing bob's
-    /// invitation of her; bob's own as his Chat SDK wrote it, not made pending), bob's message then
-    /// each of alice's once and in order, no invitation on bob's channel, nothing left to send, and
-    /// no open invitation in alice's store.
+    /// After alice's sync: exactly two memberships on the server (alice's as bob's invitation made
+    /// it, pending: her own membership write is create-only, as the Chat SDK's names no status;
+    /// bob's own as his Chat SDK wrote it, not made pending), bob's message then each of alice's
+    /// once and in order, no invitation on bob's channel, nothing left to send, and bob's
+    /// invitation open in alice's store.
     private func expectOneConversation(
         _ alice: ChatUserCLI, _ peer: ConversationsPeer, _ directId: String, bob bobsMessage: Int, alice texts: [String],
         attempts: Int = 1, seed: UInt64? = nil
@@ -388,17 +389,19 @@ struct ConversationCommandTests {
         let context = seed.map { "seed \($0)" } ?? "no faults"
         #expect(try await alice.outbox().isEmpty, "\(context)")
         let members = try await peer.members(of: directId, attempts: attempts)
-        #expect(members.map { "\($0["userId"] as? String ?? "-") \($0["status"] as? String ?? "nil")" } == ["alice joined", "bob nil"], "\(context): \(members)")
-        // alice's join carries her read position; bob's membership has no custom, as he wrote it.
+        #expect(members.map { "\($0["userId"] as? String ?? "-") \($0["status"] as? String ?? "nil")" } == ["alice pending", "bob nil"], "\(context): \(members)")
+        // bob's invitation carries alice's read position (unless the flaky run made bob's Chat SDK
+        // retry `invite`, which then finds her a member and writes none); bob's membership has no
+        // custom, as he wrote it.
         let read = (members.first?["custom"] as? [String: Any])?["lastReadMessageTimetoken"] as? String
-        #expect(read.flatMap(UInt64.init) != nil && members.last?["custom"] is NSNull, "\(context): \(members)")
+        #expect((seed != nil || read.flatMap(UInt64.init) != nil) && members.last?["custom"] is NSNull, "\(context): \(members)")
         let history = try await peer.history(of: directId, attempts: attempts)
         let lines = history.map { "\($0["uuid"] ?? "") \(ConversationsPeer.text(of: $0) ?? "-")" }
         #expect(lines == ["bob bob 1"] + texts.map { "alice \($0)" }, "\(context)")
         #expect(history.first?["timetoken"] as? Int == bobsMessage, "\(context): \(history)")
         #expect(try await peer.lines("events", ["--user", "bob"], attempts: attempts).isEmpty, "\(context): bob was a member, yet was invited")
-        let open = try await alice.json(["invites"]) as? [Any]
-        #expect(open?.isEmpty == true, "\(context): \(String(describing: open))")
+        let open = try await alice.json(["invites"]) as? [[String: Any]]
+        #expect(open?.map { $0["channelId"] as? String } == [directId], "\(context): \(String(describing: open))")
         let shown = try await alice.shownTexts(directId)
         #expect(shown == ["bob 1"] + texts, "\(context)")
     }

@@ -119,13 +119,13 @@ struct ConversationTests {
         let members = try await world.observer().getMembers(channelId: id, as: WireChat.self).data
         #expect(members.count == 2)
         #expect(members.first { $0.uuid.id == "bob" }?.status == nil, "bob's own membership is kept, not made pending")
-        #expect(members.first { $0.uuid.id == "me" }?.status == "joined", "my join replaced the invitation")
+        #expect(members.first { $0.uuid.id == "me" }?.status == "pending", "my membership write is create-only: bob's invitation stays, as in the Chat SDK")
         #expect(await world.server.storedMessages(channel: "bob").isEmpty, "no invitation to a member")
         let texts = await world.server.storedMessages(channel: id).map { $0.message.objectValue?["text"]?.stringValue ?? "" }
         #expect(texts.sorted() == ["from bob", "from me"])
         let stored = try await world.store.fetch(world.store.queries.messages(inChannel: id)).map(\.shownText)
         #expect(stored.sorted() == ["from bob", "from me"])
-        #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).isEmpty)
+        #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).map(\.channelId) == [id])
     }
 
     @Test("an invitation and a mention on the user's channel are stored as events, not messages: the invitation with its inviter, the mention resolved to its message")
@@ -146,7 +146,7 @@ struct ConversationTests {
         let feed = try await world.store.fetch(world.store.queries.mentions(of: "me"))
         #expect(feed.count == 1)
         #expect(feed.first?.event.kind == .mention(messageTimetoken: tt, channel: "general", parentChannel: nil))
-        #expect(feed.first?.message?.shownText == "hey [me](pn-user://me)")
+        #expect(feed.first?.message.shownText == "hey [me](pn-user://me)")
         // Accepting: the join replaces `pending`.
         _ = try await world.outbox.acceptInvitation(to: "team")
         #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).isEmpty)
@@ -184,7 +184,7 @@ struct ConversationTests {
         let feed = try await world.store.fetch(world.store.queries.mentions(of: "me"))
         #expect(feed.first?.event.kind == .mention(
             messageTimetoken: second, channel: ChatSDKFormat.threadChannel(of: "general", root: root), parentChannel: "general"))
-        #expect(feed.first?.message?.shownText == "second [me](pn-user://me)")
+        #expect(feed.first?.message.shownText == "second [me](pn-user://me)")
     }
 
     @Test("a first reply from this device creates the thread channel (only where none exists) and the root's action; a thread id over the limit is refused")
@@ -367,7 +367,7 @@ struct ConversationTests {
         try await LiveWorld.settle(live)
         let feed = try await device.store.fetch(device.store.queries.mentions(of: "me"))
         #expect(feed.map(\.event.kind) == [.mention(messageTimetoken: tt, channel: "general", parentChannel: nil)])
-        #expect(feed.first?.message?.shownText == "hi [me](pn-user://me)")
+        #expect(feed.first?.message.shownText == "hi [me](pn-user://me)")
         let invitations = try await device.store.fetch(device.store.queries.invitations(for: "me"))
         #expect(invitations.first?.event?.kind == .invite(channelType: "group", channel: "team"), "\(invitations)")
         #expect(try await device.store.fetch(device.store.queries.messages(inChannel: "me")).isEmpty)
@@ -405,11 +405,9 @@ struct ConversationTests {
         #expect(!actions.contains { $0.type == ChatSDKFormat.threadRootType && $0.messageTimetoken == root })
         await #expect(throws: WireError.self) { try await world.observer().getChannel(id: thread, as: JSONValue.self) }
 
-        #expect(try await world.outbox.restoreThread(ofMessage: message.id).count == 1)
-        _ = try await world.outbox.drain()
-        let restored = try await world.observer().messageActionPages(channel: "general", end: root).reduce(into: []) { $0 += $1.data }
-        #expect(restored.filter { $0.type == ChatSDKFormat.threadRootType && $0.messageTimetoken == root }.map(\.value) == [thread])
-        #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 2)
+        // A hard removal deleted the thread channel: as in the Chat SDK, nothing to restore.
+        #expect(try await world.outbox.restoreThread(ofMessage: message.id).isEmpty)
+        #expect(try await world.entries().isEmpty)
 
         // Soft: the channel is kept with status `deleted`; restore clears it.
         let other = try await alice.send("other root", to: "general")
@@ -428,7 +426,7 @@ struct ConversationTests {
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
         #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == nil)
-        #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 3)
+        #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 2)
     }
 
     @Test("the user's own channel and an empty conversation get a checkpoint on their first pull: later syncs ask for every channel in one shared history request")
@@ -448,5 +446,56 @@ struct ConversationTests {
         let third = try await RequestBudgetTests.requests(world) { _ = try await world.sync() }
         #expect(third.filter { $0 == "fetchHistory" }.count == 1, "\(RequestBudgetTests.tally(third))")
         #expect(try await world.store.fetch(world.store.queries.mentions(of: "me")).count == 1)
+    }
+
+    @Test("hostile events: a mention naming an impossible timetoken is not an event and stops nothing; a mention body on another channel stays a message; a mention its message's author did not publish is not in the feed; an action on an unknown message names no thread to pull")
+    func hostileEvents() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let mallory = try ChatSDKConversations(world.server, userId: "mallory")
+        _ = try await mallory.client.publish(PublishRequest(
+            channel: "me", message: ["type": "mention", "channel": "general", "messageTimetoken": "18446744073709551615"]))
+        _ = try await mallory.client.publish(PublishRequest(
+            channel: "me", message: ["type": "mention", "channel": "a,b", "messageTimetoken": "1"]))
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        let real = try await alice.send("hi [me](pn-user://me)", to: "general", mentioning: "me")
+        // mallory claims alice's message mentioned me, and posts a mention body into general.
+        _ = try await mallory.client.publish(PublishRequest(
+            channel: "me", message: ChatSDKFormat.mentionEvent(messageTimetoken: real, channel: "general", parentChannel: nil)))
+        _ = try await mallory.client.publish(PublishRequest(
+            channel: "general", message: ChatSDKFormat.mentionEvent(messageTimetoken: real, channel: "general", parentChannel: nil)))
+        // An action naming the thread of a message nobody sent.
+        _ = try await mallory.client.addMessageAction(
+            channel: "general", messageTimetoken: Timetoken(rawValue: 17_000_000_000_000_001), type: ChatSDKFormat.threadRootType,
+            value: ChatSDKFormat.threadChannel(of: "general", root: Timetoken(rawValue: 17_000_000_000_000_001)))
+        try await world.reconciler.markHot("general")
+        let report = try await world.sync()
+        #expect(report.errors.isEmpty, "\(report.errors)")
+        let feed = try await world.store.fetch(world.store.queries.mentions(of: "me"))
+        #expect(feed.map(\.event.publisher) == ["alice"], "\(feed)")
+        let general = try await world.store.fetch(world.store.queries.messages(inChannel: "general"))
+        #expect(general.count == 2, "the mention body published into general is a message of general")
+        let me = try await world.store.fetch(world.store.queries.messages(inChannel: "me"))
+        #expect(me.count == 2, "the two malformed bodies stay raw messages of the user's channel: \(me.map(\.content))")
+        let channels = try await world.reconciler.channelsOfInterest()
+        #expect(!channels.contains { $0.hasPrefix(ChatSDKFormat.threadChannelPrefix) }, "\(channels)")
+    }
+
+    @Test("an empty channel's first checkpoint is set 10 s below the time trusted before its request, so a message published just before is fetched next")
+    func emptyCheckpointMargin() async throws {
+        let world = try World()
+        _ = try await world.outbox.openDirectConversation(with: "bob")
+        _ = try await world.outbox.drain()
+        _ = try await world.sync()
+        let id = ChatSDKFormat.directChannelId("me", "bob")
+        let checkpoint = try #require(try await world.store.fetch(world.store.queries.checkpoint(SyncCheckpoint.history(id))))
+        let now = try Timetoken(date: world.clock.now)
+        let applied = try #require(checkpoint.applied)
+        #expect(applied < now && now.rawValue - applied.rawValue >= 100_000_000, "\(applied) vs \(now)")
+        // A message whose timetoken lies in that margin (it reached history late) is still fetched.
+        await world.server.seedMessages(channel: id, [chatPayload("late")], publisher: "bob")
+        _ = try await world.sync()
+        #expect(try await world.store.fetch(world.store.queries.messages(inChannel: id)).count == 1)
     }
 }

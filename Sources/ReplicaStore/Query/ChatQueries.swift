@@ -324,7 +324,8 @@ extension ChatQueries {
     }
 
     /// The channels `userId` is a member of, or that hold stored messages, the thread channels
-    /// of stored messages (named by their `threadRootId` actions, as the Chat SDK derives them),
+    /// of stored messages (named by their `threadRootId` actions, as the Chat SDK derives them;
+    /// an action on a message the store does not hold names none),
     /// and the user's own channel (the Chat SDK's mentions and invitations arrive there), sorted
     /// (a scan of the messages index: callers that ask often cache it).
     public func channelIds(memberOrWithMessages userId: String) -> StoreQuery<[String]> {
@@ -337,6 +338,7 @@ extension ChatQueries {
                     UNION SELECT DISTINCT a.value FROM message_actions a
                           WHERE a.type = '\(ChatSDKFormat.threadRootType)' AND a.message_timetoken IS NOT NULL
                             AND a.value = '\(ChatSDKFormat.threadChannelPrefix)' || a.channel_id || '_' || a.message_timetoken
+                            AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = a.channel_id AND m.timetoken = a.message_timetoken)
                     UNION SELECT ?1 ORDER BY 1
                     """, arguments: [userId])
         }

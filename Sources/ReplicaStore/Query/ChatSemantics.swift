@@ -231,9 +231,11 @@ extension ChatQueries {
 // a user's own channel (`user_events`: mentions and invitations), pending memberships, threads.
 extension ChatQueries {
     /// `userId`'s mentions feed, newest first (the Chat SDK's `getCurrentUserMentions`): each
-    /// `mention` event on their channel with the message it names, when the store holds it (nil
-    /// otherwise: a channel this device does not pull). A mention in a thread reply names the
-    /// thread's channel and carries its `parentChannel`.
+    /// `mention` event on their channel with the message it names. As in the Chat SDK, an event
+    /// whose message cannot be had is left out (here: the store does not hold it, a channel this
+    /// device does not pull), and so is one published by anyone but the message's author (anyone
+    /// with the publish key can publish to a user's channel). A mention in a thread reply names
+    /// the thread's channel and carries its `parentChannel`. `limit` counts the events read.
     ///
     /// ```swift
     /// for try await feed in replica.observe(replica.queries.mentions(of: replica.userId)) {
@@ -247,14 +249,15 @@ extension ChatQueries {
                 db, sql: UserEventRows.select + " WHERE user_id = ? AND kind = 'mention' ORDER BY timetoken DESC LIMIT ?",
                 arguments: [userId, max(0, limit)]
             ).compactMap(UserEventRows.read)
-            return try events.map { event in
+            return try events.compactMap { event in
                 guard case .mention(let timetoken, let channel, _) = event.kind, let tt = Int64(exactly: timetoken.rawValue) else {
-                    return MentionFeedItem(event: event, message: nil)
+                    return nil
                 }
                 let message = try Row.fetchOne(
                     db, sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.channel_id = ? AND msg.timetoken = ?",
                     arguments: [channel, tt]
                 ).map { try coding.message($0) as Message }
+                guard let message, message.userId == event.publisher else { return nil }
                 return MentionFeedItem(event: event, message: message)
             }
         }
@@ -316,13 +319,12 @@ extension ChatQueries {
     }
 }
 
-/// One entry of a user's mentions feed: the `mention` event, and the message it names when the
-/// store holds it.
+/// One entry of a user's mentions feed: the `mention` event, and the message it names.
 public struct MentionFeedItem<Custom: CustomData>: Sendable, Hashable {
     /// The event (its `kind` is ``ReplicaModel/ChatUserEvent/Kind/mention(messageTimetoken:channel:parentChannel:)``).
     public var event: ChatUserEvent
-    /// The message mentioning the user; nil when the store does not hold it.
-    public var message: ChatMessage<Custom>?
+    /// The message mentioning the user (its author published the event).
+    public var message: ChatMessage<Custom>
 }
 
 /// An open invitation: the invitee's `pending` membership, and the `invite` event that announced

@@ -180,7 +180,7 @@ extension Reconciler {
             var one = HistoryPageResult()
             try ServerMessages<Custom>.apply(message, ops: ops, lookups: &lookups, into: &one, logger: logger)
             result.messages.add(one)
-            if let event = ServerMessages<Custom>.userEvent(message) {
+            if let event = ServerMessages<Custom>.userEvent(message, currentUser: currentUser) {
                 // A mention or an invitation (stored in the user's feed, not as a message).
                 let kind = if case .mention = event.kind { "mention" } else { "invite" }
                 result.applied.append(envelope.record(kind: kind, subject: event.subject, outcome: one.events > 0 ? "inserted" : "unchanged"))

@@ -34,13 +34,21 @@ extension OpTransaction {
         for user in invitees { try Validation.validateIdentifier(user, field: "user") }
         let channel = try enqueueCreateChannel(
             opId: opIds(), id: channelId, fields: ["name": .string(name ?? channelId), "type": .string(type)], now: now)
-        let membership = try tx.member(channelId: channelId, userId: host).map {
-            OutboxReceipt(value: $0, opId: nil, disposition: .unchanged)
-        } ?? enqueueJoin(opId: opIds(), channelId: channelId, userId: host, fields: [:], now: now)
+        // The host's membership, made only where the server has none: the Chat SDK's write names
+        // no status and no custom data, so an existing membership (an invitation from the other
+        // side, a read position) stays as it is.
+        let joinedAt = try Timetoken(date: now)
+        let membership = try enqueueCreateMembership(
+            opId: opIds(), channelId: channelId, userId: host,
+            fields: [
+                "status": .string(ChatSDKFormat.joinedStatus),
+                "custom": [ChatSDKFormat.lastReadKey: .string(String(joinedAt.rawValue))],
+            ],
+            after: channel.opId, now: now)
         var invitations: [OutboxReceipt<Member>] = []
         var seen: Set<String> = [host]
         for user in invitees where seen.insert(user).inserted {
-            invitations.append(try enqueueInvite(channelId: channelId, user: user, opIds: opIds, now: now))
+            invitations.append(try enqueueInvite(channelId: channelId, user: user, after: channel.opId, opIds: opIds, now: now))
         }
         var opIds = [channel.opId, membership.opId].compactMap { $0 }
         opIds += invitations.flatMap { $0.opId.map { [$0] } ?? [] }
@@ -54,7 +62,9 @@ extension OpTransaction {
     /// `pending` and a read position at `now` (the Chat SDK writes the server's `time()`), made only
     /// where the server has none (an existing one is kept), then the `invite` event on their
     /// channel, sent after the membership (same lane) and only when it is still pending.
-    func enqueueInvite(channelId: String, user: String, opIds: () -> String, now: Date) throws -> OutboxReceipt<Member> {
+    func enqueueInvite(channelId: String, user: String, after channelOp: String? = nil, opIds: () -> String, now: Date) throws
+        -> OutboxReceipt<Member>
+    {
         try Validation.validateIdentifier(user, field: "user")
         if let stored = try tx.member(channelId: channelId, userId: user) {
             return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
@@ -64,18 +74,33 @@ extension OpTransaction {
             "status": .string(ChatSDKFormat.pendingStatus),
             "custom": [ChatSDKFormat.lastReadKey: .string(String(try Timetoken(date: now).rawValue))],
         ]
-        let local = try Member(channelId: channelId, userId: user).applying(fields)
-        try tx.upsert(member: local, force: true)
-        let lane = OutboxKeys.member(channelId, user)
-        let membershipOp = opIds()
+        let membership = try enqueueCreateMembership(opId: opIds(), channelId: channelId, userId: user, fields: fields, after: channelOp, now: now)
+        let notice = InviteNotice(user: user, channel: channelId, channelType: channelType ?? ChatConversations.unknownType)
         try insert(
             NewOutboxRow(
-                .setMembership(channel: channelId, user: user, fields: fields), lane: lane, target: lane,
-                baseETag: OutboxKeys.createOnlyBase),
-            id: membershipOp, now: now)
-        let notice = InviteNotice(user: user, channel: channelId, channelType: channelType ?? ChatConversations.unknownType)
-        try insert(NewOutboxRow(.invite(notice), lane: lane, target: OutboxKeys.invite(channelId, user)), id: opIds(), now: now)
-        return OutboxReceipt(value: local, opId: membershipOp, disposition: .enqueued)
+                .invite(notice), lane: OutboxKeys.member(channelId, user), target: OutboxKeys.invite(channelId, user), dependsOn: channelOp),
+            id: opIds(), now: now)
+        return membership
+    }
+
+    /// A membership made only where the server has none (create-only, ``OutboxKeys/createOnlyBase``):
+    /// nothing when the store holds one; otherwise `fields` stored and queued, after `channelOp`
+    /// (the conversation's channel) when given, so that no one learns of a channel before it exists.
+    func enqueueCreateMembership(
+        opId: String, channelId: String, userId: String, fields: [String: JSONValue], after channelOp: String?, now: Date
+    ) throws -> OutboxReceipt<Member> {
+        if let stored = try tx.member(channelId: channelId, userId: userId) {
+            return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
+        }
+        let local = try Member(channelId: channelId, userId: userId).applying(fields)
+        try tx.upsert(member: local, force: true)
+        let lane = OutboxKeys.member(channelId, userId)
+        try insert(
+            NewOutboxRow(
+                .setMembership(channel: channelId, user: userId, fields: fields), lane: lane, target: lane,
+                baseETag: OutboxKeys.createOnlyBase, dependsOn: channelOp),
+            id: opId, now: now)
+        return OutboxReceipt(value: local, opId: opId, disposition: .enqueued)
     }
 
     /// Forwards a stored, sent message to `channelId` as the Chat SDK's `forwardMessage`: a new
@@ -155,7 +180,8 @@ extension OpTransaction {
         let message = try messageRef(messageId)
         guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
         let thread = ChatSDKFormat.threadChannel(of: message.channel, root: timetoken)
-        guard let action = try tx.actions(messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread).first else {
+        let actions = try tx.actions(messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread)
+        guard let action = actions.first(where: { $0.userId == userId }) ?? actions.first else {
             throw OutboxError.noThread(messageId)
         }
         guard action.userId == userId else { throw OutboxError.notAllowedToChange(messageId: messageId, author: action.userId) }
@@ -173,13 +199,16 @@ extension OpTransaction {
     }
 
     /// Restores the thread of `messageId`: the thread channel's `deleted` status cleared (when
-    /// the store holds it so marked) and the `threadRootId` action added again.
+    /// the store holds it so marked) and the `threadRootId` action added again. Nothing when the
+    /// store holds no thread channel (a hard removal deleted it), as in the Chat SDK.
     func enqueueRestoreThread(messageId: String, userId: String, opIds: () -> String, now: Date) throws -> [String] {
         let message = try messageRef(messageId)
         guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
         let thread = ChatSDKFormat.threadChannel(of: message.channel, root: timetoken)
+        // As the Chat SDK: nothing to restore without the thread channel (a hard removal deleted it).
+        guard let channel = try tx.channel(id: thread) else { return [] }
         var ops: [String] = []
-        if try tx.channel(id: thread)?.status == ChatSDKFormat.deletedValue {
+        if channel.status == ChatSDKFormat.deletedValue {
             ops += [try enqueueSetChannel(opId: opIds(), id: thread, fields: ["status": .null], now: now).opId].compactMap { $0 }
         }
         if try tx.actions(messageId: messageId, type: ChatSDKFormat.threadRootType, value: thread).isEmpty {

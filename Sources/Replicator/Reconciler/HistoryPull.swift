@@ -190,9 +190,10 @@ extension Reconciler {
         var checkpoint = try await store.fetch(store.queries.checkpoint(scope)) ?? SyncCheckpoint(scope: scope)
         let pageSize = min(Swift.max(1, options.pageSize), 100)
         var items = 0
-        // A time this device trusts from before the request: an empty history then holds nothing
-        // up to it either (a channel with no message yet: the user's own, a new conversation).
-        let trustedBefore = trustedTime.ceiling
+        // A time this device trusts from before the request, less a margin for a publish not yet
+        // in history when the request was answered: an empty history then holds nothing up to
+        // it either (a channel with no message yet: the user's own, a new conversation).
+        let trustedBefore = trustedTime.ceiling.map { Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0) }
         while true {
             // One round: from the fill cursor (or now) down to just above `applied`.
             let round = historyRound(channel: channel, pageSize: pageSize, from: checkpoint)
@@ -250,6 +251,11 @@ extension Reconciler {
             if ended != .closed { return report }
         }
     }
+
+    /// How far below the trusted time an empty channel's first checkpoint is set (timetoken
+    /// units: 10 seconds), so that a message published just before the request but not yet in
+    /// history is still above the checkpoint and fetched by the next pull.
+    static var emptyHistoryMargin: UInt64 { 100_000_000 }
 
     /// A page of a catch-up round with its messages converted (by the fetcher, off the writer).
     struct FetchedPage: Sendable {

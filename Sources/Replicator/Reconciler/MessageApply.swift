@@ -55,9 +55,17 @@ enum ServerMessages<Custom: ChatCustomData> {
     ) throws {
         let tx = ops.tx
         var message = message
-        if let event = userEvent(message) {
-            // A mention or an invitation on a user's channel is a notification, not a chat message.
-            if try tx.write(userEvent: event) == .inserted { result.events += 1 } else { result.unchanged += 1 }
+        if let event = userEvent(message, currentUser: ops.actingUser) {
+            // A mention or an invitation on the user's channel is a notification, not a chat
+            // message. One the store refuses is skipped: one bad event must not stop the channel.
+            do {
+                if try tx.write(userEvent: event) == .inserted { result.events += 1 } else { result.unchanged += 1 }
+                // An earlier version kept it as a raw message of the channel: that row goes.
+                if let timetoken = message.timetoken { try tx.deleteMessage(id: MessageIdentity.derivedId(channel: message.channelId, timetoken: timetoken)) }
+            } catch let error as StoreError where !ChatStore<Custom>.isStorageFailure(error) {
+                logger.warning("skipped an event of the user's channel the store refused", metadata: ["error": "\(error)"])
+                result.skipped += 1
+            }
             return
         }
         if let timetoken = message.timetoken {
@@ -113,10 +121,11 @@ enum ServerMessages<Custom: ChatCustomData> {
 
 extension ServerMessages {
     /// The Chat SDK event a server message is (a `mention` or `invite` body on the channel named
-    /// after a user, as read by ``ReplicaModel/ChatUserEvent/kind(ofBody:)``), or nil for a chat
-    /// message.
-    static func userEvent(_ message: ChatMessage<Custom.Message>) -> ChatUserEvent? {
-        guard message.contentType == Reconciler<Custom>.foreignContentType, let timetoken = message.timetoken,
+    /// after the current user, as read by ``ReplicaModel/ChatUserEvent/kind(ofBody:)``), or nil for
+    /// a chat message: such a body on any other channel is an ordinary message of that channel.
+    static func userEvent(_ message: ChatMessage<Custom.Message>, currentUser: String?) -> ChatUserEvent? {
+        guard message.channelId == currentUser, message.contentType == Reconciler<Custom>.foreignContentType,
+              let timetoken = message.timetoken,
               let content = message.content, let kind = ChatUserEvent.kind(ofBody: content)
         else { return nil }
         let publisher = message.userId == Reconciler<Custom>.unknownPublisher ? nil : message.userId

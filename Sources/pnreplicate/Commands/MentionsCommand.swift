@@ -10,7 +10,8 @@ struct MentionsCommand: AsyncParsableCommand {
         abstract: "The messages that mentioned you, newest first, from the store (reads only).",
         discussion: """
             The Chat SDK's `mention` events on your channel, as `sync` and `listen` store them, \
-            each with its message when the store holds it.
+            each with its message (events whose message the store does not hold, or that its author \
+            did not publish, are left out, as the Chat SDK leaves them out).
             """)
     @OptionGroup var options: StoreOptionsGroup
     @Option(name: .long, help: "The acting user (default: $PUBNUB_USER_ID, else pnreplicate-cli).") var userId: String?
@@ -24,7 +25,7 @@ struct MentionsCommand: AsyncParsableCommand {
             if options.json { return try Output.json(feed) }
             Output.columns(
                 ["CHANNEL", "MESSAGE", "BY", "TEXT"],
-                feed.map { [$0.channelId, String($0.messageTimetoken), $0.mentionedBy ?? "-", $0.text.map(Output.oneLine) ?? "(not in the store)"] },
+                feed.map { [$0.channelId, String($0.messageTimetoken), $0.mentionedBy ?? "-", Output.oneLine($0.text)] },
                 empty: "no mentions of \(user) in the store")
         }
     }
@@ -40,9 +41,9 @@ struct MentionOutput: Encodable {
     /// The event's own timetoken.
     var timetoken: UInt64
     var mentionedBy: String?
-    /// The message's id and shown text, when the store holds it.
-    var messageId: String?
-    var text: String?
+    /// The message's id and shown text.
+    var messageId: String
+    var text: String
 
     init?(_ item: MentionFeedItem<FlatCustom>) {
         guard case .mention(let tt, let channel, let parent) = item.event.kind else { return nil }
@@ -51,7 +52,7 @@ struct MentionOutput: Encodable {
         parentChannelId = parent
         timetoken = item.event.timetoken.rawValue
         mentionedBy = item.event.publisher
-        messageId = item.message?.id
-        text = item.message?.shownText
+        messageId = item.message.id
+        text = item.message.shownText
     }
 }
