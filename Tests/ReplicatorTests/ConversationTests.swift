@@ -498,4 +498,18 @@ struct ConversationTests {
         _ = try await world.sync()
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: id)).count == 1)
     }
+
+    @Test("an invitation's check of the invitee's membership is one filtered request, however many memberships they have")
+    func inviteLooksUpOneMembership() async throws {
+        let world = try World()
+        let bob = try ChatSDKConversations(world.server, userId: "bob")
+        _ = try await bob.client.setMemberships(
+            userId: "bob", set: (0..<250).map { MembershipSet<JSONValue>(id: "room-\($0)") }, as: WireChat.self)
+        _ = try await world.outbox.createGroupConversation(with: ["bob"], channelId: "team")
+        let requests = try await RequestBudgetTests.requests(world) { _ = try await world.outbox.drain() }
+        #expect(try await world.entries().isEmpty)
+        #expect(requests.filter { $0 == "getMemberships" }.count == 2, "me and bob, one each: \(RequestBudgetTests.tally(requests))")
+        let members = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data
+        #expect(Set(members.map { "\($0.uuid.id):\($0.status ?? "-")" }) == ["me:joined", "bob:pending"])
+    }
 }

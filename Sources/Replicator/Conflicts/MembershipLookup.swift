@@ -6,7 +6,10 @@ import ReplicaModel
 enum MembershipLookup {
     /// One membership as the server holds it now: `status`, `type` and `custom` (wire JSON), with
     /// its `updated` and eTag; nil when the user is not a member. The wire has no single-membership
-    /// GET, so the user's memberships are paged until the channel shows up.
+    /// GET, so the user's memberships are listed with the filter `channel.id == '<channel>'` (as the
+    /// Chat SDK reads one membership): one request, not a page per 100 memberships. The pages are
+    /// still searched for the channel, so a server that ignores the filter costs pages, not
+    /// correctness; an id with a quote or a backslash is looked up without a filter.
     ///
     /// - Parameter run: performs each page request (the reconciler retries; the outbox does not).
     ///   The listing is an ``PubNubWire/ObjectPages``: it stops on a short page and refuses a repeated cursor.
@@ -16,7 +19,8 @@ enum MembershipLookup {
             -> ObjectPage<WireMembership<DefaultChatCustom>>
     ) async throws -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)? {
         let scope = "memberships:\(user)"
-        let pages = ObjectPages(scope: scope, query: ObjectListQuery(limit: 100)) { query in
+        let filter = channel.contains { $0 == "'" || $0 == "\\" } ? nil : "channel.id == '\(channel)'"
+        let pages = ObjectPages(scope: scope, query: ObjectListQuery(limit: 100, filter: filter)) { query in
             try await run(scope) { () async throws(WireError) in
                 try await client.getMemberships(userId: user, query, as: DefaultChatCustom.self)
             }
