@@ -360,6 +360,8 @@ struct ConversationTests {
         try await world.join(["me"], ["general"])
         let (device, live) = try world.device("me")
         try await LiveWorld.settle(live)
+        // The user's channel is filled after a gap like a channel with messages.
+        #expect(try await live.followedChannels().messages == ["general", "me"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         _ = try await alice.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
         try await alice.invite("me", to: "team", type: "group")

@@ -20,18 +20,20 @@ extension LiveSync {
         }
         let memberships = try await store.fetch(store.queries.channelIds(memberOf: reconciler.userId))
         let messages = messageChannels.union(memberships)
-        // The current user's channel, their moderation events and their mute list (objects
-        // events) carry no chat messages. The last two only when the token (if any) lets them be
-        // read: one channel it does not grant would make Access Manager refuse the whole subscribe.
+        // The current user's moderation events and their mute list (objects events) carry no chat
+        // messages; followed only when the token (if any) lets them be read: one channel it does
+        // not grant would make Access Manager refuse the whole subscribe. The user's own channel
+        // carries the Chat SDK's mentions and invitations: it is filled after a gap like a channel
+        // with messages when the sync pulls it (the token lets it be read), never given presence.
         let me = reconciler.userId
         let moderation = [ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)].filter {
             reconciler.tokenAllowsReading($0)
         }
         let users: Set<String> = Set(options.users + [me] + moderation)
-        let withMessages = messages.filter { !users.contains($0) || extra.contains($0) }.sorted()
+        let withMessages = messages.filter { !users.contains($0) || extra.contains($0) || $0 == me }.sorted()
         var presence: [String] = []
         if let options = options.presence {
-            presence = options.channels.map { Array(Set($0)).sorted() } ?? withMessages
+            presence = options.channels.map { Array(Set($0)).sorted() } ?? withMessages.filter { $0 != me }
         }
         // Channels the current token does not allow reading stay out (Access Manager refuses the
         // whole subscribe otherwise); a new token lets them in again.
