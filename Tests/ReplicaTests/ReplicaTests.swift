@@ -299,3 +299,27 @@ actor ProgressLog {
         progress.append(catchUp)
     }
 }
+
+@Suite("Replica: the Chat SDK's conversations")
+struct ReplicaConversationTests {
+    @Test("through the façade: a direct conversation opened offline reaches the server once online; the invitations and mentions feeds are the current user's")
+    func conversations() async throws {
+        let world = try await ReplicaWorld(profile: .offline)
+        let replica = try Replica<DefaultChatCustom>(world.configuration)
+        let chat = try await replica.openDirectConversation(with: "bob")
+        #expect(chat.channelId == ChatSDKFormat.directChannelId("alice", "bob"))
+        #expect(try await replica.fetch(replica.invitations).isEmpty, "bob is invited, not alice")
+        _ = try await world.web.perform(try world.web.setMembershipsRequest(
+            userId: "alice", set: [MembershipSet<JSONValue>(id: "team", status: "pending")], remove: []))
+        _ = try await world.web.publish(PublishRequest(channel: "alice", message: ChatConversations.inviteEvent(channelType: "group", channelId: "team")))
+        await replica.start()
+        world.transport.use(FaultPlan(seed: 1, profile: .none))
+        await replica.networkIsBack()
+        _ = await status(of: replica) { $0.connection == .live && $0.pending == 0 && $0.sending == 0 }
+        #expect(try await replica.fetch(replica.invitations).map(\.channelId) == ["team"])
+        #expect(try await replica.fetch(replica.mentions).isEmpty)
+        let members = try await world.web.getMembers(channelId: chat.channelId, as: DefaultChatCustom.self).data
+        #expect(Set(members.map(\.uuid.id)) == ["alice", "bob"])
+        await replica.stop()
+    }
+}

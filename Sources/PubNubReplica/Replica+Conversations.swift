@@ -1,0 +1,106 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+import Replicator
+
+// The Chat SDK's conversations through the façade (`docs/conversations.md`): each write works
+// offline and is sent once; the feeds are store queries an app observes.
+extension Replica {
+    /// Opens the direct conversation with `user`: the Chat SDK's `direct.<hash>` channel, the
+    /// current user's membership and `user`'s invitation. See `Outbox.openDirectConversation(with:name:)`.
+    ///
+    /// ```swift
+    /// let chat = try await replica.openDirectConversation(with: "bob")
+    /// try await replica.send(text: "Hi Bob", to: chat.channelId)
+    /// ```
+    @discardableResult
+    public func openDirectConversation(with user: String, name: String? = nil) async throws -> ConversationReceipt<Custom> {
+        try await write { try await $0.openDirectConversation(with: user, name: name) }
+    }
+
+    /// Creates a group conversation and invites `users` (`createGroupConversation`).
+    @discardableResult
+    public func createGroupConversation(with users: [String], channelId: String? = nil, name: String? = nil) async throws
+        -> ConversationReceipt<Custom>
+    {
+        try await write { try await $0.createGroupConversation(with: users, channelId: channelId, name: name) }
+    }
+
+    /// Creates a public conversation anyone may join (`createPublicConversation`).
+    @discardableResult
+    public func createPublicConversation(channelId: String? = nil, name: String? = nil) async throws -> ConversationReceipt<Custom> {
+        try await write { try await $0.createPublicConversation(channelId: channelId, name: name) }
+    }
+
+    /// Invites `user` to `channel` (`Channel.invite`): a pending membership and an `invite` event.
+    @discardableResult
+    public func invite(_ user: String, to channel: String) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        try await write { try await $0.invite(user, to: channel) }
+    }
+
+    /// Accepts an invitation: joins the channel, which replaces `pending`.
+    @discardableResult
+    public func acceptInvitation(to channel: String) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        try await write { try await $0.acceptInvitation(to: channel) }
+    }
+
+    /// Forwards a sent message to `channel` (`forwardMessage`).
+    @discardableResult
+    public func forward(message messageId: String, to channel: String) async throws -> OutboxReceipt<ChatMessage<Custom.Message>> {
+        try await write { try await $0.forward(message: messageId, to: channel) }
+    }
+
+    /// Marks every channel of the current user read up to its newest stored message
+    /// (`markAllMessagesAsRead`); see `Outbox.markAllRead()` for how it is sent.
+    @discardableResult
+    public func markAllRead() async throws -> [String: OutboxReceipt<ChatMember<Custom>>] {
+        try await write { try await $0.markAllRead() }
+    }
+
+    /// Removes the thread of a message (`removeThreadChannel`); `soft` keeps its channel marked `deleted`.
+    @discardableResult
+    public func removeThread(ofMessage messageId: String, soft: Bool = false) async throws -> [String] {
+        try await write { try await $0.removeThread(ofMessage: messageId, soft: soft) }
+    }
+
+    /// Restores a removed thread (`restoreThreadChannel`).
+    @discardableResult
+    public func restoreThread(ofMessage messageId: String) async throws -> [String] {
+        try await write { try await $0.restoreThread(ofMessage: messageId) }
+    }
+
+    /// Registers this device for the pushes of `channels` (`registerPushChannels`); messages carry
+    /// push keys when `ReplicaConfiguration.outbox.push` is set.
+    ///
+    /// ```swift
+    /// let device = try PushDevice.apns2(deviceToken: token, topic: Bundle.main.bundleIdentifier!)
+    /// try await replica.registerPush(device, channels: memberships.map(\.channelId))
+    /// ```
+    @discardableResult
+    public func registerPush(_ device: PushDevice, channels: [String]) async throws -> OutboxReceipt<PushRegistration> {
+        try await write { try await $0.registerPush(device, channels: channels) }
+    }
+
+    /// Stops the pushes of `channels` to `device`.
+    @discardableResult
+    public func unregisterPush(_ device: PushDevice, channels: [String]) async throws -> OutboxReceipt<PushRegistration> {
+        try await write { try await $0.unregisterPush(device, channels: channels) }
+    }
+
+    /// Removes `device` from every channel's pushes (sign-out).
+    @discardableResult
+    public func removePushDevice(_ device: PushDevice) async throws -> OutboxReceipt<PushRegistration> {
+        try await write { try await $0.removePushDevice(device) }
+    }
+
+    /// The current user's open invitations, newest first; observable.
+    public var invitations: StoreQuery<[ChatInvitation<Custom>]> { queries.invitations(for: userId) }
+
+    /// The current user's mentions feed, newest first; observable.
+    ///
+    /// ```swift
+    /// for try await feed in replica.observe(replica.mentions) { badge = feed.count }
+    /// ```
+    public var mentions: StoreQuery<[MentionFeedItem<Custom.Message>]> { queries.mentions(of: userId) }
+}
