@@ -80,7 +80,7 @@ public enum Validation {
         // The 92-byte limit binds every id this device makes, derived ones (a thread's channel)
         // included, before the looser rule of ids the server gave.
         let bytes = id.utf8.count
-        if bytes > maxIdentifierBytes, !id.isEmpty {
+        if bytes > maxIdentifierBytes {
             throw .identifierTooLong(field: field, bytes: bytes, limit: maxIdentifierBytes)
         }
         try validateStoredIdentifier(id, field: field)

@@ -514,4 +514,28 @@ struct ConversationTests {
         let members = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data
         #expect(Set(members.map { "\($0.uuid.id):\($0.status ?? "-")" }) == ["me:joined", "bob:pending"])
     }
+
+    @Test("a thread's reply count leaves out replies their author soft-deleted, not ones another user marked deleted")
+    func replyCountFollowsDeletion() async throws {
+        let world = try World()
+        _ = try await world.outbox.join(channel: "general")
+        _ = try await world.outbox.drain()
+        let alice = try ChatSDKConversations(world.server, userId: "alice")
+        let root = try await alice.send("root", to: "general")
+        let first = try await alice.reply("first", in: "general", to: root)
+        let second = try await alice.reply("second", in: "general", to: root)
+        try await alice.reply("third", in: "general", to: root)
+        let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
+        _ = try await alice.client.addMessageAction(
+            channel: thread, messageTimetoken: first, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue)
+        let mallory = try ChatSDKConversations(world.server, userId: "mallory")
+        _ = try await mallory.client.addMessageAction(
+            channel: thread, messageTimetoken: second, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue)
+        try await world.reconciler.markHot("general")
+        try await world.reconciler.markHot(thread)
+        _ = try await world.sync()
+        _ = try await world.sync()
+        let threads = try await world.store.fetch(world.store.queries.threads(inChannel: "general"))
+        #expect(threads.map(\.replyCount) == [2], "third, and second (mallory may not delete it)")
+    }
 }

@@ -69,10 +69,6 @@ enum ChatSemantics {
                  WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken
                    AND a.type = '\(ChatSDKFormat.threadRootType)' AND a.value <> ''))
         """
-
-    /// The id of the thread channel of message `msg`, in SQL
-    /// (``ReplicaModel/ChatSDKFormat/threadChannel(of:root:)``).
-    static let threadChannelExpression = "('\(ChatSDKFormat.threadChannelPrefix)' || msg.channel_id || '_' || msg.timetoken)"
 }
 
 /// A member's read position in a channel (the Chat SDK's `lastReadMessageTimetoken`).
@@ -289,25 +285,24 @@ extension ChatQueries {
     public func threads(inChannel channelId: String) -> StoreQuery<[ChatThread<Custom.Message>]> {
         StoreQuery { db in
             let coding = StoreCoding()
-            return try Row.fetchAll(
+            let roots = try Row.fetchAll(
                 db,
-                sql: """
-                    SELECT \(Columns.message),
-                           (SELECT count(*) FROM messages r WHERE r.channel_id = \(ChatSemantics.threadChannelExpression)
-                              AND NOT EXISTS (SELECT 1 FROM message_actions a WHERE a.channel_id = r.channel_id
-                                              AND a.message_timetoken = r.timetoken AND a.type = '\(ChatSDKFormat.deletedType)')),
-                           (SELECT max(r.timetoken) FROM messages r WHERE r.channel_id = \(ChatSemantics.threadChannelExpression))
-                    FROM messages msg
-                    WHERE msg.channel_id = ? AND \(ChatSemantics.hasThreadColumn)
-                    ORDER BY msg.timetoken
-                    """, arguments: [channelId]
-            ).map { row in
-                let root: Message = try coding.message(row)
-                let count: Int = row[Columns.messageCount]
-                let newest: Int64? = row[Columns.messageCount + 1]
+                sql: "SELECT \(Columns.message) FROM messages msg WHERE msg.channel_id = ? AND \(ChatSemantics.hasThreadColumn) ORDER BY msg.timetoken",
+                arguments: [channelId]
+            ).map { try coding.message($0) as Message }
+            return try roots.map { root in
+                let thread = ChatSDKFormat.threadChannel(of: channelId, root: root.timetoken ?? Timetoken(rawValue: 0))
+                // The replies shown: soft deletion read by its one owner (`ChatSemantics.notDeleted`).
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*), max(msg.timetoken) FROM messages msg
+                        WHERE msg.channel_id = ? AND msg.timetoken IS NOT NULL AND \(ChatSemantics.notDeleted)
+                        """, arguments: [thread])
+                let newest: Int64? = row?[1]
                 return ChatThread(
-                    root: root, channelId: ChatSDKFormat.threadChannel(of: channelId, root: root.timetoken ?? Timetoken(rawValue: 0)),
-                    replyCount: count, newestReply: newest.flatMap { UInt64(exactly: $0) }.map(Timetoken.init(rawValue:)))
+                    root: root, channelId: thread, replyCount: row?[0] ?? 0,
+                    newestReply: newest.flatMap { UInt64(exactly: $0) }.map(Timetoken.init(rawValue:)))
             }
         }
     }

@@ -25,8 +25,6 @@ enum Columns {
 
     /// A message's columns, then what its Chat SDK actions make of it: the newest edit's text
     /// and whether it is soft-deleted (``ChatSemantics``). `msg` must alias `messages`.
-    /// How many columns ``message`` selects (what a query selects after them starts here).
-    static let messageCount = 17
     static let message =
         "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
         + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn), "

@@ -66,15 +66,14 @@ extension OpTransaction {
         -> OutboxReceipt<Member>
     {
         try Validation.validateIdentifier(user, field: "user")
-        if let stored = try tx.member(channelId: channelId, userId: user) {
-            return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
-        }
-        let channelType = try tx.channel(id: channelId)?.type
         let fields: [String: JSONValue] = [
             "status": .string(ChatSDKFormat.pendingStatus),
             "custom": [ChatSDKFormat.lastReadKey: .string(String(try Timetoken(date: now).rawValue))],
         ]
         let membership = try enqueueCreateMembership(opId: opIds(), channelId: channelId, userId: user, fields: fields, after: channelOp, now: now)
+        // A membership the store holds already: no invitation, as the Chat SDK's `invite` returns it.
+        guard membership.opId != nil else { return membership }
+        let channelType = try tx.channel(id: channelId)?.type
         let notice = InviteNotice(user: user, channel: channelId, channelType: channelType ?? ChatConversations.unknownType)
         try insert(
             NewOutboxRow(
