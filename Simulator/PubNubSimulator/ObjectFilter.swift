@@ -100,8 +100,10 @@ struct ObjectFilter: Sendable {
         case or([Expression])
     }
 
-    /// The longest filter accepted, in characters.
-    static let maxLength = 2_048
+    /// The longest filter accepted, in characters: room for the Chat SDK's `markAllMessagesAsRead`,
+    /// which names up to 100 channels of up to 92 characters (`channel.id == '…' || …`, about
+    /// 11,500), while bounding what a hostile filter costs.
+    static let maxLength = 16_384
     /// The deepest nesting of parentheses and negations accepted.
     static let maxDepth = 32
 

@@ -32,4 +32,38 @@ public enum ReadPosition {
         default: nil
         }
     }
+
+    /// Whether the read position in `custom` may move to `timetoken` at device time `now`: read
+    /// positions only move forward, and a stored one later than ``ceiling(now:)`` counts as none.
+    /// The one owner of that rule (marking read, joining, mark all read and its overlay ask it).
+    public static func moves(in custom: JSONValue?, to timetoken: Timetoken, now: Date) -> Bool {
+        guard let current = Self.timetoken(in: custom), isPlausible(current, now: now) else { return true }
+        return current < timetoken
+    }
+
+    /// `custom` (a membership's custom data as JSON fields) with its read position set to
+    /// `timetoken`, written as the Chat SDK writes it (a string); other keys kept. A nil
+    /// `timetoken` removes the position.
+    public static func setting(_ timetoken: Timetoken?, in custom: [String: JSONValue]) -> [String: JSONValue] {
+        var custom = custom
+        custom[ChatSDKFormat.lastReadKey] = timetoken.map { .string(String($0.rawValue)) }
+        return custom
+    }
+}
+
+extension ChatMember {
+    /// The membership's custom data as JSON fields (none when it has none).
+    public func customFields() throws -> [String: JSONValue] {
+        try custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
+    }
+
+    /// The membership with its read position set to `timetoken` (nil removes it), other custom
+    /// keys kept (``ReadPosition/setting(_:in:)``).
+    ///
+    /// ```swift
+    /// let read = try member.withReadPosition(newest)
+    /// ```
+    public func withReadPosition(_ timetoken: Timetoken?) throws -> ChatMember {
+        try applying(["custom": .object(ReadPosition.setting(timetoken, in: try customFields()))])
+    }
 }

@@ -44,8 +44,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// object only partly (or by id): a fuller stored one is kept.
     func applyServer(member: Member) throws -> Applied {
         let incoming = try keepingStoredSides(of: member, onlyUnversioned: true)
-        return try overlay(
-            OutboxKeys.member(member.channelId, member.userId), after: tx.upsert(member: incoming, force: false))
+        return try overlay(member: member, after: tx.upsert(member: incoming, force: false))
     }
 
     /// A full listing no longer has this user or channel: it is removed locally, unless a local op
@@ -102,8 +101,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// partial, so the stored ones are kept.
     func storeAnswer(member server: Member) throws -> Member {
         let member = try keepingStoredSides(of: server)
-        _ = try overlay(
-            OutboxKeys.member(server.channelId, server.userId), after: tx.upsert(member: member, force: false), always: true)
+        _ = try overlay(member: server, after: tx.upsert(member: member, force: false), always: true)
         return member
     }
 
@@ -141,10 +139,11 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
-        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push:
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push,
+             .readPositions:
             return nil
         }
-        try reapplyPending(target: entry.target)
+        try reapplyPending(of: entry)
         return snapshot
     }
 
@@ -189,41 +188,89 @@ struct LocalOverlay<Custom: ChatCustomData> {
         case .hardDelete:
             // The message as it was stored when it was deleted comes back.
             if let message = try snapshot(Message.self) { try tx.upsert(message: message) }
+        case .readPositions(let positions):
+            // Each membership shows the position it showed before (the other ops are laid back below).
+            for mark in positions.marks {
+                guard let member = try tx.member(channelId: mark.channel, userId: positions.user) else { continue }
+                try tx.upsert(member: try member.withReadPosition(mark.previous), force: true)
+            }
         }
-        try reapplyPending(target: entry.target)
+        try reapplyPending(of: entry)
+    }
+
+    /// Lays back the unsent ops of what `entry` changed: its target's, or, for a membership or a
+    /// batch of read positions, every op on each membership it names.
+    private func reapplyPending(of entry: OutboxEntry) throws {
+        switch entry.operation {
+        case .setMembership(let channel, let user, _), .removeMembership(let channel, let user):
+            try reapplyPending(channel: channel, user: user)
+        case .readPositions(let positions):
+            for channel in positions.channels { try reapplyPending(channel: channel, user: positions.user) }
+        default:
+            try reapplyPending(target: entry.target)
+        }
+    }
+
+    /// The unsent ops on one membership, oldest first: its own ops and the batches of read
+    /// positions (mark all read) that name it.
+    func pendingOps(channel: String, user: String) throws -> [OutboxEntry] {
+        let own = try tx.ops(target: OutboxKeys.member(channel, user))
+        let batches = try tx.ops(target: OutboxKeys.readPositions(user)).filter { $0.readPositions?.mark(in: channel) != nil }
+        return (own + batches).sorted { $0.seq < $1.seq }
+    }
+
+    /// Re-applies the optimistic changes of the ops still queued on one membership, oldest first.
+    /// A batch's read position is laid over the membership only where it moves it forward (at the
+    /// time the batch was queued, ``ReplicaModel/ReadPosition/moves(in:to:now:)``), and never
+    /// makes a membership the store does not hold.
+    func reapplyPending(channel: String, user: String) throws {
+        for op in try pendingOps(channel: channel, user: user) {
+            guard let mark = op.readPositions?.mark(in: channel) else {
+                try apply(op)
+                continue
+            }
+            guard let member = try tx.member(channelId: channel, userId: user) else { continue }
+            guard ReadPosition.moves(in: .object(try member.customFields()), to: mark.timetoken, now: op.createdAt) else { continue }
+            try tx.upsert(member: try member.withReadPosition(mark.timetoken), force: true)
+        }
     }
 
     /// Re-applies the optimistic changes of the ops still queued on `target`, oldest first, so the
     /// local object keeps showing the user's own unsent edits.
     func reapplyPending(target: String) throws {
-        for op in try tx.ops(target: target) {
-            switch op.operation {
-            case .setUser(let id, let fields):
-                try tx.upsert(user: try (try tx.user(id: id) ?? User(id: id)).applying(fields), force: true)
-            case .removeUser(let id):
-                try tx.deleteUser(id: id)
-            case .setChannel(let id, let fields):
-                try tx.upsert(channel: try (try tx.channel(id: id) ?? Channel(id: id)).applying(fields), force: true)
-            case .removeChannel(let id):
-                try tx.deleteChannel(id: id)
-            case .setMembership(let channel, let user, let fields):
-                let stored = try tx.member(channelId: channel, userId: user)
-                let member = try (stored ?? Member(channelId: channel, userId: user)).applying(fields)
-                try tx.upsert(member: member, force: true)
-            case .removeMembership(let channel, let user):
-                try tx.deleteMember(channelId: channel, userId: user)
-            case .hardDelete(_, let messageId, _):
-                try tx.deleteMessage(id: messageId)
-            case .setMuteList(let owner, let muted):
-                // The op's change over what shows now (the server's list, earlier ops), as it
-                // will be applied to the server's list when sent.
-                let change = try tx.decodeSnapshot(MuteListChange.self, of: op)
-                try tx.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.shownMutes(owner: owner)) } ?? muted)
-            case .send, .addReaction, .removeReaction, .mention, .receipt, .report, .invite, .push:
-                continue
-            }
+        for op in try tx.ops(target: target) { try apply(op) }
+    }
+
+    /// Re-applies one queued op's optimistic change to the store.
+    private func apply(_ op: OutboxEntry) throws {
+        switch op.operation {
+        case .setUser(let id, let fields):
+            try tx.upsert(user: try (try tx.user(id: id) ?? User(id: id)).applying(fields), force: true)
+        case .removeUser(let id):
+            try tx.deleteUser(id: id)
+        case .setChannel(let id, let fields):
+            try tx.upsert(channel: try (try tx.channel(id: id) ?? Channel(id: id)).applying(fields), force: true)
+        case .removeChannel(let id):
+            try tx.deleteChannel(id: id)
+        case .setMembership(let channel, let user, let fields):
+            let stored = try tx.member(channelId: channel, userId: user)
+            let member = try (stored ?? Member(channelId: channel, userId: user)).applying(fields)
+            try tx.upsert(member: member, force: true)
+        case .removeMembership(let channel, let user):
+            try tx.deleteMember(channelId: channel, userId: user)
+        case .hardDelete(_, let messageId, _):
+            try tx.deleteMessage(id: messageId)
+        case .setMuteList(let owner, let muted):
+            // The op's change over what shows now (the server's list, earlier ops), as it
+            // will be applied to the server's list when sent.
+            let change = try tx.decodeSnapshot(MuteListChange.self, of: op)
+            try tx.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.shownMutes(owner: owner)) } ?? muted)
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .report, .invite, .push, .readPositions:
+            // Nothing local, or (a batch of read positions) laid over each membership by ``reapplyPending(channel:user:)``.
+            break
         }
     }
+
     /// A membership from the server with the stored membership's channel and user objects: a
     /// membership answer or listing carries the other sides only partly (or by id). With
     /// `onlyUnversioned`, a side the server sent whole (it has an eTag) is kept.
@@ -244,6 +291,18 @@ struct LocalOverlay<Custom: ChatCustomData> {
             }
         }
         try reapplyPending(target: target)
+        return Applied(outcome: outcome, overlaid: true)
+    }
+
+    /// As ``overlay(_:after:always:)`` for a membership: its own ops and the batches of read
+    /// positions naming it.
+    private func overlay(member: Member, after outcome: UpsertOutcome, always: Bool = false) throws -> Applied {
+        if !always {
+            guard outcome != .unchanged, try !pendingOps(channel: member.channelId, user: member.userId).isEmpty else {
+                return Applied(outcome: outcome, overlaid: false)
+            }
+        }
+        try reapplyPending(channel: member.channelId, user: member.userId)
         return Applied(outcome: outcome, overlaid: true)
     }
 }

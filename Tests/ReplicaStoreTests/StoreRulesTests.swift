@@ -166,6 +166,10 @@ struct StoreRulesTests {
             .invite(InviteNotice(user: "bob", channel: "direct.1", channelType: "direct")),
             .push(PushRegistration(token: "t0k", service: "apns2", topic: "com.example", environment: "production", change: .add(["a", "b"]))),
             .push(PushRegistration(token: "t0k", service: "fcm", change: .removeDevice)),
+            .readPositions(ReadPositions(user: "me", marks: [
+                ReadMark(channel: "general", timetoken: Timetoken(rawValue: 17_000_000_000_000_001), previous: nil),
+                ReadMark(channel: "lobby", timetoken: Timetoken(rawValue: UInt64.max), previous: Timetoken(rawValue: 9_007_199_254_740_993)),
+            ])),
         ]
     }()
 

@@ -326,34 +326,6 @@ struct ConversationTests {
         #expect(second["pn_fcm"] == nil && second["pn_apns"] == nil && second["type"] == "text")
     }
 
-    @Test("mark all read: each member channel whose newest stored message is unread gets its position and a receipt (none on public ones); again, nothing")
-    func markAllRead() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.join(channel: "lobby")
-        _ = try await world.outbox.join(channel: "quiet")
-        _ = try await world.outbox.drain()
-        let alice = try ChatSDKConversations(world.server, userId: "alice")
-        _ = try await alice.client.setChannel(id: "lobby", fields: ChannelEdit<JSONValue>(wireFields: ["type": "public"]), ifMatch: nil)
-        try await alice.send("one", to: "general")
-        let newest = try await alice.send("two", to: "general")
-        let lobby = try await alice.send("hello", to: "lobby")
-        _ = try await world.sync()
-        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 2, "lobby": 1, "quiet": 0])
-        let moved = try await world.outbox.markAllRead()
-        #expect(Set(moved.keys) == ["general", "lobby"], "quiet has no message")
-        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 0, "lobby": 0, "quiet": 0])
-        let kinds = try await world.entries().map(\.kind)
-        #expect(kinds.filter { $0 == .setMembership }.count == 2 && kinds.filter { $0 == .receipt }.count == 1, "\(kinds)")
-        _ = try await world.outbox.drain()
-        let memberships = try await world.observer().getMemberships(userId: "me", as: WireChat.self).data
-        let positions = Dictionary(uniqueKeysWithValues: memberships.map {
-            ($0.channel.id, $0.custom?.objectValue?[ChatSDKFormat.lastReadKey]?.stringValue)
-        })
-        #expect(positions["general"] == String(newest.rawValue) && positions["lobby"] == String(lobby.rawValue))
-        #expect(try await world.outbox.markAllRead().isEmpty)
-    }
-
     @Test("live: an invitation and a mention on the user's channel reach the invitations and the mentions feed without a sync")
     func liveEvents() async throws {
         let world = try await LiveWorld()

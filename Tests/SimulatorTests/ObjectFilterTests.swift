@@ -168,7 +168,7 @@ struct ObjectFilterTests {
         #expect(ObjectFilter(filter, listing: listing) == nil)
     }
 
-    @Test("a filter over 2,048 characters or nested deeper than 32 is refused, without deep recursion")
+    @Test("a filter over 16,384 characters or nested deeper than 32 is refused, without deep recursion; the Chat SDK's longest mark all read filter fits")
     func bounds() throws {
         let comparison = "id == 'general'"
         let nested = { (depth: Int) in String(repeating: "(", count: depth) + comparison + String(repeating: ")", count: depth) }
@@ -179,14 +179,18 @@ struct ObjectFilterTests {
             try ObjectFilter(parsing: String(repeating: "!(", count: 17) + comparison + String(repeating: ")", count: 17))
         }
 
-        let long = (0..<200).map { "id == '\($0)'" }.joined(separator: " || ")
-        #expect(long.count > 2_048)
+        let long = (0..<2_000).map { "id == '\($0)'" }.joined(separator: " || ")
+        #expect(long.count > 16_384)
         #expect(throws: ObjectFilter.ParseError.tooLong) { try ObjectFilter(parsing: long) }
-        let fits = "name == '" + String(repeating: "a", count: 2_048 - 10) + "'"
-        #expect(fits.count == 2_048 && ObjectFilter(fits) != nil)
+        let fits = "name == '" + String(repeating: "a", count: 16_384 - 10) + "'"
+        #expect(fits.count == 16_384 && ObjectFilter(fits) != nil)
         #expect(throws: ObjectFilter.ParseError.tooLong) { try ObjectFilter(parsing: fits + " ") }
         #expect(throws: ObjectFilter.ParseError.tooLong) { try ObjectFilter(parsing: String(repeating: "(", count: 100_000)) }
-        #expect(throws: ObjectFilter.ParseError.tooLong) { try ObjectFilter(parsing: String(repeating: "🎉", count: 3_000)) }
+        #expect(throws: ObjectFilter.ParseError.tooLong) { try ObjectFilter(parsing: String(repeating: "🎉", count: 20_000)) }
+        // The Chat SDK's mark all read: 100 channels of 92 characters.
+        let markAll = (0..<100).map { "channel.id == '\(String(format: "%03d", $0))\(String(repeating: "c", count: 89))'" }
+            .joined(separator: " || ")
+        #expect(ObjectFilter(markAll, listing: .memberships) != nil)
         // A long flat chain is a loop, not recursion.
         let chain = (0..<150).map { _ in "id=='x'" }.joined(separator: "&&")
         #expect(chain.count <= 2_048 && FilterFixture.holdsForGeneral(chain) == false)

@@ -36,6 +36,9 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     case invite
     /// Register or remove a device for mobile push.
     case push
+    /// Write the current user's read positions of many channels in one membership PATCH (mark
+    /// all read), as the Chat SDK's `markAllMessagesAsRead` does.
+    case readPositions
 }
 
 /// Where an op is in its life. An op leaves the table when it succeeds or is discarded.

@@ -62,6 +62,10 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Register or remove a device for mobile push (PubNub's `/v1/push` for FCM, `/v2/push` for
     /// APNs2). Idempotent: resent as it is.
     case push(PushRegistration)
+    /// Write the user's read positions of many channels (``ReadPositions``) in one membership
+    /// PATCH: each channel's custom data as the server holds it then, with the position, as the
+    /// Chat SDK's `markAllMessagesAsRead` writes them. Laid over each membership until it is sent.
+    case readPositions(ReadPositions)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -82,6 +86,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .setMuteList: .setMuteList
         case .invite: .invite
         case .push: .push
+        case .readPositions: .readPositions
         }
     }
 
@@ -132,7 +137,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.channel
         case .receipt(let channel, _), .hardDelete(let channel, _, _), .report(let channel, _, _): channel
         case .invite(let notice): notice.channel
-        case .setUser, .removeUser, .setMuteList, .push: nil
+        case .setUser, .removeUser, .setMuteList, .push, .readPositions: nil
         }
     }
 
@@ -145,6 +150,7 @@ public enum OutboxOperation: Sendable, Hashable {
             user
         case .mention(let notice): notice.user
         case .invite(let notice): notice.user
+        case .readPositions(let positions): positions.user
         default: nil
         }
     }
@@ -366,6 +372,9 @@ extension OutboxOperation {
                 owner: try need(p.user, "user"), muted: ChatModeration.mutedUsers(fromCustom: try need(p.fields, "fields")["custom"]))
         case .push:
             self = .push(try need(p.message.flatMap { try? $0.decode(as: PushRegistration.self) }, "message"))
+        case .readPositions:
+            let marks = try need(p.message.flatMap { try? $0.decode(as: [ReadMark].self) }, "message")
+            self = .readPositions(ReadPositions(user: try need(p.user, "user"), marks: marks))
         case .invite:
             self = .invite(InviteNotice(
                 user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
@@ -436,6 +445,9 @@ extension OutboxOperation {
             p.message = notice.body
         case .push(let registration):
             p.message = try? JSONValue(encoding: registration)
+        case .readPositions(let positions):
+            p.user = positions.user
+            p.message = try? JSONValue(encoding: positions.marks)
         }
         return p
     }

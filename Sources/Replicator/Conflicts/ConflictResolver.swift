@@ -245,7 +245,7 @@ extension Reconciler {
         case .setUser, .removeUser: .user
         case .setChannel, .removeChannel: .channel
         case .setMembership, .removeMembership: .membership
-        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push: nil
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push, .readPositions: nil
         }
     }
 }

@@ -19,7 +19,7 @@ enum MembershipLookup {
             -> ObjectPage<WireMembership<DefaultChatCustom>>
     ) async throws -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)? {
         let scope = "memberships:\(user)"
-        let filter = channel.contains { $0 == "'" || $0 == "\\" } ? nil : "channel.id == '\(channel)'"
+        let filter = canName(channel) ? Self.filter([channel]) : nil
         let pages = ObjectPages(scope: scope, query: ObjectListQuery(limit: 100, filter: filter)) { query in
             try await run(scope) { () async throws(WireError) in
                 try await client.getMemberships(userId: user, query, as: DefaultChatCustom.self)
@@ -31,5 +31,17 @@ enum MembershipLookup {
             }
         }
         return nil
+    }
+
+    /// The filter of a user's memberships naming exactly `channels`:
+    /// `channel.id == 'a' || channel.id == 'b'`, as the Chat SDK writes it. Each id must pass ``canName(_:)``.
+    static func filter(_ channels: [String]) -> String {
+        channels.map { "channel.id == '\($0)'" }.joined(separator: " || ")
+    }
+
+    /// Whether a channel id can be named in a filter: no quote, no backslash (how PubNub escapes
+    /// them is not documented).
+    static func canName(_ channel: String) -> Bool {
+        !channel.contains { $0 == "'" || $0 == "\\" }
     }
 }

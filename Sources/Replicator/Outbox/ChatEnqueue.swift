@@ -127,10 +127,15 @@ extension OpTransaction {
         }
         var custom = try Self.customData(of: stored)
         // `force` moves the position back on purpose (a repair).
-        if !force, !Self.readPosition(in: custom, isBefore: timetoken, now: now) {
+        if !force, !ReadPosition.moves(in: .object(custom), to: timetoken, now: now) {
             return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
-        custom[ChatSDKFormat.lastReadKey] = .string(String(timetoken.rawValue))
+        if !force, try batchNames(channelId, userId: userId) {
+            // The channel waits in an unsent mark all read: its position is raised there.
+            var ids = [receiptOpId, opId].makeIterator()
+            return try batchReadPosition(stored, timetoken: timetoken, opIds: { ids.next() ?? opId }, now: now)
+        }
+        custom = ReadPosition.setting(timetoken, in: custom)
         let written = try enqueueSetMembership(
             opId: opId, channelId: channelId, userId: userId, fields: ["custom": .object(custom)], now: now)
         guard try tx.channel(id: channelId)?.type != "public", let membershipOp = written.opId else { return written }
@@ -140,14 +145,7 @@ extension OpTransaction {
 
     /// A membership's custom data as JSON fields (none when there is no membership or no data).
     static func customData(of member: Member?) throws -> [String: JSONValue] {
-        try member?.custom.map { try JSONValue(encoding: $0).objectValue ?? [:] } ?? [:]
-    }
-
-    /// Whether `custom`'s read position may move to `timetoken`: read positions only move forward,
-    /// and a stored one in the future is no position (``ReplicaModel/ReadPosition``).
-    static func readPosition(in custom: [String: JSONValue], isBefore timetoken: Timetoken, now: Date) -> Bool {
-        guard let current = ReadPosition.timetoken(in: .object(custom)), ReadPosition.isPlausible(current, now: now) else { return true }
-        return current < timetoken
+        try member?.customFields() ?? [:]
     }
 }
 
@@ -167,8 +165,8 @@ extension OpTransaction {
         var custom = try fields["custom"]?.objectValue ?? Self.customData(of: stored)
         // A later position (another device read further) is kept.
         let joinedAt = try Timetoken(date: now)
-        if Self.readPosition(in: custom, isBefore: joinedAt, now: now) {
-            custom[ChatSDKFormat.lastReadKey] = .string(String(joinedAt.rawValue))
+        if ReadPosition.moves(in: .object(custom), to: joinedAt, now: now) {
+            custom = ReadPosition.setting(joinedAt, in: custom)
         }
         fields["custom"] = .object(custom)
         return try enqueueSetMembership(opId: opId, channelId: channelId, userId: userId, fields: fields, now: now)

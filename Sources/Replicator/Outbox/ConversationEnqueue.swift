@@ -42,7 +42,7 @@ extension OpTransaction {
             opId: opIds(), channelId: channelId, userId: host,
             fields: [
                 "status": .string(ChatSDKFormat.joinedStatus),
-                "custom": [ChatSDKFormat.lastReadKey: .string(String(joinedAt.rawValue))],
+                "custom": .object(ReadPosition.setting(joinedAt, in: [:])),
             ],
             after: channel.opId, now: now)
         var invitations: [OutboxReceipt<Member>] = []
@@ -68,7 +68,7 @@ extension OpTransaction {
         try Validation.validateIdentifier(user, field: "user")
         let fields: [String: JSONValue] = [
             "status": .string(ChatSDKFormat.pendingStatus),
-            "custom": [ChatSDKFormat.lastReadKey: .string(String(try Timetoken(date: now).rawValue))],
+            "custom": .object(ReadPosition.setting(try Timetoken(date: now), in: [:])),
         ]
         let membership = try enqueueCreateMembership(opId: opIds(), channelId: channelId, userId: user, fields: fields, after: channelOp, now: now)
         // A membership the store holds already: no invitation, as the Chat SDK's `invite` returns it.

@@ -10,6 +10,8 @@ enum Completion {
     case user(ChatUser<JSONValue>)
     case channel(ChatChannel<JSONValue>)
     case membership(WireMembership<DefaultChatCustom>?)
+    /// A batch of read positions: the channels it wrote and the server's memberships of its channels.
+    case memberships(written: Set<String>, [WireMembership<DefaultChatCustom>])
     /// A mute list's owner and the server's version of it.
     case muteList(owner: String, StoredMuteList)
     case none
@@ -132,7 +134,7 @@ extension Outbox {
         case .removeReaction: return false
         case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
         case .setUser, .setChannel: return !entry.rebase && entry.baseETag != OutboxKeys.createOnlyBase
-        case .setMuteList, .invite: return false
+        case .setMuteList, .invite, .readPositions: return false
         default: return true
         }
     }
@@ -180,6 +182,15 @@ extension Outbox {
                 return false
             }
         }
+        if case .readPositions(let positions) = entry.operation {
+            // The server's memberships first: only positions that still move are written.
+            let plan = try await ReadPositionsWrite.plan(positions, client: client, now: clock.now)
+            guard !plan.sets.isEmpty else {
+                try await complete(entry, .memberships(written: [], plan.server))
+                return false
+            }
+            resolved.membershipSets = plan.sets
+        }
         if case .setMuteList(let owner, _) = entry.operation {
             resolved.serverMuted = try await serverMuteList(of: owner)
         }
@@ -222,10 +233,12 @@ extension Outbox {
         }
         drainReport.attempts += 1
         let response = try await client.perform(request)
-        return try await complete(inflight, try decodeCompletion(of: inflight, from: response), next: lane)
+        return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved), next: lane)
     }
 
-    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse) throws(WireError) -> Completion {
+    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved)
+        throws(WireError) -> Completion
+    {
         switch entry.kind {
         case .send:
             return .published(try PubNubClient.publishTimetoken(from: response))
@@ -239,6 +252,12 @@ extension Outbox {
             let page = try PubNubClient.page(
                 of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
             return .membership(page.data.first { $0.channel.id == entry.operation.channel })
+        case .readPositions:
+            let page = try PubNubClient.page(
+                of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
+            let channels = Set(entry.readPositions?.channels ?? [])
+            return .memberships(
+                written: Set(resolved.membershipSets?.map(\.id) ?? []), page.data.filter { channels.contains($0.channel.id) })
         case .mention, .receipt, .report, .invite:
             return .published(try PubNubClient.publishTimetoken(from: response))
         case .setMuteList:
@@ -270,13 +289,9 @@ extension Outbox {
         case .user(let user): result = .user(try Self.convert(user))
         case .channel(let channel): result = .channel(try Self.convert(channel))
         case .membership(let membership):
-            result = .membership(try membership.map { wire in
-                ChatMember<Custom>(
-                    channel: try Self.convert(wire.channel), user: try ChatUser(id: p.user ?? userId),
-                    status: wire.status, type: wire.type,
-                    custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try Self.convert(value) },
-                    updated: wire.updated, eTag: wire.eTag)
-            })
+            result = .membership(try membership.map { try Self.member($0, user: p.user ?? userId) })
+        case .memberships(let written, let memberships):
+            result = .memberships(written: written, try memberships.map { try Self.member($0, user: p.user ?? userId) })
         case .muteList(let owner, let list): result = .muteList(owner: owner, list)
         case .none: result = .none
         }
@@ -289,6 +304,14 @@ extension Outbox {
         }
         drainReport.completed += 1
         return next
+    }
+
+    /// A membership of `user` from a membership answer, in the store's custom type.
+    private static func member(_ wire: WireMembership<DefaultChatCustom>, user: String) throws -> ChatMember<Custom> {
+        ChatMember<Custom>(
+            channel: try convert(wire.channel), user: try ChatUser(id: user), status: wire.status, type: wire.type,
+            custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try convert(value) },
+            updated: wire.updated, eTag: wire.eTag)
     }
 
     /// Rebases a conflicted edit that the app retried on the server's current eTag.

@@ -34,12 +34,13 @@ extension Outbox {
         case .setUser, .setChannel:
             return try await probeEdit(entry)
         case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete,
-             .setMuteList, .push:
+             .setMuteList, .push, .readPositions:
             // A resent add answers 409 when it had arrived; a resent removal finds nothing to
             // remove; membership and delete requests are idempotent. A signal is never stored, so
             // nothing can be looked up; a read receipt said twice means the same. Deleting a
             // history range twice deletes nothing more. A mute list is written whole: twice is once.
-            // A push registration sets channels on a device: twice is once.
+            // A push registration sets channels on a device: twice is once. A batch of read
+            // positions reads the server's first and writes only the ones that still move.
             return .resend
         }
     }

@@ -87,29 +87,33 @@ extension Outbox {
     }
 
     /// Marks every channel the user is a member of read up to its newest stored message, as the
-    /// Chat SDK's `markAllMessagesAsRead`: in one transaction, each channel whose position moves
-    /// gets its read position (``markRead(channel:upTo:force:)``: merged into an unsent write of the
-    /// same membership) and its receipt signal (not on `public` channels). Channels already read
-    /// queue nothing.
+    /// Chat SDK's `markAllMessagesAsRead`: one op writes the positions of up to 100 channels in
+    /// one membership PATCH (PubNub's limit; more channels, more ops), then each channel that
+    /// moved gets its receipt signal (not on `public` channels). Channels already read queue nothing.
     ///
-    /// Unlike the Chat SDK, which writes every membership in one request, each channel's position
-    /// is its own membership write (one request per channel that moved): that write merges with
-    /// the channel's other unsent membership edits and is laid over pulls like them.
+    /// Offline it coalesces: a second `markAllRead()` (or a ``markRead(channel:upTo:force:)``
+    /// of a channel it names) before the op is sent raises the positions in it. Until it is sent,
+    /// each membership shows its new position over whatever a pull brings. A channel with an
+    /// unsent edit of its own membership takes its position in that edit instead, and an edit
+    /// made later waits for the batch, so the two never race. A channel the user may not write
+    /// (banned) is left as it is.
     ///
-    /// - Returns: the receipts of the channels whose position moved, by channel.
+    /// When it is sent, the server's memberships of its channels are read first (one request):
+    /// each gets its custom data as the server holds it with the new position; a position the
+    /// server already has (or passed) is not written, and a membership removed elsewhere is not
+    /// made again (`docs/chat.md`, "Mark all read").
+    ///
+    /// ```swift
+    /// let moved = try await outbox.markAllRead()   // one op for up to 100 channels
+    /// print(moved.keys.sorted())                    // the channels whose position moved
+    /// ```
+    ///
+    /// - Returns: the receipts of the channels whose position moved, by channel (the batch's op
+    ///   id, or the membership op a channel's position went into).
     @discardableResult
     public func markAllRead() async throws -> [String: OutboxReceipt<ChatMember<Custom>>] {
         let now = clock.now, userId = userId
-        return try await commit { tx in
-            var receipts: [String: OutboxReceipt<ChatMember<Custom>>] = [:]
-            for (channel, newest) in try tx.tx.newestTimetokens(inChannelsOf: userId).sorted(by: { $0.key < $1.key })
-            where ReadPosition.isPlausible(newest, now: now) {
-                let receipt = try tx.enqueueMarkRead(
-                    opId: Self.newOpId(), channelId: channel, userId: userId, timetoken: newest, receiptOpId: Self.newOpId(), now: now)
-                if receipt.opId != nil { receipts[channel] = receipt }
-            }
-            return receipts
-        }
+        return try await commit { try $0.enqueueMarkAllRead(userId: userId, opIds: Self.newOpId, now: now) }
     }
 
     /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's

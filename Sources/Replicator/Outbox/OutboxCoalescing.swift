@@ -28,6 +28,35 @@ extension OpTransaction {
         return (id, .enqueued)
     }
 
+    /// A read position of mark all read: it raises the position in the user's newest unsent batch
+    /// that names the channel, or joins the newest one with room (``ReadPositionsWrite/fits(_:)``),
+    /// else a new batch is queued. Returns the batch's id.
+    func insertOrMerge(_ mark: ReadMark, user: String, opId: () -> String, now: Date) throws -> (String, OutboxDisposition) {
+        let target = OutboxKeys.readPositions(user)
+        let unsent = try tx.ops(target: target).filter(\.isCertainlyUnsent).sorted { $0.seq < $1.seq }
+        let naming = unsent.first { $0.readPositions?.mark(in: mark.channel) != nil }
+        if var batch = naming ?? unsent.last(where: { ReadPositionsWrite.fits(($0.readPositions?.channels ?? []) + [mark.channel]) }),
+           var positions = batch.readPositions
+        {
+            if let index = positions.marks.firstIndex(where: { $0.channel == mark.channel }) {
+                // The position it replaced locally stays the first one's.
+                positions.marks[index].timetoken = mark.timetoken
+            } else {
+                positions.marks.append(mark)
+            }
+            batch.operation = .readPositions(positions)
+            batch.coalesced.append("read position \(mark.timetoken) in \(mark.channel)")
+            batch.updatedAt = now
+            try tx.save(batch)
+            changes.events.append(.coalesced(into: batch.id, cancelled: []))
+            changes.wakesDrain = true
+            return (batch.id, .merged(into: batch.id))
+        }
+        let id = opId()
+        try insert(NewOutboxRow(.readPositions(ReadPositions(user: user, marks: [mark])), lane: target, target: target), id: id, now: now)
+        return (id, .enqueued)
+    }
+
     /// A removal after an unsent set: nothing at all when the object never reached the server
     /// (the set was made on no server version, and no earlier op on the object may have created
     /// it there), otherwise the set becomes the removal.
@@ -91,7 +120,18 @@ extension OpTransaction {
     /// (``ReplicaModel/Validation/validateIdentifier(_:field:)``): the store keeps ids a server gave
     /// as given (``ReplicaModel/Validation/validateStoredIdentifier(_:field:)``), but nothing this
     /// device writes uses an id PubNub documents as invalid.
+    ///
+    /// A membership op queued while a batch of read positions naming its membership may still be
+    /// sent waits for that batch (``liveReadPositions(of:naming:)``): the two writes never race,
+    /// and the later one is based on the version the batch produced.
     func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
+        var op = op
+        if op.dependsOn == nil, op.operation.kind == .setMembership || op.operation.kind == .removeMembership,
+           let channel = op.operation.channel, let user = op.operation.user,
+           let batch = try liveReadPositions(of: user, naming: channel)
+        {
+            op.dependsOn = batch.id
+        }
         if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
         if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
         try checkRestrictions(op.operation)

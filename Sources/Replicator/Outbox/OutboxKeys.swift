@@ -29,6 +29,9 @@ enum OutboxKeys {
     static func mention(_ messageId: String, _ user: String) -> String { "mention:\(messageId)/\(user)" }
     /// The current user's read receipt signal on a channel; also its lane.
     static func receipt(_ channel: String) -> String { "receipt:\(channel)" }
+    /// A user's batched read positions (mark all read); also their lane. Each op of it is laid
+    /// over the memberships it names (``LocalOverlay``).
+    static func readPositions(_ user: String) -> String { "read-positions:\(user)" }
     /// A membership; also its lane.
     static func member(_ channel: String, _ user: String) -> String { "member:\(channel)/\(user)" }
     /// A user's metadata; also its lane.

@@ -19,6 +19,9 @@ enum OutboxRequests {
         /// The server's mute list read just before a mute list write (nil: not read; the op's own
         /// list is sent, as the dry run shows it).
         var serverMuted: [String]?
+        /// A batch of read positions' set entries, planned from the server's memberships read
+        /// just before (``ReadPositionsWrite/plan(_:client:now:)``).
+        var membershipSets: [MembershipSet<JSONValue>]?
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -132,6 +135,9 @@ enum OutboxRequests {
                 // One message: `end` inclusive, `start` exclusive.
                 return client.deleteMessagesRequest(
                     channel: channel, start: Timetoken(rawValue: timetoken.rawValue &+ 1), end: timetoken)
+            case .readPositions(let positions):
+                let sets = try need(resolved.membershipSets, "the server's memberships of the batch (read just before the write)")
+                return try ReadPositionsWrite.request(positions, sets: sets, client: client)
             case .receipt(let channel, let timetoken):
                 return try client.signalRequest(
                     SignalRequest(channel: channel, message: ChatSDKFormat.receiptSignal(messageTimetoken: timetoken)))

@@ -181,6 +181,14 @@ final class OpTransaction<Custom: ChatCustomData> {
                 let stored = try overlay.storeAnswer(member: member)
                 try rebaseLaterOps(target: OutboxKeys.member(member.channelId, member.userId), on: stored)
             }
+        case .memberships(let written, let members):
+            for member in members {
+                let stored = try overlay.storeAnswer(member: member)
+                // Only a version this op produced is the base of the edits queued after it.
+                if written.contains(member.channelId) {
+                    try rebaseLaterOps(target: OutboxKeys.member(member.channelId, member.userId), on: stored)
+                }
+            }
         case .muteList(let owner, let list):
             // The op has left the table: the later unsent writes of the list are laid over the answer.
             try overlay.applyServer(muteList: list, owner: owner)
@@ -343,7 +351,13 @@ final class OpTransaction<Custom: ChatCustomData> {
     @discardableResult
     func withdraw(_ entry: OutboxEntry, undo: Undo) throws -> [String] {
         var removed = [entry.id]
-        for dependent in try tx.ops(dependingOn: entry.id) {
+        for var dependent in try tx.ops(dependingOn: entry.id) {
+            if entry.kind == .readPositions, dependent.kind != .receipt {
+                // A membership edit only waited for the batch (`insert`): it stays, and goes now.
+                dependent.dependsOn = nil
+                try tx.save(dependent)
+                continue
+            }
             try tx.deleteOp(id: dependent.id)
             removed.append(dependent.id)
         }
@@ -426,6 +440,8 @@ enum OpResult<Custom: ChatCustomData> {
     case user(ChatUser<Custom.User>)
     case channel(ChatChannel<Custom.Channel>)
     case membership(ChatMember<Custom>?)
+    /// A batch of read positions: the channels it wrote and the server's memberships of its channels.
+    case memberships(written: Set<String>, [ChatMember<Custom>])
     case muteList(owner: String, StoredMuteList)
     case none
 }

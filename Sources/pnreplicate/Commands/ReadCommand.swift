@@ -12,7 +12,7 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The channel.") var channel: String?
-    @Flag(name: .long, help: "Every channel you are a member of, up to its newest stored message (as the Chat SDK's markAllMessagesAsRead).") var all = false
+    @Flag(name: .long, help: "Every channel you are a member of, up to its newest stored message: one op per 100 channels, then a receipt each (as the Chat SDK's markAllMessagesAsRead).") var all = false
     @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken (at most the present plus 10 minutes).") var upTo: String?
     @Flag(name: .long, help: "Move the read position even backwards (repairs one set too far).") var force = false
 
@@ -22,7 +22,7 @@ struct ReadCommand: AsyncParsableCommand {
                 guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
                 let session = try await Session(store: options, connection: connection, existing: true)
                 let moved = try await session.outbox.markAllRead()
-                if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: moved.values.compactMap(\.opId).sorted())) }
+                if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: Set(moved.values.compactMap(\.opId)).sorted())) }
                 Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
                 return
             }
@@ -45,7 +45,8 @@ struct ReadCommand: AsyncParsableCommand {
     }
 }
 
-/// What `read --all --json` prints: the channels whose read position moved and their ops.
+/// What `read --all --json` prints: the channels whose read position moved and the ops that
+/// carry them (a batch per 100 channels, or a channel's own membership edit).
 struct MarkAllReadOutput: Encodable {
     var channels: [String]
     var opIds: [String]

@@ -1,0 +1,65 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// How a batch of read positions (``ReplicaStore/OutboxOperation/readPositions(_:)``) goes over
+/// the wire, as the Chat SDK's `markAllMessagesAsRead` sends it: the user's memberships of those
+/// channels are read (one request, filtered on their ids), then one membership PATCH sets each
+/// channel's custom data (as the server holds it, with the position) and leaves its status and
+/// type out, so the server keeps them. The PATCH's answer, filtered the same way, is each
+/// membership's new version (its eTag is the next edit's base).
+///
+/// The read before the write makes the op safe to send again: a position the server holds
+/// already (or a later one) is not written, and a membership the server no longer has is not
+/// made again. A change of another custom key between the read and the write is overwritten, as
+/// it is by the Chat SDK (`docs/chat.md`, "Mark all read").
+enum ReadPositionsWrite {
+    /// The longest filter expression a batch may need, in bytes: it goes in the URL of both requests.
+    static let maxFilterBytes = 8192
+
+    /// Whether a channel can be in a batch: its id can be named in the filter
+    /// (``MembershipLookup/canName(_:)``). One that cannot is marked read with a membership write
+    /// of its own.
+    static func canBatch(_ channel: String) -> Bool { MembershipLookup.canName(channel) }
+
+    /// Whether one batch may hold `channels`: at most ``ReplicaStore/ReadPositions/maxChannels``
+    /// (PubNub's limit per PATCH), their filter within ``maxFilterBytes``.
+    static func fits(_ channels: [String]) -> Bool {
+        channels.count <= ReadPositions.maxChannels && MembershipLookup.filter(channels).utf8.count <= maxFilterBytes
+    }
+
+    /// What one attempt sends: the set entries of the channels whose position still moves, and
+    /// the server's memberships of the batch's channels as read.
+    struct Plan {
+        var sets: [MembershipSet<JSONValue>]
+        var server: [WireMembership<DefaultChatCustom>]
+    }
+
+    /// Reads the user's memberships of the batch's channels and plans the PATCH.
+    static func plan(_ positions: ReadPositions, client: PubNubClient, now: Date) async throws -> Plan {
+        let user = positions.user, wanted = Set(positions.channels)
+        let query = ObjectListQuery(limit: 100, filter: MembershipLookup.filter(positions.channels))
+        let pages = ObjectPages(scope: "memberships:\(user)", query: query) { query in
+            try await client.getMemberships(userId: user, query, as: DefaultChatCustom.self)
+        }
+        var server: [String: WireMembership<DefaultChatCustom>] = [:]
+        for try await page in pages {
+            for membership in page.data where wanted.contains(membership.channel.id) { server[membership.channel.id] = membership }
+        }
+        var sets: [MembershipSet<JSONValue>] = []
+        for mark in positions.marks {
+            guard let remote = server[mark.channel] else { continue }
+            let custom = try remote.custom.map { try JSONValue(encoding: $0) }
+            guard ReadPosition.moves(in: custom, to: mark.timetoken, now: now) else { continue }
+            sets.append(MembershipSet(id: mark.channel, custom: .object(ReadPosition.setting(mark.timetoken, in: custom?.objectValue ?? [:]))))
+        }
+        return Plan(sets: sets, server: Array(server.values))
+    }
+
+    /// The PATCH of `sets` for `positions`' user, answered with the memberships of the batch's channels.
+    static func request(_ positions: ReadPositions, sets: [MembershipSet<JSONValue>], client: PubNubClient) throws(WireError) -> WireRequest {
+        try client.setMembershipsRequest(
+            userId: positions.user, set: sets, remove: [], query: ObjectListQuery(limit: 100, filter: MembershipLookup.filter(positions.channels)))
+    }
+}
