@@ -251,6 +251,21 @@ struct ConversationCommandTests {
         var meta = sharedLine["meta"] as? [String: Any] ?? [:]
         meta["pnr_op"] = nil   // pnreplicate's own marker of the op that published it
         #expect(canonicalJSON(meta) == canonicalJSON(["originalPublisher": "bob", "originalChannelId": directId]))
+
+        // Mark all read reads as the Chat SDK's `markAllMessagesAsRead`: one op for every channel,
+        // each position the channel's newest message, each status kept.
+        let marked = try await alice.json(["read", "--all"], offline: true) as? [String: Any] ?? [:]
+        #expect((marked["channels"] as? [String])?.sorted() == [directId, "general"].sorted(), "\(marked)")
+        #expect((marked["opIds"] as? [Any])?.count == 1, "one op: \(marked)")
+        try await alice.sync()
+        #expect(try await alice.outbox().isEmpty)
+        let positions = try await peer.lines("memberships", ["--user", "alice"])
+        for (channel, status) in [("general", "joined"), (directId, "pending")] {
+            let membership = positions.first { $0["channelId"] as? String == channel }
+            let newest = try #require(try await peer.history(of: channel).last?["timetoken"] as? Int)
+            let position = (membership?["custom"] as? [String: Any])?["lastReadMessageTimetoken"] as? String
+            #expect(membership?["status"] as? String == status && position == String(newest), "\(channel): \(positions)")
+        }
     }
 
     @Test("a direct conversation opened offline on pnreplicate and by a Chat SDK client meets in one channel: two memberships, every message once, no invitation of a member",

@@ -133,7 +133,8 @@ extension OpTransaction {
         if !force, try batchNames(channelId, userId: userId) {
             // The channel waits in an unsent mark all read: its position is raised there.
             var ids = [receiptOpId, opId].makeIterator()
-            return try batchReadPosition(stored, timetoken: timetoken, opIds: { ids.next() ?? opId }, now: now)
+            let receipts = try batchReadPositions([(stored, timetoken)], user: userId, opIds: { ids.next() ?? opId }, now: now)
+            return receipts[channelId] ?? OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
         custom = ReadPosition.setting(timetoken, in: custom)
         let written = try enqueueSetMembership(

@@ -28,33 +28,54 @@ extension OpTransaction {
         return (id, .enqueued)
     }
 
-    /// A read position of mark all read: it raises the position in the user's newest unsent batch
-    /// that names the channel, or joins the newest one with room (``ReadPositionsWrite/fits(_:)``),
-    /// else a new batch is queued. Returns the batch's id.
-    func insertOrMerge(_ mark: ReadMark, user: String, opId: () -> String, now: Date) throws -> (String, OutboxDisposition) {
+    /// Read positions of mark all read, for `user`'s batches: each raises the position in the
+    /// newest unsent batch that names its channel, or joins the newest one with room
+    /// (``ReadPositionsWrite/fits(_:)``); the rest fill new batches. Each batch changed is saved
+    /// once. Returns the batch each channel went into.
+    func insertOrMerge(_ marks: [ReadMark], user: String, opId: () -> String, now: Date) throws
+        -> [String: (id: String, disposition: OutboxDisposition)]
+    {
         let target = OutboxKeys.readPositions(user)
-        let unsent = try tx.ops(target: target).filter(\.isCertainlyUnsent).sorted { $0.seq < $1.seq }
-        let naming = unsent.first { $0.readPositions?.mark(in: mark.channel) != nil }
-        if var batch = naming ?? unsent.last(where: { ReadPositionsWrite.fits(($0.readPositions?.channels ?? []) + [mark.channel]) }),
-           var positions = batch.readPositions
-        {
-            if let index = positions.marks.firstIndex(where: { $0.channel == mark.channel }) {
-                // The position it replaced locally stays the first one's.
-                positions.marks[index].timetoken = mark.timetoken
+        var unsent = try tx.ops(target: target).filter(\.isCertainlyUnsent).sorted { $0.seq < $1.seq }
+        var positions = unsent.map { $0.readPositions?.marks ?? [] }
+        var merged: [Int: Int] = [:], fresh: [[ReadMark]] = []
+        var result: [String: (id: String, disposition: OutboxDisposition)] = [:]
+        for mark in marks {
+            if let i = positions.firstIndex(where: { $0.contains { $0.channel == mark.channel } }),
+               let m = positions[i].firstIndex(where: { $0.channel == mark.channel })
+            {
+                // The position it replaced locally stays the first mark's.
+                positions[i][m].timetoken = mark.timetoken
+                merged[i, default: 0] += 1
+            } else if let i = positions.indices.last(where: { ReadPositionsWrite.fits(positions[$0].map(\.channel) + [mark.channel]) }) {
+                positions[i].append(mark)
+                merged[i, default: 0] += 1
             } else {
-                positions.marks.append(mark)
+                if let last = fresh.indices.last, ReadPositionsWrite.fits(fresh[last].map(\.channel) + [mark.channel]) {
+                    fresh[last].append(mark)
+                } else {
+                    fresh.append([mark])
+                }
+                continue
             }
-            batch.operation = .readPositions(positions)
-            batch.coalesced.append("read position \(mark.timetoken) in \(mark.channel)")
-            batch.updatedAt = now
-            try tx.save(batch)
-            changes.events.append(.coalesced(into: batch.id, cancelled: []))
-            changes.wakesDrain = true
-            return (batch.id, .merged(into: batch.id))
         }
-        let id = opId()
-        try insert(NewOutboxRow(.readPositions(ReadPositions(user: user, marks: [mark])), lane: target, target: target), id: id, now: now)
-        return (id, .enqueued)
+        for (i, count) in merged.sorted(by: { $0.key < $1.key }) {
+            unsent[i].operation = .readPositions(ReadPositions(user: user, marks: positions[i]))
+            unsent[i].coalesced.append("read positions of \(count) channel(s)")
+            unsent[i].updatedAt = now
+            try tx.save(unsent[i])
+            changes.events.append(.coalesced(into: unsent[i].id, cancelled: []))
+            changes.wakesDrain = true
+            for mark in marks where positions[i].contains(where: { $0.channel == mark.channel }) {
+                result[mark.channel] = (unsent[i].id, .merged(into: unsent[i].id))
+            }
+        }
+        for batch in fresh {
+            let id = opId()
+            try insert(NewOutboxRow(.readPositions(ReadPositions(user: user, marks: batch)), lane: target, target: target), id: id, now: now)
+            for mark in batch { result[mark.channel] = (id, .enqueued) }
+        }
+        return result
     }
 
     /// A removal after an unsent set: nothing at all when the object never reached the server

@@ -20,6 +20,7 @@ extension OpTransaction {
     /// - Returns: the receipts of the channels whose position moved, by channel.
     func enqueueMarkAllRead(userId: String, opIds: () -> String, now: Date) throws -> [String: OutboxReceipt<Member>] {
         var receipts: [String: OutboxReceipt<Member>] = [:]
+        var batched: [(member: Member, timetoken: Timetoken)] = []
         for (channel, newest) in try tx.newestTimetokens(inChannelsOf: userId).sorted(by: { $0.key < $1.key })
         where ReadPosition.isPlausible(newest, now: now) {
             guard let stored = try tx.member(channelId: channel, userId: userId),
@@ -30,32 +31,45 @@ extension OpTransaction {
             } catch is OutboxError {
                 continue
             }
-            let receipt: OutboxReceipt<Member>
-            if try tx.latestOp(target: OutboxKeys.member(channel, userId)) != nil || !ReadPositionsWrite.canBatch(channel) {
-                receipt = try enqueueMarkRead(
-                    opId: opIds(), channelId: channel, userId: userId, timetoken: newest, receiptOpId: opIds(), now: now)
-            } else {
-                receipt = try batchReadPosition(stored, timetoken: newest, opIds: opIds, now: now)
+            guard try tx.latestOp(target: OutboxKeys.member(channel, userId)) != nil || !ReadPositionsWrite.canBatch(channel) else {
+                batched.append((stored, newest))
+                continue
             }
+            let receipt = try enqueueMarkRead(
+                opId: opIds(), channelId: channel, userId: userId, timetoken: newest, receiptOpId: opIds(), now: now)
             if receipt.opId != nil { receipts[channel] = receipt }
         }
-        return receipts
+        return receipts.merging(try batchReadPositions(batched, user: userId, opIds: opIds, now: now)) { $1 }
     }
 
-    /// Marks one stored membership read up to `timetoken` in the user's batch: the local row
-    /// shows it at once; the position joins the newest unsent batch that names the channel or has
-    /// room, else a new batch; the receipt signal waits for the batch.
-    func batchReadPosition(_ stored: Member, timetoken: Timetoken, opIds: () -> String, now: Date) throws -> OutboxReceipt<Member> {
-        let channel = stored.channelId, user = stored.userId
-        try checkRestrictions(.setMembership(channel: channel, user: user, fields: [:]))
-        let local = try stored.withReadPosition(timetoken)
-        try tx.upsert(member: local, force: true)
-        let mark = ReadMark(channel: channel, timetoken: timetoken, previous: ReadPosition.timetoken(in: .object(try stored.customFields())))
-        let (opId, disposition) = try insertOrMerge(mark, user: user, opId: opIds, now: now)
-        if try tx.channel(id: channel)?.type != "public" {
-            try queueReceipt(channelId: channel, timetoken: timetoken, after: opId, opId: opIds(), now: now)
+    /// Marks stored memberships of `user` read in the user's batches: each local row shows its
+    /// position at once; the positions join the unsent batches or new ones
+    /// (``insertOrMerge(_:user:opId:now:)``); each channel's receipt signal waits for its batch
+    /// (not on `public` channels).
+    ///
+    /// - Returns: the receipts by channel (the batch's op id).
+    func batchReadPositions(_ reads: [(member: Member, timetoken: Timetoken)], user: String, opIds: () -> String, now: Date) throws
+        -> [String: OutboxReceipt<Member>]
+    {
+        var marks: [ReadMark] = [], locals: [String: Member] = [:]
+        for (stored, timetoken) in reads {
+            try checkRestrictions(.setMembership(channel: stored.channelId, user: user, fields: [:]))
+            let local = try stored.withReadPosition(timetoken)
+            try tx.upsert(member: local, force: true)
+            locals[stored.channelId] = local
+            marks.append(ReadMark(
+                channel: stored.channelId, timetoken: timetoken, previous: ReadPosition.timetoken(in: .object(try stored.customFields()))))
         }
-        return OutboxReceipt(value: local, opId: opId, disposition: disposition)
+        let batches = try insertOrMerge(marks, user: user, opId: opIds, now: now)
+        var receipts: [String: OutboxReceipt<Member>] = [:]
+        for mark in marks {
+            guard let batch = batches[mark.channel] else { continue }
+            if try tx.channel(id: mark.channel)?.type != "public" {
+                try queueReceipt(channelId: mark.channel, timetoken: mark.timetoken, after: batch.id, opId: opIds(), now: now)
+            }
+            receipts[mark.channel] = OutboxReceipt(value: locals[mark.channel], opId: batch.id, disposition: batch.disposition)
+        }
+        return receipts
     }
 
     /// Whether an unsent batch of `userId`'s read positions names `channel` while no op of the
