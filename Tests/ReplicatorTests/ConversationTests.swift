@@ -487,6 +487,24 @@ struct ConversationTests {
         #expect(Set(members.map { "\($0.uuid.id):\($0.status ?? "-")" }) == ["me:joined", "bob:pending"])
     }
 
+    @Test("inviting a user someone else invited already (a pending membership) keeps theirs and sends no second invitation event, as the Chat SDK's invite")
+    func inviteOfAnInvitee() async throws {
+        let world = try World()
+        let carol = try ChatSDKConversations(world.server, userId: "carol")
+        _ = try await carol.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
+        try await carol.invite("bob", to: "team", type: "group")
+        let before = await world.server.storedMessages(channel: "bob").count
+        _ = try await world.outbox.join(channel: "team")
+        _ = try await world.outbox.drain()
+        _ = try await world.outbox.invite("bob", to: "team")
+        let report = try await world.outbox.drain()
+        #expect(report.remaining == 0 && report.deadLetters == 0 && report.completed == 2, "the membership and the skipped event: \(report)")
+        #expect(await world.server.storedMessages(channel: "bob").count == before, "no second invitation")
+        let members = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data
+        let bob = try #require(members.first { $0.uuid.id == "bob" })
+        #expect(bob.status == "pending" && bob.custom?.objectValue?[ChatSDKFormat.lastReadKey] == "17000000000000000", "carol's invitation is kept")
+    }
+
     @Test("a thread's reply count leaves out replies their author soft-deleted, not ones another user marked deleted")
     func replyCountFollowsDeletion() async throws {
         let world = try World()

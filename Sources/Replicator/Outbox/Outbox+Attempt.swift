@@ -175,7 +175,10 @@ extension Outbox {
             case .proceed:
                 break
             case .applied(let membership):
-                try await complete(entry, membership.map { .membership($0) } ?? .none)
+                // An invitation of a user who has a membership already (someone else's pending
+                // one too) sends no event, as the Chat SDK's `invite` returns the member.
+                let invite = entry.baseETag == OutboxKeys.createOnlyBase ? try await unsentInvite(of: entry) : nil
+                try await complete(entry, membership.map { .membership($0) } ?? .none, skipping: invite)
                 return false
             case .changed(let message):
                 await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
@@ -274,13 +277,18 @@ extension Outbox {
 
     /// Writes a success to the store (local object and op removal in one transaction) and reports it.
     ///
-    /// - Parameter lane: also mark that lane's next op in flight in the same transaction, when it
+    /// - Parameters:
+    ///   - lane: also mark that lane's next op in flight in the same transaction, when it
     ///   can be sent as it is and the drain goes on (not cancelled, no store failure, before its
     ///   deadline), and return it. A kill -9 after this commit leaves that op in flight although
     ///   its request was never sent: recovery makes it ambiguous, and its probe finds it not applied
     ///   and sends it, once. No op is ever sent without its `inflight` mark committed first.
+    ///   - skipping: an op finished with it, unsent, in the same transaction (an invitation's
+    ///     event when the membership existed already).
     @discardableResult
-    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil) async throws -> MarkedOp? {
+    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil, skipping: OutboxEntry? = nil) async throws
+        -> MarkedOp?
+    {
         let p = entry.operation, userId = userId
         let result: OpResult<Custom>
         switch completion {
@@ -299,11 +307,18 @@ extension Outbox {
         let startNext = lane != nil && !Task.isCancelled && storeFailure == nil && drainDeadline.map { now <= $0 } ?? true
         let next = try await commit { ops -> MarkedOp? in
             try ops.complete(entry, result, userId: userId)
+            if let skipping { try ops.complete(skipping, .none, userId: userId) }
             guard startNext, let lane else { return nil }
             return try ops.startNext(lane: lane, now: now)
         }
-        drainReport.completed += 1
+        drainReport.completed += skipping == nil ? 1 : 2
         return next
+    }
+
+    /// The unsent invitation event queued after a membership op (same channel and user).
+    private func unsentInvite(of entry: OutboxEntry) async throws -> OutboxEntry? {
+        guard let channel = entry.operation.channel, let user = entry.operation.user else { return nil }
+        return try await store.reading { try $0.ops(target: OutboxKeys.invite(channel, user)).first { $0.state == .pending } }
     }
 
     /// A membership of `user` from a membership answer, in the store's custom type.
