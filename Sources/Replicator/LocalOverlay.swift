@@ -189,10 +189,14 @@ struct LocalOverlay<Custom: ChatCustomData> {
             // The message as it was stored when it was deleted comes back.
             if let message = try snapshot(Message.self) { try tx.upsert(message: message) }
         case .readPositions(let positions):
-            // Each membership shows the position it showed before (the other ops are laid back below).
+            // Each membership shows the position it showed before (the other ops are laid back
+            // below). A server version stored since hid its own position under the batch's: its
+            // eTag goes, so the next pull (memberships are listed in full) stores it again.
             for mark in positions.marks {
-                guard let member = try tx.member(channelId: mark.channel, userId: positions.user) else { continue }
-                try tx.upsert(member: try member.withReadPosition(mark.previous), force: true)
+                guard var member = try tx.member(channelId: mark.channel, userId: positions.user) else { continue }
+                member = try member.withReadPosition(mark.previous)
+                if member.eTag != mark.eTag { member.eTag = nil }
+                try tx.upsert(member: member, force: true)
             }
         }
         try reapplyPending(of: entry)

@@ -168,7 +168,7 @@ struct StoreRulesTests {
             .push(PushRegistration(token: "t0k", service: "fcm", change: .removeDevice)),
             .readPositions(ReadPositions(user: "me", marks: [
                 ReadMark(channel: "general", timetoken: Timetoken(rawValue: 17_000_000_000_000_001), previous: nil),
-                ReadMark(channel: "lobby", timetoken: Timetoken(rawValue: UInt64.max), previous: Timetoken(rawValue: 9_007_199_254_740_993)),
+                ReadMark(channel: "lobby", timetoken: Timetoken(rawValue: UInt64.max), previous: Timetoken(rawValue: 9_007_199_254_740_993), eTag: "AbC"),
             ])),
         ]
     }()

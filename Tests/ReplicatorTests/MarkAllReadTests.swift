@@ -225,17 +225,29 @@ struct MarkAllReadTests {
         #expect(stored.eTag == server["general"]?.eTag)
     }
 
-    @Test("refused by the server: a dead letter, visible; the receipts wait for it and the positions keep showing until it is discarded")
+    @Test("refused by the server: a dead letter, visible; the receipts wait for it, a membership edit that waited for it goes, and the positions keep showing until it is discarded; then each shows what the server holds")
     func refused() async throws {
         let (world, _, _) = try await Self.world(["general", "lobby"])
         let batch = try #require(try await world.outbox.markAllRead()["general"]?.opId)
+        let edit = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "away"))
         world.transport.script(.none, .forbidden)
         let report = try await world.outbox.drain()
         #expect(report.deadLetters == 1 && report.remaining == 2, "the two receipts wait: \(report)")
+        #expect(try await world.entries().first { $0.id == edit.opId } == nil, "the edit that waited for it went")
+        #expect(try await Self.serverMemberships(world)["general"]?.status == "away")
         #expect(try await world.entries().first { $0.id == batch }?.state == .dead)
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")).values.allSatisfy { $0 == 0 })
         _ = try await world.outbox.discard(opId: batch)
-        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")).values.allSatisfy { $0 == 1 })
         #expect(try await world.entries().isEmpty)
+        // lobby's membership is the version the batch was laid over: its position comes back.
+        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me"))["lobby"] == 1)
+        // general's edit carried the position it showed (its base) to the server: the next pull
+        // stores what the server holds, which the overlay had hidden.
+        try await Self.pull(world)
+        let server = try await Self.serverMemberships(world)
+        let general = try #require(try await world.store.fetch(world.store.queries.memberships(ofUser: "me")).first { $0.channelId == "general" })
+        let custom = try JSONValue(encoding: general.custom)
+        #expect(general.eTag == server["general"]?.eTag && ReadPosition.timetoken(in: custom).map { String($0.rawValue) } == Self.position(server["general"]))
+        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 0, "lobby": 1])
     }
 }

@@ -40,11 +40,16 @@ public struct ReadMark: Sendable, Hashable, Codable {
     public var timetoken: Timetoken
     /// The position the membership showed before (nil: none), put back if the op is discarded.
     public var previous: Timetoken?
+    /// The membership's eTag when it was marked: a discard puts ``previous`` back over that
+    /// version only; over a newer one (pulled or answered since), whose own position the overlay
+    /// hid, the stored eTag is dropped so the next pull stores the server's version again.
+    public var eTag: String?
 
     /// A channel's new position.
-    public init(channel: String, timetoken: Timetoken, previous: Timetoken?) {
+    public init(channel: String, timetoken: Timetoken, previous: Timetoken?, eTag: String? = nil) {
         self.channel = channel
         self.timetoken = timetoken
         self.previous = previous
+        self.eTag = eTag
     }
 }

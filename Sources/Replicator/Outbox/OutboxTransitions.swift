@@ -104,6 +104,8 @@ final class OpTransaction<Custom: ChatCustomData> {
         }
         switch state {
         case .dead:
+            // A batch of read positions that will not be sent holds no membership edit back.
+            try releaseMembershipEdits(waitingFor: entry)
             changes.events.append(.failed(opId: id, failure: failure))
             changes.finish(id, .failed(failure))
         case .conflict:
@@ -351,13 +353,8 @@ final class OpTransaction<Custom: ChatCustomData> {
     @discardableResult
     func withdraw(_ entry: OutboxEntry, undo: Undo) throws -> [String] {
         var removed = [entry.id]
-        for var dependent in try tx.ops(dependingOn: entry.id) {
-            if entry.kind == .readPositions, dependent.kind != .receipt {
-                // A membership edit only waited for the batch (`insert`): it stays, and goes now.
-                dependent.dependsOn = nil
-                try tx.save(dependent)
-                continue
-            }
+        try releaseMembershipEdits(waitingFor: entry)
+        for dependent in try tx.ops(dependingOn: entry.id) {
             try tx.deleteOp(id: dependent.id)
             removed.append(dependent.id)
         }
@@ -371,6 +368,17 @@ final class OpTransaction<Custom: ChatCustomData> {
         }
         for opId in removed { changes.finish(opId, .discarded) }
         return removed
+    }
+
+    /// The membership edits that only waited for a batch of read positions (`insert`) go on
+    /// their own once it is withdrawn or dead: it did not change the membership, so their base
+    /// holds. Its receipts keep waiting for it (and leave with it).
+    private func releaseMembershipEdits(waitingFor entry: OutboxEntry) throws {
+        guard entry.kind == .readPositions else { return }
+        for var dependent in try tx.ops(dependingOn: entry.id) where dependent.kind != .receipt {
+            dependent.dependsOn = nil
+            try tx.save(dependent)
+        }
     }
 
     // MARK: Conflict settlement

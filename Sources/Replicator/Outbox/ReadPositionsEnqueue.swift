@@ -58,7 +58,8 @@ extension OpTransaction {
             try tx.upsert(member: local, force: true)
             locals[stored.channelId] = local
             marks.append(ReadMark(
-                channel: stored.channelId, timetoken: timetoken, previous: ReadPosition.timetoken(in: .object(try stored.customFields()))))
+                channel: stored.channelId, timetoken: timetoken, previous: ReadPosition.timetoken(in: .object(try stored.customFields())),
+                eTag: stored.eTag))
         }
         let batches = try insertOrMerge(marks, user: user, opId: opIds, now: now)
         var receipts: [String: OutboxReceipt<Member>] = [:]
