@@ -145,13 +145,10 @@ API); the SDK is not changed: where it writes a request differently from kmp-cha
 here writes kmp-chat's form.
 """
 
-import argparse
 import json
-import os
 import re
 import struct
 import sys
-import threading
 import time
 import uuid as uuidlib
 import warnings
@@ -169,8 +166,10 @@ try:
     from pubnub.models.consumer.objects_v2.common import MemberIncludes, MembershipIncludes
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.consumer.objects_v2.page import Next
-    from compat_support import check, configuration, finish
-    from pubnub.pubnub import PubNub
+    from compat_support import (PeerError, Parser, add_connection_arguments, attempt, check, describe, finish,
+                                note, oldest_first, parse_command_line, publish_with_post_fallback,
+                                run_selfcheck, run_subcommand, status_code)
+    from compat_support import client as pubnub_client
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub==10.8.0", file=sys.stderr)
     sys.exit(2)
@@ -195,27 +194,8 @@ def channel_type_of(value):
     return value if value in CHANNEL_TYPES else "unknown"
 
 
-class PeerError(Exception):
-    """A failure with a message for stderr."""
-
-
 class NotFound(PeerError):
     """The origin answered 404."""
-
-
-def describe(error):
-    """A PubNubException's status code and body, or the exception."""
-    if isinstance(error, PubNubException):
-        return f"{error._status_code} {error._errormsg}"
-    return repr(error)
-
-
-def status_code(error):
-    return getattr(error, "_status_code", None)
-
-
-def note(text):
-    print(f"note: {text}", file=sys.stderr, flush=True)
 
 
 class Client:
@@ -224,15 +204,10 @@ class Client:
 
     def __init__(self, origin, user_id, auth=None):
         auth = auth or {}
-        config = configuration(origin, user_id)
-        if auth.get("secret_key"):
-            config.secret_key = auth["secret_key"]
         self.user_id = user_id
         self.token = auth.get("token")
         self.signs = bool(auth.get("secret_key"))
-        self.pubnub = PubNub(config)
-        if self.token:
-            self.pubnub.set_token(self.token)
+        self.pubnub = pubnub_client(origin, user_id, auth.get("secret_key"), self.token)
 
     def run(self, what, endpoint):
         """`endpoint.sync().result`, or PeerError (NotFound on a 404) naming `what`."""
@@ -272,33 +247,32 @@ def kotlin_count(endpoint):
     return endpoint
 
 
+def kotlin_partial(key, entry_id, custom, status, entry_type):
+    """A `Partial` as the Kotlin SDK writes it (Gson drops nulls and keeps ""):
+    {key:{"id":..},"custom":..,"status":..,"type":..}."""
+    payload = {key: {"id": str(entry_id)}}
+    if custom is not None:
+        payload["custom"] = dict(custom)
+    if status is not None:
+        payload["status"] = str(status)
+    if entry_type is not None:
+        payload["type"] = str(entry_type)
+    return payload
+
+
 class Membership(PNChannelMembership):
-    """`PNChannelMembership.Partial` as the Kotlin SDK writes it (Gson drops nulls and keeps ""):
+    """`PNChannelMembership.Partial` as the Kotlin SDK writes it:
     {"channel":{"id":..},"custom":..,"status":..,"type":..}. pubnub 10.8.0 drops an empty status."""
 
     def to_payload_dict(self):
-        payload = {"channel": {"id": str(self._channel)}}
-        if self._custom is not None:
-            payload["custom"] = dict(self._custom)
-        if self._status is not None:
-            payload["status"] = str(self._status)
-        if self._type is not None:
-            payload["type"] = str(self._type)
-        return payload
+        return kotlin_partial("channel", self._channel, self._custom, self._status, self._type)
 
 
 class Member(PNUserMember):
     """`PNMember.Partial` as the Kotlin SDK writes it: {"uuid":{"id":..},"custom":..,"status":..}."""
 
     def to_payload_dict(self):
-        payload = {"uuid": {"id": str(self._user_id)}}
-        if self._custom is not None:
-            payload["custom"] = dict(self._custom)
-        if self._status is not None:
-            payload["status"] = str(self._status)
-        if self._type is not None:
-            payload["type"] = str(self._type)
-        return payload
+        return kotlin_partial("uuid", self._user_id, self._custom, self._status, self._type)
 
 
 class ChatSetChannel(SetChannel):
@@ -439,19 +413,15 @@ def publish(client, channel, message, meta=None, store=None, what=None):
     """A publish with GET as the Kotlin SDK does it; a signed GET refused with 403 Invalid Signature
     is published again with POST (a note on stderr). Returns the timetoken."""
     what = what or f"publish to {channel} as {client.user_id}"
-    for use_post in (False, True):
+
+    def send(use_post):
         endpoint = ChatPublish(client.pubnub).channel(channel).message(message).use_post(use_post)
         if meta is not None:
             endpoint.meta(meta)
         if store is not None:
             endpoint.should_store(store)
-        try:
-            return int(endpoint.sync().result.timetoken)
-        except PubNubException as error:
-            if use_post or not client.signs or status_code(error) != 403 \
-                    or "Invalid Signature" not in str(error._errormsg):
-                raise PeerError(f"{what}: {describe(error)}") from None
-            note(f"the signed GET publish to {channel} was refused ({describe(error)}); publishing with POST")
+        return endpoint.sync()
+    return int(publish_with_post_fallback(send, what, channel, client.signs).result.timetoken)
 
 
 def signal(client, channel, message):
@@ -812,14 +782,8 @@ def channel_metadata(origin, channel_id, as_user=None, auth=None):
 
 def all_messages(client, channel_id, page_size, meta=True, actions=True):
     """Every stored message of `channel_id`, oldest first, paging backwards."""
-    items, start = [], None
-    for _ in range(10000):
-        page = fetch_page(client, channel_id, page_size, start=start, meta=meta, actions=actions)
-        items = page + items
-        if len(page) < page_size:
-            break
-        start = min(int(item.timetoken) for item in page)
-    return items
+    return oldest_first(lambda start: fetch_page(client, channel_id, page_size, start=start, meta=meta,
+                                                 actions=actions), page_size, 10000)
 
 
 def history(origin, channel_id, as_user=None, auth=None):
@@ -868,16 +832,6 @@ HASH_VECTORS = [("mo3k2 ok", 5914255141804885), ("Ąž< 4ó", 5904620407185594),
 WORKED_IDS = [("user-a", "user-b", "direct.471133248750172"), ("bob", "alice", "direct.6290047293405539"),
               ("test-user-1", "test-user-2", "direct.6490125275294876"),
               ("Łukasz", "Zoë", "direct.4265565744781141")]
-
-
-def attempt(action):
-    """`action()`, or {"error": ...} when it failed."""
-    try:
-        return action()
-    except PubNubException as error:
-        return {"error": describe(error)}
-    except PeerError as error:
-        return {"error": str(error)}
 
 
 def is_digits(value):
@@ -1065,15 +1019,6 @@ def selfcheck(origin, auth):
 
 # --- command line --------------------------------------------------------------------------------
 
-class Parser(argparse.ArgumentParser):
-    """argparse, exiting 64 on a usage error (2 means the pubnub package is missing)."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"FAIL {self.prog}: {message}", file=sys.stderr, flush=True)
-        sys.exit(64)
-
-
 def split(value):
     return [item for item in (value or "").split(",") if item]
 
@@ -1084,10 +1029,7 @@ def main():
 
     def command(name, help_text):
         sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("--origin", required=True, help="HOST:PORT")
-        sub.add_argument("--timeout", type=float, default=TOTAL_SECONDS, help="bound on the whole run, seconds")
-        sub.add_argument("--secret-key", help="sign every request with the secret key")
-        sub.add_argument("--token", help="an Access Manager token sent as auth")
+        add_connection_arguments(sub, TOTAL_SECONDS)
         return sub
 
     sub = command("direct", "createDirectConversation")
@@ -1152,77 +1094,57 @@ def main():
     sub.add_argument("--user", required=True)
     sub.add_argument("--as", dest="as_user")
     command("selfcheck", "run every subcommand once and check the results")
-    args = parser.parse_args()
-    if ":" not in args.origin:
-        print(f"FAIL --origin must be HOST:PORT, not {args.origin!r}", file=sys.stderr)
-        return 64
+    args = parse_command_line(parser)
     auth = {"secret_key": args.secret_key, "token": args.token}
+    return run_subcommand(lambda: dispatch(args, auth))
 
-    # A watchdog: nothing the SDK does may make the run outlast its bound.
-    def expire():
-        if args.command == "selfcheck":
-            print(f"FAIL the whole run within {args.timeout:g} s: timed out", flush=True)
-        print(f"FAIL the whole run within {args.timeout:g} s: timed out", file=sys.stderr, flush=True)
-        os._exit(1)
-    watchdog = threading.Timer(args.timeout, expire)
-    watchdog.daemon = True
-    watchdog.start()
 
+def dispatch(args, auth):
+    """The subcommand `args.command`; its exit code."""
     origin, command_name = args.origin, args.command
-    try:
-        if command_name == "direct":
-            emit(create_direct(origin, args.as_user, args.with_user, args.name, auth))
-        elif command_name == "group":
-            emit(create_group(origin, args.as_user, split(args.users), args.id, args.name, auth))
-        elif command_name == "public":
-            emit(create_public(origin, args.as_user, args.id, args.name, auth))
-        elif command_name == "invite":
-            emit(invite_user(origin, args.as_user, args.channel, args.user, auth))
-        elif command_name == "join":
-            emit(join(origin, args.as_user, args.channel, auth))
-        elif command_name in ("send", "reply"):
-            if command_name == "send":
-                tt, failed = send(origin, args.as_user, args.channel, args.text, args.mention, auth)
-                print(tt, flush=True)
-            else:
-                line, failed = reply(origin, args.as_user, args.channel, args.message, args.text, args.mention, auth)
-                emit(line)
-            if failed:   # the message went out (its line is printed) but a mention event did not
-                raise PeerError("; ".join(failed))
-        elif command_name == "forward":
-            print(forward(origin, args.as_user, args.channel, args.message, args.to, auth), flush=True)
-        elif command_name.startswith("push-"):
-            operation = command_name[len("push-"):]
-            channels = split(args.channels) if getattr(args, "channels", None) is not None else None
-            emit(push(origin, args.as_user, operation, args.device_token, args.type, channels, args.topic,
-                      args.environment, auth))
-        elif command_name in ("members", "invitees"):
-            for row in members(origin, args.channel, args.as_user, command_name == "invitees", auth):
-                emit(row)
-        elif command_name == "memberships":
-            for row in memberships(origin, args.user, args.as_user, auth):
-                emit(row)
-        elif command_name == "channel":
-            emit(channel_metadata(origin, args.id, args.as_user, auth))
-        elif command_name == "history":
-            for row in history(origin, args.channel, args.as_user, auth):
-                emit(row)
-        elif command_name == "events":
-            for row in user_events(origin, args.user, args.as_user, auth):
-                emit(row)
-        elif command_name == "selfcheck":
-            try:
-                return selfcheck(origin, auth)
-            except Exception as error:
-                check("no exception", False, str(error) if isinstance(error, PeerError) else describe(error))
-                return 1
-        return 0
-    except PeerError as error:
-        print(f"FAIL {error}", file=sys.stderr, flush=True)
-        return 1
-    except Exception as error:
-        print(f"FAIL {describe(error)}", file=sys.stderr, flush=True)
-        return 1
+    if command_name == "direct":
+        emit(create_direct(origin, args.as_user, args.with_user, args.name, auth))
+    elif command_name == "group":
+        emit(create_group(origin, args.as_user, split(args.users), args.id, args.name, auth))
+    elif command_name == "public":
+        emit(create_public(origin, args.as_user, args.id, args.name, auth))
+    elif command_name == "invite":
+        emit(invite_user(origin, args.as_user, args.channel, args.user, auth))
+    elif command_name == "join":
+        emit(join(origin, args.as_user, args.channel, auth))
+    elif command_name in ("send", "reply"):
+        if command_name == "send":
+            tt, failed = send(origin, args.as_user, args.channel, args.text, args.mention, auth)
+            print(tt, flush=True)
+        else:
+            line, failed = reply(origin, args.as_user, args.channel, args.message, args.text, args.mention, auth)
+            emit(line)
+        if failed:   # the message went out (its line is printed) but a mention event did not
+            raise PeerError("; ".join(failed))
+    elif command_name == "forward":
+        print(forward(origin, args.as_user, args.channel, args.message, args.to, auth), flush=True)
+    elif command_name.startswith("push-"):
+        operation = command_name[len("push-"):]
+        channels = split(args.channels) if getattr(args, "channels", None) is not None else None
+        emit(push(origin, args.as_user, operation, args.device_token, args.type, channels, args.topic,
+                  args.environment, auth))
+    elif command_name in ("members", "invitees"):
+        for row in members(origin, args.channel, args.as_user, command_name == "invitees", auth):
+            emit(row)
+    elif command_name == "memberships":
+        for row in memberships(origin, args.user, args.as_user, auth):
+            emit(row)
+    elif command_name == "channel":
+        emit(channel_metadata(origin, args.id, args.as_user, auth))
+    elif command_name == "history":
+        for row in history(origin, args.channel, args.as_user, auth):
+            emit(row)
+    elif command_name == "events":
+        for row in user_events(origin, args.user, args.as_user, auth):
+            emit(row)
+    elif command_name == "selfcheck":
+        return run_selfcheck(lambda: selfcheck(origin, auth))
+    return 0
 
 
 if __name__ == "__main__":

@@ -64,11 +64,8 @@ are `demo`/`demo` (the simulator's defaults), ssl off. Checked with pubnub 10.8.
 API); the SDK is not changed.
 """
 
-import argparse
 import json
-import os
 import sys
-import threading
 import time
 import uuid as uuidlib
 import warnings
@@ -83,8 +80,9 @@ try:
     from pubnub.models.consumer.objects_v2.channel_members import PNUserMember
     from pubnub.models.consumer.objects_v2.memberships import PNChannelMembership
     from pubnub.models.consumer.objects_v2.page import Next
-    from compat_support import check, configuration, finish
-    from pubnub.pubnub import PubNub
+    from compat_support import (PeerError, Parser, add_connection_arguments, attempt, check, client, describe,
+                                finish, note, oldest_first, parse_command_line, publish_with_post_fallback,
+                                run_selfcheck, run_subcommand, status_code)
 except ImportError as error:
     print(f"FAIL the pubnub package is not installed ({error}); python3 -m pip install pubnub==10.8.0", file=sys.stderr)
     sys.exit(2)
@@ -94,33 +92,6 @@ MODERATION_PREFIX = "PUBNUB_INTERNAL_MODERATION_"   # the App Context channel th
 MODERATION_EVENTS = "PUBNUB_INTERNAL_MODERATION."   # + user id: the channel of the moderation events
 MODERATION_FILTER = f"channel.id LIKE '{MODERATION_PREFIX}*'"
 HISTORY_PAGE = 100
-
-
-class PeerError(Exception):
-    """A failure with a message for stderr."""
-
-
-def client(origin, user_id, secret_key=None, token=None):
-    """A synchronous client of `origin`; with `secret_key` it signs every request, with `token` (an
-    Access Manager v3 token) it sends it as `auth`."""
-    config = configuration(origin, user_id)
-    if secret_key:
-        config.secret_key = secret_key
-    pubnub = PubNub(config)
-    if token:
-        pubnub.set_token(token)
-    return pubnub
-
-
-def describe(error):
-    """A PubNubException's status code and body, or the exception."""
-    if isinstance(error, PubNubException):
-        return f"{error._status_code} {error._errormsg}"
-    return repr(error)
-
-
-def status_code(error):
-    return getattr(error, "_status_code", None)
 
 
 # --- restrictions (ChatImpl.setRestrictions) -----------------------------------------------------
@@ -150,20 +121,10 @@ def set_restriction(origin, secret_key, user, channel, ban, mute, reason):
             raise PeerError(f"remove_channel_members {moderation_channel}: {describe(error)}")
     restriction = "banned" if ban else "muted" if mute else "lifted"
     event = {"type": "moderation", "channelId": moderation_channel, "restriction": restriction, "reason": reason}
-    sent = None
-    for use_post in (False, True):
-        try:
-            sent = admin.publish().channel(MODERATION_EVENTS + user).message(event) \
-                .custom_message_type("moderated").use_post(use_post).sync()
-            break
-        except PubNubException as error:
-            if use_post or status_code(error) != 403 or "Invalid Signature" not in str(error._errormsg):
-                raise PeerError(f"publish the moderation event to {MODERATION_EVENTS + user}: {describe(error)}")
-            # The pnreplicate simulator re-encodes the decoded path to check a signature and keeps
-            # `,` raw, while the SDK sent the JSON's commas as %2C: a signed GET publish of an object
-            # with two keys is refused. A POST signs no message (version 1), so it goes through.
-            print(f"note: the signed GET publish was refused ({describe(error)}); publishing with POST",
-                  file=sys.stderr, flush=True)
+    sent = publish_with_post_fallback(
+        lambda use_post: admin.publish().channel(MODERATION_EVENTS + user).message(event)
+        .custom_message_type("moderated").use_post(use_post).sync(),
+        f"publish the moderation event to {MODERATION_EVENTS + user}")
     return {"channelId": channel, "userId": user, "ban": ban, "mute": mute, "reason": reason,
             "restriction": restriction, "timetoken": int(sent.result.timetoken)}
 
@@ -196,8 +157,7 @@ def restrictions(origin, user, as_user=None, auth=None):
     except PubNubException as error:
         if status_code(error) != 400:
             raise PeerError(f"get_memberships of {user} with {MODERATION_FILTER!r}: {describe(error)}")
-        print(f"note: the origin refused the filter {MODERATION_FILTER!r} ({describe(error)}); "
-              "filtering client-side", file=sys.stderr, flush=True)
+        note(f"the origin refused the filter {MODERATION_FILTER!r} ({describe(error)}); filtering client-side")
         server_side = False
         try:
             rows = pages(None)
@@ -213,8 +173,8 @@ def restrictions(origin, user, as_user=None, auth=None):
         found.append({"channelId": channel_id[len(MODERATION_PREFIX):], "ban": custom.get("ban") is True,
                       "mute": custom.get("mute") is True, "reason": custom.get("reason")})
     if server_side and ignored:
-        print(f"note: get_memberships with the filter {MODERATION_FILTER!r} also answered {ignored} "
-              "(the filter was ignored); filtering client-side", file=sys.stderr, flush=True)
+        note(f"get_memberships with the filter {MODERATION_FILTER!r} also answered {ignored} "
+             "(the filter was ignored); filtering client-side")
         server_side = False
     return found, server_side
 
@@ -259,21 +219,17 @@ def report(origin, as_user, channel, timetoken, text, author, reason, auth=None)
 def history(origin, as_user, channel, auth=None):
     """Every stored message of `channel`, oldest first, paging backwards HISTORY_PAGE at a time."""
     reader = client(origin, as_user, **(auth or {}))
-    items, start = [], None
-    for _ in range(1000):
+
+    def page_before(start):
         builder = reader.fetch_messages().channels(channel).count(HISTORY_PAGE) \
             .include_uuid(True).include_message_type(True)
         if start is not None:
             builder = builder.start(start)
         try:
-            page = builder.sync().result.channels.get(channel, [])
+            return builder.sync().result.channels.get(channel, [])
         except PubNubException as error:
             raise PeerError(f"fetch_messages {channel}: {describe(error)}")
-        items = page + items
-        if len(page) < HISTORY_PAGE:
-            break
-        start = min(int(item.timetoken) for item in page)
-    return items
+    return oldest_first(page_before, HISTORY_PAGE, 1000)
 
 
 def reports(origin, channel, as_user=None, auth=None):
@@ -327,16 +283,6 @@ def chat_token(origin, secret_key, user, channels, ttl=60):
 
 # --- selfcheck -----------------------------------------------------------------------------------
 
-def attempt(action):
-    """`action()`, or {"error": ...} when the origin refused it."""
-    try:
-        return action()
-    except PubNubException as error:
-        return {"error": describe(error)}
-    except PeerError as error:
-        return {"error": str(error)}
-
-
 def selfcheck(origin, secret_key):
     """Every subcommand once against `origin`, as Chat SDK clients holding tokens (the admin signs
     with the secret key)."""
@@ -350,8 +296,7 @@ def selfcheck(origin, secret_key):
     except PeerError as error:
         if " 404 " not in str(error) + " ":
             raise
-        print(f"note: no Access Manager at {origin} (grant_token: 404); the users go without tokens",
-              file=sys.stderr, flush=True)
+        note(f"no Access Manager at {origin} (grant_token: 404); the users go without tokens")
         auth = {name: {} for name in (user, author, reporter)}
 
     tt = send_text(origin, author, room, "hello from the peer", auth[author])
@@ -463,28 +408,14 @@ def emit(value):
     print(json.dumps(value, separators=(",", ":")), flush=True)
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, exiting 64 on a usage error (2 means the pubnub package is missing)."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"FAIL {self.prog}: {message}", file=sys.stderr, flush=True)
-        sys.exit(64)
-
-
 def main():
     parser = Parser(description="a Chat SDK moderation peer on the official Python SDK")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name, help_text, credentials="optional"):
         sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("--origin", required=True, help="HOST:PORT")
-        sub.add_argument("--timeout", type=float, default=TOTAL_SECONDS, help="bound on the whole run, seconds")
-        if credentials == "required":
-            sub.add_argument("--secret-key", required=True)
-        else:
-            sub.add_argument("--secret-key", help="sign every request with the secret key")
-            sub.add_argument("--token", help="an Access Manager token sent as auth (see the token subcommand)")
+        add_connection_arguments(sub, TOTAL_SECONDS, credentials == "required",
+                                 "an Access Manager token sent as auth (see the token subcommand)")
         return sub
 
     for name, help_text in (("ban", "ban the user on the channel"), ("mute", "mute the user on the channel"),
@@ -520,57 +451,36 @@ def main():
     sub.add_argument("--channel", required=True, help="comma-separated channel ids")
     sub.add_argument("--ttl", type=int, default=60, help="minutes")
     sub = command("selfcheck", "run every subcommand once and check the results", "required")
-    args = parser.parse_args()
-    if ":" not in args.origin:
-        print(f"FAIL --origin must be HOST:PORT, not {args.origin!r}", file=sys.stderr)
-        return 64
+    args = parse_command_line(parser)
     auth = {"secret_key": args.secret_key, "token": getattr(args, "token", None)}
+    return run_subcommand(lambda: dispatch(args, auth))
 
-    # A watchdog: nothing the SDK does may make the run outlast its bound.
-    def expire():
-        if args.command == "selfcheck":
-            print(f"FAIL the whole run within {args.timeout:g} s: timed out", flush=True)
-        print(f"FAIL the whole run within {args.timeout:g} s: timed out", file=sys.stderr, flush=True)
-        os._exit(1)
-    watchdog = threading.Timer(args.timeout, expire)
-    watchdog.daemon = True
-    watchdog.start()
 
-    try:
-        if args.command in ("ban", "mute", "lift"):
-            ban = args.command == "ban"
-            mute = args.command == "mute" or (ban and args.both)
-            emit(set_restriction(args.origin, args.secret_key, args.user, args.channel, ban, mute, args.reason))
-        elif args.command == "mutelist":
-            muted = [name for name in args.muted.split(",") if name]
-            emit(write_mute_list(args.origin, args.user, muted, auth))
-        elif args.command == "report":
-            print(report(args.origin, args.as_user, args.channel, args.timetoken, args.text, args.author,
-                         args.reason, auth), flush=True)
-        elif args.command == "send":
-            print(send_text(args.origin, args.as_user, args.channel, args.text, auth), flush=True)
-        elif args.command == "reports":
-            for entry in reports(args.origin, args.channel, args.as_user, auth):
-                emit(entry)
-        elif args.command == "restrictions":
-            for entry in restrictions(args.origin, args.user, args.as_user, auth)[0]:
-                emit(entry)
-        elif args.command == "token":
-            print(chat_token(args.origin, args.secret_key, args.user, args.channel.split(","), args.ttl), flush=True)
-        elif args.command == "selfcheck":
-            try:
-                return selfcheck(args.origin, args.secret_key)
-            except Exception as error:
-                check("no exception", False, str(error) if isinstance(error, PeerError) else describe(error))
-                return 1
-        return 0
-    except PeerError as error:
-        print(f"FAIL {error}", file=sys.stderr, flush=True)
-        return 1
-    except Exception as error:
-        print(f"FAIL {describe(error)}", file=sys.stderr, flush=True)
-        return 1
-
+def dispatch(args, auth):
+    """The subcommand `args.command`; its exit code."""
+    if args.command in ("ban", "mute", "lift"):
+        ban = args.command == "ban"
+        mute = args.command == "mute" or (ban and args.both)
+        emit(set_restriction(args.origin, args.secret_key, args.user, args.channel, ban, mute, args.reason))
+    elif args.command == "mutelist":
+        muted = [name for name in args.muted.split(",") if name]
+        emit(write_mute_list(args.origin, args.user, muted, auth))
+    elif args.command == "report":
+        print(report(args.origin, args.as_user, args.channel, args.timetoken, args.text, args.author,
+                     args.reason, auth), flush=True)
+    elif args.command == "send":
+        print(send_text(args.origin, args.as_user, args.channel, args.text, auth), flush=True)
+    elif args.command == "reports":
+        for entry in reports(args.origin, args.channel, args.as_user, auth):
+            emit(entry)
+    elif args.command == "restrictions":
+        for entry in restrictions(args.origin, args.user, args.as_user, auth)[0]:
+            emit(entry)
+    elif args.command == "token":
+        print(chat_token(args.origin, args.secret_key, args.user, args.channel.split(","), args.ttl), flush=True)
+    elif args.command == "selfcheck":
+        return run_selfcheck(lambda: selfcheck(args.origin, args.secret_key))
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())
