@@ -222,14 +222,16 @@ struct ConversationTests {
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: given)).isEmpty, "no action names it yet")
     }
 
-    @Test("forwarding: a new message with the original's content, its meta and the two keys; the same channel is refused")
+    @Test("forwarding: a new message with the original's content and files, its meta and the two keys; the same channel is refused")
     func forward() async throws {
         let world = try World()
         _ = try await world.outbox.join(channel: "general")
         _ = try await world.outbox.drain()
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         _ = try await alice.client.publish(PublishRequest(
-            channel: "general", message: ["type": "text", "text": "look", "files": []], meta: ["quotedMessage": ["timetoken": "1"]]))
+            channel: "general",
+            message: ["type": "text", "text": "look", "files": [["name": "cat.png", "id": "f-1", "url": "https://files.example/general/f-1/cat.png", "type": "image/png"]]],
+            meta: ["quotedMessage": ["timetoken": "1"]]))
         _ = try await world.sync()
         let original = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first)
         await #expect(throws: OutboxError.forwardToSameChannel("general")) {
@@ -240,6 +242,11 @@ struct ConversationTests {
         _ = try await world.outbox.drain()
         let sent = try #require(await world.server.storedMessages(channel: "elsewhere").first)
         #expect(ChatSDKFormat.text(ofBody: sent.message) == "look")
+        #expect(sent.message.objectValue?["files"] == .array(original.files.map(\.chatSDKValue)) && original.files.count == 1,
+                "the original's files go along as listed: \(sent.message)")
+        _ = try await world.reconciler.pullHistory(channels: ["elsewhere"])
+        let stored = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "elsewhere")).first)
+        #expect(stored.files.map(\.id) == ["f-1"] && stored.id == receipt.value?.id)
         let history = try await world.observer().fetchHistory(HistoryQuery(channels: ["elsewhere"]))
         let meta = history.channels["elsewhere"]?.first?.meta?.objectValue
         #expect(meta?["originalPublisher"] == "alice" && meta?["originalChannelId"] == "general")

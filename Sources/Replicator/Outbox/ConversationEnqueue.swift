@@ -104,7 +104,8 @@ extension OpTransaction {
 
     /// Forwards a stored, sent message to `channelId` as the Chat SDK's `forwardMessage`: a new
     /// message (its own id) with the original's content and meta, plus `originalPublisher` and
-    /// `originalChannelId` in meta. The same channel is refused.
+    /// `originalChannelId` in meta. The same channel is refused. A text message's files go along
+    /// as the original lists them (they stay where they were uploaded), as the Chat SDK's do.
     func enqueueForward(opId: String, messageId: String, to channelId: String, newId: String, userId: String, now: Date) throws
         -> OutboxReceipt<Message>
     {
