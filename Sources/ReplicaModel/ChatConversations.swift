@@ -107,8 +107,10 @@ public struct ChatUserEvent: Sendable, Hashable, Codable {
             guard let channel = id("channel"), let timetoken = timetoken(object["messageTimetoken"]),
                   timetoken.rawValue <= UInt64(Int64.max)
             else { return nil }
-            if object["parentChannel"] != nil, object["parentChannel"] != .null, id("parentChannel") == nil { return nil }
-            return .mention(messageTimetoken: timetoken, channel: channel, parentChannel: id("parentChannel"))
+            // A parent channel that is there must be an id the store can keep.
+            let parent = id("parentChannel")
+            if parent == nil, let raw = object["parentChannel"], raw != .null { return nil }
+            return .mention(messageTimetoken: timetoken, channel: channel, parentChannel: parent)
         case ChatConversations.inviteType:
             guard let channel = id("channelId") else { return nil }
             let type = object["channelType"]?.stringValue ?? ChatConversations.unknownType

@@ -55,13 +55,13 @@ public enum ChatSDKFormat {
     public static let threadChannelPrefix = "PUBNUB_INTERNAL_THREAD_"
 
     /// `payload` with the Chat SDK's text fields added: `type` `"text"`, `text`, and `files`
-    /// (always present; empty here, filled with the uploaded files when the send has some:
-    /// `docs/files.md`).
-    public static func textBody(_ payload: [String: JSONValue], text: String) -> JSONValue {
+    /// (always present: `files` in the Chat SDK's form, ``ChatFile/chatSDKValue``; a send that
+    /// uploads files has them filled in once uploaded: `docs/files.md`).
+    public static func textBody(_ payload: [String: JSONValue], text: String, files: [ChatFile] = []) -> JSONValue {
         var body = payload
         body["type"] = .string(textType)
         body["text"] = .string(text)
-        body["files"] = .array([])
+        body["files"] = .array(files.map(\.chatSDKValue))
         return .object(body)
     }
 

@@ -77,6 +77,16 @@ struct ChatSDKConversations {
     }
 }
 
+extension World {
+    /// A device (user `me`) whose joins of `channels` have reached the simulator.
+    static func joined(_ channels: [String]) async throws -> World {
+        let world = try World()
+        for channel in channels { _ = try await world.outbox.join(channel: channel) }
+        _ = try await world.outbox.drain()
+        return world
+    }
+}
+
 @Suite("Chat SDK conversations: direct and group channels, invitations, mentions, threads, forwarding")
 struct ConversationTests {
     @Test("a direct conversation opened offline gets the Chat SDK's channel id, type, the host's membership, a pending invitation and one invite event")
@@ -130,9 +140,7 @@ struct ConversationTests {
 
     @Test("an invitation and a mention on the user's channel are stored as events, not messages: the invitation with its inviter, the mention resolved to its message")
     func invitationsAndMentions() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         _ = try await alice.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
         try await alice.invite("me", to: "team", type: "group")
@@ -161,9 +169,7 @@ struct ConversationTests {
 
     @Test("a thread: reply count and hasThread from the store, the replies pulled from the thread channel, a mention in a reply carries the parent channel")
     func threads() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         let root = try await alice.send("root", to: "general")
         try await alice.send("plain", to: "general")
@@ -189,9 +195,7 @@ struct ConversationTests {
 
     @Test("a first reply from this device creates the thread channel (only where none exists) and the root's action; a thread id over the limit is refused")
     func replyCreatesThread() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let root = try await ChatSDKConversations(world.server, userId: "alice").send("root", to: "general")
         _ = try await world.sync()
         let key = DraftKey(channelId: "general", threadRoot: root)
@@ -224,9 +228,7 @@ struct ConversationTests {
 
     @Test("forwarding: a new message with the original's content and files, its meta and the two keys; the same channel is refused")
     func forward() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         _ = try await alice.client.publish(PublishRequest(
             channel: "general",
@@ -356,9 +358,7 @@ struct ConversationTests {
 
     @Test("removing a thread removes its root's action and deletes its channel; restoring adds the action back; soft marks the channel deleted and restore clears it; another user's thread is refused")
     func removeAndRestoreThread() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         let theirs = try await alice.send("their root", to: "general")
         try await alice.reply("a reply", in: "general", to: theirs)
@@ -431,9 +431,7 @@ struct ConversationTests {
 
     @Test("hostile events: a mention naming an impossible timetoken is not an event and stops nothing; a mention body on another channel stays a message; a mention its message's author did not publish is not in the feed; an action on an unknown message names no thread to pull")
     func hostileEvents() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let mallory = try ChatSDKConversations(world.server, userId: "mallory")
         _ = try await mallory.client.publish(PublishRequest(
             channel: "me", message: ["type": "mention", "channel": "general", "messageTimetoken": "18446744073709551615"]))
@@ -514,9 +512,7 @@ struct ConversationTests {
 
     @Test("a thread's reply count leaves out replies their author soft-deleted, not ones another user marked deleted")
     func replyCountFollowsDeletion() async throws {
-        let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         let root = try await alice.send("root", to: "general")
         let first = try await alice.reply("first", in: "general", to: root)

@@ -13,9 +13,7 @@ import Testing
 struct MarkAllReadTests {
     /// A device that is a member of `channels` (synced), each with `messages` messages from alice.
     static func world(_ channels: [String], messages: Int = 1) async throws -> (World, ChatSDKConversations, [String: Timetoken]) {
-        let world = try World()
-        for channel in channels { _ = try await world.outbox.join(channel: channel) }
-        _ = try await world.outbox.drain()
+        let world = try await World.joined(channels)
         let alice = try ChatSDKConversations(world.server, userId: "alice")
         var newest: [String: Timetoken] = [:]
         for channel in channels {
@@ -249,5 +247,16 @@ struct MarkAllReadTests {
         let custom = try JSONValue(encoding: general.custom)
         #expect(general.eTag == server["general"]?.eTag && ReadPosition.timetoken(in: custom).map { String($0.rawValue) } == Self.position(server["general"]))
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 0, "lobby": 1])
+    }
+
+    @Test("a channel the user is banned from is left as it is; the others are marked read (mark all read does not fail on it)")
+    func bannedChannel() async throws {
+        let (world, _, _) = try await Self.world(["general", "lobby"])
+        try await ChatSDKClient(world.server, userId: "admin").restrict("me", in: "general", ban: true, mute: false)
+        _ = try await world.sync()
+        let moved = try await world.outbox.markAllRead()
+        #expect(Set(moved.keys) == ["lobby"])
+        #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 1, "lobby": 0])
+        #expect(try await world.entries().compactMap(\.readPositions).flatMap(\.channels) == ["lobby"])
     }
 }

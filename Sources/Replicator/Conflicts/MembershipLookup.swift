@@ -2,7 +2,8 @@ import Foundation
 import PubNubWire
 import ReplicaModel
 
-/// Reading one membership back from the server (conflict checks and probes of membership ops).
+/// Reading memberships back from the server (conflict checks and probes of membership ops, the
+/// read before a batch of read positions).
 enum MembershipLookup {
     /// One membership as the server holds it now: `status`, `type` and `custom` (wire JSON), with
     /// its `updated` and eTag; nil when the user is not a member. The wire has no single-membership
@@ -18,19 +19,32 @@ enum MembershipLookup {
         run: @escaping @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws
             -> ObjectPage<WireMembership<DefaultChatCustom>>
     ) async throws -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)? {
-        let scope = "memberships:\(user)"
-        let filter = canName(channel) ? Self.filter([channel]) : nil
+        let found = try await memberships(in: client, user: user, channels: [channel], run: run)[channel]
+        return try found.map { (.object(try $0.model(userId: user).wireFields), $0.updated, $0.eTag) }
+    }
+
+    /// `user`'s memberships of `channels` as the server holds them now, by channel (a channel the
+    /// user is not a member of is missing): the listing filtered on those channels (one request
+    /// for up to 100), searched for them page by page, as ``find(in:channel:user:run:)``. Without a
+    /// filter when an id cannot be named (``canName(_:)``).
+    static func memberships(
+        in client: PubNubClient, user: String, channels: [String],
+        run: @escaping @Sendable (String, @escaping @Sendable () async throws(WireError) -> ObjectPage<WireMembership<DefaultChatCustom>>) async throws
+            -> ObjectPage<WireMembership<DefaultChatCustom>> = { _, body in try await body() }
+    ) async throws -> [String: WireMembership<DefaultChatCustom>] {
+        let scope = "memberships:\(user)", wanted = Set(channels)
+        let filter = channels.allSatisfy(canName) ? Self.filter(channels) : nil
         let pages = ObjectPages(scope: scope, query: ObjectListQuery(limit: 100, filter: filter)) { query in
             try await run(scope) { () async throws(WireError) in
                 try await client.getMemberships(userId: user, query, as: DefaultChatCustom.self)
             }
         }
+        var found: [String: WireMembership<DefaultChatCustom>] = [:]
         for try await page in pages {
-            if let found = page.data.first(where: { $0.channel.id == channel }) {
-                return (.object(try found.model(userId: user).wireFields), found.updated, found.eTag)
-            }
+            for membership in page.data where wanted.contains(membership.channel.id) { found[membership.channel.id] = membership }
+            if found.count == wanted.count { break }
         }
-        return nil
+        return found
     }
 
     /// The filter of a user's memberships naming exactly `channels`:

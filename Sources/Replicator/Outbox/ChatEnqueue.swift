@@ -131,9 +131,10 @@ extension OpTransaction {
             return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
         if !force, try batchNames(channelId, userId: userId) {
-            // The channel waits in an unsent mark all read: its position is raised there.
-            var ids = [receiptOpId, opId].makeIterator()
-            let receipts = try batchReadPositions([(stored, timetoken)], user: userId, opIds: { ids.next() ?? opId }, now: now)
+            // The channel waits in an unsent mark all read: its position is raised there (no new
+            // op; the one id asked for is the receipt's, when no unsent receipt takes it).
+            try checkRestrictions(.setMembership(channel: channelId, user: userId, fields: [:]))
+            let receipts = try batchReadPositions([(stored, timetoken)], user: userId, opIds: { receiptOpId }, now: now)
             return receipts[channelId] ?? OutboxReceipt(value: stored, opId: nil, disposition: .unchanged)
         }
         custom = ReadPosition.setting(timetoken, in: custom)

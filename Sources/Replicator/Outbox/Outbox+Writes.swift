@@ -101,7 +101,7 @@ extension Outbox {
     /// When it is sent, the server's memberships of its channels are read first (one request):
     /// each gets its custom data as the server holds it with the new position; a position the
     /// server already has (or passed) is not written, and a membership removed elsewhere is not
-    /// made again (`docs/chat.md`, "Mark all read").
+    /// made again (`docs/conversations.md`, "Mark all read").
     ///
     /// ```swift
     /// let moved = try await outbox.markAllRead()   // one op for up to 100 channels

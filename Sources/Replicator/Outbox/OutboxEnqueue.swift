@@ -25,14 +25,9 @@ extension OpTransaction {
         if message.contentType == ChatSDKFormat.textContentType, case .object(let fields) = body {
             // Readable by the Chat SDK too: its `type`, `text` and `files` beside pnreplicate's
             // fields, and its push keys when the app sends pushes.
-            body = ChatSDKFormat.textBody(fields, text: message.text)
-            // Files already on PubNub (a forward's, the original's) are listed as they are; files
-            // this send uploads are listed once uploaded (`OutboxRequests`).
-            let uploaded = message.files.filter { $0.id != nil }
-            if files == nil, !uploaded.isEmpty, case .object(var listed) = body {
-                listed["files"] = .array(uploaded.map(\.chatSDKValue))
-                body = .object(listed)
-            }
+            // Files already on PubNub (a forward's: the original's) are listed as they are; the
+            // files this send uploads are listed once uploaded (`OutboxRequests`).
+            body = ChatSDKFormat.textBody(fields, text: message.text, files: files == nil ? message.files.filter { $0.id != nil } : [])
             let keys = try pushKeys(text: message.text, sender: message.userId, channel: message.channelId)
             if !keys.isEmpty, case .object(var withPush) = body {
                 withPush.merge(keys) { _, push in push }

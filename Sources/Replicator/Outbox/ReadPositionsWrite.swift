@@ -38,15 +38,7 @@ enum ReadPositionsWrite {
 
     /// Reads the user's memberships of the batch's channels and plans the PATCH.
     static func plan(_ positions: ReadPositions, client: PubNubClient, now: Date) async throws -> Plan {
-        let user = positions.user, wanted = Set(positions.channels)
-        let query = ObjectListQuery(limit: 100, filter: MembershipLookup.filter(positions.channels))
-        let pages = ObjectPages(scope: "memberships:\(user)", query: query) { query in
-            try await client.getMemberships(userId: user, query, as: DefaultChatCustom.self)
-        }
-        var server: [String: WireMembership<DefaultChatCustom>] = [:]
-        for try await page in pages {
-            for membership in page.data where wanted.contains(membership.channel.id) { server[membership.channel.id] = membership }
-        }
+        let server = try await MembershipLookup.memberships(in: client, user: positions.user, channels: positions.channels)
         var sets: [MembershipSet<JSONValue>] = []
         for mark in positions.marks {
             guard let remote = server[mark.channel] else { continue }
