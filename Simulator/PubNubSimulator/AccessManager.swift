@@ -80,7 +80,9 @@ struct AccessManager: Sendable {
             return AccessReply.denied(family, refused: everything)
         }
         if need == .secretKey { return AccessReply.denied(family, refused: everything) }
-        let missing = need.missing(in: token.grant.grants)
+        // A pattern the client will not evaluate is not evaluated here either: it grants nothing
+        // (docs/simulator.md, "Access Manager").
+        let missing = need.missing(in: token.grant.grants, undecidedIsMet: false)
         return missing.isEmpty ? nil : AccessReply.denied(family, refused: missing)
     }
 

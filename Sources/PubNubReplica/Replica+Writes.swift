@@ -36,9 +36,18 @@ extension Replica {
         try await write { try await $0.edit(message: messageId, text: text) }
     }
 
-    /// Deletes a message: soft (the Chat SDK's `deleted` action, restorable) unless `hard`.
-    public func deleteMessage(id messageId: String, hard: Bool = false) async throws -> OutboxReceipt<ChatMessageAction> {
-        try await write { try await $0.deleteMessage(id: messageId, hard: hard) }
+    /// Deletes a message: soft (the Chat SDK's `deleted` action, restorable) unless `hard`. A hard
+    /// delete also deletes the message's own files from PubNub unless `preserveFiles`, as the Chat
+    /// SDK's `delete(soft:preserveFiles:)` (`docs/files.md`, "Whose files a hard delete deletes").
+    ///
+    /// ```swift
+    /// try await replica.deleteMessage(id: message.id, hard: true)                       // and its files
+    /// try await replica.deleteMessage(id: message.id, hard: true, preserveFiles: true)  // files stay
+    /// ```
+    public func deleteMessage(id messageId: String, hard: Bool = false, preserveFiles: Bool = false) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        try await write { try await $0.deleteMessage(id: messageId, hard: hard, preserveFiles: preserveFiles) }
     }
 
     /// Moves this user's read position in a channel forward (unread counts follow).

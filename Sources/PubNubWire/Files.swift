@@ -220,7 +220,11 @@ public struct PubNubFiles: Sendable {
 
     /// The request of ``generateUploadURL(channel:name:)``.
     public func generateUploadURLRequest(channel: String, name: String) throws(WireError) -> WireRequest {
-        guard !name.isEmpty else { throw .invalidArgument("file name is empty") }
+        do {
+            try Validation.validateFileName(name, own: true)
+        } catch {
+            throw .invalidArgument("\(error)")
+        }
         let body = try PubNubClient.json(JSONValue.object(["name": .string(name)]))
         return WireRequest(
             method: .post, pathSegments: ["v1", "files", configuration.subscribeKey, "channels", channel, "generate-upload-url"],
@@ -237,10 +241,13 @@ public struct PubNubFiles: Sendable {
     public static func uploadTicket(from response: WireResponse) throws(WireError) -> FileUploadTicket {
         let operation = "generateUploadURL"
         guard let json = JSONValue.parse(response.body)?.objectValue, let data = json["data"]?.objectValue,
-              let id = data["id"]?.stringValue, let name = data["name"]?.stringValue, !id.isEmpty, !name.isEmpty,
+              let id = data["id"]?.stringValue, let name = data["name"]?.stringValue,
+              (try? Validation.validateFileId(id)) != nil, (try? Validation.validateFileName(name, own: false)) != nil,
               let form = json["file_upload_request"]?.objectValue, let url = form["url"]?.stringValue,
               let fields = form["form_fields"]?.arrayValue
-        else { throw .decoding(operation: operation, status: response.status, message: "no data.id, data.name or file_upload_request") }
+        else {
+            throw .decoding(operation: operation, status: response.status, message: "no valid data.id, data.name or file_upload_request")
+        }
         var formFields: [FileUploadTicket.FormField] = []
         for field in fields {
             guard let key = field.objectValue?["key"]?.stringValue, let value = field.objectValue?["value"]?.stringValue else {
@@ -333,31 +340,60 @@ public struct PubNubFiles: Sendable {
     // MARK: Downloading and deleting
 
     /// The path of a file on PubNub (`/v1/files/{sub}/channels/{ch}/files/{id}/{name}`), which
-    /// answers a download with a redirect to storage and a delete with the deletion.
-    func filePath(channel: String, id: String, name: String) -> [String] {
+    /// answers a download with a redirect to storage and a delete with the deletion. Throws
+    /// ``WireError/invalidArgument(_:)`` for an id or name no path may carry (`..`, a `/`, a
+    /// control character: ``Validation/validateFileId(_:field:)``), whoever gave it.
+    func filePath(channel: String, id: String, name: String) throws(WireError) -> [String] {
+        do {
+            try Validation.validateFileId(id)
+            try Validation.validateFileName(name, own: false)
+        } catch {
+            throw .invalidArgument("\(error)")
+        }
+        return uncheckedFilePath(channel: channel, id: id, name: name)
+    }
+
+    private func uncheckedFilePath(channel: String, id: String, name: String) -> [String] {
         ["v1", "files", configuration.subscribeKey, "channels", channel, "files", id, name]
     }
 
     /// The file's location on PubNub as a message or a store keeps it (a `files[].url`): the
     /// origin's download path with no `auth`, no signature and no user id. Fetching it needs the
     /// client's own query (``downloadFile(channel:id:name:)``).
+    /// The id and name are not checked here (a dry run shows `{file-id}` in place of an id not
+    /// known yet): the upload answer they come from is (``uploadTicket(from:)``).
     public func fileURL(channel: String, id: String, name: String) -> String {
-        configuration.origin.url(for: WireRequest(method: .get, pathSegments: filePath(channel: channel, id: id, name: name), operation: "fileURL"))
+        configuration.origin.url(for: WireRequest(method: .get, pathSegments: uncheckedFilePath(channel: channel, id: id, name: name), operation: "fileURL"))
     }
 
     /// The first request of a download: PubNub answers 307 with the presigned storage URL.
-    public func fileLocationRequest(channel: String, id: String, name: String) -> WireRequest {
-        WireRequest(method: .get, pathSegments: filePath(channel: channel, id: id, name: name), query: client.commonQuery(), operation: "fileLocation")
+    public func fileLocationRequest(channel: String, id: String, name: String) throws(WireError) -> WireRequest {
+        WireRequest(method: .get, pathSegments: try filePath(channel: channel, id: id, name: name), query: client.commonQuery(), operation: "fileLocation")
     }
 
     /// Downloads a file's bytes, decrypted when a cipher key is set: asks PubNub for the file's
     /// location (the 307's `Location`, read by hand: the one redirect pnreplicate follows, and
     /// only to fetch the file, with none of PubNub's keys), then GETs it from storage.
     public func downloadFile(channel: String, id: String, name: String) async throws(WireError) -> Data {
+        try await download(channel: channel, id: id, name: name).bytes
+    }
+
+    /// A file downloaded: its bytes (decrypted when a cipher key is set) and the size it is stored
+    /// with (the ciphertext's, when it was uploaded encrypted).
+    public struct DownloadedFile: Sendable, Hashable {
+        /// The bytes, decrypted with the client's crypto module when it has one.
+        public var bytes: Data
+        /// How many bytes storage held.
+        public var storedSize: Int
+    }
+
+    /// Downloads a file as ``downloadFile(channel:id:name:)`` does, with the size it is stored
+    /// with: a message's `size` may give either (the sender's plaintext, or what it uploaded).
+    public func download(channel: String, id: String, name: String) async throws(WireError) -> DownloadedFile {
         let bytes = try await downloadStoredBytes(channel: channel, id: id, name: name)
-        guard let crypto else { return bytes }
+        guard let crypto else { return DownloadedFile(bytes: bytes, storedSize: bytes.count) }
         do {
-            return try crypto.decrypt(bytes)
+            return DownloadedFile(bytes: try crypto.decrypt(bytes), storedSize: bytes.count)
         } catch {
             throw .decoding(operation: "downloadFile", status: 200, message: "cannot decrypt the file: \(error)")
         }
@@ -366,8 +402,9 @@ public struct PubNubFiles: Sendable {
     /// The file's bytes as stored (encrypted when they were uploaded encrypted).
     public func downloadStoredBytes(channel: String, id: String, name: String) async throws(WireError) -> Data {
         // Sent by hand (the 307 is the answer), with the same Access Manager checks as `perform`.
-        let admission = try client.access.admit(fileLocationRequest(channel: channel, id: id, name: name))
-        let request = client.withToken(admission.token, fileLocationRequest(channel: channel, id: id, name: name))
+        let location = try fileLocationRequest(channel: channel, id: id, name: name)
+        let admission = try client.access.admit(location)
+        let request = client.withToken(admission.token, location)
         let response: WireResponse
         do {
             response = try await client.transport.send(request, to: configuration.origin)
@@ -393,13 +430,13 @@ public struct PubNubFiles: Sendable {
     }
 
     /// The request of ``deleteFile(channel:id:name:)``.
-    public func deleteFileRequest(channel: String, id: String, name: String) -> WireRequest {
-        WireRequest(method: .delete, pathSegments: filePath(channel: channel, id: id, name: name), query: client.commonQuery(), operation: "deleteFile")
+    public func deleteFileRequest(channel: String, id: String, name: String) throws(WireError) -> WireRequest {
+        WireRequest(method: .delete, pathSegments: try filePath(channel: channel, id: id, name: name), query: client.commonQuery(), operation: "deleteFile")
     }
 
     /// Deletes a file from the channel's storage (its file messages stay in history).
     public func deleteFile(channel: String, id: String, name: String) async throws(WireError) {
-        _ = try await client.perform(deleteFileRequest(channel: channel, id: id, name: name))
+        _ = try await client.perform(try deleteFileRequest(channel: channel, id: id, name: name))
     }
 
     /// Sends a request to a storage origin: no redirect followed, a non-2xx is a

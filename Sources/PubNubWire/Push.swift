@@ -24,11 +24,15 @@ public enum PushDeviceError: Error, Sendable, Hashable, CustomStringConvertible 
     case emptyToken
     /// An APNs device has no topic (the app's bundle id).
     case emptyTopic
+    /// The token cannot be a URL path segment (`.`, `..`, a `/`, a control character, over
+    /// ``ReplicaModel/Validation/maxDeviceTokenBytes``): every push request ends with it.
+    case invalidToken(String)
 
     /// A one-line explanation that names the field.
     public var description: String {
         switch self {
         case .emptyToken: "push device: the token is empty"
+        case .invalidToken(let reason): "push device: \(reason)"
         case .emptyTopic: "push device: an APNs device needs a topic (the app's bundle id)"
         }
     }
@@ -53,10 +57,17 @@ public struct PushDevice: Sendable, Hashable {
     /// The service, and for APNs the topic and environment.
     public let type: PushType
 
-    /// A device; throws ``PushDeviceError/emptyToken`` for an empty token and
-    /// ``PushDeviceError/emptyTopic`` for an APNs device without a topic.
+    /// A device; throws ``PushDeviceError/emptyToken`` for an empty token,
+    /// ``PushDeviceError/invalidToken(_:)`` for one no request path may carry
+    /// (``ReplicaModel/Validation/validateDeviceToken(_:field:)``: `..` would send the request to
+    /// another endpoint) and ``PushDeviceError/emptyTopic`` for an APNs device without a topic.
     public init(token: String, type: PushType) throws(PushDeviceError) {
         guard !token.isEmpty else { throw .emptyToken }
+        do {
+            try Validation.validateDeviceToken(token)
+        } catch {
+            throw .invalidToken(error.description)
+        }
         if case .apns2(let topic, _) = type, topic.isEmpty { throw .emptyTopic }
         self.token = token
         self.type = type

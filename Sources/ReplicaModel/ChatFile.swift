@@ -53,10 +53,12 @@ public struct ChatFile: Codable, Hashable, Sendable {
     public static let maxFilesPerMessage = 32
 
     /// A file from its wire form: `{"id","name"}` plus the optional `size`, `type` or
-    /// `mime-type`, and `url`.
+    /// `mime-type`, and `url`. Nil when the id or the name is not one a request may carry
+    /// (``Validation/validateFileId(_:field:)``, ``Validation/validateFileName(_:own:field:)``):
+    /// a peer's `..` never reaches a download or delete path.
     public init?(wire: JSONValue) {
         guard case .object(let object) = wire, case .string(let id)? = object["id"], case .string(let name)? = object["name"],
-              !id.isEmpty, !name.isEmpty, id.utf8.count <= 256, name.utf8.count <= 1024
+              (try? Validation.validateFileId(id)) != nil, (try? Validation.validateFileName(name, own: false)) != nil
         else { return nil }
         self.id = id
         self.name = name

@@ -129,6 +129,64 @@ public enum Validation {
         }
     }
 
+    /// Longest file id read from a server or a flag, in UTF-8 bytes (PubNub's are 36-character UUIDs).
+    public static let maxFileIdBytes = 128
+    /// Longest file name this device uploads, in UTF-8 bytes.
+    public static let maxFileNameBytes = 255
+    /// Longest file name read from a server (another client's upload), in UTF-8 bytes.
+    public static let maxStoredFileNameBytes = 1024
+    /// Longest push device token, in UTF-8 bytes (FCM's are about 160, APNs' 64 hex digits).
+    public static let maxDeviceTokenBytes = 4096
+
+    /// Checks a file id, whoever gave it (a message's `file`/`files`, a listing, an upload
+    /// answer, `--id`): non-empty, at most ``maxFileIdBytes``, and a safe URL path segment with
+    /// no control character (``validatePathSegment(_:field:limit:controlCharacters:)``). A file id travels in the download and delete paths
+    /// (`/v1/files/…/files/{id}/{name}`), so an id of `..` would send them to another endpoint.
+    public static func validateFileId(_ id: String, field: String = "file.id") throws(ModelValidationError) {
+        try validatePathSegment(id, field: field, limit: maxFileIdBytes)
+    }
+
+    /// Checks a file name: non-empty, a safe URL path segment (``validatePathSegment(_:field:limit:controlCharacters:)``),
+    /// at most ``maxFileNameBytes`` when this device uploads it (`own`, which may hold no control
+    /// character), else ``maxStoredFileNameBytes`` (another client's, read from a message, a
+    /// listing or a flag). Another client's name may hold control characters but U+0000 (the
+    /// store could not keep it): percent-encoded in a path they are harmless, and a name with a
+    /// terminal escape must stay addressable (`files delete` of a peer's spam); every table prints
+    /// it escaped.
+    public static func validateFileName(_ name: String, own: Bool, field: String = "file.name") throws(ModelValidationError) {
+        try validatePathSegment(name, field: field, limit: own ? maxFileNameBytes : maxStoredFileNameBytes, controlCharacters: !own)
+        if name.unicodeScalars.contains("\u{0}") { throw .forbiddenCharacter(field: field, character: "U+0") }
+    }
+
+    /// Checks a push device token (`push add --device-token`, `PushDevice`): non-empty, a safe
+    /// URL path segment with no control character (``validatePathSegment(_:field:limit:controlCharacters:)``;
+    /// the token is the last segment of every push path), at most ``maxDeviceTokenBytes``.
+    public static func validateDeviceToken(_ token: String, field: String = "device token") throws(ModelValidationError) {
+        try validatePathSegment(token, field: field, limit: maxDeviceTokenBytes)
+    }
+
+    /// The rule every value that becomes one URL path segment meets, beyond its own length limit:
+    /// not empty, not `.` or `..` (URL normalisation removes them), no `/` (two segments once a
+    /// server decodes it), and unless `controlCharacters`, no control characters (C0, DEL, C1).
+    public static func validatePathSegment(
+        _ value: String, field: String, limit: Int, controlCharacters: Bool = false
+    ) throws(ModelValidationError) {
+        if value.isEmpty { throw .emptyIdentifier(field: field) }
+        if value == "." || value == ".." { throw .reservedIdentifier(field: field, id: value) }
+        let bytes = value.utf8.count
+        if bytes > limit { throw .identifierTooLong(field: field, bytes: bytes, limit: limit) }
+        for scalar in value.unicodeScalars {
+            switch scalar.value {
+            case 0x2F:  // /
+                throw .forbiddenCharacter(field: field, character: "'/'")
+            case 0x00...0x1F where !controlCharacters, 0x7F...0x9F where !controlCharacters:
+                throw .forbiddenCharacter(field: field, character: "U+" + String(scalar.value, radix: 16, uppercase: true))
+            default:
+                continue
+            }
+        }
+    }
+
     /// Checks a `custom_message_type` as PubNub accepts it: 3-50 characters of `A-Z a-z 0-9 - _`.
     public static func validateCustomMessageType(_ type: String) throws(ModelValidationError) {
         let allowed = type.unicodeScalars.allSatisfy { scalar in

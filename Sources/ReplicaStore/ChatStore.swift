@@ -96,6 +96,8 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     public let queries = ChatQueries<Custom>()
     /// Where file bytes live: the files being sent and the download cache (`<path>.files/`).
     public let attachments: AttachmentArea
+    /// Whether writes keep the WAL small now (``keepWALSmall(_:)``).
+    let walBudget: WALBudget
 
     let logger: Logger
     let runner: MigrationRunner
@@ -110,6 +112,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         self.writer = writer
         self.path = path
         self.attachments = AttachmentArea.forStore(at: path)
+        self.walBudget = WALBudget(path: path, logger: options.logger)
         self.clock = options.clock
         isReadOnly = options.readOnly
         self.logger = options.logger
@@ -128,6 +131,11 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// throws a ``StoreError`` before anything is written.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) throws -> ChatStore {
         try StoreError.refuseIrregularFile(at: path)
+        let uncreated = try StoreError.isUncreatedStore(at: path)
+        if uncreated {
+            if options.readOnly { throw StoreError.emptyStoreFile(path: path) }
+            options.logger.notice("the store file is empty (never created): creating the store in it", metadata: ["path": "\(path)"])
+        }
         // Refuse a changed, unknown or skipped migration through a read-only connection first:
         // opening a DatabasePool writes to the file (GRDB makes the WAL non-empty), and a refused
         // store must be left exactly as it was.
@@ -193,7 +201,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     {
         try StoreError.refuseIrregularFile(at: path)
         let runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard FileManager.default.fileExists(atPath: path), !(try StoreError.isUncreatedStore(at: path)) else {
             return MigrationReport(
                 applied: [], pending: runner.migrations.map(\.name), performed: [], dryRun: true, backupPath: nil)
         }
@@ -359,8 +367,19 @@ extension ChatStore {
     package func transaction<T: Sendable>(
         _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
     ) async throws -> T {
-        try await writer.write { db in try body(StoreTransaction(db)) }
+        try await walBudget.write(writer) { db in try body(StoreTransaction(db)) }
     }
+
+    /// Keeps the WAL small (`docs/store.md`, "Disk space") from now on, or (`false`) stops and
+    /// gives back the space of a WAL over 128 KiB (``WALBudget``): the outbox's drain runs with it on. Calls nest: it
+    /// stays on until each `true` has had its `false`.
+    package func keepWALSmall(_ on: Bool) async {
+        guard !isReadOnly else { return }
+        await walBudget.keepSmall(on, writer: writer)
+    }
+
+    /// The WAL file's size now, in bytes (0 for a store in memory or without a WAL file).
+    package var walBytes: Int { walBudget.walBytes }
 
     /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
     package func storeTransaction<T: Sendable>(

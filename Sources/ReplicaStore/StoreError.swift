@@ -26,6 +26,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case backupFailed(path: String, message: String)
     /// No store file at this path.
     case storeNotFound(path: String)
+    /// The file at this path is empty (0 bytes, no WAL content): no store was created in it yet.
+    /// Read-only opens say so and leave it as it is; an open that may write creates the store in
+    /// it (``StoreError/isUncreatedStore(at:)``, the one rule for both).
+    case emptyStoreFile(path: String)
     /// The folder the store would be created in does not exist (a store is created, its folder
     /// is not: a mistyped path must not make directories).
     case folderNotFound(folder: String, path: String)
@@ -71,6 +75,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "backup to \(path) failed: \(message); nothing was migrated"
         case .storeNotFound(let path):
             "no store at \(path)"
+        case .emptyStoreFile(let path):
+            "\(path) is empty: no store was created in it yet (a command that writes creates one); it was left unchanged"
         case .folderNotFound(let folder, let path):
             "cannot create the store \(path): its folder \(folder) does not exist (create it, or choose another path)"
         case .notARegularFile(let path, let kind):
@@ -103,26 +109,52 @@ extension StoreError {
     /// blocks until a writer appears, so without it a FIFO as the store path hangs every command.
     public static func refuseIrregularFile(at path: String) throws(StoreError) {
         for candidate in [path, path + "-wal", path + "-shm"] {
-            var info = stat()
-            guard stat(candidate, &info) == 0 else { continue }  // missing (or unreadable: SQLite reports it)
-            let kind: String
-            switch info.st_mode & S_IFMT {
-            case S_IFREG: continue
-            case S_IFIFO: kind = "FIFO"
-            case S_IFDIR: kind = "directory"
-            case S_IFSOCK: kind = "socket"
-            case S_IFCHR: kind = "character device"
-            case S_IFBLK: kind = "block device"
-            default: kind = "special file"
-            }
-            throw .notARegularFile(path: candidate, kind: kind)
+            if let kind = irregularKind(at: candidate) { throw .notARegularFile(path: candidate, kind: kind) }
         }
     }
 
-    /// ``notAStore(path:reason:)`` for a file that SQLite reads but that records no migration: an
-    /// empty file (SQLite takes it for an empty database) or another program's database.
+    /// What `path` is when it exists and is not a regular file (symbolic links followed): "FIFO",
+    /// "directory", "socket", "character device", "block device" or "special file"; nil for a
+    /// regular or missing file. The one test of a file's kind, for the store's files and for the
+    /// files a send reads (reading a FIFO blocks until a writer appears; `/dev/zero` never ends).
+    public static func irregularKind(at path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }  // missing (or unreadable: the caller's read reports it)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: return "FIFO"
+        case S_IFDIR: return "directory"
+        case S_IFSOCK: return "socket"
+        case S_IFCHR: return "character device"
+        case S_IFBLK: return "block device"
+        default: return "special file"
+        }
+    }
+
+    /// Whether `path` is a store never created: an empty (0-byte) file with no WAL content, as a
+    /// process killed between creating the file and writing its header leaves it. The one rule of
+    /// the empty file, for every open: a read-only open throws ``emptyStoreFile(path:)`` (and
+    /// ``ChatStore/migrationPlan(forStoreAt:options:)`` reports every migration pending, as for a
+    /// missing file); an open that may write creates the store in it. An empty file beside a
+    /// non-empty `-wal` is not a store never created but a damaged one: refused by every open
+    /// (``notAStore(path:reason:)``), nothing touched.
+    public static func isUncreatedStore(at path: String) throws(StoreError) -> Bool {
+        guard let size = fileSize(path), size == 0 else { return false }
+        if let wal = fileSize(path + "-wal"), wal > 0 {
+            throw .notAStore(path: path, reason: "its main file is empty but its -wal holds \(wal) bytes")
+        }
+        return true
+    }
+
+    private static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// ``notAStore(path:reason:)`` for a file that SQLite reads but that records no migration:
+    /// another program's database (an empty file is ``emptyStoreFile(path:)``).
     static func noSchema(at path: String) -> StoreError {
-        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
-        return .notAStore(path: path, reason: size == 0 ? "an empty file" : "no pnreplicate schema in it")
+        .notAStore(path: path, reason: "no pnreplicate schema in it")
     }
 }

@@ -262,7 +262,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             try tx.upsert(member: member, force: true)
         case .removeMembership(let channel, let user):
             try tx.deleteMember(channelId: channel, userId: user)
-        case .hardDelete(_, let messageId, _):
+        case .hardDelete(_, let messageId, _, _):
             try tx.deleteMessage(id: messageId)
         case .setMuteList(let owner, let muted):
             // The op's change over what shows now (the server's list, earlier ops), as it

@@ -56,6 +56,10 @@ struct StoreOptionsGroup: ParsableArguments {
     /// Refuses a store path where no file is: for commands that change what a store already
     /// holds, so that a mistyped path is an error, not a new empty store.
     func requireExistingStore() throws {
+        // An empty file is no store yet (`StoreError.isUncreatedStore`): refused the same way.
+        if FileManager.default.fileExists(atPath: storePath), try StoreError.isUncreatedStore(at: storePath) {
+            throw StoreError.emptyStoreFile(path: storePath)
+        }
         guard FileManager.default.fileExists(atPath: storePath) else {
             throw ValidationError(
                 "no store at \(storePath) (check --store or $PNREPLICATE_STORE; `pnreplicate sync` or `migrate` creates one)")

@@ -45,7 +45,7 @@ struct CLITests {
         let result = try CLI.run(["migrate", "--dry-run", "--json", "--store", store])
         #expect(result.status == 0)
         let json = try CLI.json(result.stdout)
-        #expect(json["pending"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations"])
+        #expect(json["pending"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity"])
         #expect(json["dryRun"] as? Bool == true)
         #expect(FileManager.default.fileExists(atPath: store) == false)
     }
@@ -54,13 +54,13 @@ struct CLITests {
     func migrateThenStatus() throws {
         let store = CLI.temporaryStore()
         let first = try CLI.json(try CLI.run(["migrate", "--json", "--store", store]).stdout)
-        #expect(first["performed"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations"])
+        #expect(first["performed"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity"])
         let second = try CLI.json(try CLI.run(["migrate", "--json", "--store", store]).stdout)
         #expect((second["performed"] as? [String])?.isEmpty == true)
-        #expect(second["schemaVersion"] as? String == "0010_conversations")
+        #expect(second["schemaVersion"] as? String == "0011_file_integrity")
 
         let status = try CLI.json(try CLI.run(["status", "--json"], environment: ["PNREPLICATE_STORE": store]).stdout)
-        #expect(status["schemaVersion"] as? String == "0010_conversations")
+        #expect(status["schemaVersion"] as? String == "0011_file_integrity")
         #expect(status["pendingOutbox"] as? Int == 0)
         #expect((status["rowCounts"] as? [String: Int])?["messages"] == 0)
     }

@@ -132,6 +132,56 @@ struct FileCommandTests {
     /// Rounds of kill-and-restart: 20 in `swift test`; `scripts/soak files-kill 200` for the long run.
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 20 }
 
+    @Test("a peer's file name with terminal escapes: files list and delete print it escaped (--json exact); '..' as --id, --name or a push device token is refused, nothing sent or queued",
+          .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
+    func hostileNamesAndIds() async throws {
+        try #require(OfficialSDK.isInstalled, "CI is set but the pubnub Python package is missing (.ci/run installs it)")
+        let python = try #require(OfficialSDK.python)
+        let simulator = try SimulatorProcess(faults: "none", seed: 5)
+        defer { simulator.stop() }
+        let store = CLI.temporaryStore()
+        let env = ["PUBNUB_USER_ID": "victim", "PUBNUB_ORIGIN": simulator.origin]
+        // The peer (the official SDK, which sends any name) uploads a file whose name retitles
+        // the terminal and clears it.
+        let hostile = "pic\u{1B}]0;pwned\u{07}\u{1B}[2J.png"
+        let folder = NSTemporaryDirectory() + "pnr-hostile-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/" + hostile
+        try Data("peer".utf8).write(to: URL(fileURLWithPath: path))
+        let port = simulator.port
+        let uploaded = try await offPool {
+            try BoundedRun.run([Self.script.path, "127.0.0.1:\(port)", "--upload", "lobby", path], executable: python, limit: .seconds(60))
+        }
+        let answer = try JSONSerialization.jsonObject(with: Data(uploaded.stdout.utf8)) as? [String: Any]
+        let id = try #require(answer?["id"] as? String, "\(uploaded.stdout)\(uploaded.stderr)")
+
+        let listed = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", "lobby"], environment: env) }
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(!listed.stdout.contains("\u{1B}") && !listed.stdout.contains("\u{07}"), "\(listed.stdout)")
+        #expect(listed.stdout.contains("pic\\u{1b}]0;pwned\\u{7}\\u{1b}[2J.png") && listed.stdout.contains(id), "\(listed.stdout)")
+        let json = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", "lobby", "--json"], environment: env) }
+        let files = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(files.first?["name"] as? String == hostile)
+
+        for flags in [["--id", ".."], ["--id", id, "--name", ".."], ["--id", "a/b"], ["--id", "x\u{1B}y"], ["--id", id, "--name", "a/b"]] {
+            let refused = try await offPool { try CLI.run(["files", "get", "--store", store, "--channel", "lobby"] + flags, environment: env) }
+            #expect(refused.status != 0 && !refused.stderr.contains("\u{1B}"), "\(flags): \(refused.stdout)\(refused.stderr)")
+        }
+        let deleted = try await offPool {
+            try CLI.run(["files", "delete", "--store", store, "--channel", "lobby", "--id", id, "--name", hostile], environment: env)
+        }
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(!deleted.stdout.contains("\u{1B}") && deleted.stdout.contains("\\u{1b}"), "\(deleted.stdout)")
+
+        let push = try await offPool {
+            try CLI.run(["push", "add", "--store", store, "--device-token", "..", "--type", "fcm", "--channel", "lobby", "--json"], environment: env)
+        }
+        #expect(push.status == 1 && push.stderr.contains("push device"), "\(push.stdout)\(push.stderr)")
+        let outbox = try await offPool { try CLI.run(["outbox", "list", "--store", store, "--json"], environment: env) }
+        let queued = try JSONSerialization.jsonObject(with: Data(outbox.stdout.utf8)) as? [Any]
+        #expect(queued?.isEmpty == true, "\(outbox.stdout)\(outbox.stderr)")
+    }
+
     @Test("sync killed at random moments during uploads and restarted: exactly one file message per sent file, no orphan left")
     func killDuringUploads() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 11

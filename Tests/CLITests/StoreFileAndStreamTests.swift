@@ -76,7 +76,7 @@ struct StandardStreamTests {
             ["-c", "exec \"$0\" \"$@\" 2>&-", CLI.binary.path, "migrate", "--json", "--store", store],
             executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(!result.timedOut && result.reason == .exit && result.status == 0)
-        #expect(try CLI.json(result.stdout)["schemaVersion"] as? String == "0010_conversations")
+        #expect(try CLI.json(result.stdout)["schemaVersion"] as? String == "0011_file_integrity")
     }
 }
 
@@ -97,7 +97,7 @@ struct StoreFileTests {
         try #require(FileManager.default.createFile(atPath: store, contents: Data()))
         let result = try CLI.run(["status", "--store", store])
         #expect(result.status == 1)
-        #expect(result.stderr == "pnreplicate: \(store) is not a pnreplicate store (an empty file); it was left unchanged\n")
+        #expect(result.stderr == "pnreplicate: \(store) is empty: no store was created in it yet (a command that writes creates one); it was left unchanged\n")
         #expect(try Self.size(store) == 0)
         #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
         #expect(!FileManager.default.fileExists(atPath: store + "-shm"))
@@ -136,7 +136,7 @@ struct StoreFileTests {
         #expect(result.status == 0, "\(result.stderr)")
         let json = try CLI.json(result.stdout)
         #expect(json["schemaVersion"] as? String == "0001_initial")
-        #expect(json["pendingMigrations"] as? [String] == ["0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations"])
+        #expect(json["pendingMigrations"] as? [String] == ["0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 

@@ -141,6 +141,29 @@ struct AccessControlTests {
         #expect(storage == .service(ServiceError(operation: "uploadFile", status: 403, family: .storage, message: "AccessDenied")))
     }
 
+    @Test("a token whose pattern backtracks without bound ((a+)+$, (a|aa)+$, (\\w+\\s?)+$): not evaluated on the device; the request goes and the server decides",
+          arguments: ["^(a+)+$", "^(a|aa)+$", "^(\\w+\\s?)+$"])
+    func unboundedPattern(pattern: String) async throws {
+        let world = World()
+        let token = try await world.server.grantToken(
+            ttlMinutes: 10, grants: AccessGrants(resources: [.channel: ["room": [.read, .write]]], patterns: [.channel: [pattern: .write]]),
+            authorizedUserId: "me")
+        let client = try world.client(token: token)
+        // 40 characters that make a backtracking engine try about 2^40 ways before failing.
+        let name = String(repeating: "a", count: 39) + "!"
+        try await Self.publish(client, name)
+        #expect(world.transport.requests.count == 1, "the request went: the server decides")
+        #expect(client.access.waitingFor == nil)
+        // The simulator, which will not evaluate it either, refuses what only that pattern could grant.
+        let grants = try #require(client.access.parsedToken?.grants)
+        let need = AccessNeed.all([AccessRequirement(.channel, name, .write)])
+        #expect(need.missing(in: grants) == [])
+        #expect(need.missing(in: grants, undecidedIsMet: false) == [AccessRequirement(.channel, name, .write)])
+        // What other entries grant is still decided on the device.
+        let denial = await Self.denial { _ = try await client.fetchHistory(HistoryQuery(channels: [name])) }
+        #expect(denial?.reason == .notGranted([AccessRequirement(.channel, name, .read)]))
+    }
+
     @Test("required but missing: nothing is sent until a token arrives; expiring soon: requests go and a token is asked for once")
     func missingAndExpiring() async throws {
         let world = World()

@@ -98,6 +98,25 @@ struct AccessNeedTests {
         #expect(!grants.allows(AccessRequirement(.channel, nil, .get)))
     }
 
+    @Test("the shapes evaluated: anchored prefixes, classes, a few quantifiers; not evaluated: a repeated group holding a quantifier or an alternation, backreferences, more than three unbounded quantifiers")
+    func patternShapes() {
+        for pattern in ["^thread-.*$", "^team-[0-9]+$", "^(dm|group)\\.[a-z]{2,8}-.*$", "^room-(?:1|2)$", "^a{3}$", "^[^)]+$",
+                        "^x(ab)?y$", "^.*-.*-.*$"] {
+            #expect(AccessGrants.isEvaluable(pattern: pattern), "\(pattern)")
+        }
+        for pattern in ["(a+)+$", "(a|aa)+$", "(\\w+\\s?)+$", "^(a*)*$", "^(a{1,5}){2,}$", "^(.)\\1$", "^.*.*.*.*$", "^((ab)+c)+$",
+                        "^[a-z", "^(a", String(repeating: "a", count: 300)] {
+            #expect(!AccessGrants.isEvaluable(pattern: pattern), "\(pattern)")
+        }
+        let grants = AccessGrants(resources: [.channel: ["x": .read]], patterns: [.channel: ["(a+)+$": .write, "^b.*$": .write]])
+        let forty = String(repeating: "a", count: 39) + "!"
+        #expect(grants.verdict(AccessRequirement(.channel, forty, .write)) == .undecided)
+        #expect(grants.verdict(AccessRequirement(.channel, forty, .read)) == .notGranted)
+        #expect(grants.verdict(AccessRequirement(.channel, "bee", .write)) == .granted)
+        #expect(grants.verdict(AccessRequirement(.channel, "x", .read)) == .granted)
+        #expect(!grants.allows(AccessRequirement(.channel, forty, .write)))
+    }
+
     @Test("the global here-now needs the secret key; a channel group's registration names the group; an unreadable or gzipped memberships body")
     func reviewCases() throws {
         #expect(Self.need(.get, "/v2/presence/sub-key/sub") == .secretKey)

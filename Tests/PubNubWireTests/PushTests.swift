@@ -81,14 +81,18 @@ struct PushTests {
         }
     }
 
-    @Test("the whole URL of an FCM add, byte for byte; a token's reserved characters are escaped in its path segment")
+    @Test("the whole URL of an FCM add, byte for byte; a token's reserved characters are escaped in its path segment; '..', '/' and control characters refused")
     func wholeURL() throws {
         let push = try Self.pushClient(RecordingTransport(body: "[]"), auth: "tok")
         let add = try push.addChannelsRequest(["a", "b c"], device: Self.fcm)
         #expect(Origin(host: "127.0.0.1", port: 9, secure: false).url(for: add)
             == "http://127.0.0.1:9/v1/push/sub-key/sub-c-test/devices/0000000000000000?pnsdk=pnreplicate/0.1&uuid=test-uuid&auth=tok&add=a,b%20c&type=fcm")
-        let odd = try PushDevice(token: "  a/b+c  ", type: .fcm)
-        #expect(push.removeDeviceRequest(odd).encodedPath == "/v1/push/sub-key/sub-c-test/devices/%20%20a%2Fb+c%20%20/remove")
+        let odd = try PushDevice(token: "  a:b+c  ", type: .fcm)
+        #expect(push.removeDeviceRequest(odd).encodedPath == "/v1/push/sub-key/sub-c-test/devices/%20%20a:b+c%20%20/remove")
+        // A token no path segment may carry is refused before any request is made.
+        for bad in ["..", ".", "a/b", "a\u{7}"] {
+            #expect(throws: PushDeviceError.self) { _ = try PushDevice(token: bad, type: .fcm) }
+        }
     }
 
     @Test("the four calls send one request each and read the recorded answers")

@@ -160,7 +160,7 @@ struct StoreRulesTests {
             .removeChannel(id: "general"),
             .mention(MentionNotice(user: "bob", channel: "general", messageId: "m1", messageTimetoken: tt, parentChannel: "root")),
             .receipt(channel: "general", messageTimetoken: tt),
-            .hardDelete(channel: "general", messageId: "m1", messageTimetoken: tt),
+            .hardDelete(channel: "general", messageId: "m1", messageTimetoken: tt, preserveFiles: false),
             .report(channel: "general", messageId: "m1", body: ["type": "report", "reason": "spam"]),
             .setMuteList(owner: "alice", muted: ["bob", "troll"]),
             .invite(InviteNotice(user: "bob", channel: "direct.1", channelType: "direct")),

@@ -167,7 +167,7 @@ struct ConversationTests {
         #expect(try await world.store.fetch(world.store.queries.mentions(of: "me")).count == 1)
     }
 
-    @Test("a thread: reply count and hasThread from the store, the replies pulled from the thread channel, a mention in a reply carries the parent channel")
+    @Test("a thread: reply count and hasThread from the store, the replies pulled from the thread channel in the sync that learns the root, a mention in a reply carries the parent channel")
     func threads() async throws {
         let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
@@ -178,8 +178,9 @@ struct ConversationTests {
         // Actions (a thread's `threadRootId` among them) are listed for the channels the app
         // marked hot (the one on screen), and arrive live on the followed ones.
         try await world.reconciler.markHot("general")
-        _ = try await world.sync()
-        _ = try await world.sync()   // the thread channel, named by the action the first sync stored
+        // One sync: the reactions name the thread, and its channel is pulled in the same sync.
+        let sync = try await world.sync()
+        #expect(sync.history.contains { $0.channel == ChatSDKFormat.threadChannel(of: "general", root: root) && $0.inserted == 2 })
         let messages = try await world.store.fetch(world.store.queries.messages(inChannel: "general"))
         #expect(messages.filter(\.hasThread).map(\.shownText) == ["root"])
         let threads = try await world.store.fetch(world.store.queries.threads(inChannel: "general"))

@@ -114,5 +114,50 @@ struct FileScenarioTests {
                 }
             }
         }
+
+        // A peer forges a copy of one of alice's file messages; bob, through the flaky network
+        // and a process death, hard-deletes the copy and one of his own file messages: alice's
+        // file stays, bob's goes, and no orphan row is left once a quiet drain has run.
+        let aliceSent = try #require(try await sentFiles(of: devices[0].device, among: sent.keys).first, "seed \(seed)")
+        let bobSent = try #require(try await sentFiles(of: devices[1].device, among: sent.keys).first, "seed \(seed)")
+        let peer = try PubNubClient.simulated(InProcessTransport(server: server), userId: "mallory")
+        _ = try await peer.files.publishFile(PublishFileRequest(
+            channel: aliceSent.channelId, fileId: aliceSent.files[0].id ?? "", fileName: aliceSent.files[0].name))
+        let bob = devices[1].device
+        _ = try await bob.sync()
+        let forged = try #require(try await bob.store.fetch(bob.store.queries.messages(inChannel: aliceSent.channelId))
+            .first { $0.userId == "mallory" }, "seed \(seed)")
+        bob.transport.use(FaultPlan(seed: seed, profile: .flaky))
+        _ = try await bob.outbox.deleteMessage(id: forged.id, hard: true)
+        _ = try await bob.outbox.deleteMessage(id: bobSent.id, hard: true)
+        try await devices[1].drainDying(after: 1 + Int(random.next() % 4), seed: seed &+ 99)
+        devices[1].device.transport.use(FaultPlan(seed: 0, profile: .none))
+        for _ in 0..<3 where try await devices[1].device.store.reading({ try $0.fileOrphans().count + $0.ops(states: [.pending, .ambiguous, .inflight]).count }) > 0 {
+            _ = try await devices[1].device.outbox.drain()
+        }
+        #expect(try await devices[1].device.store.reading { try $0.fileOrphans().count } == 0, "seed \(seed)")
+        let remaining = Set(try await FileSendTests.serverFiles(observer, aliceSent.channelId).map(\.id))
+            .union(try await FileSendTests.serverFiles(observer, bobSent.channelId).map(\.id))
+        #expect(aliceSent.files.allSatisfy { remaining.contains($0.id ?? "") }, "seed \(seed): alice's file was deleted")
+        #expect(bobSent.files.allSatisfy { !remaining.contains($0.id ?? "") }, "seed \(seed): bob's own file stayed")
+        let aliceIds = Set(aliceSent.files.compactMap(\.id))
+        #expect((bob.transport.requests + devices[1].device.transport.requests).filter { request in
+            request.method == .delete && request.pathSegments.contains { aliceIds.contains($0) }
+        }.isEmpty, "seed \(seed)")
+    }
+
+    /// The file messages `device` sent (its user's, with files), oldest first.
+    private func sentFiles(of device: SimulatedDevice<DefaultChatCustom>, among ids: Dictionary<String, (channel: String, bytes: [Data])>.Keys)
+        async throws -> [ChatMessage<FlatCustom>]
+    {
+        var messages: [ChatMessage<FlatCustom>] = []
+        for id in ids.sorted() {
+            if let message = try await device.store.fetch(device.store.queries.message(id: id)),
+               message.userId == device.client.configuration.userId, !message.files.isEmpty
+            {
+                messages.append(message)
+            }
+        }
+        return messages
     }
 }

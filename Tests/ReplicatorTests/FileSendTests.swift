@@ -186,6 +186,6 @@ struct FileSendTests {
         #expect(try await Self.serverFiles(observer, "general").map(\.id) == [other.id])
         #expect(try await Self.fileMessages(observer, "general").isEmpty)
         let cache = FileCache(store: a.store, client: a.client, clock: clock)
-        #expect(try await cache.isCached(ChatFile(id: stored[0].id, name: "a.txt")) == false)
+        #expect(try await cache.isCached(ChatFile(id: stored[0].id, name: "a.txt"), channel: "general") == false)
     }
 }

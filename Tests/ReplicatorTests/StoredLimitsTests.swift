@@ -189,15 +189,37 @@ struct StorePathTests {
         #expect(throws: StoreError.notARegularFile(path: path + "-wal", kind: "FIFO")) { _ = try Store.open(at: path) }
     }
 
-    @Test("a read-only open of an empty file says it is not a store and leaves it empty")
-    func emptyFileReadOnly() throws {
+    @Test("an empty file is one case for every open: a store never created; read-only says so and leaves it, a writer creates the store in it")
+    func emptyFileOneRule() throws {
         let path = World.temporaryPath()
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         var readOnly = StoreOptions()
         readOnly.readOnly = true
         readOnly.migration = .manual
-        #expect(throws: StoreError.notAStore(path: path, reason: "an empty file")) { _ = try Store.open(at: path, options: readOnly) }
+        #expect(throws: StoreError.emptyStoreFile(path: path)) { _ = try Store.open(at: path, options: readOnly) }
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 0)
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        // What a migration would do to it: everything, as for a missing file.
+        #expect(try Store.migrationPlan(forStoreAt: path).pending == Store.migrationPlan(forStoreAt: path + "-missing").pending)
+        // A writer creates the store in it.
+        let store = try Store.open(at: path)
+        #expect(try store.fetchNow(store.queries.checkpoints()).isEmpty)
+        #expect(try Store.open(at: path, options: readOnly).path == path)
+    }
+
+    @Test("an empty file beside a WAL that holds data is a damaged store: every open refuses it and leaves both files as they were")
+    func emptyFileWithWAL() throws {
+        let path = World.temporaryPath()
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let wal = Data(repeating: 7, count: 4096)
+        #expect(FileManager.default.createFile(atPath: path + "-wal", contents: wal))
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let refusal = StoreError.notAStore(path: path, reason: "its main file is empty but its -wal holds 4096 bytes")
+        #expect(throws: refusal) { _ = try Store.open(at: path, options: readOnly) }
+        #expect(throws: refusal) { _ = try Store.open(at: path) }
+        #expect(throws: refusal) { _ = try Store.migrationPlan(forStoreAt: path) }
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 0)
+        #expect(FileManager.default.contents(atPath: path + "-wal") == wal)
     }
 }

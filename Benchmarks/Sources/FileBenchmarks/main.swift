@@ -61,7 +61,7 @@ report("upload 5 MB", ours: ourUpload, raw: rawUpload)
 
 // Download: 307 + GET, against a raw GET of the storage URL.
 let first = tickets[0]
-let location = try await transport.send(client.files.fileLocationRequest(channel: "bench", id: first.id, name: first.name), to: origin)
+let location = try await transport.send(try client.files.fileLocationRequest(channel: "bench", id: first.id, name: first.name), to: origin)
 guard let url = location.header("location"), let components = URLComponents(string: url) else { fatalError("no Location") }
 let storage = Origin(host: components.host ?? "127.0.0.1", port: components.port, secure: false)
 let get = WireRequest(

@@ -101,35 +101,178 @@ public struct AccessGrants: Sendable, Hashable {
         self.categories = categories
     }
 
-    /// The longest pattern evaluated; a longer one grants nothing (a token's patterns are
+    /// The longest pattern evaluated; a longer one is not evaluated (a token's patterns are
     /// compiled on this device, and a hostile one must not cost more than a bounded match).
     public static let maxPatternLength = 256
 
-    /// What `name` of `kind` may do: its exact entry united with every matching pattern.
+    /// What `name` of `kind` may certainly do: its exact entry united with every matching pattern
+    /// this client evaluates (``isEvaluable(pattern:)``).
     public func permissions(_ kind: AccessResourceKind, name: String) -> AccessPermissions {
         var granted = resources[kind]?[name] ?? []
-        for (pattern, bits) in patterns[kind] ?? [:] where !granted.isSuperset(of: bits) {
+        for (pattern, bits) in patterns[kind] ?? [:] where !granted.isSuperset(of: bits) && Self.isEvaluable(pattern: pattern) {
             if Self.matches(pattern: pattern, name: name) { granted.formUnion(bits) }
         }
         return granted
     }
 
-    /// Whether `requirement` holds.
-    public func allows(_ requirement: AccessRequirement) -> Bool {
+    /// The permissions of `name` that only patterns this client will not evaluate could grant
+    /// (``isEvaluable(pattern:)``): neither granted nor refused here; the server decides.
+    public func undecided(_ kind: AccessResourceKind, name: String) -> AccessPermissions {
+        var bits: AccessPermissions = []
+        for (pattern, granted) in patterns[kind] ?? [:] where !Self.isEvaluable(pattern: pattern) { bits.formUnion(granted) }
+        return bits.subtracting(permissions(kind, name: name))
+    }
+
+    /// Whether `requirement` holds: ``AccessVerdict/granted``, ``AccessVerdict/notGranted``, or
+    /// ``AccessVerdict/undecided`` when only a pattern this client will not evaluate could grant
+    /// it (the request should go, and the server decide: refusing it would refuse what the
+    /// server may grant).
+    public func verdict(_ requirement: AccessRequirement) -> AccessVerdict {
         guard let name = requirement.name else {
-            return categories[requirement.kind]?.isSuperset(of: requirement.permission) ?? false
+            return categories[requirement.kind]?.isSuperset(of: requirement.permission) ?? false ? .granted : .notGranted
         }
-        return permissions(requirement.kind, name: name).isSuperset(of: requirement.permission)
+        if permissions(requirement.kind, name: name).isSuperset(of: requirement.permission) { return .granted }
+        return undecided(requirement.kind, name: name).isDisjoint(with: requirement.permission) ? .notGranted : .undecided
+    }
+
+    /// Whether `requirement` certainly holds (``verdict(_:)`` is ``AccessVerdict/granted``).
+    public func allows(_ requirement: AccessRequirement) -> Bool {
+        verdict(requirement) == .granted
     }
 
     /// Whether `pattern` (PubNub's patterns are regular expressions, usually anchored, `^thread-.*$`)
-    /// matches the whole of `name`. An invalid or overlong pattern matches nothing.
+    /// matches the whole of `name`. An invalid pattern matches nothing; call it only for patterns
+    /// that ``isEvaluable(pattern:)`` accepts.
     static func matches(pattern: String, name: String) -> Bool {
-        guard pattern.utf8.count <= maxPatternLength,
-            let regex = try? NSRegularExpression(pattern: pattern)
-        else { return false }
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return false }
         let range = NSRange(name.startIndex..., in: name)
         guard let match = regex.firstMatch(in: name, options: [.anchored], range: range) else { return false }
         return match.range == range
+    }
+
+    /// Whether this client evaluates `pattern`: at most ``maxPatternLength`` bytes, and of a shape
+    /// whose match costs time bounded by a polynomial of low degree in the name's length
+    /// (``PatternShape``). `NSRegularExpression` backtracks with no step limit on Linux, so a
+    /// token's `(a+)+$` would cost seconds of CPU per request, growing exponentially with the
+    /// name: such a pattern is not evaluated, and what only it could grant is undecided.
+    public static func isEvaluable(pattern: String) -> Bool {
+        pattern.utf8.count <= maxPatternLength && PatternShape(pattern).isBounded
+    }
+}
+
+/// What a token's pattern allows for a requirement (``AccessGrants/verdict(_:)``).
+public enum AccessVerdict: Sendable, Hashable {
+    /// Granted.
+    case granted
+    /// Not granted.
+    case notGranted
+    /// Only a pattern this client will not evaluate could grant it: the server decides.
+    case undecided
+}
+
+/// The static check of a regular expression's shape that keeps backtracking bounded
+/// (``AccessGrants/isEvaluable(pattern:)``). Refused: a repeated group that contains a quantifier
+/// or an alternation (`(a+)+`, `(a|aa)+`, `(\w+\s?)+`: exponential), a backreference, and more
+/// than ``maxUnboundedQuantifiers`` quantifiers without an upper bound (`.*.*.*.*`: a polynomial
+/// of that degree). Repeated means `*`, `+`, `{n,}` or `{n,m}` with `m > 1`; `?` and `{1}` are not.
+/// Conservative: a safe pattern may be refused (it is then undecided, never refused access).
+struct PatternShape {
+    /// The most quantifiers without an upper bound a pattern may hold.
+    static let maxUnboundedQuantifiers = 3
+
+    let isBounded: Bool
+
+    init(_ pattern: String) {
+        isBounded = Self.check(Array(pattern.unicodeScalars))
+    }
+
+    /// What a group holds so far.
+    private struct Frame {
+        var quantifier = false
+        var alternation = false
+    }
+
+    private static func check(_ p: [Unicode.Scalar]) -> Bool {
+        var stack = [Frame()]
+        var unbounded = 0
+        // What the last atom was: a group just closed (its frame), or anything else.
+        var lastGroup: Frame?
+        var i = 0
+        while i < p.count {
+            let c = p[i]
+            switch c {
+            case "\\":
+                guard i + 1 < p.count else { return false }
+                let next = p[i + 1]
+                if ("1"..."9").contains(next) || next == "k" { return false }  // backreferences
+                i += 2
+                lastGroup = nil
+                continue
+            case "[":
+                // A character class: skip to its closing bracket (a leading `]` or `^]` is literal).
+                var j = i + 1
+                if j < p.count, p[j] == "^" { j += 1 }
+                if j < p.count, p[j] == "]" { j += 1 }
+                while j < p.count, p[j] != "]" {
+                    if p[j] == "\\" { j += 1 } else if p[j] == "[" { return false }  // nested classes: not read here
+                    j += 1
+                }
+                guard j < p.count else { return false }
+                i = j + 1
+                lastGroup = nil
+                continue
+            case "(":
+                stack.append(Frame())
+                i += 1
+                lastGroup = nil
+                continue
+            case ")":
+                guard stack.count > 1 else { return false }
+                let closed = stack.removeLast()
+                stack[stack.count - 1].quantifier = stack[stack.count - 1].quantifier || closed.quantifier
+                stack[stack.count - 1].alternation = stack[stack.count - 1].alternation || closed.alternation
+                lastGroup = closed
+                i += 1
+                continue
+            case "|":
+                stack[stack.count - 1].alternation = true
+                i += 1
+                lastGroup = nil
+                continue
+            case "*", "+", "?", "{":
+                var repeats = c != "?"
+                var boundless = c != "?"
+                var end = i + 1
+                if c == "{" {
+                    guard let close = p[(i + 1)...].firstIndex(of: "}") else { return false }
+                    let body = String(String.UnicodeScalarView(p[(i + 1)..<close]))
+                    let parts = body.split(separator: ",", omittingEmptySubsequences: false)
+                    guard (1...2).contains(parts.count), let low = Int(parts[0]) else { return false }
+                    if parts.count == 1 {
+                        repeats = low > 1
+                        boundless = false
+                    } else if parts[1].isEmpty {
+                        boundless = true
+                    } else {
+                        guard let high = Int(parts[1]), high >= low else { return false }
+                        repeats = high > 1
+                        boundless = false
+                    }
+                    end = close + 1
+                }
+                if end < p.count, p[end] == "?" || p[end] == "+" { end += 1 }  // lazy or possessive
+                if let group = lastGroup, repeats, group.quantifier || group.alternation { return false }
+                if boundless { unbounded += 1 }
+                if repeats || boundless { stack[stack.count - 1].quantifier = true }
+                if unbounded > maxUnboundedQuantifiers { return false }
+                lastGroup = nil
+                i = end
+                continue
+            default:
+                i += 1
+                lastGroup = nil
+            }
+        }
+        return stack.count == 1
     }
 }

@@ -47,16 +47,28 @@ public enum AccessNeed: Sendable, Hashable {
     /// The requirements that `grants` leave unmet, empty when the request is allowed. For
     /// ``anyOf(_:)`` the first alternative's unmet ones; for ``secretKey`` none (a token never
     /// allows it: check ``secretKey`` yourself).
-    public func missing(in grants: AccessGrants) -> [AccessRequirement] {
+    ///
+    /// - Parameter undecidedIsMet: how a requirement only a pattern the client will not evaluate
+    ///   could grant (``AccessVerdict/undecided``) counts: met for a client's pre-check (the
+    ///   request goes and the server decides; the default), unmet for a server that will not
+    ///   evaluate it either (the simulator).
+    public func missing(in grants: AccessGrants, undecidedIsMet: Bool = true) -> [AccessRequirement] {
+        func unmet(_ requirement: AccessRequirement) -> Bool {
+            switch grants.verdict(requirement) {
+            case .granted: false
+            case .notGranted: true
+            case .undecided: !undecidedIsMet
+            }
+        }
         switch self {
         case .nothing, .secretKey:
             return []
         case .all(let requirements):
-            return requirements.filter { !grants.allows($0) }
+            return requirements.filter(unmet)
         case .anyOf(let alternatives):
             var first: [AccessRequirement]?
             for alternative in alternatives {
-                let unmet = alternative.filter { !grants.allows($0) }
+                let unmet = alternative.filter(unmet)
                 if unmet.isEmpty { return [] }
                 if first == nil { first = unmet }
             }

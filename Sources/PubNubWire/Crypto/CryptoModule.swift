@@ -124,6 +124,18 @@ public struct CryptoModule: Sendable, CustomStringConvertible {
         makeIV = iv
     }
 
+    /// A short name of what this module decrypts to (the key and the decryption settings: the
+    /// legacy IV mode, the accepted cryptors): equal for two modules that read the same bytes the
+    /// same way, different otherwise. 16 hex digits of an HMAC keyed by the derived key, so the
+    /// cipher key cannot be read back from it; the file cache keys its entries by it
+    /// (`docs/files.md`, "The cache"), so bytes one configuration produced are never served to
+    /// another.
+    public var decryptionFingerprint: String {
+        let settings = "pnreplicate-decryption-v1|\(legacyRandomIV ? "random" : "static")|\(acceptsLegacy)|\(acceptsAESCBC)"
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(settings.utf8), using: aesKey)
+        return String(Self.hex(Array(mac)).prefix(16))
+    }
+
     /// Names the cryptors, never the key.
     public var description: String {
         "CryptoModule(encrypt: \(encryptor), legacy IV: \(legacyRandomIV ? "random" : "static"))"

@@ -109,6 +109,8 @@ struct OutboxPayload: Codable, Sendable, Hashable {
     var fileShape: String?
     /// Set by `retry` on a conflicted edit: the next attempt fetches the server's eTag and resends over it.
     var rebase: Bool?
+    /// A hard delete that leaves the message's files on PubNub (the Chat SDK's `preserveFiles`).
+    var preserveFiles: Bool?
 
     /// An empty payload.
     init() {}
@@ -131,6 +133,7 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         object["fileShape"] = fileShape.map(JSONValue.string)
         object["fields"] = fields.map(JSONValue.object)
         object["rebase"] = rebase.map(JSONValue.bool)
+        object["preserveFiles"] = preserveFiles.map(JSONValue.bool)
         return .object(object)
     }
 
@@ -179,6 +182,11 @@ struct OutboxPayload: Codable, Sendable, Hashable {
         switch object["rebase"] {
         case nil, .null?: rebase = nil
         case .bool(let value)?: rebase = value
+        default: return nil
+        }
+        switch object["preserveFiles"] {
+        case nil, .null?: preserveFiles = nil
+        case .bool(let value)?: preserveFiles = value
         default: return nil
         }
     }

@@ -45,8 +45,9 @@ public enum OutboxOperation: Sendable, Hashable {
     /// on `channel`: the user has read up to `messageTimetoken`.
     case receipt(channel: String, messageTimetoken: Timetoken)
     /// Delete the message `messageId` (at `messageTimetoken`) from `channel`'s history:
-    /// `DELETE /v3/history/…?start=<tt+1>&end=<tt>`.
-    case hardDelete(channel: String, messageId: String, messageTimetoken: Timetoken)
+    /// `DELETE /v3/history/…?start=<tt+1>&end=<tt>`; then its files, unless `preserveFiles` (the
+    /// Chat SDK's option), as far as they are the message's own (`FileOwnership`, `docs/files.md`).
+    case hardDelete(channel: String, messageId: String, messageTimetoken: Timetoken, preserveFiles: Bool)
     /// Report the message `messageId` of `channel`: publish `body` (the Chat SDK's report,
     /// ``ReplicaModel/ChatModeration/reportBody(text:reason:messageTimetoken:channel:author:)``) to
     /// the channel's moderation channel `PUBNUB_INTERNAL_MODERATION_<channel>`.
@@ -135,7 +136,7 @@ public enum OutboxOperation: Sendable, Hashable {
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
         case .mention(let notice): notice.channel
-        case .receipt(let channel, _), .hardDelete(let channel, _, _), .report(let channel, _, _): channel
+        case .receipt(let channel, _), .hardDelete(let channel, _, _, _), .report(let channel, _, _): channel
         case .invite(let notice): notice.channel
         case .setUser, .removeUser, .setMuteList, .push, .readPositions: nil
         }
@@ -161,7 +162,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .send(_, let id, _, _, _, _): id
         case .addReaction(let target), .removeReaction(let target, _): target.messageId
         case .mention(let notice): notice.messageId
-        case .hardDelete(_, let id, _), .report(_, let id, _): id
+        case .hardDelete(_, let id, _, _), .report(_, let id, _): id
         default: nil
         }
     }
@@ -172,7 +173,7 @@ public enum OutboxOperation: Sendable, Hashable {
         switch self {
         case .addReaction(let target), .removeReaction(let target, _): target.messageTimetoken
         case .mention(let notice): notice.messageTimetoken
-        case .receipt(_, let timetoken), .hardDelete(_, _, let timetoken): timetoken
+        case .receipt(_, let timetoken), .hardDelete(_, _, let timetoken, _): timetoken
         default: nil
         }
     }
@@ -362,7 +363,7 @@ extension OutboxOperation {
         case .hardDelete:
             self = .hardDelete(
                 channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
-                messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
+                messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"), preserveFiles: p.preserveFiles ?? false)
         case .report:
             self = .report(
                 channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
@@ -428,10 +429,11 @@ extension OutboxOperation {
         case .receipt(let channel, let timetoken):
             p.channel = channel
             p.messageTimetoken = timetoken
-        case .hardDelete(let channel, let id, let timetoken):
+        case .hardDelete(let channel, let id, let timetoken, let preserveFiles):
             p.channel = channel
             p.messageId = id
             p.messageTimetoken = timetoken
+            p.preserveFiles = preserveFiles ? true : nil
         case .report(let channel, let id, let body):
             p.channel = channel
             p.messageId = id

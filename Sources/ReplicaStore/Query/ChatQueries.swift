@@ -216,17 +216,12 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
         }
     }
 
-    /// The file `fileId` as a stored message of `channelId` names it (the newest such message),
-    /// or nil: how a file's name is found from its id (`pnreplicate files get|delete`).
+    /// The file `fileId` as the first stored message of `channelId` naming it names it (the
+    /// oldest: the message it was uploaded for, never a later copy or forward), or nil: how a
+    /// file's name is found from its id (`pnreplicate files get|delete`).
     public func file(id fileId: String, inChannel channelId: String) -> StoreQuery<ChatFile?> {
         StoreQuery { db in
-            let text = try String.fetchOne(
-                db, sql: """
-                    SELECT f.value FROM messages msg, json_each(msg.files) f
-                    WHERE msg.channel_id = ? AND msg.files IS NOT NULL AND json_extract(f.value, '$.id') = ?
-                    ORDER BY msg.timetoken DESC LIMIT 1
-                    """, arguments: [channelId, fileId])
-            return try text.map { try JSONDecoder().decode(ChatFile.self, from: Data($0.utf8)) }
+            try FirstNaming.fetch(db, fileId: fileId, channel: channelId)?.file
         }
     }
 

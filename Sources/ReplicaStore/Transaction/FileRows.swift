@@ -41,40 +41,87 @@ package struct FileUploadRow: Sendable, Hashable {
     }
 }
 
-/// A file on PubNub that no message references (an upload redone, a send discarded): deleted by the next drain.
+/// A file on PubNub to delete after the drain: this device's own upload that no message will
+/// reference (an upload redone, a send discarded, the hard-deleted message it was uploaded for),
+/// or a file named by a hard-deleted message this device did not upload it for, deleted only
+/// when the server confirms that message was the first to name it (`namedBefore`; `FileOwnership`).
 package struct FileOrphan: Sendable, Hashable {
     package var channelId: String
     package var fileId: String
     package var name: String
+    /// Nil: this device's own upload, deleted without asking. Else the timetoken of the
+    /// hard-deleted message that named it: deleted only when no older message of the channel names it.
+    package var namedBefore: Timetoken?
 
-    package init(channelId: String, fileId: String, name: String) {
+    package init(channelId: String, fileId: String, name: String, namedBefore: Timetoken? = nil) {
         self.channelId = channelId
         self.fileId = fileId
         self.name = name
+        self.namedBefore = namedBefore
     }
 }
 
-/// A downloaded (or sent) file kept in the cache.
+/// A downloaded (or sent) file kept in the cache, keyed by its channel, id, name and the crypto
+/// configuration that produced its bytes (`docs/files.md`, "The cache").
 package struct CachedFile: Sendable, Hashable {
     package var fileId: String
     package var name: String
     package var channelId: String
+    /// Which configuration produced the bytes: a crypto module's `decryptionFingerprint`,
+    /// ``noCrypto`` for a download without one, ``ownPlaintext`` for this device's own sent bytes.
+    package var crypto: String
     package var size: Int
     package var localName: String
     /// When it was last read (eviction takes the least recently used first).
     package var lastUsed: Date?
 
-    package init(fileId: String, name: String, channelId: String, size: Int, localName: String) {
+    /// The `crypto` of bytes downloaded by a client without a cipher key (served only to such a client).
+    package static let noCrypto = "none"
+    /// The `crypto` of the plaintext this device sent: the true bytes, served to any configuration.
+    package static let ownPlaintext = "plain"
+
+    package init(fileId: String, name: String, channelId: String, crypto: String, size: Int, localName: String) {
         self.fileId = fileId
         self.name = name
         self.channelId = channelId
+        self.crypto = crypto
         self.size = size
         self.localName = localName
     }
 }
 
+/// The first stored message of a channel naming a file id (the oldest by timetoken; pending
+/// messages last): the message the file was uploaded for, as far as the store knows. The one
+/// query for it, read by `files get|delete` (the file's name) and by `FileOwnership` (whether a
+/// hard-deleted message was the first to name its file).
+package struct FirstNaming: Sendable, Hashable {
+    /// The message's id.
+    package var messageId: String
+    /// Its timetoken; nil while it is pending.
+    package var timetoken: Timetoken?
+    /// The file as that message names it.
+    package var file: ChatFile
+
+    static func fetch(_ db: Database, fileId: String, channel: String) throws -> FirstNaming? {
+        guard let row = try Row.fetchOne(
+            db, sql: """
+                SELECT msg.id, msg.timetoken, f.value FROM messages msg, json_each(msg.files) f
+                WHERE msg.channel_id = ? AND msg.files IS NOT NULL AND json_extract(f.value, '$.id') = ?
+                ORDER BY msg.timetoken IS NULL, msg.timetoken LIMIT 1
+                """, arguments: [channel, fileId])
+        else { return nil }
+        let file = try JSONDecoder().decode(ChatFile.self, from: Data((row[2] as String).utf8))
+        return FirstNaming(messageId: row[0], timetoken: StoreCoding.timetoken(row[1]), file: file)
+    }
+}
+
 extension StoreTransaction {
     // MARK: Uploads
+
+    /// The first stored message of `channel` naming the file `fileId` (``FirstNaming``).
+    package func firstMessage(naming fileId: String, channel: String) throws -> FirstNaming? {
+        try FirstNaming.fetch(db, fileId: fileId, channel: channel)
+    }
 
     /// Inserts the file rows of a send being queued.
     package func insertFileUploads(_ rows: [FileUploadRow]) throws {
@@ -124,16 +171,33 @@ extension StoreTransaction {
         Set(try String.fetchAll(db, sql: "SELECT local_name FROM file_uploads"))
     }
 
-    /// A send completed: its uploaded files become cache entries (the sender never downloads what
-    /// it sent), its rows leave.
-    package func finishFileUploads(opId: String, now: Date) throws {
+    /// A send completed: its uploaded files are recorded as this device's uploads for `messageId`
+    /// (whose hard delete may delete them: `FileOwnership`) and become cache entries of their
+    /// plaintext (the sender never downloads what it sent); its rows leave.
+    package func finishFileUploads(opId: String, messageId: String, now: Date) throws {
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO file_cache (file_id, name, channel_id, size, local_name, last_used)
-                SELECT file_id, coalesce(upload_name, name), channel_id, size, local_name, ?
+                INSERT OR REPLACE INTO uploaded_files (channel_id, file_id, message_id)
+                SELECT channel_id, file_id, ? FROM file_uploads WHERE op_id = ? AND uploaded = 1 AND file_id IS NOT NULL
+                """, arguments: [messageId, opId])
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO file_cache (channel_id, file_id, name, crypto, size, local_name, last_used)
+                SELECT channel_id, file_id, coalesce(upload_name, name), ?, size, local_name, ?
                 FROM file_uploads WHERE op_id = ? AND uploaded = 1 AND file_id IS NOT NULL
-                """, arguments: [now.timeIntervalSince1970, opId])
+                """, arguments: [CachedFile.ownPlaintext, now.timeIntervalSince1970, opId])
         try db.execute(sql: "DELETE FROM file_uploads WHERE op_id = ?", arguments: [opId])
+    }
+
+    /// The message this device uploaded the file `fileId` of `channelId` for, if it did.
+    package func uploadingMessage(ofFile fileId: String, channel channelId: String) throws -> String? {
+        try String.fetchOne(
+            db, sql: "SELECT message_id FROM uploaded_files WHERE channel_id = ? AND file_id = ?", arguments: [channelId, fileId])
+    }
+
+    /// The record of this device's upload of `fileId` leaves (the file was deleted from PubNub).
+    package func forgetUpload(ofFile fileId: String, channel channelId: String) throws {
+        try db.execute(sql: "DELETE FROM uploaded_files WHERE channel_id = ? AND file_id = ?", arguments: [channelId, fileId])
     }
 
     /// A send withdrawn unsent: what it may have uploaded becomes orphans to delete, its rows leave.
@@ -149,17 +213,23 @@ extension StoreTransaction {
 
     // MARK: Orphans
 
-    /// Records a file to delete from PubNub.
+    /// Records a file to delete from PubNub. Recorded twice, it keeps the weaker condition: this
+    /// device's own upload (no `namedBefore`) over one to confirm, else the oldest `namedBefore`.
     package func addFileOrphan(_ orphan: FileOrphan) throws {
         try db.execute(
-            sql: "INSERT OR IGNORE INTO file_orphans (channel_id, file_id, name) VALUES (?, ?, ?)",
-            arguments: [orphan.channelId, orphan.fileId, orphan.name])
+            sql: """
+                INSERT INTO file_orphans (channel_id, file_id, name, named_before) VALUES (?, ?, ?, ?)
+                ON CONFLICT (channel_id, file_id) DO UPDATE SET named_before =
+                    CASE WHEN file_orphans.named_before IS NULL OR excluded.named_before IS NULL THEN NULL
+                         ELSE min(file_orphans.named_before, excluded.named_before) END
+                """,
+            arguments: [orphan.channelId, orphan.fileId, orphan.name, try StoreCoding.column(orphan.namedBefore, field: "namedBefore")])
     }
 
     /// The files to delete from PubNub.
     package func fileOrphans(limit: Int = 100) throws -> [FileOrphan] {
-        try Row.fetchAll(db, sql: "SELECT channel_id, file_id, name FROM file_orphans LIMIT ?", arguments: [limit])
-            .map { FileOrphan(channelId: $0[0], fileId: $0[1], name: $0[2]) }
+        try Row.fetchAll(db, sql: "SELECT channel_id, file_id, name, named_before FROM file_orphans LIMIT ?", arguments: [limit])
+            .map { FileOrphan(channelId: $0[0], fileId: $0[1], name: $0[2], namedBefore: StoreCoding.timetoken($0[3])) }
     }
 
     /// An orphan is gone from PubNub.
@@ -176,27 +246,38 @@ extension StoreTransaction {
 
     // MARK: Cache
 
-    /// The cache entry of a file (a read: ``touchCachedFile(id:name:now:)`` records the use).
-    package func cachedFile(id: String, name: String) throws -> CachedFile? {
+    /// The cache entry of a file of `channel` whose bytes a reader with crypto configuration
+    /// `crypto` may be served: its own configuration's, or this device's sent plaintext (a read:
+    /// ``touchCachedFile(_:now:)`` records the use).
+    package func cachedFile(channel: String, id: String, name: String, crypto: String) throws -> CachedFile? {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT file_id, name, channel_id, size, local_name, last_used FROM file_cache WHERE file_id = ? AND name = ?",
-            arguments: [id, name])
+            db, sql: """
+                SELECT file_id, name, channel_id, crypto, size, local_name, last_used FROM file_cache
+                WHERE channel_id = ? AND file_id = ? AND name = ? AND crypto IN (?, ?)
+                ORDER BY crypto = ? DESC LIMIT 1
+                """,
+            arguments: [channel, id, name, crypto, CachedFile.ownPlaintext, CachedFile.ownPlaintext])
         else { return nil }
-        var file = CachedFile(fileId: row[0], name: row[1], channelId: row[2], size: row[3], localName: row[4])
-        file.lastUsed = (row[5] as Double?).map { Date(timeIntervalSince1970: $0) }
+        var file = CachedFile(fileId: row[0], name: row[1], channelId: row[2], crypto: row[3], size: row[4], localName: row[5])
+        file.lastUsed = (row[6] as Double?).map { Date(timeIntervalSince1970: $0) }
         return file
     }
 
     /// Records that a cached file was read now.
-    package func touchCachedFile(id: String, name: String, now: Date) throws {
-        try db.execute(sql: "UPDATE file_cache SET last_used = ? WHERE file_id = ? AND name = ?", arguments: [now.timeIntervalSince1970, id, name])
+    package func touchCachedFile(_ file: CachedFile, now: Date) throws {
+        try db.execute(
+            sql: "UPDATE file_cache SET last_used = ? WHERE channel_id = ? AND file_id = ? AND name = ? AND crypto = ?",
+            arguments: [now.timeIntervalSince1970, file.channelId, file.fileId, file.name, file.crypto])
     }
 
     /// Records a file written into the cache.
     package func addCachedFile(_ file: CachedFile, now: Date) throws {
         try db.execute(
-            sql: "INSERT OR REPLACE INTO file_cache (file_id, name, channel_id, size, local_name, last_used) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [file.fileId, file.name, file.channelId, file.size, file.localName, now.timeIntervalSince1970])
+            sql: """
+                INSERT OR REPLACE INTO file_cache (channel_id, file_id, name, crypto, size, local_name, last_used)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [file.channelId, file.fileId, file.name, file.crypto, file.size, file.localName, now.timeIntervalSince1970])
     }
 
     /// Removes cache entries, least recently used first, until the cache holds at most
@@ -206,11 +287,15 @@ extension StoreTransaction {
         var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM file_cache") ?? 0
         var removed: [String] = []
         guard total > maximumBytes else { return removed }
-        for row in try Row.fetchAll(db, sql: "SELECT file_id, name, size, local_name FROM file_cache ORDER BY last_used, file_id") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT channel_id, file_id, name, crypto, size, local_name FROM file_cache ORDER BY last_used, file_id")
+        {
             guard total > maximumBytes else { break }
-            try db.execute(sql: "DELETE FROM file_cache WHERE file_id = ? AND name = ?", arguments: [row[0] as String, row[1] as String])
-            total -= row[2] as Int
-            removed.append(row[3])
+            try db.execute(
+                sql: "DELETE FROM file_cache WHERE channel_id = ? AND file_id = ? AND name = ? AND crypto = ?",
+                arguments: [row[0] as String, row[1] as String, row[2] as String, row[3] as String])
+            total -= row[4] as Int
+            removed.append(row[5])
         }
         return removed
     }
@@ -220,10 +305,12 @@ extension StoreTransaction {
         Set(try String.fetchAll(db, sql: "SELECT local_name FROM file_cache"))
     }
 
-    /// Removes a file's cache entry (its message was deleted); returns its local name.
-    package func removeCachedFile(id: String) throws -> [String] {
-        let names = try String.fetchAll(db, sql: "SELECT local_name FROM file_cache WHERE file_id = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM file_cache WHERE file_id = ?", arguments: [id])
+    /// Removes every cache entry of the file `id` of `channel` (the file was deleted from PubNub);
+    /// returns their local names.
+    package func removeCachedFile(channel: String, id: String) throws -> [String] {
+        let names = try String.fetchAll(
+            db, sql: "SELECT local_name FROM file_cache WHERE channel_id = ? AND file_id = ?", arguments: [channel, id])
+        try db.execute(sql: "DELETE FROM file_cache WHERE channel_id = ? AND file_id = ?", arguments: [channel, id])
         return names
     }
 }

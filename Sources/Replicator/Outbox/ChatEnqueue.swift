@@ -206,8 +206,9 @@ extension OpTransaction {
     /// history delete of its timetoken is queued (with the row as its snapshot, so a discard
     /// brings it back). Pulls skip the message while the op is queued. A message whose publish
     /// certainly has not gone out is withdrawn instead; one whose publish may be on its way
-    /// cannot be deleted yet (``OutboxError/mayHaveBeenApplied(opId:state:)``).
-    func enqueueHardDelete(opId: String, messageId: String, now: Date) throws -> OutboxReceipt<ChatMessageAction> {
+    /// cannot be deleted yet (``OutboxError/mayHaveBeenApplied(opId:state:)``). Once the history
+    /// delete is done, the message's files follow unless `preserveFiles` (`FileOwnership`).
+    func enqueueHardDelete(opId: String, messageId: String, preserveFiles: Bool, now: Date) throws -> OutboxReceipt<ChatMessageAction> {
         let message = try messageRef(messageId)
         if let sendOp = message.sendOp, let send = try tx.op(id: sendOp) {
             guard send.isWithdrawable else { throw OutboxError.mayHaveBeenApplied(opId: sendOp, state: send.state) }
@@ -219,7 +220,7 @@ extension OpTransaction {
         let stored = try tx.message(id: messageId)
         try tx.deleteMessage(id: messageId)
         try insert(
-            NewOutboxRow(.hardDelete(channel: message.channel, messageId: messageId, messageTimetoken: timetoken),
+            NewOutboxRow(.hardDelete(channel: message.channel, messageId: messageId, messageTimetoken: timetoken, preserveFiles: preserveFiles),
                          lane: OutboxKeys.sendLane(message.channel), target: OutboxKeys.hardDelete(messageId),
                          baseSnapshot: try tx.snapshot(stored)),
             id: opId, now: now)

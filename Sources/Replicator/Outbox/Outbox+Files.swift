@@ -125,8 +125,10 @@ extension Outbox {
     /// The bytes of `file`, checked: a good name, readable, within the upload limit once encrypted,
     /// not empty when it will be encrypted.
     private func checkedBytes(of file: OutgoingFile) throws -> Data {
-        guard !file.name.isEmpty, file.name.utf8.count <= 255, !file.name.contains("/") else {
-            throw OutboxError.invalidFile("file name \"\(file.name.prefix(40))\" must be 1-255 bytes without /")
+        do {
+            try Validation.validateFileName(file.name, own: true)
+        } catch {
+            throw OutboxError.invalidFile("\(error)")
         }
         let bytes = try Self.readBytes(of: file)
         let uploaded = client.files.uploadedSize(ofPlaintext: bytes.count)
@@ -142,6 +144,9 @@ extension Outbox {
         case .data(let data):
             return data
         case .file(let url):
+            if let kind = StoreError.irregularKind(at: url.path) {
+                throw OutboxError.invalidFile("\(url.path) is a \(kind), not a regular file: only a regular file's bytes can be sent")
+            }
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
             guard let size else { throw OutboxError.invalidFile("cannot read \(url.path)") }
             guard size <= FileLimits.maxUploadBytes else {
@@ -264,15 +269,32 @@ extension Outbox {
             }
         }
         guard let orphans = try? await store.reading({ try $0.fileOrphans() }), !orphans.isEmpty else { return }
+        var listings: [String: FileOwnership.Listing] = [:]
         for orphan in orphans {
             // A few tries, backing off as the outbox does: an orphan left is tried after the next drain.
             for attempt in 1...Self.orphanDeleteAttempts {
+                // Whether the file is gone from PubNub (then it leaves the cache too).
+                var gone = true
                 do {
-                    try await client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
+                    switch try await FileOwnership.confirm(orphan, client: client, listings: &listings) {
+                    case .delete:
+                        try await client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
+                    case .absent:
+                        break
+                    case .keep(let reason):
+                        gone = false
+                        logger.info("a hard-deleted message's file is left on PubNub: it is not the message's own", metadata: [
+                            "channel": "\(orphan.channelId)", "file": "\(orphan.fileId)", "reason": "\(reason)"])
+                    }
                 } catch {
                     // A 404: never uploaded, or already gone. A permanent refusal is not retried now.
                     if case .service(let service) = error, service.status == 404 {
                         // Done.
+                    } else if orphan.namedBefore != nil, error.retryability == .permanent {
+                        // Not confirmed, and it cannot be: the file stays (it may be someone else's).
+                        gone = false
+                        logger.warning("a hard-deleted message's file is left on PubNub: its ownership cannot be confirmed", metadata: [
+                            "channel": "\(orphan.channelId)", "file": "\(orphan.fileId)", "error": "\(error)"])
                     } else {
                         logger.debug("an orphaned upload could not be deleted yet", metadata: ["error": "\(error)"])
                         guard error.retryability.isRetryable, attempt < Self.orphanDeleteAttempts, !Task.isCancelled else { break }
@@ -281,7 +303,17 @@ extension Outbox {
                         continue
                     }
                 }
-                try? await store.transaction { try $0.removeFileOrphan(orphan) }
+                let goneForGood = gone
+                let evicted = try? await store.transaction { tx -> [String] in
+                    try tx.removeFileOrphan(orphan)
+                    guard goneForGood else { return [] }
+                    try tx.forgetUpload(ofFile: orphan.fileId, channel: orphan.channelId)
+                    return try tx.removeCachedFile(channel: orphan.channelId, id: orphan.fileId)
+                }
+                for name in evicted ?? [] {
+                    store.attachments.remove(name, in: .cache)
+                    store.attachments.remove(name, in: .outgoing)
+                }
                 break
             }
         }

@@ -34,13 +34,19 @@ extension Outbox {
     ///   transaction, and `DELETE /v3/history/…` of its timetoken is queued. Pulls skip it while
     ///   that op waits. The keyset must allow deleting from history (else the op is a dead letter;
     ///   discarding it brings the message back). Throws ``OutboxError/mayHaveBeenApplied(opId:state:)``
-    ///   while the message's own publish is on its way.
+    ///   while the message's own publish is on its way. Then its files are deleted from PubNub, as
+    ///   the Chat SDK's `delete` does, unless `preserveFiles`; but only the files that are the
+    ///   message's own: uploaded by this device for it, or first named by it as the server shows
+    ///   (a forged copy of another user's file message, or a forward, never deletes the
+    ///   original's files: `docs/files.md`, "Whose files a hard delete deletes").
     @discardableResult
-    public func deleteMessage(id messageId: String, hard: Bool = false) async throws -> OutboxReceipt<ChatMessageAction> {
+    public func deleteMessage(id messageId: String, hard: Bool = false, preserveFiles: Bool = false) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
         let opId = Self.newOpId(), now = clock.now, userId = userId
         return try await commit {
             hard
-                ? try $0.enqueueHardDelete(opId: opId, messageId: messageId, now: now)
+                ? try $0.enqueueHardDelete(opId: opId, messageId: messageId, preserveFiles: preserveFiles, now: now)
                 : try $0.enqueueSoftDelete(opId: opId, messageId: messageId, userId: userId, now: now)
         }
     }

@@ -131,7 +131,7 @@ enum OutboxRequests {
                 return try client.setUserRequest(
                     id: ChatModeration.muteListId(of: owner),
                     fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: list)), ifMatch: nil)
-            case .hardDelete(let channel, _, let timetoken):
+            case .hardDelete(let channel, _, let timetoken, _):
                 // One message: `end` inclusive, `start` exclusive.
                 return client.deleteMessagesRequest(
                     channel: channel, start: Timetoken(rawValue: timetoken.rawValue &+ 1), end: timetoken)

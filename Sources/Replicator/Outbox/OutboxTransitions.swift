@@ -163,7 +163,7 @@ final class OpTransaction<Custom: ChatCustomData> {
                     throw OutboxError.timetokenTaken(channel: channel, timetoken: tt, heldBy: holder)
                 }
                 try tx.markSent(messageId: messageId, timetoken: tt)
-                try tx.finishFileUploads(opId: entry.id, now: tt.date)
+                try tx.finishFileUploads(opId: entry.id, messageId: messageId, now: tt.date)
             }
         case .reaction(let tt):
             timetoken = tt
@@ -195,24 +195,25 @@ final class OpTransaction<Custom: ChatCustomData> {
             // The op has left the table: the later unsent writes of the list are laid over the answer.
             try overlay.applyServer(muteList: list, owner: owner)
         case .none:
-            if case .hardDelete(let channel, _, _) = entry.operation { try deleteFiles(ofDeletedMessage: entry, channel: channel) }
+            if case .hardDelete(let channel, let messageId, let timetoken, let preserveFiles) = entry.operation, !preserveFiles {
+                try deleteFiles(ofDeletedMessage: entry, id: messageId, channel: channel, timetoken: timetoken)
+            }
         }
         changes.events.append(.sent(opId: entry.id, timetoken: timetoken))
         changes.finish(entry.id, .sent(timetoken: timetoken))
     }
 
-    /// A message deleted from history takes its files along, as the Chat SDK's `delete` does
-    /// (`docs/files.md`): each becomes an orphan, deleted from PubNub after the drain, and leaves
-    /// the local cache. The files are read from the message as it was stored (the op's snapshot).
-    private func deleteFiles(ofDeletedMessage entry: OutboxEntry, channel: String) throws {
+    /// A message deleted from history takes its own files along, as the Chat SDK's `delete` does,
+    /// and only those (`FileOwnership`): each becomes an orphan, deleted from PubNub after the drain
+    /// (once the server confirms it, when this device did not upload it for this message). The
+    /// files are read from the message as it was stored (the op's snapshot).
+    private func deleteFiles(ofDeletedMessage entry: OutboxEntry, id: String, channel: String, timetoken: Timetoken) throws {
         guard let snapshot = entry.baseSnapshot, let stored = try? JSONValue(jsonData: Data(snapshot.utf8)),
               let files = stored.objectValue?["files"]?.arrayValue
         else { return }
-        for file in files.compactMap({ ChatFile(wire: $0) }) {
-            guard let id = file.id else { continue }
-            try tx.addFileOrphan(FileOrphan(channelId: channel, fileId: id, name: file.name))
-            _ = try tx.removeCachedFile(id: id)
-        }
+        let orphans = try FileOwnership.orphans(
+            ofDeleted: id, channel: channel, timetoken: timetoken, files: files.compactMap { ChatFile(wire: $0) }, tx: tx)
+        for orphan in orphans { try tx.addFileOrphan(orphan) }
     }
 
     /// A pull found our pending publish on the server: the op is finished by the page that holds it.
@@ -221,7 +222,7 @@ final class OpTransaction<Custom: ChatCustomData> {
             return nil
         }
         try tx.deleteOp(id: op.id)
-        try tx.finishFileUploads(opId: op.id, now: timetoken.date)
+        try tx.finishFileUploads(opId: op.id, messageId: messageId, now: timetoken.date)
         changes.events.append(.sent(opId: op.id, timetoken: timetoken))
         changes.finish(op.id, .sent(timetoken: timetoken))
         return op.id

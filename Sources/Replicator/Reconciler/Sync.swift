@@ -138,6 +138,16 @@ extension Reconciler {
                 }
             }
         }
+        // A thread root the reactions just named (a `threadRootId` action on a hot channel's
+        // message): its replies in this sync, not the next, so the thread's reply count is right
+        // as soon as the root shows one.
+        guard unreachable == nil, !hot.isEmpty else { return report }
+        let threads = try await channelsOfInterest().filter { !channels.contains($0) && ChatSDKFormat.threadParent(ofChannel: $0) != nil }
+        if !threads.isEmpty {
+            let pulled = try await pullHistory(channels: threads, progress: progress)
+            report.history += pulled
+            report.errors += pulled.compactMap { r in r.error.map { "history \(r.channel): \($0)" } }
+        }
         return report
     }
 }

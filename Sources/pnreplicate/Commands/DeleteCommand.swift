@@ -12,11 +12,21 @@ struct DeleteCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The message's id.") var message: String
-    @Flag(name: .long, help: "Delete it from PubNub's history and the store (needs Delete-From-History on the keyset).") var hard = false
+    @Flag(name: .long, help: ArgumentHelp(
+        "Delete it from PubNub's history and the store (needs Delete-From-History on the keyset), and its files.",
+        discussion: "Only the message's own files are deleted: uploaded by this device for it, or first named by it in the channel's history. A copy or forward of another message never deletes the original's files."))
+    var hard = false
+    @Flag(name: .customLong("preserve-files"), help: "With --hard: leave the message's files on PubNub (the Chat SDK's preserveFiles).")
+    var preserveFiles = false
+
+    func validate() throws {
+        if preserveFiles && !hard { throw ValidationError("--preserve-files goes with --hard (a soft delete never deletes files)") }
+    }
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.deleteMessage(id: message, hard: hard)
+            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.deleteMessage(
+                id: message, hard: hard, preserveFiles: preserveFiles)
             try EnqueueOutput(receipt, id: message).print(json: options.json)
         }
     }

@@ -29,8 +29,10 @@ struct FilesCommand: AsyncParsableCommand {
                     next = page.next
                 } while next != nil
                 if options.json { return try Output.json(files) }
-                if files.isEmpty { print("no files on \(channel)"); return }
-                for file in files { print("\(file.id)  \(file.size)  \(file.created ?? "-")  \(file.name)") }
+                // Ids, names and times as a peer and the server wrote them: printed terminal-safe.
+                Output.columns(
+                    ["ID", "SIZE", "CREATED", "NAME"], files.map { [$0.id, String($0.size), $0.created ?? "-", $0.name] },
+                    empty: "no files on \(Output.terminalSafe(channel))")
             }
         }
     }
@@ -43,8 +45,10 @@ struct FilesCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .long, help: "The channel.") var channel: String
         @Option(name: .long, help: "The file id.") var id: String
-        @Option(name: .long, help: "The file name (looked up in the store's messages when omitted).") var name: String?
+        @Option(name: .long, help: "The file name (when omitted: as the first stored message naming the file names it).") var name: String?
         @Option(name: .long, help: "Where to write the bytes (default: standard output).") var output: String?
+
+        func validate() throws { try FilesCommand.validate(id: id, name: name) }
 
         func run() async throws {
             try await runReportingErrors {
@@ -69,23 +73,37 @@ struct FilesCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .long, help: "The channel.") var channel: String
         @Option(name: .long, help: "The file id.") var id: String
-        @Option(name: .long, help: "The file name (looked up in the store's messages when omitted).") var name: String?
+        @Option(name: .long, help: "The file name (when omitted: as the first stored message naming the file names it).") var name: String?
+
+        func validate() throws { try FilesCommand.validate(id: id, name: name) }
 
         func run() async throws {
             try await runReportingErrors {
                 let session = try await Session(store: options, connection: connection)
                 let fileName = try await FilesCommand.name(given: name, id: id, channel: channel, store: session.store)
-                try await session.reconciler.client.files.deleteFile(channel: channel, id: id, name: fileName)
+                // Deleted from PubNub and from this store's cache.
+                try await FileCache(store: session.store, client: session.reconciler.client).deleteFile(id: id, name: fileName, channel: channel)
                 if options.json { return try Output.json(["id": id, "name": fileName, "deleted": "true"]) }
-                print("deleted \(fileName) (\(id)) from \(channel)")
+                print(Output.terminalSafe("deleted \(fileName) (\(id)) from \(channel)"))
             }
         }
     }
 
-    /// The name given, else the name a stored message of `channel` gives the file `id`.
+    /// The name given, else the name the first stored message of `channel` naming the file `id`
+    /// gives it (the message it was uploaded for; a later copy may name it otherwise).
     static func name(given: String?, id: String, channel: String, store: ChatStore<DefaultChatCustom>) async throws -> String {
         if let given { return given }
         if let file = try await store.fetch(store.queries.file(id: id, inChannel: channel)) { return file.name }
-        throw ValidationError("no stored message of \(channel) names file \(id); give --name")
+        throw ValidationError("no stored message of \(Output.terminalSafe(channel)) names file \(Output.terminalSafe(id)); give --name")
+    }
+
+    /// `--id` and `--name` as a request may carry them (`..`, a `/` or a control character refused).
+    static func validate(id: String, name: String?) throws {
+        do {
+            try Validation.validateFileId(id, field: "--id")
+            if let name { try Validation.validateFileName(name, own: false, field: "--name") }
+        } catch {
+            throw ValidationError("\(error)")
+        }
     }
 }
