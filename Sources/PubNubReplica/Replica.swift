@@ -69,7 +69,7 @@ import Replicator
 /// - ``addReaction(_:toMessage:)``
 /// - ``removeReaction(_:fromMessage:)``
 /// - ``edit(message:text:)``
-/// - ``deleteMessage(id:hard:)``
+/// - ``deleteMessage(id:hard:preserveFiles:)``
 /// - ``markRead(channel:upTo:)``
 /// - ``setMembership(channel:user:edit:)``
 /// - ``setUser(id:edit:)``

@@ -138,8 +138,8 @@ public enum Validation {
     /// Longest push device token, in UTF-8 bytes (FCM's are about 160, APNs' 64 hex digits).
     public static let maxDeviceTokenBytes = 4096
 
-    /// Checks a file id, whoever gave it (a message's `file`/`files`, a listing, an upload
-    /// answer, `--id`): non-empty, at most ``maxFileIdBytes``, and a safe URL path segment with
+    /// Checks a file id, whoever gave it (a message's `file`/`files`, an upload answer, `--id`;
+    /// a listing's ids are shown as they are and checked when a request would carry them): non-empty, at most ``maxFileIdBytes``, and a safe URL path segment with
     /// no control character (``validatePathSegment(_:field:limit:controlCharacters:)``). A file id travels in the download and delete paths
     /// (`/v1/files/…/files/{id}/{name}`), so an id of `..` would send them to another endpoint.
     public static func validateFileId(_ id: String, field: String = "file.id") throws(ModelValidationError) {

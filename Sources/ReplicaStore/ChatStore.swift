@@ -96,7 +96,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     public let queries = ChatQueries<Custom>()
     /// Where file bytes live: the files being sent and the download cache (`<path>.files/`).
     public let attachments: AttachmentArea
-    /// Whether writes keep the WAL small now (``keepWALSmall(_:)``).
+    /// The WAL kept small for the writes that ask (``transaction(keepingWALSmall:_:)``).
     let walBudget: WALBudget
 
     let logger: Logger
@@ -112,7 +112,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         self.writer = writer
         self.path = path
         self.attachments = AttachmentArea.forStore(at: path)
-        self.walBudget = WALBudget(path: path, logger: options.logger)
+        self.walBudget = WALBudget(path: path, logger: options.logger, busyTimeout: options.busyTimeout)
         self.clock = options.clock
         isReadOnly = options.readOnly
         self.logger = options.logger
@@ -364,19 +364,25 @@ public struct StoreOptions: Sendable {
 extension ChatStore {
     /// Runs `body` in one write transaction: everything it does through the ``StoreTransaction``
     /// commits together, or nothing does when it throws. Errors are passed on as thrown.
+    ///
+    /// - Parameter keepingWALSmall: checkpoint the WAL right after the commit once it has grown
+    ///   past 128 KiB (``WALBudget``; `docs/store.md`, "Disk space"): the outbox's commits while it
+    ///   drains ask for it, so that a drain needs little free space.
     package func transaction<T: Sendable>(
-        _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
+        keepingWALSmall: Bool = false, _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
     ) async throws -> T {
-        try await walBudget.write(writer) { db in try body(StoreTransaction(db)) }
+        try await walBudget.write(writer, keepSmall: keepingWALSmall && !isReadOnly) { db in try body(StoreTransaction(db)) }
     }
 
-    /// Keeps the WAL small (`docs/store.md`, "Disk space") from now on, or (`false`) stops and
-    /// gives back the space of a WAL over 128 KiB (``WALBudget``): the outbox's drain runs with it on. Calls nest: it
-    /// stays on until each `true` has had its `false`.
-    package func keepWALSmall(_ on: Bool) async {
+    /// Checkpoints and truncates a WAL over 128 KiB (the end of a drain: ``WALBudget``).
+    package func truncateWALIfLarge() async {
         guard !isReadOnly else { return }
-        await walBudget.keepSmall(on, writer: writer)
+        await walBudget.truncateIfLarge(writer)
     }
+
+    /// The largest the WAL was after a write that kept it small since the last call (a drain's
+    /// `peakWALBytes`); starts over.
+    package func takeWALPeak() -> Int { walBudget.takePeak() }
 
     /// The WAL file's size now, in bytes (0 for a store in memory or without a WAL file).
     package var walBytes: Int { walBudget.walBytes }

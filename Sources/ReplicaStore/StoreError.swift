@@ -76,7 +76,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .storeNotFound(let path):
             "no store at \(path)"
         case .emptyStoreFile(let path):
-            "\(path) is empty: no store was created in it yet (a command that writes creates one); it was left unchanged"
+            "\(path) is empty: no store was created in it yet (opening it to write creates one); it was left unchanged"
         case .folderNotFound(let folder, let path):
             "cannot create the store \(path): its folder \(folder) does not exist (create it, or choose another path)"
         case .notARegularFile(let path, let kind):

@@ -58,7 +58,7 @@ struct StoreOptionsGroup: ParsableArguments {
     func requireExistingStore() throws {
         // An empty file is no store yet (`StoreError.isUncreatedStore`): refused the same way.
         if FileManager.default.fileExists(atPath: storePath), try StoreError.isUncreatedStore(at: storePath) {
-            throw StoreError.emptyStoreFile(path: storePath)
+            throw ValidationError("no store at \(storePath) yet: the file is empty (`pnreplicate sync` or `migrate` creates one in it)")
         }
         guard FileManager.default.fileExists(atPath: storePath) else {
             throw ValidationError(

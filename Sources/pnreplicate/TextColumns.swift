@@ -6,7 +6,8 @@ extension Output {
     /// instead when there are no rows.
     static func columns(_ header: [String], _ rows: [[String]], empty: String) {
         guard !rows.isEmpty else { return print(empty) }
-        let all = [header] + rows.map { $0.map(terminalSafe) }
+        // Each cell on one line: a newline in another user's text would forge a row.
+        let all = [header] + rows.map { $0.map(safeCell) }
         var widths = Array(repeating: 0, count: header.count)
         for row in all {
             for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
@@ -17,6 +18,12 @@ extension Output {
             }
             print(cells.joined())
         }
+    }
+
+    /// Text other users wrote as one table cell: terminal-safe (``terminalSafe(_:)``), on one line
+    /// (``oneLine(_:)``), tabs written `\t`.
+    static func safeCell(_ text: String) -> String {
+        terminalSafe(oneLine(text)).replacingOccurrences(of: "\t", with: "\\t")
     }
 
     /// An optional value as a cell: `-` for nil.

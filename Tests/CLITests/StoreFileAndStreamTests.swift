@@ -97,7 +97,7 @@ struct StoreFileTests {
         try #require(FileManager.default.createFile(atPath: store, contents: Data()))
         let result = try CLI.run(["status", "--store", store])
         #expect(result.status == 1)
-        #expect(result.stderr == "pnreplicate: \(store) is empty: no store was created in it yet (a command that writes creates one); it was left unchanged\n")
+        #expect(result.stderr == "pnreplicate: \(store) is empty: no store was created in it yet (opening it to write creates one); it was left unchanged\n")
         #expect(try Self.size(store) == 0)
         #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
         #expect(!FileManager.default.fileExists(atPath: store + "-shm"))

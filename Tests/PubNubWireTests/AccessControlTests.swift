@@ -164,6 +164,22 @@ struct AccessControlTests {
         #expect(denial?.reason == .notGranted([AccessRequirement(.channel, name, .read)]))
     }
 
+    @Test("a 403 to a request that went only because an unevaluated pattern might grant it: not granted, and nothing else waits for a token")
+    func unboundedPatternRefused() async throws {
+        let world = World(failing: ["publish"])
+        let token = try await world.server.grantToken(
+            ttlMinutes: 10, grants: AccessGrants(resources: [.channel: ["room": [.read, .write]]], patterns: [.channel: ["^(a+)+$": .write]]),
+            authorizedUserId: "me")
+        let client = try world.client(token: token)
+        let name = String(repeating: "a", count: 39) + "!"
+        let denial = await Self.denial { try await Self.publish(client, name) }
+        #expect(denial?.reason == .notGranted([AccessRequirement(.channel, name, .write)]))
+        #expect(denial?.waitsForToken == false)
+        #expect(world.transport.requests.count == 1)
+        #expect(client.access.waitingFor == nil, "one refused channel does not stop the others")
+        #expect(throws: Never.self) { _ = try client.access.admit(try client.publishRequest(PublishRequest(channel: "room", message: .string("x")))) }
+    }
+
     @Test("required but missing: nothing is sent until a token arrives; expiring soon: requests go and a token is asked for once")
     func missingAndExpiring() async throws {
         let world = World()

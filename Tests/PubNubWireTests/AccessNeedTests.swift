@@ -101,11 +101,13 @@ struct AccessNeedTests {
     @Test("the shapes evaluated: anchored prefixes, classes, a few quantifiers; not evaluated: a repeated group holding a quantifier or an alternation, backreferences, more than three unbounded quantifiers")
     func patternShapes() {
         for pattern in ["^thread-.*$", "^team-[0-9]+$", "^(dm|group)\\.[a-z]{2,8}-.*$", "^room-(?:1|2)$", "^a{3}$", "^[^)]+$",
-                        "^x(ab)?y$", "^.*-.*-.*$"] {
+                        "^x(ab)?y$", "^.*-.*-.*$", "^\\p{L}+$", "^(?i)room-[a-z]+$", "^(?<kind>dm|group)\\..*$", "^(?:ab)+$"] {
             #expect(AccessGrants.isEvaluable(pattern: pattern), "\(pattern)")
         }
         for pattern in ["(a+)+$", "(a|aa)+$", "(\\w+\\s?)+$", "^(a*)*$", "^(a{1,5}){2,}$", "^(.)\\1$", "^.*.*.*.*$", "^((ab)+c)+$",
-                        "^[a-z", "^(a", String(repeating: "a", count: 300)] {
+                        "^(a?a?)+$", "^(a?){40}a{40}$", "^" + String(repeating: ".{0,99}", count: 8) + "!$",
+                        "^(?:a+\\Q)\\E?\\Q(\\E?)+$", "^(?:a+(?#())+$", "^(?x)(?:a+#)(\n)+$", "^\\c(a+\\c)+$",
+                        "^[[:alpha:]]+$", "^[a-z", "^(a", String(repeating: "a", count: 300)] {
             #expect(!AccessGrants.isEvaluable(pattern: pattern), "\(pattern)")
         }
         let grants = AccessGrants(resources: [.channel: ["x": .read]], patterns: [.channel: ["(a+)+$": .write, "^b.*$": .write]])

@@ -33,6 +33,23 @@ struct FileIntegrityTests {
         return (alice, stored[0])
     }
 
+    /// bob, who holds the keys and write on `general`, publishes a file message naming `file`
+    /// (under `name`, default its own): nothing is uploaded.
+    static func bobPublishesCopy(of file: RemoteFile, named name: String? = nil, on server: PubNubServer) async throws {
+        let bob = try PubNubClient.simulated(InProcessTransport(server: server), userId: "bob")
+        _ = try await bob.files.publishFile(PublishFileRequest(channel: "general", fileId: file.id, fileName: name ?? file.name))
+    }
+
+    /// carol, who first syncs `general` now (hot: its reactions too).
+    static func carolSyncs(_ server: PubNubServer, _ clock: VirtualClock, options: ReconcilerOptions = ReconcilerOptions())
+        async throws -> SimulatedDevice<DefaultChatCustom>
+    {
+        let carol = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "carol", reconcilerOptions: options)
+        _ = try await carol.reconciler.markHot("general")
+        _ = try await carol.sync()
+        return carol
+    }
+
     /// The requests of `device` that would delete the file `id` (any channel).
     static func deletes(of id: String, by device: SimulatedDevice<DefaultChatCustom>) -> [WireRequest] {
         device.transport.requests.filter { $0.method == .delete && $0.pathSegments.contains(id) }
@@ -70,9 +87,7 @@ struct FileIntegrityTests {
         var options = ReconcilerOptions()
         options.initialMessages = 1
         options.pageSize = 1
-        let carol = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "carol", reconcilerOptions: options)
-        _ = try await carol.reconciler.markHot("general")
-        _ = try await carol.sync()
+        let carol = try await Self.carolSyncs(server, clock, options: options)
         let held = try await carol.store.fetch(carol.store.queries.messages(inChannel: "general"))
         try #require(held.count == 1 && held[0].userId == "bob" && held[0].files.map(\.id) == [file.id], "\(held.map { ($0.userId, $0.files) })")
 
@@ -84,6 +99,26 @@ struct FileIntegrityTests {
         // The forged message itself is gone from history; alice's stays.
         let history = try await carol.observer().fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
         #expect(history.count == 1 && history[0].uuid == "alice")
+    }
+
+    @Test("alice deletes her message keeping its file; a copy published two hours later is hard-deleted by a moderator: the file stays")
+    func copyAfterTheOriginalIsGone() async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(clock: clock)
+        let (alice, file) = try await Self.aliceSends(server, clock)
+        let original = try #require(try await alice.store.fetch(alice.store.queries.messages(inChannel: "general")).first)
+        _ = try await alice.outbox.deleteMessage(id: original.id, hard: true, preserveFiles: true)
+        _ = try await alice.outbox.drain()
+        #expect(try await Self.stillThere(file, on: server))
+        clock.advance(by: 7200)
+        try await Self.bobPublishesCopy(of: file, on: server)
+        let carol = try await Self.carolSyncs(server, clock)
+        let copy = try #require(try await carol.store.fetch(carol.store.queries.messages(inChannel: "general")).first { $0.userId == "bob" })
+        _ = try await carol.outbox.deleteMessage(id: copy.id, hard: true)
+        let report = try await carol.outbox.drain()
+        #expect(report.remaining == 0 && report.orphanedFiles == 0, "\(report)")
+        #expect(Self.deletes(of: file.id, by: carol).isEmpty)
+        #expect(try await Self.stillThere(file, on: server))
     }
 
     @Test("bob hard-deletes his forward of alice's message: the original's file stays, no DELETE names it")
@@ -114,11 +149,8 @@ struct FileIntegrityTests {
         let (_, file) = try await Self.aliceSends(server, clock)
         clock.advance(by: 5)
         // A later copy exists, but the moderator deletes the original.
-        let bob = try PubNubClient.simulated(InProcessTransport(server: server), userId: "bob")
-        _ = try await bob.files.publishFile(PublishFileRequest(channel: "general", fileId: file.id, fileName: file.name))
-        let carol = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "carol")
-        _ = try await carol.reconciler.markHot("general")
-        _ = try await carol.sync()
+        try await Self.bobPublishesCopy(of: file, on: server)
+        let carol = try await Self.carolSyncs(server, clock)
         let original = try #require(try await carol.store.fetch(carol.store.queries.messages(inChannel: "general")).first { $0.userId == "alice" })
         _ = try await carol.outbox.deleteMessage(id: original.id, hard: true)
         let report = try await carol.outbox.drain()
@@ -158,12 +190,9 @@ struct FileIntegrityTests {
     func dotSegments() async throws {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)
-        let bob = try PubNubClient.simulated(InProcessTransport(server: server), userId: "bob")
-        _ = try await bob.files.publishFile(PublishFileRequest(channel: "general", fileId: "..", fileName: "x.png"))
-        _ = try await bob.files.publishFile(PublishFileRequest(channel: "general", fileId: "f-1", fileName: ".."))
-        let carol = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "carol")
-        _ = try await carol.reconciler.markHot("general")
-        _ = try await carol.sync()
+        try await Self.bobPublishesCopy(of: RemoteFile(id: "..", name: "x.png", size: 1), on: server)
+        try await Self.bobPublishesCopy(of: RemoteFile(id: "f-1", name: "..", size: 1), on: server)
+        let carol = try await Self.carolSyncs(server, clock)
         let held = try await carol.store.fetch(carol.store.queries.messages(inChannel: "general"))
         try #require(held.count == 2)
         #expect(held.allSatisfy { $0.files.isEmpty }, "\(held.map(\.files))")
@@ -182,11 +211,8 @@ struct FileIntegrityTests {
         let server = PubNubServer(clock: clock)
         let (_, file) = try await Self.aliceSends(server, clock)
         clock.advance(by: 5)
-        let bob = try PubNubClient.simulated(InProcessTransport(server: server), userId: "bob")
-        _ = try await bob.files.publishFile(PublishFileRequest(channel: "general", fileId: file.id, fileName: "other.png"))
-        let carol = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "carol")
-        _ = try await carol.reconciler.markHot("general")
-        _ = try await carol.sync()
+        try await Self.bobPublishesCopy(of: file, named: "other.png", on: server)
+        let carol = try await Self.carolSyncs(server, clock)
         let named = try await carol.store.fetch(carol.store.queries.file(id: file.id, inChannel: "general"))
         #expect(named?.name == "holiday.png")
     }

@@ -220,11 +220,17 @@ public final class AccessControl: @unchecked Sendable, CustomReflectable {
         public var generation: UInt64
         /// The token to send as `auth` (nil: none).
         public var token: String?
+        /// What the request needs that only a token pattern the client will not evaluate could
+        /// grant (``AccessVerdict/undecided``): it went so that the server decides, and a 403 means
+        /// the server did not grant it (``AccessControl/refused(_:error:admission:)``), not that
+        /// the token was refused.
+        public var undecided: [AccessRequirement]
 
         /// An admission.
-        public init(generation: UInt64, token: String?) {
+        public init(generation: UInt64, token: String?, undecided: [AccessRequirement] = []) {
             self.generation = generation
             self.token = token
+            self.undecided = undecided
         }
     }
 
@@ -236,6 +242,7 @@ public final class AccessControl: @unchecked Sendable, CustomReflectable {
         let (current, currentText, currentToken) = lock.withLock { (currentGeneration, text, parsed) }
         if need == .nothing || need == .secretKey { return Admission(generation: current, token: currentText) }
         let missing = currentToken.map { need.missing(in: $0.grants) } ?? []
+        let undecided = currentToken.map { need.missing(in: $0.grants, undecidedIsMet: false).filter { !missing.contains($0) } } ?? []
         let now = clock.now
         var announce: AccessEvent?
         let decision: Result<Admission, AccessDenial> = lock.withLock {
@@ -249,7 +256,9 @@ public final class AccessControl: @unchecked Sendable, CustomReflectable {
             } else if verdict.expiring {
                 announce = needed(generation, .expiring)
             }
-            guard let reason = verdict.denial else { return .success(Admission(generation: generation, token: text)) }
+            guard let reason = verdict.denial else {
+                return .success(Admission(generation: generation, token: text, undecided: generation == current ? undecided : []))
+            }
             var denial = AccessDenial(
                 operation: request.operation, reason: reason, need: need, generation: generation, token: Self.fingerprint(of: text))
             denial.tokenSince = arrivedAt
@@ -295,9 +304,18 @@ public final class AccessControl: @unchecked Sendable, CustomReflectable {
     /// use, the plain service error otherwise (a keyset without Access Manager, whose 403 means a
     /// feature is off). A 403 read as something else (storage's, or
     /// ``ServiceError/Reason/pushNotEnabled``) is never Access Manager's: no token would help.
+    ///
+    /// A 403 to a request that went only because a token pattern the client does not evaluate
+    /// might grant it (``Admission/undecided``) is the server's answer to that: the request is not
+    /// granted (``AccessDenial/Reason/notGranted(_:)``), and nothing else waits.
     public func refused(_ request: WireRequest, error: ServiceError, admission: Admission) -> WireError {
         let generation = admission.generation
         guard error.status == 403, error.family != .storage, error.reason == .forbidden else { return .service(error) }
+        if !admission.undecided.isEmpty {
+            return .accessDenied(AccessDenial(
+                operation: request.operation, reason: .notGranted(admission.undecided), need: AccessNeed.of(request),
+                generation: generation, token: Self.fingerprint(of: admission.token)))
+        }
         var announce: AccessEvent?
         let inUse: Bool = lock.withLock {
             guard text != nil || required else { return false }

@@ -171,14 +171,17 @@ public enum AccessVerdict: Sendable, Hashable {
 }
 
 /// The static check of a regular expression's shape that keeps backtracking bounded
-/// (``AccessGrants/isEvaluable(pattern:)``). Refused: a repeated group that contains a quantifier
-/// or an alternation (`(a+)+`, `(a|aa)+`, `(\w+\s?)+`: exponential), a backreference, and more
-/// than ``maxUnboundedQuantifiers`` quantifiers without an upper bound (`.*.*.*.*`: a polynomial
-/// of that degree). Repeated means `*`, `+`, `{n,}` or `{n,m}` with `m > 1`; `?` and `{1}` are not.
-/// Conservative: a safe pattern may be refused (it is then undecided, never refused access).
+/// (``AccessGrants/isEvaluable(pattern:)``). Refused: a repeated group that holds any quantifier
+/// (`?` included) or an alternation (`(a+)+`, `(a|aa)+`, `(\w+\s?)+`, `(a?a?)+`: exponential), a
+/// backreference, more than ``maxVariableQuantifiers`` quantifiers of variable count (`*`, `+`,
+/// `{n,}`, `{n,m}` with `m > n + 1`: `.*.*.*.*` and `.{0,99}` eight times are polynomials of that
+/// degree), and the ICU syntax this reader does not model (`\Q…\E`, `\c`, `(?#…)`, the `x` flag,
+/// nested classes), which could hide a shape from it. Repeated means any quantifier but `?`,
+/// `{0,1}` and `{1}`. Conservative: a safe pattern may be refused (it is then undecided, never
+/// refused access).
 struct PatternShape {
-    /// The most quantifiers without an upper bound a pattern may hold.
-    static let maxUnboundedQuantifiers = 3
+    /// The most quantifiers of variable count a pattern may hold.
+    static let maxVariableQuantifiers = 3
 
     let isBounded: Bool
 
@@ -194,7 +197,7 @@ struct PatternShape {
 
     private static func check(_ p: [Unicode.Scalar]) -> Bool {
         var stack = [Frame()]
-        var unbounded = 0
+        var variable = 0
         // What the last atom was: a group just closed (its frame), or anything else.
         var lastGroup: Frame?
         var i = 0
@@ -204,8 +207,16 @@ struct PatternShape {
             case "\\":
                 guard i + 1 < p.count else { return false }
                 let next = p[i + 1]
-                if ("1"..."9").contains(next) || next == "k" { return false }  // backreferences
-                i += 2
+                if ("1"..."9").contains(next) || ["k", "Q", "E", "c"].contains(next) {
+                    return false  // backreferences; quoting and control escapes are not modelled
+                }
+                if ["p", "P", "x", "N"].contains(next), i + 2 < p.count, p[i + 2] == "{" {
+                    // One atom: `\p{L}`, `\x{1F600}`, `\N{name}`.
+                    guard let close = p[(i + 2)...].firstIndex(of: "}") else { return false }
+                    i = close + 1
+                } else {
+                    i += 2
+                }
                 lastGroup = nil
                 continue
             case "[":
@@ -214,7 +225,12 @@ struct PatternShape {
                 if j < p.count, p[j] == "^" { j += 1 }
                 if j < p.count, p[j] == "]" { j += 1 }
                 while j < p.count, p[j] != "]" {
-                    if p[j] == "\\" { j += 1 } else if p[j] == "[" { return false }  // nested classes: not read here
+                    if p[j] == "\\" {
+                        guard j + 1 < p.count, !["Q", "E", "c"].contains(p[j + 1]) else { return false }
+                        j += 1
+                    } else if p[j] == "[" {
+                        return false  // nested classes and set operations: not read here
+                    }
                     j += 1
                 }
                 guard j < p.count else { return false }
@@ -222,9 +238,38 @@ struct PatternShape {
                 lastGroup = nil
                 continue
             case "(":
-                stack.append(Frame())
-                i += 1
                 lastGroup = nil
+                guard i + 1 < p.count, p[i + 1] == "?" else {
+                    stack.append(Frame())
+                    i += 1
+                    continue
+                }
+                // `(?…`: the kind of group, or inline flags.
+                guard i + 2 < p.count else { return false }
+                switch p[i + 2] {
+                case ":", "=", "!", ">":
+                    stack.append(Frame())
+                    i += 3
+                case "<":
+                    guard i + 3 < p.count else { return false }
+                    if p[i + 3] == "=" || p[i + 3] == "!" {
+                        i += 4
+                    } else {
+                        guard let close = p[(i + 3)...].firstIndex(of: ">") else { return false }
+                        i = close + 1
+                    }
+                    stack.append(Frame())
+                default:
+                    // Flags (`(?i)`, `(?i:…)`, `(?-m)`); a comment `(?#` or the `x` flag is refused.
+                    var j = i + 2
+                    while j < p.count, p[j] != ")", p[j] != ":" {
+                        guard ("a"..."z").contains(p[j]) || ("A"..."Z").contains(p[j]) || p[j] == "-", p[j] != "x" else { return false }
+                        j += 1
+                    }
+                    guard j < p.count else { return false }
+                    if p[j] == ":" { stack.append(Frame()) }
+                    i = j + 1
+                }
                 continue
             case ")":
                 guard stack.count > 1 else { return false }
@@ -240,31 +285,33 @@ struct PatternShape {
                 lastGroup = nil
                 continue
             case "*", "+", "?", "{":
-                var repeats = c != "?"
-                var boundless = c != "?"
+                // How many times the atom may match: `low` to `high` (nil: no bound).
+                var low = c == "+" ? 1 : 0
+                var high: Int? = c == "?" ? 1 : nil
                 var end = i + 1
                 if c == "{" {
                     guard let close = p[(i + 1)...].firstIndex(of: "}") else { return false }
                     let body = String(String.UnicodeScalarView(p[(i + 1)..<close]))
                     let parts = body.split(separator: ",", omittingEmptySubsequences: false)
-                    guard (1...2).contains(parts.count), let low = Int(parts[0]) else { return false }
+                    guard (1...2).contains(parts.count), let first = Int(parts[0]) else { return false }
+                    low = first
                     if parts.count == 1 {
-                        repeats = low > 1
-                        boundless = false
+                        high = first
                     } else if parts[1].isEmpty {
-                        boundless = true
+                        high = nil
                     } else {
-                        guard let high = Int(parts[1]), high >= low else { return false }
-                        repeats = high > 1
-                        boundless = false
+                        guard let last = Int(parts[1]), last >= first else { return false }
+                        high = last
                     }
                     end = close + 1
                 }
                 if end < p.count, p[end] == "?" || p[end] == "+" { end += 1 }  // lazy or possessive
+                let repeats = high.map { $0 > 1 } ?? true
+                let quantifies = !(low == 1 && high == 1)
                 if let group = lastGroup, repeats, group.quantifier || group.alternation { return false }
-                if boundless { unbounded += 1 }
-                if repeats || boundless { stack[stack.count - 1].quantifier = true }
-                if unbounded > maxUnboundedQuantifiers { return false }
+                if high.map({ $0 > low + 1 }) ?? true { variable += 1 }
+                if quantifies { stack[stack.count - 1].quantifier = true }
+                if variable > maxVariableQuantifiers { return false }
                 lastGroup = nil
                 i = end
                 continue

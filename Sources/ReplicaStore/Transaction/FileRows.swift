@@ -171,15 +171,17 @@ extension StoreTransaction {
         Set(try String.fetchAll(db, sql: "SELECT local_name FROM file_uploads"))
     }
 
-    /// A send completed: its uploaded files are recorded as this device's uploads for `messageId`
-    /// (whose hard delete may delete them: `FileOwnership`) and become cache entries of their
-    /// plaintext (the sender never downloads what it sent); its rows leave.
-    package func finishFileUploads(opId: String, messageId: String, now: Date) throws {
+    /// A send completed: its uploaded files are recorded as this device's uploads for the message
+    /// `messageId` published at `timetoken` (whose hard delete may delete them: `FileOwnership`)
+    /// and become cache entries of their plaintext (the sender never downloads what it sent); its
+    /// rows leave.
+    package func finishFileUploads(opId: String, messageId: String, timetoken: Timetoken) throws {
+        let now = timetoken.date
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO uploaded_files (channel_id, file_id, message_id)
-                SELECT channel_id, file_id, ? FROM file_uploads WHERE op_id = ? AND uploaded = 1 AND file_id IS NOT NULL
-                """, arguments: [messageId, opId])
+                INSERT OR REPLACE INTO uploaded_files (channel_id, file_id, message_id, message_timetoken)
+                SELECT channel_id, file_id, ?, ? FROM file_uploads WHERE op_id = ? AND uploaded = 1 AND file_id IS NOT NULL
+                """, arguments: [messageId, try StoreCoding.column(timetoken, field: "timetoken"), opId])
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO file_cache (channel_id, file_id, name, crypto, size, local_name, last_used)
@@ -189,10 +191,13 @@ extension StoreTransaction {
         try db.execute(sql: "DELETE FROM file_uploads WHERE op_id = ?", arguments: [opId])
     }
 
-    /// The message this device uploaded the file `fileId` of `channelId` for, if it did.
-    package func uploadingMessage(ofFile fileId: String, channel channelId: String) throws -> String? {
-        try String.fetchOne(
-            db, sql: "SELECT message_id FROM uploaded_files WHERE channel_id = ? AND file_id = ?", arguments: [channelId, fileId])
+    /// The message (its id and timetoken) this device uploaded the file `fileId` of `channelId`
+    /// for, if it did.
+    package func upload(ofFile fileId: String, channel channelId: String) throws -> (messageId: String, timetoken: Timetoken?)? {
+        try Row.fetchOne(
+            db, sql: "SELECT message_id, message_timetoken FROM uploaded_files WHERE channel_id = ? AND file_id = ?",
+            arguments: [channelId, fileId]
+        ).map { ($0[0], StoreCoding.timetoken($0[1])) }
     }
 
     /// The record of this device's upload of `fileId` leaves (the file was deleted from PubNub).
@@ -200,13 +205,21 @@ extension StoreTransaction {
         try db.execute(sql: "DELETE FROM uploaded_files WHERE channel_id = ? AND file_id = ?", arguments: [channelId, fileId])
     }
 
-    /// A send withdrawn unsent: what it may have uploaded becomes orphans to delete, its rows leave.
+    /// The records of this device's uploads for `messageId` leave (the message was deleted and
+    /// its files kept: no later message can be theirs).
+    package func forgetUploads(ofMessage messageId: String) throws {
+        try db.execute(sql: "DELETE FROM uploaded_files WHERE message_id = ?", arguments: [messageId])
+    }
+
+    /// A send withdrawn unsent: what it may have uploaded becomes orphans to delete (this device's
+    /// own: no confirmation, ``addFileOrphan(_:)``'s merge rule), its rows leave.
     package func abandonFileUploads(opId: String) throws {
         try db.execute(
             sql: """
-                INSERT OR IGNORE INTO file_orphans (channel_id, file_id, name)
+                INSERT INTO file_orphans (channel_id, file_id, name)
                 SELECT channel_id, file_id, coalesce(upload_name, name) FROM file_uploads
                 WHERE op_id = ? AND file_id IS NOT NULL
+                ON CONFLICT (channel_id, file_id) DO UPDATE SET named_before = NULL
                 """, arguments: [opId])
         try db.execute(sql: "DELETE FROM file_uploads WHERE op_id = ?", arguments: [opId])
     }

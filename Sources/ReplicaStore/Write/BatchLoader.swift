@@ -96,7 +96,7 @@ extension ChatStore {
     /// Runs a write and maps errors to ``StoreError``.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try await walBudget.write(writer, body)
+            return try await writer.write(body)
         } catch {
             throw Self.storeError(error)
         }

@@ -12,12 +12,14 @@ import ReplicaStore
 /// such a copy destroy the original's file, with the deleting user's grants. So a hard delete
 /// deletes a file only when the message is the file's own:
 ///
-/// 1. this device uploaded the file for this very message (``ReplicaStore/StoreTransaction``'s
-///    `uploaded_files`): deleted without asking; else
+/// 1. this device uploaded the file for this very message (its id and its timetoken, recorded in
+///    `uploaded_files` when the send completed): deleted without asking; else
 /// 2. no older stored message of the channel names the file, and then, before the delete, the
-///    server confirms it (``confirm(_:client:)``): the file is in the channel's listing, and no
-///    message of the channel's history between the file's upload and the deleted message names
-///    it. A forged copy or a forward is never the first: the original is older.
+///    server confirms it (``confirm(_:client:listings:)``): the file is in the channel's listing,
+///    the message was published within ``maxPublishDelay`` of the file's upload, and no message
+///    of the channel's history between the upload and the deleted message names it. A forged copy
+///    or a forward is never the first: the original is older; and a copy made after the original
+///    was deleted (with `preserveFiles`, or by a client that keeps files) is too late.
 ///
 /// Whatever cannot be confirmed (the listing or history too long to read, a message in the window
 /// that cannot be read, a refusal) keeps the file: deleting another user's file cannot be undone,
@@ -30,6 +32,10 @@ enum FileOwnership {
     /// How long before the listing's `created` (a second's precision, another service's clock)
     /// the history window starts.
     static let uploadTimeMargin: TimeInterval = 60
+    /// How long after a file's upload the message it was uploaded for is published at the latest,
+    /// as far as another device can vouch: the SDKs publish right after the upload (its form
+    /// expires in about a minute); this device's own late publishes are rule 1's.
+    static let maxPublishDelay: TimeInterval = 3600
 
     /// The files of a hard-deleted message to delete after the drain (in the delete's transaction):
     /// this device's uploads for it, and those no older stored message of the channel names, to be
@@ -43,7 +49,7 @@ enum FileOwnership {
             guard let id = file.id, (try? Validation.validateFileId(id)) != nil,
                   (try? Validation.validateFileName(file.name, own: false)) != nil
             else { continue }
-            if try tx.uploadingMessage(ofFile: id, channel: channel) == messageId {
+            if let upload = try tx.upload(ofFile: id, channel: channel), upload.messageId == messageId, upload.timetoken == timetoken {
                 orphans.append(FileOrphan(channelId: channel, fileId: id, name: file.name))
                 continue
             }
@@ -101,9 +107,14 @@ enum FileOwnership {
         guard let created = uploaded.created.flatMap({ try? ISOTimestamp(parsing: $0) })?.date else {
             return .keep("the listing gives no upload time")
         }
-        guard let windowStart = try? Timetoken(date: created.addingTimeInterval(-uploadTimeMargin)) else {
+        guard let windowStart = try? Timetoken(date: created.addingTimeInterval(-uploadTimeMargin)),
+              let latest = try? Timetoken(date: created.addingTimeInterval(maxPublishDelay))
+        else {
             return .keep("the listing's upload time \(uploaded.created ?? "") is out of range")
         }
+        // Published before the file existed, or long after it: not the message it was uploaded for.
+        guard deleted > windowStart else { return .keep("the message is older than the file's upload") }
+        guard deleted <= latest else { return .keep("the message came more than \(Int(maxPublishDelay)) s after the file's upload") }
         var before = deleted
         for _ in 0..<maxHistoryPages {
             guard before > windowStart else { return .delete }
@@ -116,10 +127,12 @@ enum FileOwnership {
                 case .files: continue
                 }
             }
-            guard messages.count >= 100, let oldest = messages.map(\.timetoken).min() else { return .delete }
+            // Only an empty page ends the window: how the server fills a page between two bounds
+            // is inferred (`pubnub-protocol.md`), and a delete cannot be undone.
+            guard let oldest = messages.map(\.timetoken).min() else { return .delete }
             before = oldest
         }
-        return .keep("more than \(maxHistoryPages * 100) messages since the upload")
+        return .keep("more than \(maxHistoryPages) pages of messages since the upload")
     }
 
     private enum Named { case files(Set<String>), unreadable }

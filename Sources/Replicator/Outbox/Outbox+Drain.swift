@@ -26,6 +26,7 @@ public struct DrainReport: Sendable, Hashable, Codable {
     public var waitingForToken = 0
     /// The largest the store's WAL file was after any of this drain's commits, in bytes: the drain
     /// checkpoints it as it goes, so that it needs little free space (`docs/store.md`, "Disk space").
+    /// 0 for a store in memory.
     public var peakWALBytes = 0
 
     /// An empty report.
@@ -110,18 +111,16 @@ extension Outbox {
         }
     }
 
-    /// One drain, with the store's WAL kept small while it runs (a phone with little free space
-    /// can drain a long queue: `docs/store.md`, "Disk space").
+    /// One drain, whose commits keep the store's WAL small (a phone with little free space can
+    /// drain a long queue: `docs/store.md`, "Disk space").
     private func drainNow(until deadline: Date?) async throws -> DrainReport {
-        await store.keepWALSmall(true)
-        do {
-            let report = try await drainLanes(until: deadline)
-            await store.keepWALSmall(false)
-            return report
-        } catch {
-            await store.keepWALSmall(false)
-            throw error
-        }
+        isDraining = true
+        _ = store.takeWALPeak()
+        defer { isDraining = false }
+        var report = try await drainLanes(until: deadline)
+        await store.truncateWALIfLarge()
+        report.peakWALBytes = store.takeWALPeak()
+        return report
     }
 
     private func drainLanes(until deadline: Date?) async throws -> DrainReport {
@@ -290,12 +289,6 @@ extension Outbox {
 
     private func releaseLane(_ lane: String) { runningLanes.remove(lane) }
 
-    /// After each attempt's commit: the WAL's largest size is reported (the drain keeps it small:
-    /// ``ReplicaStore/ChatStore/keepWALSmall(_:)``).
-    private func checkpointAsItGoes() {
-        drainReport.peakWALBytes = max(drainReport.peakWALBytes, store.walBytes)
-    }
-
     /// Sends one lane's ops in order until it is empty, blocked, or its next attempt is past the deadline.
     ///
     /// An op that can go as it is is marked in flight by the previous op's completion (one commit
@@ -306,7 +299,6 @@ extension Outbox {
             if marked == nil, client.access.waitingFor != nil { return }
             if let current = marked {
                 marked = await attempt(current, lane: lane)
-                checkpointAsItGoes()
                 continue
             }
             // Past the deadline no new attempt starts: a slow server must not stretch the drain.
@@ -323,7 +315,6 @@ extension Outbox {
             switch OutboxWait.of(head: head, now: clock.now) {
             case .ready:
                 marked = await attempt(head.entry, lane: lane)
-                checkpointAsItGoes()
             case .backoff(let until):
                 if let deadline, until > deadline { return }
                 if workEpoch != epoch { continue }

@@ -290,6 +290,12 @@ extension Outbox {
                     // A 404: never uploaded, or already gone. A permanent refusal is not retried now.
                     if case .service(let service) = error, service.status == 404 {
                         // Done.
+                    } else if case .invalidArgument = error {
+                        // An id or name no request may carry (an orphan recorded by an earlier
+                        // version): it can never be deleted, so it stops taking a slot.
+                        gone = false
+                        logger.warning("a file to delete has an id or name no request may carry; it is forgotten", metadata: [
+                            "channel": "\(orphan.channelId)", "error": "\(error)"])
                     } else if orphan.namedBefore != nil, error.retryability == .permanent {
                         // Not confirmed, and it cannot be: the file stays (it may be someone else's).
                         gone = false

@@ -37,8 +37,9 @@ extension Outbox {
     ///   while the message's own publish is on its way. Then its files are deleted from PubNub, as
     ///   the Chat SDK's `delete` does, unless `preserveFiles`; but only the files that are the
     ///   message's own: uploaded by this device for it, or first named by it as the server shows
-    ///   (a forged copy of another user's file message, or a forward, never deletes the
-    ///   original's files: `docs/files.md`, "Whose files a hard delete deletes").
+    ///   (a forged copy of another user's file message, or a forward, does not delete the
+    ///   original's files; what cannot be confirmed stays: `docs/files.md`, "Whose files a hard
+    ///   delete deletes", with its known limit).
     @discardableResult
     public func deleteMessage(id messageId: String, hard: Bool = false, preserveFiles: Bool = false) async throws
         -> OutboxReceipt<ChatMessageAction>

@@ -58,7 +58,7 @@ public struct OutboxOptions: Sendable {
 /// - ``send(draft:in:custom:meta:)``
 /// - ``discardMessage(id:)``
 /// - ``edit(message:text:)``
-/// - ``deleteMessage(id:hard:)``
+/// - ``deleteMessage(id:hard:preserveFiles:)``
 /// - ``restoreMessage(id:)``
 /// - ``markRead(channel:upTo:)``
 /// - ``pinMessage(id:in:)``
@@ -121,6 +121,8 @@ public actor Outbox<Custom: ChatCustomData> {
     /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
     var drainDeadline: Date?
     var currentDrain: Task<DrainReport, any Error>?
+    /// Whether a drain runs: its commits keep the store's WAL small (`docs/store.md`, "Disk space").
+    var isDraining = false
     var laneQueue: [String] = []
     /// The first store write that failed during the current drain; the drain stops on it.
     var storeFailure: (any Error)?
@@ -405,7 +407,7 @@ public actor Outbox<Custom: ChatCustomData> {
             }
         }
         let userId = userId, push = client.crypto == nil ? options.push : nil
-        let (value, changes) = try await store.transaction { tx in
+        let (value, changes) = try await store.transaction(keepingWALSmall: isDraining) { tx in
             let ops = OpTransaction(tx, actingUser: userId, push: push)
             let value = try body(ops)
             return (value, ops.changes)

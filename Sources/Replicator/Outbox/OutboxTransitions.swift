@@ -163,7 +163,7 @@ final class OpTransaction<Custom: ChatCustomData> {
                     throw OutboxError.timetokenTaken(channel: channel, timetoken: tt, heldBy: holder)
                 }
                 try tx.markSent(messageId: messageId, timetoken: tt)
-                try tx.finishFileUploads(opId: entry.id, messageId: messageId, now: tt.date)
+                try tx.finishFileUploads(opId: entry.id, messageId: messageId, timetoken: tt)
             }
         case .reaction(let tt):
             timetoken = tt
@@ -195,8 +195,13 @@ final class OpTransaction<Custom: ChatCustomData> {
             // The op has left the table: the later unsent writes of the list are laid over the answer.
             try overlay.applyServer(muteList: list, owner: owner)
         case .none:
-            if case .hardDelete(let channel, let messageId, let timetoken, let preserveFiles) = entry.operation, !preserveFiles {
-                try deleteFiles(ofDeletedMessage: entry, id: messageId, channel: channel, timetoken: timetoken)
+            if case .hardDelete(let channel, let messageId, let timetoken, let preserveFiles) = entry.operation {
+                if preserveFiles {
+                    // Its files stay; no later message can be the one they were uploaded for.
+                    try tx.forgetUploads(ofMessage: messageId)
+                } else {
+                    try deleteFiles(ofDeletedMessage: entry, id: messageId, channel: channel, timetoken: timetoken)
+                }
             }
         }
         changes.events.append(.sent(opId: entry.id, timetoken: timetoken))
@@ -222,7 +227,7 @@ final class OpTransaction<Custom: ChatCustomData> {
             return nil
         }
         try tx.deleteOp(id: op.id)
-        try tx.finishFileUploads(opId: op.id, messageId: messageId, now: timetoken.date)
+        try tx.finishFileUploads(opId: op.id, messageId: messageId, timetoken: timetoken)
         changes.events.append(.sent(opId: op.id, timetoken: timetoken))
         changes.finish(op.id, .sent(timetoken: timetoken))
         return op.id

@@ -219,12 +219,13 @@ extension Reconciler {
         return Array(Set(options.channels + extra + hot.marked + stored)).sorted()
     }
 
-    /// Whether the current Access Manager token (if any) may grant reading `channel`: channels the
-    /// app never named (the user's own, the Chat SDK's moderation ones) are followed only then. A
-    /// grant only a pattern the client will not evaluate could give counts (the server decides).
+    /// Whether the current Access Manager token (if any) grants reading `channel`: channels the
+    /// app never named (the user's own, the Chat SDK's moderation ones) are followed only then.
+    /// A grant only a pattern the client will not evaluate could give does not count: one channel
+    /// the server does not grant would have it refuse a whole subscribe.
     public nonisolated func tokenAllowsReading(_ channel: String) -> Bool {
         guard let token = client.access.parsedToken else { return true }
-        return token.grants.verdict(AccessRequirement(.channel, channel, .read)) != .notGranted
+        return token.grants.allows(AccessRequirement(.channel, channel, .read))
     }
 }
 

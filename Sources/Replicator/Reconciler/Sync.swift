@@ -173,6 +173,7 @@ extension DrainReport {
         deadLetters = later.deadLetters
         conflicts = later.conflicts
         stoppedAtDeadline = later.stoppedAtDeadline
+        peakWALBytes = max(peakWALBytes, later.peakWALBytes)
     }
 }
 

@@ -14,7 +14,7 @@ struct DeleteCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The message's id.") var message: String
     @Flag(name: .long, help: ArgumentHelp(
         "Delete it from PubNub's history and the store (needs Delete-From-History on the keyset), and its files.",
-        discussion: "Only the message's own files are deleted: uploaded by this device for it, or first named by it in the channel's history. A copy or forward of another message never deletes the original's files."))
+        discussion: "Only the message's own files are deleted: uploaded by this device for it, or first named by it in the channel's history within an hour of the upload, as the server confirms; a file that cannot be confirmed stays. A copy or forward of another message does not delete the original's files (docs/files.md)."))
     var hard = false
     @Flag(name: .customLong("preserve-files"), help: "With --hard: leave the message's files on PubNub (the Chat SDK's preserveFiles).")
     var preserveFiles = false

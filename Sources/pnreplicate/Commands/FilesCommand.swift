@@ -53,12 +53,13 @@ struct FilesCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let session = try await Session(store: options, connection: connection)
-                let fileName = try await FilesCommand.name(given: name, id: id, channel: channel, store: session.store)
+                // With the stored message's size, when it gives one: other bytes are refused.
+                let file = try await FilesCommand.file(given: name, id: id, channel: channel, store: session.store)
                 let cache = FileCache(store: session.store, client: session.reconciler.client)
-                let data = try await cache.data(of: ChatFile(id: id, name: fileName), channel: channel)
+                let data = try await cache.data(of: file, channel: channel)
                 if let output {
                     try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                    if options.json { try Output.json(["id": id, "name": fileName, "bytes": "\(data.count)", "output": output]) }
+                    if options.json { try Output.json(["id": id, "name": file.name, "bytes": "\(data.count)", "output": output]) }
                 } else {
                     FileHandle.standardOutput.write(data)
                 }
@@ -80,21 +81,26 @@ struct FilesCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let session = try await Session(store: options, connection: connection)
-                let fileName = try await FilesCommand.name(given: name, id: id, channel: channel, store: session.store)
+                let file = try await FilesCommand.file(given: name, id: id, channel: channel, store: session.store)
                 // Deleted from PubNub and from this store's cache.
-                try await FileCache(store: session.store, client: session.reconciler.client).deleteFile(id: id, name: fileName, channel: channel)
-                if options.json { return try Output.json(["id": id, "name": fileName, "deleted": "true"]) }
-                print(Output.terminalSafe("deleted \(fileName) (\(id)) from \(channel)"))
+                try await FileCache(store: session.store, client: session.reconciler.client).deleteFile(id: id, name: file.name, channel: channel)
+                if options.json { return try Output.json(["id": id, "name": file.name, "deleted": "true"]) }
+                print("deleted \(Output.safeCell(file.name)) (\(Output.safeCell(id))) from \(Output.safeCell(channel))")
             }
         }
     }
 
-    /// The name given, else the name the first stored message of `channel` naming the file `id`
-    /// gives it (the message it was uploaded for; a later copy may name it otherwise).
-    static func name(given: String?, id: String, channel: String, store: ChatStore<DefaultChatCustom>) async throws -> String {
-        if let given { return given }
-        if let file = try await store.fetch(store.queries.file(id: id, inChannel: channel)) { return file.name }
-        throw ValidationError("no stored message of \(Output.terminalSafe(channel)) names file \(Output.terminalSafe(id)); give --name")
+    /// The file `id` as the first stored message of `channel` naming it gives it (the message it
+    /// was uploaded for; a later copy may name it otherwise), with its size when the message gives
+    /// one; with `given`, that name (and the stored size when that message names it so).
+    static func file(given: String?, id: String, channel: String, store: ChatStore<DefaultChatCustom>) async throws -> ChatFile {
+        let stored = try await store.fetch(store.queries.file(id: id, inChannel: channel))
+        if let given { return ChatFile(id: id, name: given, size: stored?.name == given ? stored?.size : nil) }
+        if var stored {
+            stored.id = id
+            return stored
+        }
+        throw ValidationError("no stored message of \(Output.safeCell(channel)) names file \(Output.safeCell(id)); give --name")
     }
 
     /// `--id` and `--name` as a request may carry them (`..`, a `/` or a control character refused).
