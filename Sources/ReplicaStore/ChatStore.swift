@@ -366,15 +366,16 @@ extension ChatStore {
     /// commits together, or nothing does when it throws. Errors are passed on as thrown.
     ///
     /// - Parameter keepingWALSmall: checkpoint the WAL right after the commit once it has grown
-    ///   past 128 KiB (``WALBudget``; `docs/store.md`, "Disk space"): the outbox's commits while it
-    ///   drains ask for it, so that a drain needs little free space.
+    ///   past a quarter of the free space (at least 128 KiB; ``WALBudget``; `docs/store.md`, "Disk
+    ///   space"): the outbox's commits while it drains ask for it, so that a drain needs little
+    ///   free space.
     package func transaction<T: Sendable>(
         keepingWALSmall: Bool = false, _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
     ) async throws -> T {
         try await walBudget.write(writer, keepSmall: keepingWALSmall && !isReadOnly) { db in try body(StoreTransaction(db)) }
     }
 
-    /// Checkpoints and truncates a WAL over 128 KiB (the end of a drain: ``WALBudget``).
+    /// Checkpoints and truncates a WAL past its limit (the end of a drain: ``WALBudget``).
     package func truncateWALIfLarge() async {
         guard !isReadOnly else { return }
         await walBudget.truncateIfLarge(writer)
@@ -386,6 +387,9 @@ extension ChatStore {
 
     /// The WAL file's size now, in bytes (0 for a store in memory or without a WAL file).
     package var walBytes: Int { walBudget.walBytes }
+
+    /// Replaces how the free space on the store's volume is read (a test's low disk: ``WALBudget``).
+    package func setFreeSpace(_ provider: @escaping @Sendable () -> Int?) { walBudget.setFreeSpace(provider) }
 
     /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
     package func storeTransaction<T: Sendable>(
