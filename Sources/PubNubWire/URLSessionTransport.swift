@@ -73,11 +73,14 @@ public final class URLSessionTransport: Transport {
         let exchange = Exchange(maximumBytes: maximumResponseBytes)
         exchanges.register(exchange, for: task)
         defer { exchanges.remove(task) }
-        let deadline = Task { [timeout] in
-            do { try await Task.sleep(for: timeout) } catch { return }
+        // A Dispatch timer, not a sleeping task: the deadline must fire even when every thread of
+        // Swift's cooperative pool is busy (an app blocking them, or a loaded two-core machine).
+        let deadline = DispatchWorkItem {
             exchange.abort(reason: TransportLimits.deadlineExceeded(timeout))
             task.cancel()
         }
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: deadline)
         defer { deadline.cancel() }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -18,12 +18,12 @@ final class AccessServer: @unchecked Sendable {
     let python: URL
 
     /// `arguments` go after the secret key (`--subscribe-hold 1`, say).
-    init(arguments: [String] = []) throws {
+    init(arguments: [String] = []) async throws {
         try #require(
             OfficialSDK.isInstalled,
             "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
         python = try #require(OfficialSDK.python)
-        simulator = try SimulatorProcess(faults: "none", seed: 5, arguments: ["--secret-key", Self.secretKey] + arguments)
+        simulator = try await SimulatorProcess(faults: "none", seed: 5, arguments: ["--secret-key", Self.secretKey] + arguments)
     }
 
     deinit {
@@ -43,7 +43,7 @@ final class AccessServer: @unchecked Sendable {
             "--authorized-uuid", user, "--ttl", "\(ttl)",
         ] + extra
         let python = self.python
-        let run = try await offPool { try BoundedRun.run(arguments, executable: python, limit: .seconds(60)) }
+        let run = try await offPool { try BoundedRun.runBlocking(arguments, executable: python, limit: .seconds(60)) }
         let token = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(
             !run.timedOut && run.status == 0 && !token.isEmpty && !token.contains("\n"),
@@ -61,7 +61,7 @@ final class AccessServer: @unchecked Sendable {
             """
         let url = "\(origin)/simulator/clock?advance=\(seconds)"
         let python = self.python
-        let run = try await offPool { try BoundedRun.run(["-c", code, url], executable: python, limit: .seconds(30)) }
+        let run = try await offPool { try BoundedRun.runBlocking(["-c", code, url], executable: python, limit: .seconds(30)) }
         let answer = try CLI.json(run.stdout)
         return try #require(answer["offset"] as? Double, "\(run.stdout)\(run.stderr)")
     }
@@ -117,7 +117,7 @@ struct AccessCommandTests {
     @Test("send with a Python-granted token; past its TTL sync exits 3 waiting for a token with nothing dead; a new --auth-token sends the rest exactly once, in order",
           .timeLimit(.minutes(3)))
     func expiryThenNewToken() async throws {
-        let server = try AccessServer()
+        let server = try await AccessServer()
         let store = CLI.temporaryStore()
         let env = server.environment(user: "me")
         let offline = server.environment(user: "me", ["PUBNUB_ORIGIN": "http://127.0.0.1:1"])
@@ -175,7 +175,7 @@ struct AccessCommandTests {
     @Test("--auth-token wins over $PUBNUB_AUTH_TOKEN; --auth-key is its alias; $PUBNUB_AUTH_KEY alone works; $PUBNUB_AUTH_TOKEN over $PUBNUB_AUTH_KEY; --auth-token-file",
           .timeLimit(.minutes(3)))
     func flagOverEnvironment() async throws {
-        let server = try AccessServer()
+        let server = try await AccessServer()
         let store = CLI.temporaryStore()
         let good = try await server.grant(["env-room"], to: "me", ttl: 10)
         let garbage = "not-a-token"
@@ -214,7 +214,7 @@ struct AccessCommandTests {
 
     @Test("token show --json prints what the Python SDK's parse_token returns for the same token")
     func tokenShowMatchesParseToken() async throws {
-        let server = try AccessServer()
+        let server = try await AccessServer()
         let token = try await server.grant(
             ["a", "b"], to: "me", ttl: 7,
             extra: ["--read-pattern", "^thread-.*$", "--meta", #"{"role":"member","n":3,"nested":{"x":[1,"y",true]}}"#])
@@ -232,7 +232,7 @@ struct AccessCommandTests {
             print(json.dumps(PubNub(config).parse_token(sys.argv[1]), sort_keys=True))
             """
         let python = server.python
-        let parsed = try await offPool { try BoundedRun.run(["-c", code, token], executable: python, limit: .seconds(30)) }
+        let parsed = try await offPool { try BoundedRun.runBlocking(["-c", code, token], executable: python, limit: .seconds(30)) }
         try #require(parsed.status == 0, "\(parsed.stdout)\(parsed.stderr)")
         func canonical(_ text: String) throws -> String {
             let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
@@ -253,7 +253,7 @@ struct AccessCommandTests {
     @Test("the token is never printed nor stored: dry runs show auth=REDACTED, verbose syncs (sent and refused) and the store never hold it",
           .timeLimit(.minutes(3)))
     func tokenNeverShown() async throws {
-        let server = try AccessServer()
+        let server = try await AccessServer()
         let store = CLI.temporaryStore()
         let env = server.environment(user: "me")
         let token = try await server.grant(["quiet"], to: "me", ttl: 5)
@@ -310,7 +310,7 @@ struct AccessCommandTests {
           .timeLimit(.minutes(3)))
     func listenTakesNewTokenOnSIGHUP() async throws {
         // Each subscribe is held 1 s, so the one after the clock moved meets the expired token.
-        let server = try AccessServer(arguments: ["--subscribe-hold", "1"])
+        let server = try await AccessServer(arguments: ["--subscribe-hold", "1"])
         let file = NSTemporaryDirectory() + "pnr-listen-token-\(UUID().uuidString)"
         let first = try await server.grant(["live-room"], to: "me", ttl: 1)
         try first.write(toFile: file, atomically: true, encoding: .utf8)
@@ -360,7 +360,7 @@ struct AccessCommandTests {
 
     @Test("a token whose authorized user is someone else: sync exits 1 saying so, nothing is sent", .timeLimit(.minutes(2)))
     func anotherUsersToken() async throws {
-        let server = try AccessServer()
+        let server = try await AccessServer()
         let store = CLI.temporaryStore()
         let env = server.environment(user: "me")
         let theirs = try await server.grant(["shared"], to: "someone-else", ttl: 5)

@@ -32,7 +32,7 @@ struct ConversationsPeer {
         let python = self.python, arguments = [Self.script.path, subcommand, "--origin", host, "--timeout", "60"] + arguments
         var failures: [String] = []
         for _ in 0..<attempts {
-            let run = try await offPool { try BoundedRun.run(arguments, executable: python, limit: .seconds(90)) }
+            let run = try await offPool { try BoundedRun.runBlocking(arguments, executable: python, limit: .seconds(90)) }
             if !run.timedOut, run.reason == .exit, run.status == 0 { return run.stdout }
             failures.append("\(run.reason) \(run.status)\(run.timedOut ? " (timed out)" : ""): \(run.stdout)\(run.stderr)")
         }
@@ -105,7 +105,7 @@ struct ConversationCommandTests {
     @Test("what Chat SDK clients wrote (a direct conversation, a group invitation, mentions, a thread, a forward, a device) reads the same after sync; joining accepts an invitation",
           .timeLimit(.minutes(3)))
     func chatSDKWritesReadTheSame() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 321)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 321)
         defer { simulator.stop() }
         let peer = try ConversationsPeer(simulator)
         let alice = ChatUserCLI("alice", origin: simulator.origin)
@@ -271,7 +271,7 @@ struct ConversationCommandTests {
     @Test("a direct conversation opened offline on pnreplicate and by a Chat SDK client meets in one channel: two memberships, every message once, no invitation of a member",
           .timeLimit(.minutes(2)))
     func directConversationFromTwoDevices() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 322)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 322)
         defer { simulator.stop() }
         let peer = try ConversationsPeer(simulator)
         let alice = ChatUserCLI("alice", origin: simulator.origin)
@@ -291,7 +291,7 @@ struct ConversationCommandTests {
           .timeLimit(.minutes(4)))
     func directConversationThroughKills() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 323
-        let simulator = try SimulatorProcess(faults: "flaky", seed: seed)
+        let simulator = try await SimulatorProcess(faults: "flaky", seed: seed)
         defer { simulator.stop() }
         let peer = try ConversationsPeer(simulator)
         let alice = ChatUserCLI("alice", origin: simulator.origin)
@@ -340,7 +340,7 @@ struct ConversationCommandTests {
     @Test("forward to the message's own channel, a direct conversation with oneself and an invitation to a channel not in the store are refused; nothing is queued",
           .timeLimit(.minutes(2)))
     func refusals() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 324)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 324)
         defer { simulator.stop() }
         let alice = ChatUserCLI("alice", origin: simulator.origin)
         try await alice.ok(["join", "--channel", "general"], offline: true)

@@ -12,37 +12,37 @@ struct DraftCommandTests {
     @Test("a draft and its mentions, edited by one process, are intact in the next; a refused mention changes nothing")
     func acrossProcesses() async throws {
         let store = CLI.temporaryStore()
-        let set = try await offPool { try CLI.run(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice 👋"]) }
+        let set = try await offPool { try CLI.runBlocking(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice 👋"]) }
         #expect(set.status == 0, "\(set.stderr)")
         let mention = try await offPool {
-            try CLI.run(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "5", "--user", "alice"])
+            try CLI.runBlocking(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "5", "--user", "alice"])
         }
         #expect(mention.status == 0, "\(mention.stderr)")
         let overlap = try await offPool {
-            try CLI.run(["draft", "mention", "--store", store, "--channel", "c", "--offset", "4", "--length", "2", "--url", "https://x"])
+            try CLI.runBlocking(["draft", "mention", "--store", store, "--channel", "c", "--offset", "4", "--length", "2", "--url", "https://x"])
         }
         #expect(overlap.status != 0 && overlap.stderr.contains("overlap"), "\(overlap.stderr)")
         // Typing around the mention keeps it (update diffs the text).
-        _ = try await offPool { try CLI.run(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice 👋, and Bob"]) }
-        let shown = try await offPool { try CLI.run(["draft", "show", "--store", store, "--channel", "c", "--json"]) }
+        _ = try await offPool { try CLI.runBlocking(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice 👋, and Bob"]) }
+        let shown = try await offPool { try CLI.runBlocking(["draft", "show", "--store", store, "--channel", "c", "--json"]) }
         let json = try CLI.json(shown.stdout)
         #expect(json["rendered"] as? String == "Hi [Alice](pn-user://alice) 👋, and Bob", "\(shown.stdout)")
-        let list = try await offPool { try CLI.run(["draft", "list", "--store", store]) }
+        let list = try await offPool { try CLI.runBlocking(["draft", "list", "--store", store]) }
         #expect(list.stdout.hasPrefix("c  1 mention(s)"), "\(list.stdout)")
-        let cleared = try await offPool { try CLI.run(["draft", "clear", "--store", store, "--channel", "c"]) }
+        let cleared = try await offPool { try CLI.runBlocking(["draft", "clear", "--store", store, "--channel", "c"]) }
         #expect(cleared.stdout == "draft of c removed\n")
-        #expect(try await offPool { try CLI.run(["draft", "list", "--store", store]) }.stdout == "no drafts\n")
+        #expect(try await offPool { try CLI.runBlocking(["draft", "list", "--store", store]) }.stdout == "no drafts\n")
     }
 
     @Test("draft quote and draft send queue the message and its mention event offline and delete the draft; sync sends both",
           .timeLimit(.minutes(2)))
     func sendThroughSync() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 1)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 1)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
         func run(_ arguments: [String]) async throws -> CLI.Result {
-            try await offPool { try CLI.run(arguments, environment: env) }
+            try await offPool { try CLI.runBlocking(arguments, environment: env) }
         }
         let earlier = try CLI.json(try await run(["send", "--store", store, "--channel", "c", "--text", "earlier", "--json"]).stdout)
         let quotedId = try #require(earlier["id"] as? String)
@@ -78,7 +78,7 @@ struct DraftCommandTests {
     func killDuringEdit() async throws {
         let store = CLI.temporaryStore()
         var previous = "v0"
-        _ = try await offPool { try CLI.run(["draft", "set", "--store", store, "--channel", "c", "--text", "v0"]) }
+        _ = try await offPool { try CLI.runBlocking(["draft", "set", "--store", store, "--channel", "c", "--text", "v0"]) }
         for round in 1...8 {
             let text = "v\(round) " + String(repeating: "word ", count: round * 50)
             let process = try ChildProcess(
@@ -94,7 +94,7 @@ struct DraftCommandTests {
                 process.signal(SIGKILL)
                 return process.wait()
             }
-            let shown = try await offPool { try CLI.run(["draft", "show", "--store", store, "--channel", "c", "--json"]) }
+            let shown = try await offPool { try CLI.runBlocking(["draft", "show", "--store", store, "--channel", "c", "--json"]) }
             #expect(shown.status == 0, "round \(round): \(shown.stderr)")
             let now = (try CLI.json(shown.stdout)["draft"] as? [String: Any])?["text"] as? String
             #expect(now == previous || now == text, "round \(round): the draft is neither the old nor the new text")

@@ -84,27 +84,27 @@ struct DryRunTests {
                                       messageTimetoken: 17_000_000_000_000_000, actionTimetoken: 17_000_000_000_000_100),
             ])
         }
-        func cli(_ arguments: [String]) throws -> String {
-            let result = try CLI.run(arguments + ["--store", store], environment: env)
+        func cli(_ arguments: [String]) async throws -> String {
+            let result = try await CLI.run(arguments + ["--store", store], environment: env)
             try #require(result.status == 0, "\(arguments): \(result.stderr)")
             return result.stdout
         }
-        let sendOutput = try cli(["send", "--channel", "general", "--text", "hello", "--json"])
+        let sendOutput = try await cli(["send", "--channel", "general", "--text", "hello", "--json"])
         let messageId = try #require(try CLI.json(sendOutput)["id"] as? String)
-        _ = try cli(["react", "--message", messageId, "--value", "🎉"])
-        _ = try cli(["react", "--message", "sent-1", "--value", "👍", "--remove"])
-        _ = try cli(["member", "set", "--channel", "general", "--status", "joined"])
-        _ = try cli(["member", "remove", "--channel", "old"])
-        _ = try cli(["user", "set", "--id", "me", "--name", "Me"])
-        _ = try cli(["user", "set", "--id", "me", "--status", "away"])
-        _ = try cli(["user", "remove", "--id", "gone"])
-        _ = try cli(["channel", "set", "--id", "general", "--name", "General", "--custom", #"{"topic":"chat"}"#])
-        _ = try cli(["channel", "remove", "--id", "old"])
+        _ = try await cli(["react", "--message", messageId, "--value", "🎉"])
+        _ = try await cli(["react", "--message", "sent-1", "--value", "👍", "--remove"])
+        _ = try await cli(["member", "set", "--channel", "general", "--status", "joined"])
+        _ = try await cli(["member", "remove", "--channel", "old"])
+        _ = try await cli(["user", "set", "--id", "me", "--name", "Me"])
+        _ = try await cli(["user", "set", "--id", "me", "--status", "away"])
+        _ = try await cli(["user", "remove", "--id", "gone"])
+        _ = try await cli(["channel", "set", "--id", "general", "--name", "General", "--custom", #"{"topic":"chat"}"#])
+        _ = try await cli(["channel", "remove", "--id", "old"])
 
         let files = try FileManager.default.contentsOfDirectory(atPath: (store as NSString).deletingLastPathComponent).sorted()
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let silent = try SilentPort()
-        let result = try CLI.run(["--dry-run", "--store", store, "--origin", "http://127.0.0.1:\(silent.port)"], environment: env)
+        let result = try await CLI.run(["--dry-run", "--store", store, "--origin", "http://127.0.0.1:\(silent.port)"], environment: env)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!silent.wasContacted)
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)

@@ -41,7 +41,7 @@ struct FileCommandTests {
     func bothWays(mode: String) async throws {
         try #require(OfficialSDK.isInstalled, "CI is set but the pubnub Python package is missing (.ci/run installs it)")
         let python = try #require(OfficialSDK.python)
-        let simulator = try SimulatorProcess(faults: "none", seed: 3)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 3)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "cli-user", "PUBNUB_ORIGIN": simulator.origin]
@@ -52,25 +52,25 @@ struct FileCommandTests {
         // pnreplicate → the SDK: queued offline (nothing listens at this origin), then synced.
         let offline = ["PUBNUB_USER_ID": "cli-user", "PUBNUB_ORIGIN": "http://127.0.0.1:1"]
         let queued = try await offPool {
-            try CLI.run(["send", "--store", store, "--channel", channel, "--file", path.path, "--text", "pic", "--json"] + cipherCLI, environment: offline)
+            try CLI.runBlocking(["send", "--store", store, "--channel", channel, "--file", path.path, "--text", "pic", "--json"] + cipherCLI, environment: offline)
         }
         try #require(queued.status == 0, "\(queued.stderr)")
-        let sync = try await offPool { try CLI.run(["sync", "--store", store, "--channel", channel, "--json"] + cipherCLI, environment: env) }
+        let sync = try await offPool { try CLI.runBlocking(["sync", "--store", store, "--channel", channel, "--json"] + cipherCLI, environment: env) }
         try #require(sync.status == 0, "\(sync.stdout)\(sync.stderr)")
-        let listed = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", channel, "--json"], environment: env) }
+        let listed = try await offPool { try CLI.runBlocking(["files", "list", "--store", store, "--channel", channel, "--json"], environment: env) }
         let files = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
         try #require(files.count == 1, "\(listed.stdout)\(listed.stderr)")
         let id = try #require(files[0]["id"] as? String)
         #expect(files[0]["name"] as? String == path.lastPathComponent)
         let out = NSTemporaryDirectory() + "pnr-get-\(UUID().uuidString)"
         let got = try await offPool {
-            try CLI.run(["files", "get", "--store", store, "--channel", channel, "--id", id, "--output", out] + cipherCLI, environment: env)
+            try CLI.runBlocking(["files", "get", "--store", store, "--channel", channel, "--id", id, "--output", out] + cipherCLI, environment: env)
         }
         try #require(got.status == 0, "\(got.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == bytes)
         let port = simulator.port
         let downloaded = try await offPool {
-            try BoundedRun.run([Self.script.path, "127.0.0.1:\(port)", "--download", channel, id, path.lastPathComponent] + cipherPython,
+            try BoundedRun.runBlocking([Self.script.path, "127.0.0.1:\(port)", "--download", channel, id, path.lastPathComponent] + cipherPython,
                                executable: python, limit: .seconds(60))
         }
         #expect(downloaded.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == Self.sha256(bytes),
@@ -79,53 +79,53 @@ struct FileCommandTests {
         // The SDK → pnreplicate: its file message, synced, then read through the CLI's cache.
         let (sdkPath, sdkBytes) = try Self.file(5000, seed: 99)
         let uploaded = try await offPool {
-            try BoundedRun.run([Self.script.path, "127.0.0.1:\(port)", "--upload", channel, sdkPath.path, "--message", #"{"text":"from python"}"#] + cipherPython,
+            try BoundedRun.runBlocking([Self.script.path, "127.0.0.1:\(port)", "--upload", channel, sdkPath.path, "--message", #"{"text":"from python"}"#] + cipherPython,
                                executable: python, limit: .seconds(60))
         }
         let answer = try JSONSerialization.jsonObject(with: Data(uploaded.stdout.utf8)) as? [String: Any]
         let sdkId = try #require(answer?["id"] as? String, "\(uploaded.stdout)\(uploaded.stderr)")
-        let resync = try await offPool { try CLI.run(["sync", "--store", store, "--channel", channel] + cipherCLI, environment: env) }
+        let resync = try await offPool { try CLI.runBlocking(["sync", "--store", store, "--channel", channel] + cipherCLI, environment: env) }
         try #require(resync.status == 0, "\(resync.stderr)")
         // The name comes from the stored message: the file message was read with its file.
         let out2 = NSTemporaryDirectory() + "pnr-get-\(UUID().uuidString)"
         let got2 = try await offPool {
-            try CLI.run(["files", "get", "--store", store, "--channel", channel, "--id", sdkId, "--output", out2] + cipherCLI, environment: env)
+            try CLI.runBlocking(["files", "get", "--store", store, "--channel", channel, "--id", sdkId, "--output", out2] + cipherCLI, environment: env)
         }
         try #require(got2.status == 0, "\(mode): \(got2.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: out2)) == sdkBytes)
 
         // Deleting: the name looked up in the store.
-        let deleted = try await offPool { try CLI.run(["files", "delete", "--store", store, "--channel", channel, "--id", id], environment: env) }
+        let deleted = try await offPool { try CLI.runBlocking(["files", "delete", "--store", store, "--channel", channel, "--id", id], environment: env) }
         #expect(deleted.status == 0, "\(deleted.stderr)")
-        let after = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", channel, "--json"], environment: env) }
+        let after = try await offPool { try CLI.runBlocking(["files", "list", "--store", store, "--channel", channel, "--json"], environment: env) }
         let left = try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(left.compactMap { $0["id"] as? String } == [sdkId])
     }
 
     @Test("draft attach then draft send: the Chat SDK's shape (a text message listing the files), each file uploaded once")
     func draftAttach() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 4)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 4)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "cli-user", "PUBNUB_ORIGIN": simulator.origin]
         let (a, _) = try Self.file(1000, seed: 1)
         let (b, _) = try Self.file(2000, seed: 2)
         for file in [a, b] {
-            let attached = try await offPool { try CLI.run(["draft", "attach", "--store", store, "--channel", "room", "--file", file.path], environment: env) }
+            let attached = try await offPool { try CLI.runBlocking(["draft", "attach", "--store", store, "--channel", "room", "--file", file.path], environment: env) }
             try #require(attached.status == 0, "\(attached.stderr)")
         }
-        let set = try await offPool { try CLI.run(["draft", "set", "--store", store, "--channel", "room", "--text", "two files"], environment: env) }
+        let set = try await offPool { try CLI.runBlocking(["draft", "set", "--store", store, "--channel", "room", "--text", "two files"], environment: env) }
         try #require(set.status == 0, "\(set.stderr)")
-        let detached = try await offPool { try CLI.run(["draft", "detach", "--store", store, "--channel", "room", "--name", b.lastPathComponent], environment: env) }
+        let detached = try await offPool { try CLI.runBlocking(["draft", "detach", "--store", store, "--channel", "room", "--name", b.lastPathComponent], environment: env) }
         try #require(detached.status == 0, "\(detached.stderr)")
-        let sent = try await offPool { try CLI.run(["draft", "send", "--store", store, "--channel", "room"], environment: env) }
+        let sent = try await offPool { try CLI.runBlocking(["draft", "send", "--store", store, "--channel", "room"], environment: env) }
         try #require(sent.status == 0, "\(sent.stderr)")
-        let sync = try await offPool { try CLI.run(["sync", "--store", store, "--channel", "room"], environment: env) }
+        let sync = try await offPool { try CLI.runBlocking(["sync", "--store", store, "--channel", "room"], environment: env) }
         try #require(sync.status == 0, "\(sync.stderr)")
-        let listed = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", "room", "--json"], environment: env) }
+        let listed = try await offPool { try CLI.runBlocking(["files", "list", "--store", store, "--channel", "room", "--json"], environment: env) }
         let files = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(files.compactMap { $0["name"] as? String } == [a.lastPathComponent], "\(listed.stdout)")
-        let history = try await offPool { try CLI.run(["history", "--store", store, "--channel", "room", "--json"], environment: env) }
+        let history = try await offPool { try CLI.runBlocking(["history", "--store", store, "--channel", "room", "--json"], environment: env) }
         #expect(history.stdout.contains(a.lastPathComponent) && history.stdout.contains("two files"), "\(history.stdout)")
     }
 
@@ -137,7 +137,7 @@ struct FileCommandTests {
     func hostileNamesAndIds() async throws {
         try #require(OfficialSDK.isInstalled, "CI is set but the pubnub Python package is missing (.ci/run installs it)")
         let python = try #require(OfficialSDK.python)
-        let simulator = try SimulatorProcess(faults: "none", seed: 5)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 5)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "victim", "PUBNUB_ORIGIN": simulator.origin]
@@ -150,34 +150,34 @@ struct FileCommandTests {
         try Data("peer".utf8).write(to: URL(fileURLWithPath: path))
         let port = simulator.port
         let uploaded = try await offPool {
-            try BoundedRun.run([Self.script.path, "127.0.0.1:\(port)", "--upload", "lobby", path], executable: python, limit: .seconds(60))
+            try BoundedRun.runBlocking([Self.script.path, "127.0.0.1:\(port)", "--upload", "lobby", path], executable: python, limit: .seconds(60))
         }
         let answer = try JSONSerialization.jsonObject(with: Data(uploaded.stdout.utf8)) as? [String: Any]
         let id = try #require(answer?["id"] as? String, "\(uploaded.stdout)\(uploaded.stderr)")
 
-        let listed = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", "lobby"], environment: env) }
+        let listed = try await offPool { try CLI.runBlocking(["files", "list", "--store", store, "--channel", "lobby"], environment: env) }
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(!listed.stdout.contains("\u{1B}") && !listed.stdout.contains("\u{07}"), "\(listed.stdout)")
         #expect(listed.stdout.contains("pic\\u{1b}]0;pwned\\u{7}\\u{1b}[2J.png") && listed.stdout.contains(id), "\(listed.stdout)")
-        let json = try await offPool { try CLI.run(["files", "list", "--store", store, "--channel", "lobby", "--json"], environment: env) }
+        let json = try await offPool { try CLI.runBlocking(["files", "list", "--store", store, "--channel", "lobby", "--json"], environment: env) }
         let files = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(files.first?["name"] as? String == hostile)
 
         for flags in [["--id", ".."], ["--id", id, "--name", ".."], ["--id", "a/b"], ["--id", "x\u{1B}y"], ["--id", id, "--name", "a/b"]] {
-            let refused = try await offPool { try CLI.run(["files", "get", "--store", store, "--channel", "lobby"] + flags, environment: env) }
+            let refused = try await offPool { try CLI.runBlocking(["files", "get", "--store", store, "--channel", "lobby"] + flags, environment: env) }
             #expect(refused.status != 0 && !refused.stderr.contains("\u{1B}"), "\(flags): \(refused.stdout)\(refused.stderr)")
         }
         let deleted = try await offPool {
-            try CLI.run(["files", "delete", "--store", store, "--channel", "lobby", "--id", id, "--name", hostile], environment: env)
+            try CLI.runBlocking(["files", "delete", "--store", store, "--channel", "lobby", "--id", id, "--name", hostile], environment: env)
         }
         #expect(deleted.status == 0, "\(deleted.stderr)")
         #expect(!deleted.stdout.contains("\u{1B}") && deleted.stdout.contains("\\u{1b}"), "\(deleted.stdout)")
 
         let push = try await offPool {
-            try CLI.run(["push", "add", "--store", store, "--device-token", "..", "--type", "fcm", "--channel", "lobby", "--json"], environment: env)
+            try CLI.runBlocking(["push", "add", "--store", store, "--device-token", "..", "--type", "fcm", "--channel", "lobby", "--json"], environment: env)
         }
         #expect(push.status == 1 && push.stderr.contains("push device"), "\(push.stdout)\(push.stderr)")
-        let outbox = try await offPool { try CLI.run(["outbox", "list", "--store", store, "--json"], environment: env) }
+        let outbox = try await offPool { try CLI.runBlocking(["outbox", "list", "--store", store, "--json"], environment: env) }
         let queued = try JSONSerialization.jsonObject(with: Data(outbox.stdout.utf8)) as? [Any]
         #expect(queued?.isEmpty == true, "\(outbox.stdout)\(outbox.stderr)")
     }
@@ -185,7 +185,7 @@ struct FileCommandTests {
     @Test("sync killed at random moments during uploads and restarted: exactly one file message per sent file, no orphan left")
     func killDuringUploads() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 11
-        let simulator = try SimulatorProcess(faults: "flaky", seed: seed)
+        let simulator = try await SimulatorProcess(faults: "flaky", seed: seed)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin]
@@ -194,7 +194,7 @@ struct FileCommandTests {
             for i in 0..<3 {
                 let (path, _) = try Self.file(200_000 + i * 1000, seed: UInt8(truncatingIfNeeded: sent))
                 let queued = try await offPool {
-                    try CLI.run(["send", "--store", store, "--channel", "uploads", "--file", path.path], environment: env)
+                    try CLI.runBlocking(["send", "--store", store, "--channel", "uploads", "--file", path.path], environment: env)
                 }
                 try #require(queued.status == 0, "\(queued.stderr)")
                 sent += 1
@@ -215,13 +215,13 @@ struct FileCommandTests {
             if round % 5 == 4 { try await queue() }
         }
         // The last sync runs to the end (the flaky network retried), then the orphans are gone.
-        let last = try await offPool { try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env) }
+        let last = try await offPool { try CLI.runBlocking(["sync", "--store", store, "--timeout", "120"], environment: env) }
         #expect(last.status == 0, "\(last.stdout)\(last.stderr)")
         // The reads go through the same flaky simulator: each is tried until it gets an answer.
         func read(_ arguments: [String]) async throws -> Any {
             var last = ""
             for _ in 0..<20 {
-                let run = try await offPool { try CLI.run(arguments + ["--store", store, "--json"], environment: env) }
+                let run = try await offPool { try CLI.runBlocking(arguments + ["--store", store, "--json"], environment: env) }
                 if run.status == 0 { return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) }
                 last = run.stderr
             }

@@ -14,11 +14,11 @@ struct IntegrityCommandTests {
     func emptyCipherKey() async throws {
         let store = CLI.temporaryStore()
         let flag = try await offPool {
-            try CLI.run(["send", "--store", store, "--channel", "c", "--text", "secret", "--cipher-key", ""] + Self.offline)
+            try CLI.runBlocking(["send", "--store", store, "--channel", "c", "--text", "secret", "--cipher-key", ""] + Self.offline)
         }
         #expect(flag.status == 1 && flag.stderr.contains("--cipher-key is empty"), "\(flag.stderr)")
         let variable = try await offPool {
-            try CLI.run(["send", "--store", store, "--channel", "c", "--text", "secret"] + Self.offline,
+            try CLI.runBlocking(["send", "--store", store, "--channel", "c", "--text", "secret"] + Self.offline,
                         environment: ["PUBNUB_CIPHER_KEY": ""])
         }
         #expect(variable.status == 1 && variable.stderr.contains("PUBNUB_CIPHER_KEY is set but empty"), "\(variable.stderr)")
@@ -31,20 +31,20 @@ struct IntegrityCommandTests {
     @Test("draft mention refuses user and channel ids that are no ids, and a length that overflows, with exit 1")
     func mentionTargets() async throws {
         let store = CLI.temporaryStore()
-        let set = try await offPool { try CLI.run(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice and all"]) }
+        let set = try await offPool { try CLI.runBlocking(["draft", "set", "--store", store, "--channel", "c", "--text", "Hi Alice and all"]) }
         try #require(set.status == 0, "\(set.stderr)")
         for (flag, target) in [("--user", ".."), ("--user", "."), ("--user", ""), ("--user", "a,b"), ("--to-channel", "x/y")] {
             let result = try await offPool {
-                try CLI.run(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "5", flag, target])
+                try CLI.runBlocking(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "5", flag, target])
             }
             #expect(result.status == 1 && result.stderr.contains("cannot mention"), "\(flag) \(target): \(result.stderr)")
         }
         let huge = try await offPool {
-            try CLI.run(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "9223372036854775807",
+            try CLI.runBlocking(["draft", "mention", "--store", store, "--channel", "c", "--offset", "3", "--length", "9223372036854775807",
                          "--user", "alice"])
         }
         #expect(huge.status == 1 && huge.stderr.contains("outside the text"), "exit \(huge.status): \(huge.stderr)")
-        let shown = try await offPool { try CLI.run(["draft", "show", "--store", store, "--channel", "c", "--json"]) }
+        let shown = try await offPool { try CLI.runBlocking(["draft", "show", "--store", store, "--channel", "c", "--json"]) }
         #expect(!shown.stdout.contains("pn-user"), "no mention was added: \(shown.stdout)")
     }
 
@@ -60,13 +60,13 @@ struct IntegrityCommandTests {
             ])
         }
         for command in [["show", "messages", "--channel", "c"], ["history", "--channel", "c"]] {
-            let result = try await offPool { try CLI.run(command + ["--store", store]) }
+            let result = try await offPool { try CLI.runBlocking(command + ["--store", store]) }
             #expect(result.status == 0, "\(command): \(result.stderr)")
             #expect(!result.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" },
                     "\(command) printed raw control characters")
             #expect(result.stdout.contains("\\u{1b}]0;pwned\\u{7}"), "\(command): \(result.stdout)")
         }
-        let json = try await offPool { try CLI.run(["show", "messages", "--channel", "c", "--store", store, "--json"]) }
+        let json = try await offPool { try CLI.runBlocking(["show", "messages", "--channel", "c", "--store", store, "--json"]) }
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(rows.first?["text"] as? String == hostile, "JSON stays exact")
     }
@@ -77,7 +77,7 @@ struct IntegrityCommandTests {
     ])
     func mistypedPath(command: [String]) async throws {
         let store = CLI.temporaryStore() + "-typo.sqlite"
-        let result = try await offPool { try CLI.run(command + ["--store", store] + (command[0] == "draft" ? [] : Self.offline)) }
+        let result = try await offPool { try CLI.runBlocking(command + ["--store", store] + (command[0] == "draft" ? [] : Self.offline)) }
         #expect(result.status == 1 && result.stderr.contains("no store at"), "\(command): \(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: store), "\(command) created \(store)")
     }
@@ -85,10 +85,10 @@ struct IntegrityCommandTests {
     @Test("read --up-to far in the future is refused; nothing is queued")
     func futureReadPosition() async throws {
         let store = CLI.temporaryStore()
-        let demo = try await offPool { try CLI.run(["demo", "--store", store]) }
+        let demo = try await offPool { try CLI.runBlocking(["demo", "--store", store]) }
         try #require(demo.status == 0, "\(demo.stderr)")
         let result = try await offPool {
-            try CLI.run(["read", "--store", store, "--channel", "some-channel-id", "--up-to", "18446744073709551615"]
+            try CLI.runBlocking(["read", "--store", store, "--channel", "some-channel-id", "--up-to", "18446744073709551615"]
                         + ["--origin", "http://127.0.0.1:9", "--user-id", "some-user-id"])
         }
         #expect(result.status == 1 && result.stderr.contains("in the future"), "\(result.stderr)")
@@ -101,7 +101,7 @@ struct IntegrityCommandTests {
 struct ListenReaderTests {
     @Test("listen | head -2 exits once head has its two lines and more events come", .timeLimit(.minutes(2)))
     func headEndsListen() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 3, arguments: ["--subscribe-hold", "1"])
+        let simulator = try await SimulatorProcess(faults: "none", seed: 3, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
         let env = ["PUBNUB_USER_ID": "listener", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
         let store = CLI.temporaryStore()
@@ -114,10 +114,10 @@ struct ListenReaderTests {
         var ended: Termination?
         for round in 0..<20 where ended == nil {
             let sent = try await offPool {
-                try CLI.run(["send", "--store", senderStore, "--channel", "c", "--text", "m\(round)"], environment: sender)
+                try CLI.runBlocking(["send", "--store", senderStore, "--channel", "c", "--text", "m\(round)"], environment: sender)
             }
             try #require(sent.status == 0, "\(sent.stderr)")
-            _ = try await offPool { try CLI.run(["sync", "--store", senderStore, "--timeout", "10"], environment: sender) }
+            _ = try await offPool { try CLI.runBlocking(["sync", "--store", senderStore, "--timeout", "10"], environment: sender) }
             ended = await pipeline.wait(until: .now + .seconds(2))
         }
         #expect(ended != nil, "listen kept running after head exited")
@@ -126,7 +126,7 @@ struct ListenReaderTests {
 
     @Test("listen whose stdout nobody reads still ends on SIGINT (the printer is blocked in its write)", .timeLimit(.minutes(3)))
     func signalWithUnreadStdout() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 4, arguments: ["--subscribe-hold", "1"])
+        let simulator = try await SimulatorProcess(faults: "none", seed: 4, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
@@ -147,10 +147,10 @@ struct ListenReaderTests {
         }
         for round in 0..<40 where unread() < 60_000 {
             let sent = try await offPool {
-                try CLI.run(["send", "--store", senderStore, "--channel", "c", "--text", "m\(round)", "--count", "100"], environment: sender)
+                try CLI.runBlocking(["send", "--store", senderStore, "--channel", "c", "--text", "m\(round)", "--count", "100"], environment: sender)
             }
             try #require(sent.status == 0, "\(sent.stderr)")
-            _ = try await offPool { try CLI.run(["sync", "--store", senderStore, "--timeout", "30"], environment: sender) }
+            _ = try await offPool { try CLI.runBlocking(["sync", "--store", senderStore, "--timeout", "30"], environment: sender) }
             _ = await listener.wait(until: .now + .milliseconds(500))
         }
         try #require(unread() >= 60_000, "the listener never filled its stdout: \(unread()) bytes waiting")

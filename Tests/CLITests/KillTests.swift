@@ -16,11 +16,13 @@ final class SimulatorProcess {
     let port: Int
 
     /// `arguments` go after the port, faults and seed.
-    init(faults: String, seed: UInt64, arguments: [String] = []) throws {
-        process = try ChildProcess(
+    /// Starts the simulator and waits, off the cooperative pool, for the line naming its port.
+    init(faults: String, seed: UInt64, arguments: [String] = []) async throws {
+        let process = try ChildProcess(
             CLI.binary.path, ["simulator", "serve", "--port", "0", "--faults", faults, "--seed", "\(seed)"] + arguments,
             stdout: .pipe, stderr: .nullDevice)
-        let output = process.stdout { $0.contains("\n") }
+        self.process = process
+        let output = try await offPool { process.stdout { $0.contains("\n") } }
         let text = String(output.prefix { $0 != "\n" })
         port = try #require(text.split(separator: ":").last.flatMap { Int($0) }, "simulator said: \(text)")
     }
@@ -41,7 +43,7 @@ struct KillTests {
     @Test("sync against a flaky simulator, killed at random moments and restarted: every message exactly once")
     func killAndRestart() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 7
-        let simulator = try SimulatorProcess(faults: "flaky", seed: seed)
+        let simulator = try await SimulatorProcess(faults: "flaky", seed: seed)
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin]
@@ -53,7 +55,7 @@ struct KillTests {
             for channel in Self.channels {
                 let text = "b\(batches)"
                 let queued = try await offPool {
-                    try CLI.run(["send", "--store", store, "--channel", channel, "--text", text, "--count", "25"], environment: env)
+                    try CLI.runBlocking(["send", "--store", store, "--channel", channel, "--text", text, "--count", "25"], environment: env)
                 }
                 try #require(queued.status == 0, "\(queued.stderr)")
             }
@@ -75,7 +77,7 @@ struct KillTests {
                 return sync.wait()
             }
             #expect(ended.reason == .uncaughtSignal || ended.status == 0, "round \(round)")
-            let plan = try await offPool { try CLI.run(["--dry-run", "--json", "--store", store], environment: env) }
+            let plan = try await offPool { try CLI.runBlocking(["--dry-run", "--json", "--store", store], environment: env) }
             let ops = try CLI.json(plan.stdout)["ops"] as? [Any]
             if ops?.isEmpty == false {
                 killedWithWorkLeft += 1
@@ -85,9 +87,9 @@ struct KillTests {
         }
         // The kills must land while there is work, or the test would prove nothing.
         #expect(killedWithWorkLeft >= min(Self.rounds, 10), "only \(killedWithWorkLeft) kills left work behind")
-        var final = try await offPool { try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env) }
+        var final = try await offPool { try CLI.runBlocking(["sync", "--store", store, "--timeout", "120"], environment: env) }
         for _ in 0..<3 where final.status == 3 {
-            final = try await offPool { try CLI.run(["sync", "--store", store, "--timeout", "120"], environment: env) }
+            final = try await offPool { try CLI.runBlocking(["sync", "--store", store, "--timeout", "120"], environment: env) }
         }
         #expect(final.status == 0, "seed \(seed): \(final.stdout) \(final.stderr)")
 

@@ -119,7 +119,7 @@ struct ListenKillTests {
     func killAndRestart(faults: String) async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_LISTEN_KILL_SEED"] ?? "") ?? 11
         // Idle long polls end after a second, so that a listener never waits long on an empty stream.
-        let simulator = try SimulatorProcess(faults: faults, seed: seed, arguments: ["--subscribe-hold", "1"])
+        let simulator = try await SimulatorProcess(faults: faults, seed: seed, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "listener", "PUBNUB_ORIGIN": simulator.origin]
@@ -221,7 +221,7 @@ struct ListenKillTests {
 
     @Test("listen in text mode: one line per event, states on stderr with --verbose, exit 0 on SIGINT")
     func textMode() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 1, arguments: ["--subscribe-hold", "1"])
+        let simulator = try await SimulatorProcess(faults: "none", seed: 1, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
         var publisher = try Publisher(origin: simulator.origin, channel: Self.channel)
         let env = ["PUBNUB_USER_ID": "listener", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
@@ -246,9 +246,9 @@ struct ListenKillTests {
     }
 
     @Test("listen refuses a channel the model cannot store before it opens anything")
-    func refusesBadChannel() throws {
+    func refusesBadChannel() async throws {
         let store = CLI.temporaryStore()
-        let result = try CLI.run(["listen", "--store", store, "--channel", "a,b"])
+        let result = try await CLI.run(["listen", "--store", store, "--channel", "a,b"])
         #expect(result.status != 0 && result.stderr.contains("--channel \"a,b\""), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: store))
     }

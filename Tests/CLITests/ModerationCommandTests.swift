@@ -56,7 +56,7 @@ struct ChatPeer {
         let python = self.python
         var failures: [String] = []
         for _ in 0..<attempts {
-            let run = try await offPool { try BoundedRun.run(arguments, executable: python, limit: .seconds(90)) }
+            let run = try await offPool { try BoundedRun.runBlocking(arguments, executable: python, limit: .seconds(90)) }
             if !run.timedOut, run.reason == .exit, run.status == 0 { return run.stdout }
             failures.append("\(run.reason) \(run.status)\(run.timedOut ? " (timed out)" : ""): \(run.stdout)\(run.stderr)")
         }
@@ -218,7 +218,7 @@ struct ChatUserCLI {
                     if 'PUBNUB_INTERNAL' in repr(row) or 'PN_PRV' in repr(row): print(table, repr(row))
             """
         let store = self.store
-        let run = try await offPool { try BoundedRun.run(["-c", code, store] + tables, executable: python, limit: .seconds(30)) }
+        let run = try await offPool { try BoundedRun.runBlocking(["-c", code, store] + tables, executable: python, limit: .seconds(30)) }
         try #require(run.status == 0 && !run.timedOut, "\(run.stderr)")
         return run.stdout
     }
@@ -246,7 +246,7 @@ struct ModerationCommandTests {
     @Test("a ban shows with its reason and refuses writes before queuing; a mute list from another device hides a user until unmuted; a lift lets a send through once; nothing internal is listed",
           .timeLimit(.minutes(4)))
     func banMuteReportLift() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 31)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 31)
         defer { simulator.stop() }
         let peer = try ChatPeer(simulator)
         let alice = ChatUserCLI("alice", origin: simulator.origin)
@@ -368,7 +368,7 @@ struct ModerationCommandTests {
     @Test("listen applies a ban, a mute list and a lift as they happen; nothing internal is listed after",
           .timeLimit(.minutes(3)))
     func liveBanMuteListAndLift() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 32, arguments: ["--subscribe-hold", "1"])
+        let simulator = try await SimulatorProcess(faults: "none", seed: 32, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
         let peer = try ChatPeer(simulator)
         let alice = ChatUserCLI("alice", origin: simulator.origin)
@@ -421,7 +421,7 @@ struct ModerationCommandTests {
           .timeLimit(.minutes(5)))
     func reportsExactlyOnceThroughKills() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 33
-        let simulator = try SimulatorProcess(faults: "flaky", seed: seed)
+        let simulator = try await SimulatorProcess(faults: "flaky", seed: seed)
         defer { simulator.stop() }
         let peer = try ChatPeer(simulator)
         let alice = ChatUserCLI("alice", origin: simulator.origin)

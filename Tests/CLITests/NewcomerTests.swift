@@ -180,7 +180,7 @@ struct NewcomerTests {
     /// Runs `pnreplicate` off Swift's cooperative pool: a child process is waited for on a thread of
     /// its own, so that the other suites running meanwhile keep both of the pool's threads.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLI.Result {
-        try await offPool { try CLI.run(arguments, environment: environment) }
+        try await offPool { try CLI.runBlocking(arguments, environment: environment) }
     }
 
     /// The lines of the first ```sh block after the line containing `marker`, without comments.

@@ -32,11 +32,11 @@ struct OfficialSDKAccessTests {
             simulator.signal(SIGKILL)
             simulator.wait()
         }
-        let firstLine = String(simulator.stdout(when: { $0.contains("\n") }, within: .seconds(30)).prefix { $0 != "\n" })
+        let firstLine = String(try await offPool { simulator.stdout(when: { $0.contains("\n") }, within: .seconds(30)) }.prefix { $0 != "\n" })
         let port = try #require(firstLine.split(separator: ":").last.flatMap { Int($0) }, "simulator said: \(firstLine)")
         let path = Self.script.path
         let run = try await offPool {
-            try BoundedRun.run([path, "127.0.0.1:\(port)", "--secret-key", Self.secretKey], executable: python, limit: .seconds(90))
+            try BoundedRun.runBlocking([path, "127.0.0.1:\(port)", "--secret-key", Self.secretKey], executable: python, limit: .seconds(90))
         }
         #expect(
             !run.timedOut && run.reason == .exit && run.status == 0,
@@ -45,7 +45,7 @@ struct OfficialSDKAccessTests {
 
         // A token from the script's --grant mode works the same way (what the CLI's checks use).
         let granted = try await offPool {
-            try BoundedRun.run(
+            try BoundedRun.runBlocking(
                 [path, "127.0.0.1:\(port)", "--secret-key", Self.secretKey, "--grant", "a,b", "--authorized-uuid", "me", "--ttl", "5"],
                 executable: python, limit: .seconds(60))
         }

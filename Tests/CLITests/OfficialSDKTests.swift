@@ -22,7 +22,7 @@ enum OfficialSDK {
 
     /// Whether `python3 -c "import pubnub"` succeeds.
     static let isInstalled: Bool = {
-        guard let python, let run = try? BoundedRun.run(["-c", "import pubnub"], executable: python, limit: .seconds(30))
+        guard let python, let run = try? BoundedRun.runBlocking(["-c", "import pubnub"], executable: python, limit: .seconds(30))
         else { return false }
         return !run.timedOut && run.reason == .exit && run.status == 0
     }()
@@ -45,12 +45,12 @@ extension OfficialSDK {
             isInstalled,
             "CI is set but `python3 -c \"import pubnub\"` fails: install the SDK (.ci/run does: python3 -m pip install pubnub==10.8.0)")
         let python = try #require(Self.python)
-        let simulator = try SimulatorProcess(faults: "none", seed: 0)
+        let simulator = try await SimulatorProcess(faults: "none", seed: 0)
         var stopped = false
         defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
         // The waits run off Swift's cooperative pool, which other tests need meanwhile.
         let port = simulator.port, path = script.path
-        let run = try await offPool { try BoundedRun.run([path, "127.0.0.1:\(port)"], executable: python, limit: limit) }
+        let run = try await offPool { try BoundedRun.runBlocking([path, "127.0.0.1:\(port)"], executable: python, limit: limit) }
         #expect(
             !run.timedOut && run.reason == .exit && run.status == 0,
             "\(script.lastPathComponent) ended with \(run.reason) \(run.status)\(run.timedOut ? " (killed after \(limit))" : "") in \(run.seconds) s:\n\(run.stdout)\n\(run.stderr)")

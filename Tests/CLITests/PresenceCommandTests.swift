@@ -20,7 +20,7 @@ struct PresenceCommandTests {
     @Test("listen --presence prints its own join and another user's typing; presence shows here-now next to the store; typing --stop",
           .timeLimit(.minutes(2)))
     func presenceAndTyping() async throws {
-        let simulator = try SimulatorProcess(faults: "none", seed: 1, arguments: ["--subscribe-hold", "1"])
+        let simulator = try await SimulatorProcess(faults: "none", seed: 1, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
         let store = CLI.temporaryStore()
         let env = ["PUBNUB_USER_ID": "listener", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
@@ -34,37 +34,37 @@ struct PresenceCommandTests {
         #expect(joined.contains("room-pnpres "), "\(joined)")
 
         let typist = ["PUBNUB_USER_ID": "typist", "PUBNUB_ORIGIN": simulator.origin, "SWIFT_BACKTRACE": "enable=no"]
-        let started = try await offPool { try CLI.run(["typing", "--store", CLI.temporaryStore(), "--channel", "room"], environment: typist) }
+        let started = try await offPool { try CLI.runBlocking(["typing", "--store", CLI.temporaryStore(), "--channel", "room"], environment: typist) }
         #expect(started.status == 0 && started.stdout == "typing started on room\n", "\(started.stderr)")
         let typing = try await offPool { listen.stdout(when: { $0.contains("typing started delivered (from typist)") }, within: .seconds(30)) }
         #expect(typing.contains("room "), "\(typing)")
-        let stopped = try await offPool { try CLI.run(["typing", "--channel", "room", "--stop", "--json"], environment: typist) }
+        let stopped = try await offPool { try CLI.runBlocking(["typing", "--channel", "room", "--stop", "--json"], environment: typist) }
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(try CLI.json(stopped.stdout)["typing"] as? String == "stopped")
         _ = try await offPool { listen.stdout(when: { $0.contains("typing stopped delivered (from typist)") }, within: .seconds(30)) }
 
-        let presence = try await offPool { try CLI.run(["presence", "--store", store, "--channel", "room"], environment: typist) }
+        let presence = try await offPool { try CLI.runBlocking(["presence", "--store", store, "--channel", "room"], environment: typist) }
         #expect(presence.status == 0, "\(presence.stderr)")
         #expect(presence.stdout.hasPrefix("room: 1 here\n"), "\(presence.stdout)")
         let row = presence.stdout.split(separator: "\n").first { $0.hasPrefix("listener ") }
         #expect(row?.split(separator: " ", omittingEmptySubsequences: true) == ["listener", "here", "no", "member", "row"], "\(presence.stdout)")
-        let json = try CLI.json(try await offPool { try CLI.run(["presence", "--store", store, "--channel", "room", "--json"], environment: typist) }.stdout)
+        let json = try CLI.json(try await offPool { try CLI.runBlocking(["presence", "--store", store, "--channel", "room", "--json"], environment: typist) }.stdout)
         #expect(json["occupancy"] as? Int == 1)
 
         listen.signal(SIGINT)
         let ended = await listen.wait(until: .now + .seconds(30))
         #expect(ended == Termination(reason: .exit, status: 0), "\(listen.stderr)")
         // The stop sent a leave: nobody is here any more.
-        let after = try await offPool { try CLI.run(["presence", "--store", store, "--channel", "room"], environment: typist) }
+        let after = try await offPool { try CLI.runBlocking(["presence", "--store", store, "--channel", "room"], environment: typist) }
         #expect(after.stdout.hasPrefix("room: 0 here\n"), "\(after.stdout)")
     }
 
     @Test("typing refuses a bad channel and presence a missing store, before sending anything")
     func refusals() async throws {
-        let bad = try await offPool { try CLI.run(["typing", "--channel", "a,b"]) }
+        let bad = try await offPool { try CLI.runBlocking(["typing", "--channel", "a,b"]) }
         #expect(bad.status != 0 && bad.stderr.contains("--channel"), "\(bad.stderr)")
         let store = CLI.temporaryStore()
-        let missing = try await offPool { try CLI.run(["presence", "--store", store, "--channel", "room"], environment: ["PUBNUB_ORIGIN": "127.0.0.1:9"]) }
+        let missing = try await offPool { try CLI.runBlocking(["presence", "--store", store, "--channel", "room"], environment: ["PUBNUB_ORIGIN": "127.0.0.1:9"]) }
         #expect(missing.status != 0 && !FileManager.default.fileExists(atPath: store), "\(missing.stderr)")
     }
 }

@@ -28,6 +28,14 @@ struct BoundedRun {
     static func run(
         _ arguments: [String], executable: URL = CLI.binary, stderr errorStream: ChildProcess.Stream? = nil,
         limit: Duration = .seconds(20)
+    ) async throws -> BoundedRun {
+        try await offPool { try runBlocking(arguments, executable: executable, stderr: errorStream, limit: limit) }
+    }
+
+    /// ``run(_:executable:stderr:limit:)`` for code already on a thread of its own (inside ``offPool(_:)``).
+    static func runBlocking(
+        _ arguments: [String], executable: URL = CLI.binary, stderr errorStream: ChildProcess.Stream? = nil,
+        limit: Duration = .seconds(20)
     ) throws -> BoundedRun {
         let clock = ContinuousClock()
         let start = clock.now
@@ -53,26 +61,26 @@ struct BoundedRun {
 @Suite("pnreplicate survives an unwritable stderr")
 struct StandardStreamTests {
     @Test("stderr a pipe nobody reads: a failing command exits 1 instead of dying of SIGPIPE")
-    func stderrBrokenPipe() throws {
+    func stderrBrokenPipe() async throws {
         let broken = try ChildProcess.pipe()
         close(broken.read)
         defer { close(broken.write) }
-        let result = try BoundedRun.run(["status", "--store", CLI.temporaryStore()], stderr: .descriptor(broken.write))
+        let result = try await BoundedRun.run(["status", "--store", CLI.temporaryStore()], stderr: .descriptor(broken.write))
         #expect(result.exitedWithOne, "\(result.reason) \(result.status)")
     }
 
     @Test("stderr closed (2>&-): a failing command exits 1 instead of trapping")
-    func stderrClosed() throws {
-        let result = try BoundedRun.run(
+    func stderrClosed() async throws {
+        let result = try await BoundedRun.run(
             ["-c", "exec \"$0\" \"$@\" 2>&-", CLI.binary.path, "status", "--store", CLI.temporaryStore()],
             executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(result.exitedWithOne, "\(result.reason) \(result.status): \(result.stderr)")
     }
 
     @Test("stderr closed: a command that succeeds still prints its result and exits 0")
-    func stderrClosedSuccess() throws {
+    func stderrClosedSuccess() async throws {
         let store = CLI.temporaryStore()
-        let result = try BoundedRun.run(
+        let result = try await BoundedRun.run(
             ["-c", "exec \"$0\" \"$@\" 2>&-", CLI.binary.path, "migrate", "--json", "--store", store],
             executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(!result.timedOut && result.reason == .exit && result.status == 0)
@@ -92,10 +100,10 @@ struct StoreFileTests {
     }
 
     @Test("status on a zero-byte file: exit 1, a clear message, the file still zero bytes")
-    func statusOnEmptyFile() throws {
+    func statusOnEmptyFile() async throws {
         let store = CLI.temporaryStore()
         try #require(FileManager.default.createFile(atPath: store, contents: Data()))
-        let result = try CLI.run(["status", "--store", store])
+        let result = try await CLI.run(["status", "--store", store])
         #expect(result.status == 1)
         #expect(result.stderr == "pnreplicate: \(store) is empty: no store was created in it yet (opening it to write creates one); it was left unchanged\n")
         #expect(try Self.size(store) == 0)
@@ -104,10 +112,10 @@ struct StoreFileTests {
     }
 
     @Test("every read-only command refuses a zero-byte file and leaves it untouched", arguments: readOnlyCommands)
-    func readCommandsOnEmptyFile(command: [String]) throws {
+    func readCommandsOnEmptyFile(command: [String]) async throws {
         let store = CLI.temporaryStore()
         try #require(FileManager.default.createFile(atPath: store, contents: Data()))
-        let result = try CLI.run(command + ["--store", store])
+        let result = try await CLI.run(command + ["--store", store])
         #expect(result.status == 1, "\(result.stdout)")
         #expect(result.stderr.hasPrefix("pnreplicate: ") && result.stderr.contains(store))
         #expect(try Self.size(store) == 0)
@@ -115,24 +123,24 @@ struct StoreFileTests {
     }
 
     @Test("status on a file that is not SQLite: exit 1 naming the file, which is left as it was")
-    func statusOnTextFile() throws {
+    func statusOnTextFile() async throws {
         let store = CLI.temporaryStore()
         let text = Data(String(repeating: "not a database\n", count: 100).utf8)
         try #require(FileManager.default.createFile(atPath: store, contents: text))
-        let result = try CLI.run(["status", "--store", store])
+        let result = try await CLI.run(["status", "--store", store])
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot read \(store)") && result.stderr.contains("not a database"))
         #expect(FileManager.default.contents(atPath: store) == text)
     }
 
     @Test("status opens an out-of-date store read-only and reports its pending migration")
-    func statusOnOldSchema() throws {
+    func statusOnOldSchema() async throws {
         let store = CLI.temporaryStore()
         var options = StoreOptions()
         options.migrations = [try #require(try Migration.bundled().first)]
         _ = try ChatStore<DefaultChatCustom>.open(at: store, options: options)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
-        let result = try CLI.run(["status", "--json", "--store", store])
+        let result = try await CLI.run(["status", "--json", "--store", store])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try CLI.json(result.stdout)
         #expect(json["schemaVersion"] as? String == "0001_initial")
@@ -141,7 +149,7 @@ struct StoreFileTests {
     }
 
     @Test("status on an SQLite file of another program: not a pnreplicate store, left unchanged")
-    func statusOnForeignDatabase() throws {
+    func statusOnForeignDatabase() async throws {
         let store = CLI.temporaryStore()
         let sqlite = try ChildProcess(
             "/usr/bin/env",
@@ -151,16 +159,16 @@ struct StoreFileTests {
             ])
         try #require(sqlite.wait().status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
-        let result = try CLI.run(["status", "--store", store])
+        let result = try await CLI.run(["status", "--store", store])
         #expect(result.status == 1)
         #expect(result.stderr == "pnreplicate: \(store) is not a pnreplicate store (no pnreplicate schema in it); it was left unchanged\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 
     @Test("status on a store another connection is writing to answers at once, not after the 10 s busy wait")
-    func statusDoesNotWaitForWriter() throws {
+    func statusDoesNotWaitForWriter() async throws {
         let store = CLI.temporaryStore()
-        try #require(try CLI.run(["demo", "--store", store]).status == 0)
+        try #require(try await CLI.run(["demo", "--store", store]).status == 0)
         // A second process takes the write lock and holds it until its stdin closes.
         let holder = try ChildProcess(
             "/usr/bin/env",
@@ -181,11 +189,11 @@ struct StoreFileTests {
             holder.closeStdin()
             holder.wait()
         }
-        let announced = holder.stdout { $0.contains("locked") }
+        let announced = try await offPool { holder.stdout { $0.contains("locked") } }
         try #require(announced.contains("locked"), "the lock holder exited early")
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         for command in [["status", "--json"], ["show", "users", "--json"], ["--dry-run"]] {
-            let result = try BoundedRun.run(command + ["--store", store])
+            let result = try await BoundedRun.run(command + ["--store", store])
             #expect(!result.timedOut && result.status == 0, "\(command): \(result.stderr)")
             #expect(result.seconds < 8, "\(command) took \(result.seconds) s")
         }
@@ -196,20 +204,20 @@ struct StoreFileTests {
         ["status"], ["send", "--channel", "general", "--text", "hi"], ["migrate"], ["migrate", "--dry-run"],
         ["show", "users"], ["--dry-run"], ["sync", "--timeout", "1"],
     ])
-    func fifoStorePath(command: [String]) throws {
+    func fifoStorePath(command: [String]) async throws {
         let store = CLI.temporaryStore()
         try #require(mkfifo(store, 0o600) == 0)
         defer { unlink(store) }
-        let result = try BoundedRun.run(command + ["--store", store], limit: .seconds(15))
+        let result = try await BoundedRun.run(command + ["--store", store], limit: .seconds(15))
         #expect(result.exitedWithOne, "\(command): timed out \(result.timedOut), \(result.reason) \(result.status)")
         #expect(result.stderr == "pnreplicate: \(store) is a FIFO, not a store file; refusing to open it\n")
     }
 
     @Test("a directory as the store path is refused with a clear error")
-    func directoryStorePath() throws {
+    func directoryStorePath() async throws {
         let store = CLI.temporaryStore()
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
-        let result = try CLI.run(["status", "--store", store])
+        let result = try await CLI.run(["status", "--store", store])
         #expect(result.status == 1)
         #expect(result.stderr == "pnreplicate: \(store) is a directory, not a store file; refusing to open it\n")
     }
