@@ -115,7 +115,7 @@ final class AccessServer: @unchecked Sendable {
 @Suite("Access Manager tokens on the command line", .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
 struct AccessCommandTests {
     @Test("send with a Python-granted token; past its TTL sync exits 3 waiting for a token with nothing dead; a new --auth-token sends the rest exactly once, in order",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(10)))
     func expiryThenNewToken() async throws {
         let server = try await AccessServer()
         let store = CLI.temporaryStore()
@@ -173,7 +173,7 @@ struct AccessCommandTests {
     }
 
     @Test("--auth-token wins over $PUBNUB_AUTH_TOKEN; --auth-key is its alias; $PUBNUB_AUTH_KEY alone works; $PUBNUB_AUTH_TOKEN over $PUBNUB_AUTH_KEY; --auth-token-file",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(10)))
     func flagOverEnvironment() async throws {
         let server = try await AccessServer()
         let store = CLI.temporaryStore()
@@ -251,7 +251,7 @@ struct AccessCommandTests {
     }
 
     @Test("the token is never printed nor stored: dry runs show auth=REDACTED, verbose syncs (sent and refused) and the store never hold it",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(10)))
     func tokenNeverShown() async throws {
         let server = try await AccessServer()
         let store = CLI.temporaryStore()
@@ -307,7 +307,7 @@ struct AccessCommandTests {
     }
 
     @Test("listen: its token expires (state: offline: waiting for a token), a new one written to --auth-token-file and SIGHUP make it live again and it gets the next message; SIGTERM exits 0",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(10)))
     func listenTakesNewTokenOnSIGHUP() async throws {
         // Each subscribe is held 1 s, so the one after the clock moved meets the expired token.
         let server = try await AccessServer(arguments: ["--subscribe-hold", "1"])
@@ -358,7 +358,7 @@ struct AccessCommandTests {
         }
     }
 
-    @Test("a token whose authorized user is someone else: sync exits 1 saying so, nothing is sent", .timeLimit(.minutes(2)))
+    @Test("a token whose authorized user is someone else: sync exits 1 saying so, nothing is sent", .timeLimit(.minutes(10)))
     func anotherUsersToken() async throws {
         let server = try await AccessServer()
         let store = CLI.temporaryStore()

@@ -6,7 +6,7 @@ import Testing
 @Suite("chat semantics on the command line", .serialized)
 struct ChatCommandTests {
     @Test("each command works offline and shows its request in --dry-run; sync sends them; history shows edits and deletions",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(10)))
     func offlineThenSync() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 1)
         defer { simulator.stop() }

@@ -103,7 +103,7 @@ func canonicalJSON(_ value: Any?) -> String {
     .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
 struct ConversationCommandTests {
     @Test("what Chat SDK clients wrote (a direct conversation, a group invitation, mentions, a thread, a forward, a device) reads the same after sync; joining accepts an invitation",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(10)))
     func chatSDKWritesReadTheSame() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 321)
         defer { simulator.stop() }
@@ -269,7 +269,7 @@ struct ConversationCommandTests {
     }
 
     @Test("a direct conversation opened offline on pnreplicate and by a Chat SDK client meets in one channel: two memberships, every message once, no invitation of a member",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(10)))
     func directConversationFromTwoDevices() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 322)
         defer { simulator.stop() }
@@ -288,7 +288,7 @@ struct ConversationCommandTests {
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 3 }
 
     @Test("the same direct conversation through a flaky simulator, sync killed with SIGKILL at random moments: two memberships, every message once",
-          .timeLimit(.minutes(4)))
+          .timeLimit(.minutes(10)))
     func directConversationThroughKills() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 323
         let simulator = try await SimulatorProcess(faults: "flaky", seed: seed)
@@ -338,7 +338,7 @@ struct ConversationCommandTests {
     }
 
     @Test("forward to the message's own channel, a direct conversation with oneself and an invitation to a channel not in the store are refused; nothing is queued",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(10)))
     func refusals() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 324)
         defer { simulator.stop() }

@@ -35,7 +35,7 @@ struct DraftCommandTests {
     }
 
     @Test("draft quote and draft send queue the message and its mention event offline and delete the draft; sync sends both",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(10)))
     func sendThroughSync() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 1)
         defer { simulator.stop() }
@@ -74,7 +74,7 @@ struct DraftCommandTests {
         #expect(texts == ["earlier", "Hi [Alice](pn-user://alice)"], "\(messages)")
     }
 
-    @Test("kill -9 during an edit loses at most that edit: the draft is the text before or after it", .timeLimit(.minutes(3)))
+    @Test("kill -9 during an edit loses at most that edit: the draft is the text before or after it", .timeLimit(.minutes(10)))
     func killDuringEdit() async throws {
         let store = CLI.temporaryStore()
         var previous = "v0"

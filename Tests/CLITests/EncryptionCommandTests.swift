@@ -5,7 +5,7 @@ import Testing
 /// holds the key, and bad cryptor flags are usage errors.
 @Suite("encryption on the command line", .serialized)
 struct EncryptionCommandTests {
-    @Test("send and --dry-run with --cipher-key: ciphertext on the wire, the key nowhere in the store", .timeLimit(.minutes(2)))
+    @Test("send and --dry-run with --cipher-key: ciphertext on the wire, the key nowhere in the store", .timeLimit(.minutes(10)))
     func cipherKey() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 1)
         defer { simulator.stop() }

@@ -99,7 +99,7 @@ struct IntegrityCommandTests {
 
 @Suite("pnreplicate listen ends when its reader goes away", .serialized)
 struct ListenReaderTests {
-    @Test("listen | head -2 exits once head has its two lines and more events come", .timeLimit(.minutes(2)))
+    @Test("listen | head -2 exits once head has its two lines and more events come", .timeLimit(.minutes(10)))
     func headEndsListen() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 3, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
@@ -124,7 +124,7 @@ struct ListenReaderTests {
         #expect(pipeline.stdout.split(separator: "\n").count == 2, "\(pipeline.stdout)")
     }
 
-    @Test("listen whose stdout nobody reads still ends on SIGINT (the printer is blocked in its write)", .timeLimit(.minutes(3)))
+    @Test("listen whose stdout nobody reads still ends on SIGINT (the printer is blocked in its write)", .timeLimit(.minutes(10)))
     func signalWithUnreadStdout() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 4, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }

@@ -244,7 +244,7 @@ func eventually(within limit: Duration = .seconds(20), _ probe: () async throws 
     .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))
 struct ModerationCommandTests {
     @Test("a ban shows with its reason and refuses writes before queuing; a mute list from another device hides a user until unmuted; a lift lets a send through once; nothing internal is listed",
-          .timeLimit(.minutes(4)))
+          .timeLimit(.minutes(10)))
     func banMuteReportLift() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 31)
         defer { simulator.stop() }
@@ -366,7 +366,7 @@ struct ModerationCommandTests {
     }
 
     @Test("listen applies a ban, a mute list and a lift as they happen; nothing internal is listed after",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(10)))
     func liveBanMuteListAndLift() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 32, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }
@@ -418,7 +418,7 @@ struct ModerationCommandTests {
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 5 }
 
     @Test("reports queued offline reach a flaky simulator exactly once, whatever moment sync is killed with SIGKILL",
-          .timeLimit(.minutes(5)))
+          .timeLimit(.minutes(10)))
     func reportsExactlyOnceThroughKills() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 33
         let simulator = try await SimulatorProcess(faults: "flaky", seed: seed)

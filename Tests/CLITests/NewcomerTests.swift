@@ -113,7 +113,7 @@ struct NewcomerTests {
         #expect(labels.filter { $0 == "outbox" }.count == 1, "\(status.stdout)")
     }
 
-    @Test("the README's shell walkthrough runs as written, line by line", .timeLimit(.minutes(2)))
+    @Test("the README's shell walkthrough runs as written, line by line", .timeLimit(.minutes(10)))
     func readmeWalkthrough() async throws {
         let readme = try String(contentsOf: CLI.root.appending(path: "README.md"), encoding: .utf8)
         let lines = try #require(Self.shellBlock(after: "Try it against the simulator from a shell", in: readme))

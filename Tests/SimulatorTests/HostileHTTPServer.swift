@@ -47,6 +47,12 @@ final class HostileHTTPServer: Sendable {
     /// Requests read to their end so far.
     var requests: [Request] { recorder.state.withLockedValue { $0.requests } }
 
+    /// Yields once per dripped answer that ended, with the bytes dripped by then: fewer than the
+    /// count when the client hung up first. Counted on the server's event loop, so a client's
+    /// deadline is measured in real time even when the test's own tasks resume late on a loaded
+    /// machine.
+    var dripEnds: AsyncStream<Int> { recorder.dripEnds }
+
     /// Yields once per request head the server reads.
     var requestHeads: AsyncStream<Void> { recorder.heads }
 
@@ -93,7 +99,13 @@ private final class Recorder: Sendable {
     let heads: AsyncStream<Void>
     private let headsContinuation: AsyncStream<Void>.Continuation
 
-    init() { (heads, headsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded) }
+    let dripEnds: AsyncStream<Int>
+    private let dripEndsContinuation: AsyncStream<Int>.Continuation
+
+    init() {
+        (heads, headsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (dripEnds, dripEndsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
 
     func accepted(_ child: any Channel) {
         state.withLockedValue {
@@ -106,7 +118,12 @@ private final class Recorder: Sendable {
 
     func record(_ request: HostileHTTPServer.Request) { state.withLockedValue { $0.requests.append(request) } }
 
-    func finish() { headsContinuation.finish() }
+    func dripEnded(afterDrips drips: Int) { dripEndsContinuation.yield(drips) }
+
+    func finish() {
+        headsContinuation.finish()
+        dripEndsContinuation.finish()
+    }
 }
 
 /// Answers each request on one connection as the behaviour says.
@@ -118,6 +135,8 @@ private final class HostileHandler: ChannelInboundHandler {
     private let recorder: Recorder
     private var current = HostileHTTPServer.Request(method: "", uri: "", bodyBytes: 0)
     private var drip: Scheduled<Void>?
+    private var dripped = 0
+    private var dripping = false
 
     init(behaviour: HostileHTTPServer.Behaviour, recorder: Recorder) {
         self.behaviour = behaviour
@@ -138,6 +157,8 @@ private final class HostileHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        if dripping { recorder.dripEnded(afterDrips: dripped) }
+        dripping = false
         drip?.cancel()
         context.fireChannelInactive()
     }
@@ -168,17 +189,21 @@ private final class HostileHandler: ChannelInboundHandler {
         case .drip(let interval, let count):
             let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "1000000"])
             context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+            dripping = true
             dripOne(context: context, left: count, interval: interval)
         }
     }
 
     private func dripOne(context: ChannelHandlerContext, left: Int, interval: TimeAmount) {
         guard left > 0 else {
+            dripping = false
+            recorder.dripEnded(afterDrips: dripped)
             context.close(promise: nil)
             return
         }
         drip = context.eventLoop.assumeIsolated().scheduleTask(in: interval) {
             context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "x")))), promise: nil)
+            self.dripped += 1
             self.dripOne(context: context, left: left - 1, interval: interval)
         }
     }
