@@ -50,6 +50,14 @@ struct FileIntegrityTests {
         return carol
     }
 
+    /// `device` hard-deletes the first stored message of `userId` on `general` and drains.
+    static func hardDeleteFirst(of userId: String, on device: SimulatedDevice<DefaultChatCustom>) async throws -> DrainReport {
+        let messages = try await device.store.fetch(device.store.queries.messages(inChannel: "general"))
+        let message = try #require(messages.first { $0.userId == userId }, "no message of \(userId)")
+        _ = try await device.outbox.deleteMessage(id: message.id, hard: true)
+        return try await device.outbox.drain()
+    }
+
     /// The requests of `device` that would delete the file `id` (any channel).
     static func deletes(of id: String, by device: SimulatedDevice<DefaultChatCustom>) -> [WireRequest] {
         device.transport.requests.filter { $0.method == .delete && $0.pathSegments.contains(id) }
@@ -113,9 +121,7 @@ struct FileIntegrityTests {
         clock.advance(by: 7200)
         try await Self.bobPublishesCopy(of: file, on: server)
         let carol = try await Self.carolSyncs(server, clock)
-        let copy = try #require(try await carol.store.fetch(carol.store.queries.messages(inChannel: "general")).first { $0.userId == "bob" })
-        _ = try await carol.outbox.deleteMessage(id: copy.id, hard: true)
-        let report = try await carol.outbox.drain()
+        let report = try await Self.hardDeleteFirst(of: "bob", on: carol)
         #expect(report.remaining == 0 && report.orphanedFiles == 0, "\(report)")
         #expect(Self.deletes(of: file.id, by: carol).isEmpty)
         #expect(try await Self.stillThere(file, on: server))
@@ -151,9 +157,7 @@ struct FileIntegrityTests {
         // A later copy exists, but the moderator deletes the original.
         try await Self.bobPublishesCopy(of: file, on: server)
         let carol = try await Self.carolSyncs(server, clock)
-        let original = try #require(try await carol.store.fetch(carol.store.queries.messages(inChannel: "general")).first { $0.userId == "alice" })
-        _ = try await carol.outbox.deleteMessage(id: original.id, hard: true)
-        let report = try await carol.outbox.drain()
+        let report = try await Self.hardDeleteFirst(of: "alice", on: carol)
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.orphanedFiles == 0, "\(report)")
         #expect(Self.deletes(of: file.id, by: carol).count == 1)
         #expect(try await FileSendTests.serverFiles(try carol.observer(), "general").isEmpty)
