@@ -20,18 +20,34 @@ extension Replica {
         }
     }
 
-    /// Adds this user's reaction to a message (the Chat SDK's `reaction` action).
-    public func addReaction(_ value: String, toMessage messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
-        try await write { try await $0.addReaction(value, toMessage: messageId) }
+    /// Stores many messages and queues their publishes in one transaction: all of them or none
+    /// (an import, a share sheet's batch). Each is sent as ``send(text:to:contentType:content:custom:meta:customMessageType:)`` sends one.
+    ///
+    /// ```swift
+    /// let receipts = try await replica.send(many: lines.map { OutgoingMessage(text: $0, to: "general") })
+    /// ```
+    public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<ChatMessage<Custom.Message>>] {
+        try await write { try await $0.send(many: messages) }
     }
 
-    /// Removes this user's reaction from a message.
-    public func removeReaction(_ value: String, fromMessage messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
-        try await write { try await $0.removeReaction(value, fromMessage: messageId) }
+    /// Adds this user's reaction to a message (the Chat SDK's `reaction` action; `type` is the
+    /// action's type), also to a message still pending: the reaction waits for its publish.
+    public func addReaction(_ value: String, type: String = ChatSDKFormat.reactionType, toMessage messageId: String) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        try await write { try await $0.addReaction(value, type: type, toMessage: messageId) }
+    }
+
+    /// Removes this user's reaction from a message; an unsent add of the same reaction is
+    /// cancelled instead (nothing goes to PubNub).
+    public func removeReaction(_ value: String, type: String = ChatSDKFormat.reactionType, fromMessage messageId: String) async throws
+        -> OutboxReceipt<ChatMessageAction>
+    {
+        try await write { try await $0.removeReaction(value, type: type, fromMessage: messageId) }
     }
 
     /// Edits the text of a message (the Chat SDK's `edited` action; only the author's edits show
-    /// unless moderators are configured: `docs/chat.md`).
+    /// unless moderators are configured: `docs/chat.md`). Unsent edits of one message fold into one.
     public func edit(message messageId: String, text: String) async throws -> OutboxReceipt<ChatMessageAction> {
         try await write { try await $0.edit(message: messageId, text: text) }
     }
@@ -50,20 +66,71 @@ extension Replica {
         try await write { try await $0.deleteMessage(id: messageId, hard: hard, preserveFiles: preserveFiles) }
     }
 
-    /// Moves this user's read position in a channel forward (unread counts follow).
-    public func markRead(channel: String, upTo timetoken: Timetoken) async throws -> OutboxReceipt<ChatMember<Custom>> {
-        try await write { try await $0.markRead(channel: channel, upTo: timetoken) }
+    /// Restores a message this user soft-deleted, as the Chat SDK's `restore` (its `deleted`
+    /// action is removed, or withdrawn while unsent).
+    ///
+    /// Throws `OutboxError.deletedByOthers` when another user deleted it too: PubNub lets a user
+    /// remove only their own actions, so nothing is queued.
+    public func restoreMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
+        try await write { try await $0.restoreMessage(id: messageId) }
     }
 
-    /// Creates or edits a membership (this user's unless `user` is given).
+    /// Withdraws a message that has not been sent, with the reactions waiting on it; returns
+    /// every op id removed.
+    ///
+    /// Throws `OutboxError.mayHaveBeenApplied` while its publish is in flight or its outcome is
+    /// unknown, and `OutboxError.messageNotPending` once it was sent (delete it instead).
+    @discardableResult
+    public func discardMessage(id messageId: String) async throws -> [String] {
+        try await write { try await $0.discardMessage(id: messageId) }
+    }
+
+    /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's
+    /// `pinMessage`: the channel's custom data gets `pinnedMessageTimetoken` and
+    /// `pinnedMessageChannelID` (other keys kept), sent with the stored eTag, so that a
+    /// concurrent change of the channel is a conflict settled by the configured policy.
+    ///
+    /// ```swift
+    /// try await replica.pinMessage(id: message.id)
+    /// let pinned = try await replica.fetch(replica.queries.pinnedMessage(inChannel: "general"))
+    /// ```
+    ///
+    /// Throws `OutboxError.channelNotFound` when the channel is not in the store and
+    /// `OutboxError.messageNotSent` for a message without a timetoken yet.
+    public func pinMessage(id messageId: String, in channel: String? = nil) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        try await write { try await $0.pinMessage(id: messageId, in: channel) }
+    }
+
+    /// Unpins whatever is pinned in `channel`; `unchanged` when nothing is.
+    public func unpinMessage(in channel: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        try await write { try await $0.unpinMessage(in: channel) }
+    }
+
+    /// Moves this user's read position in a channel forward, as the Chat SDK's
+    /// `setLastReadMessageTimetoken` (unread counts follow; the receipt signal is sent except on
+    /// `public` channels). An older or equal position is `unchanged` unless `force`, which moves
+    /// it even backwards (to repair one set too far).
+    ///
+    /// Throws `OutboxError.notAMember` when the user has no membership of the channel in the store.
+    public func markRead(channel: String, upTo timetoken: Timetoken, force: Bool = false) async throws
+        -> OutboxReceipt<ChatMember<Custom>>
+    {
+        try await write { try await $0.markRead(channel: channel, upTo: timetoken, force: force) }
+    }
+
+    // MARK: Users, channels, memberships
+
+    /// Creates or edits a membership (this user's unless `user` is given). An edit of this user's
+    /// membership that sets no field is a ``join(channel:edit:)``.
     public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
         try await write { try await $0.setMembership(channel: channel, user: user, edit: edit) }
     }
 
-    /// Joins a channel: the user's membership (status `joined` unless `edit` gives one) with a
-    /// read position at the time of joining, so earlier history is not unread. See `Outbox.join(channel:edit:)`.
+    /// Joins a channel as the Chat SDK's `join`: the user's membership (status `joined` unless
+    /// `edit` gives one) with a read position at the time of joining, so that earlier history is
+    /// not unread. Works offline: the channel is in `unreadCounts` at once.
     ///
     /// ```swift
     /// try await replica.join(channel: "general")
@@ -73,17 +140,39 @@ extension Replica {
         try await write { try await $0.join(channel: channel, edit: edit) }
     }
 
-    /// Creates or edits a user (App Context).
+    /// Removes a membership (this user's unless `user` is given): leaving a channel.
+    @discardableResult
+    public func removeMembership(channel: String, user: String? = nil) async throws -> OutboxReceipt<ChatMember<Custom>> {
+        try await write { try await $0.removeMembership(channel: channel, user: user) }
+    }
+
+    /// Creates or edits a user's metadata (sent with the stored eTag: a concurrent change is a
+    /// conflict settled by the configured policy).
     public func setUser(id: String, edit: UserEdit<Custom.User>) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
         try await write { try await $0.setUser(id: id, edit: edit) }
     }
 
-    /// Creates or edits a channel (App Context).
+    /// Deletes a user's metadata.
+    @discardableResult
+    public func removeUser(id: String) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
+        try await write { try await $0.removeUser(id: id) }
+    }
+
+    /// Creates or edits a channel's metadata (sent with the stored eTag, as ``setUser(id:edit:)``).
     public func setChannel(id: String, edit: ChannelEdit<Custom.Channel>) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
         try await write { try await $0.setChannel(id: id, edit: edit) }
     }
 
-    /// Puts a dead letter or a conflicted op back in the queue.
+    /// Deletes a channel's metadata.
+    @discardableResult
+    public func removeChannel(id: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
+        try await write { try await $0.removeChannel(id: id) }
+    }
+
+    // MARK: What waits
+
+    /// Puts a dead letter or a conflicted op back in the queue (a conflict is retried over the
+    /// server's current version: the app chose to keep its edit).
     public func retry(opId: String) async throws {
         try await write { try await $0.retry(opId: opId) }
     }
@@ -94,12 +183,46 @@ extension Replica {
         try await write { try await $0.discard(opId: opId) }
     }
 
-    /// Runs `body` with the outbox, for the writes without a shortcut here (drafts, pins, many
-    /// sends in one transaction, restores...). Do not keep the outbox: ``suspend()`` replaces it.
+    /// Waits for an op's final outcome (sent, failed, conflict or discarded), from the `opId` of
+    /// a write's receipt. Returns at once for an op already dead, in conflict, or gone;
+    /// cancelling the waiting task ends the wait with `.unknown` (the op goes on).
     ///
     /// ```swift
-    /// try await replica.withOutbox { try await $0.pinMessage(id: messageId) }
+    /// let receipt = try await replica.send(text: "hi", to: "general")
+    /// if case .failed(let failure) = try await replica.completion(of: receipt.opId!) { show(failure) }
     /// ```
+    public func completion(of opId: String) async throws -> OutboxOutcome {
+        let outbox = try await openParts().outbox
+        return await outbox.completion(of: opId)
+    }
+
+    /// Every outbox event from now on (an op queued, attempted, sent, failed...), until the
+    /// consumer stops iterating or ``suspend()`` closes the store.
+    public func outboxEvents() async throws -> AsyncStream<OutboxEvent> {
+        let outbox = try await openParts().outbox
+        return await outbox.events()
+    }
+
+    /// Sends what waits now, once, and returns what happened: for a background task with a
+    /// deadline (iOS `BGProcessingTask`, a CLI's one-shot send), when ``start()`` is not running.
+    /// Returns when nothing more can be sent, or when the next attempt would be after `deadline`.
+    /// Without a deadline, a device that stays offline keeps trying until the task is cancelled.
+    ///
+    /// ```swift
+    /// let report = try await replica.sendPending(until: .now.addingTimeInterval(25))
+    /// print(report.completed, report.remaining)
+    /// ```
+    @discardableResult
+    public func sendPending(until deadline: Date? = nil) async throws -> DrainReport {
+        let parts = try await openParts()
+        let report = try await parts.outbox.drain(until: deadline)
+        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
+        return report
+    }
+
+    /// Runs `body` with the outbox. Every write is a `Replica` call now: see `docs/api-changes.md`
+    /// for what replaces each outbox method.
+    @available(*, deprecated, message: "every write is a Replica call (pinMessage, restoreMessage, send(many:), drafts...): see docs/api-changes.md")
     public func withOutbox<T: Sendable>(_ body: @Sendable (Outbox<Custom>) async throws -> T) async throws -> T {
         try await write(body)
     }
@@ -113,8 +236,9 @@ extension Replica {
         return value
     }
 
-    /// Runs `body` with the store, for its bulk loads, draft edits and status. Do not keep the
-    /// store: ``suspend()`` closes it.
+    /// Runs `body` with the store. Drafts, reads and status are `Replica` calls now: see
+    /// `docs/api-changes.md` for what replaces each store method.
+    @available(*, deprecated, message: "drafts (editDraft, saveDraft, removeDraft), fetch and observe are Replica calls: see docs/api-changes.md")
     public func withStore<T: Sendable>(_ body: @Sendable (ChatStore<Custom>) async throws -> T) async throws -> T {
         try await body(openStore())
     }

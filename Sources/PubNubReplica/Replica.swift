@@ -34,50 +34,6 @@ import Replicator
 ///   carries on where it stood. See `docs/ios.md`.
 /// - ``networkIsBack()`` is for the system's "network is reachable again": every backoff ends
 ///   at once, and waiting ops go now.
-///
-/// ## Topics
-///
-/// ### Creating and running
-/// - ``init(_:)``
-/// - ``start()``
-/// - ``stop()``
-/// - ``suspend()``
-/// - ``resume()``
-/// - ``networkIsBack()``
-///
-/// ### Status
-/// - ``status``
-/// - ``statuses()``
-///
-/// ### Access Manager tokens
-/// - ``setToken(_:)``
-/// - ``accessToken``
-///
-/// ### Reading
-/// - ``queries``
-/// - ``fetch(_:)``
-/// - ``observe(_:)``
-///
-/// ### What the screen shows: hot channels
-/// - ``observe(_:keepingHot:)``
-/// - ``markHot(_:)``
-/// - ``unmarkHot(_:)``
-/// - ``hotChannels``
-///
-/// ### Writing
-/// - ``send(text:to:contentType:content:custom:meta:customMessageType:)``
-/// - ``addReaction(_:toMessage:)``
-/// - ``removeReaction(_:fromMessage:)``
-/// - ``edit(message:text:)``
-/// - ``deleteMessage(id:hard:preserveFiles:)``
-/// - ``markRead(channel:upTo:)``
-/// - ``setMembership(channel:user:edit:)``
-/// - ``setUser(id:edit:)``
-/// - ``setChannel(id:edit:)``
-/// - ``retry(opId:)``
-/// - ``discard(opId:)``
-/// - ``withOutbox(_:)``
-/// - ``withStore(_:)``
 public actor Replica<Custom: ChatCustomData> {
     /// The configuration the replica was made with.
     public nonisolated let configuration: ReplicaConfiguration

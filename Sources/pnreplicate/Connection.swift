@@ -192,9 +192,12 @@ func validateIdentifiers(_ ids: [String], flag: String) throws {
 }
 
 /// One command's replica: the store, the outbox and the reconciler on one client, wired by
-/// `Replica` (the CLI has no wiring of its own). A command drives the parts one by one (one
-/// drain, one sync, one live run) instead of starting the replica.
+/// `Replica` (the CLI has no wiring of its own). Every write goes through ``replica``, as an
+/// app's does; a command drives the parts one by one (one drain, one sync, one live run)
+/// instead of starting the replica.
 struct Session {
+    /// The replica the parts belong to: every write of a command is one of its calls.
+    let replica: Replica<DefaultChatCustom>
     let store: ChatStore<DefaultChatCustom>
     let outbox: Outbox<DefaultChatCustom>
     let reconciler: Reconciler<DefaultChatCustom>
@@ -218,7 +221,8 @@ struct Session {
         configuration.storeOptions.readOnly = readOnly
         configuration.transport = URLSessionTransport(timeout: requestTimeout)
         configuration.live = live
-        let parts = try await Replica<DefaultChatCustom>(configuration).currentParts()
+        replica = try Replica<DefaultChatCustom>(configuration)
+        let parts = try await replica.currentParts()
         (store, outbox, reconciler, self.live) = (parts.store, parts.outbox, parts.reconciler, parts.live)
     }
 }
@@ -230,6 +234,24 @@ func parseCustom(_ text: String?) throws -> FlatCustom? {
         return try JSONDecoder().decode(FlatCustom.self, from: Data(text.utf8))
     } catch {
         throw ValidationError("--custom must be a flat JSON object of scalars: \(error)")
+    }
+}
+
+extension Session {
+    /// What every enqueue command does: opens the store (refusing a missing one when `existing`),
+    /// makes one write on the replica and prints its receipt (`id` names the object, when it has one).
+    ///
+    /// ```swift
+    /// try await Session.enqueue(options, connection, existing: true) { try await $0.pinMessage(id: message, in: channel) }
+    /// ```
+    static func enqueue<Value: Sendable>(
+        _ options: StoreOptionsGroup, _ connection: ConnectionOptions, existing: Bool = false,
+        id: (OutboxReceipt<Value>) -> String? = { _ in nil },
+        _ write: (Replica<DefaultChatCustom>) async throws -> OutboxReceipt<Value>
+    ) async throws {
+        let replica = try await Session(store: options, connection: connection, existing: existing).replica
+        let receipt = try await write(replica)
+        try EnqueueOutput(receipt, id: id(receipt)).print(json: options.json)
     }
 }
 

@@ -102,7 +102,7 @@ struct ReplicaAccessTests {
         #expect(await server.revokeToken(first))
         let after = try await replica.send(text: "after", to: "general")
         let opId = try #require(after.opId)
-        let outcome = try await replica.withOutbox { outbox in await outbox.completion(of: opId) }
+        let outcome = try await replica.completion(of: opId)
         #expect("\(outcome)".hasPrefix("sent"), "\(outcome)")
         #expect(await world.serverTexts() == ["before", "after"])
         #expect(await provider.requests.map(\.reason) == [.refused])
@@ -121,12 +121,12 @@ struct ReplicaAccessTests {
             // Each round is a process: a replica on the same store with the same token.
             let replica = try Replica<DefaultChatCustom>(configuration)
             if try await replica.fetch(replica.queries.outbox()).isEmpty { _ = try await replica.send(text: "once", to: "general") }
-            let report = try await replica.withOutbox { outbox in try await outbox.drain() }
+            let report = try await replica.sendPending()
             #expect(report.deadLetters == 0 && report.waitingForToken == 1, "\(report)")
         }
         let replica = try Replica<DefaultChatCustom>(configuration)
         try replica.setToken(try await world.server.grantToken(ttlMinutes: 61, grants: Self.grants(channels: ["general"]), authorizedUserId: "alice"))
-        let report = try await replica.withOutbox { outbox in try await outbox.drain() }
+        let report = try await replica.sendPending()
         #expect(report.completed == 1 && report.deadLetters == 0 && report.remaining == 0, "\(report)")
         #expect(await world.serverTexts() == ["once"])
     }
@@ -177,7 +177,7 @@ struct ReplicaAccessTests {
         var configuration = world.configuration
         configuration.authKey = token
         let replica = try Replica<DefaultChatCustom>(configuration)
-        let report = try await replica.withOutbox { outbox in try await outbox.drain() }
+        let report = try await replica.sendPending()
         #expect(report.remaining == 0)
         await replica.start()
         _ = try await replica.send(text: "hello", to: "general")

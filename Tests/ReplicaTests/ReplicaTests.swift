@@ -112,7 +112,7 @@ struct ReplicaTests {
         _ = try await replica.send(text: "during suspend", to: "general")
         await gate.waitUntilHolding()
         // An app that kept the store (against the advice) must not keep its locks either.
-        let kept = try await replica.withStore { $0 }
+        let kept = try await replica.currentParts().store
         await replica.suspend()
         let files = [world.path, world.path + "-wal", world.path + "-shm", world.path + ".lock"]
         #expect(await replica.status.connection == .suspended)
@@ -151,7 +151,7 @@ struct ReplicaTests {
         configuration.live.idleInterval = 3600
         let replica = try Replica<DefaultChatCustom>(configuration)
         let receipt = try await replica.send(text: "waiting", to: "general")
-        let events = try await replica.withOutbox { await $0.events() }
+        let events = try await replica.outboxEvents()
         await replica.start()
         // The first attempt fails; the op now waits out its backoff on the virtual clock.
         for await event in events {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -18,11 +19,9 @@ struct ChannelCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
                 var edit = try fields.edit(of: ChatChannel<FlatCustom>.self)
                 edit.details = ObjectFieldOptions.update(description)
-                let receipt = try await session.outbox.setChannel(id: fields.id, edit: edit)
-                try EnqueueOutput(receipt, id: fields.id).print(json: options.json)
+                try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setChannel(id: fields.id, edit: edit) }
             }
         }
     }
@@ -35,8 +34,7 @@ struct ChannelCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
-                try EnqueueOutput(try await session.outbox.removeChannel(id: id), id: id).print(json: options.json)
+                try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeChannel(id: id) }
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -30,7 +31,7 @@ struct ConversationCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 try validateIdentifiers([user], flag: "--user")
                 let session = try await Session(store: options, connection: connection)
-                try ConversationOutput(try await session.outbox.openDirectConversation(with: user, name: name)).print(json: options.json)
+                try ConversationOutput(try await session.replica.openDirectConversation(with: user, name: name)).print(json: options.json)
             }
         }
     }
@@ -49,7 +50,7 @@ struct ConversationCommand: AsyncParsableCommand {
                 try validateIdentifiers(user, flag: "--user")
                 if let id { try validateIdentifiers([id], flag: "--id") }
                 let session = try await Session(store: options, connection: connection)
-                let receipt = try await session.outbox.createGroupConversation(with: user, channelId: id, name: name)
+                let receipt = try await session.replica.createGroupConversation(with: user, channelId: id, name: name)
                 try ConversationOutput(receipt).print(json: options.json)
             }
         }
@@ -67,7 +68,7 @@ struct ConversationCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 if let id { try validateIdentifiers([id], flag: "--id") }
                 let session = try await Session(store: options, connection: connection)
-                try ConversationOutput(try await session.outbox.createPublicConversation(channelId: id, name: name)).print(json: options.json)
+                try ConversationOutput(try await session.replica.createPublicConversation(channelId: id, name: name)).print(json: options.json)
             }
         }
     }

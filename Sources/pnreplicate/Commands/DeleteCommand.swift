@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -25,9 +26,9 @@ struct DeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.deleteMessage(
-                id: message, hard: hard, preserveFiles: preserveFiles)
-            try EnqueueOutput(receipt, id: message).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) {
+                try await $0.deleteMessage(id: message, hard: hard, preserveFiles: preserveFiles)
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -162,7 +163,7 @@ struct DraftCommand: AsyncParsableCommand {
                 let key = try target.key()
                 let session = try await Session(store: options, connection: connection)
                 let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
-                let receipt = try await session.outbox.send(draft: key, meta: meta)
+                let receipt = try await session.replica.send(draft: key, meta: meta)
                 let output = DraftSendOutput(receipt)
                 if options.json { return try Output.json(output) }
                 var rows = [("id", output.id ?? "-"), ("op", output.opId ?? "-"), ("text", output.text ?? "")]
@@ -187,7 +188,7 @@ struct DraftCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 let key = try target.key()
                 let session = try await Session(store: options, connection: connection)
-                let draft = try await session.outbox.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
+                let draft = try await session.replica.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
                 try DraftCommand.print(draft, key: key, json: options.json)
             }
         }
@@ -205,7 +206,7 @@ struct DraftCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 let key = try target.key()
                 let session = try await Session(store: options, connection: connection, existing: true)
-                let draft = try await session.outbox.detach(fileNamed: name, fromDraft: key)
+                let draft = try await session.replica.detach(fileNamed: name, fromDraft: key)
                 try DraftCommand.print(draft, key: key, json: options.json)
             }
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -16,8 +17,7 @@ struct EditCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.edit(message: message, text: text)
-            try EnqueueOutput(receipt, id: message).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.edit(message: message, text: text) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -18,9 +19,7 @@ struct ForwardCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             try validateIdentifiers([channel], flag: "--channel")
-            let session = try await Session(store: options, connection: connection, existing: true)
-            let receipt = try await session.outbox.forward(message: message, to: channel)
-            try EnqueueOutput(receipt, id: receipt.value?.id).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true, id: { $0.value?.id }) { try await $0.forward(message: message, to: channel) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -19,8 +20,7 @@ struct InviteCommand: AsyncParsableCommand {
         try await runReportingErrors {
             try validateIdentifiers([channel], flag: "--channel")
             try validateIdentifiers([user], flag: "--user")
-            let session = try await Session(store: options, connection: connection, existing: true)
-            try EnqueueOutput(try await session.outbox.invite(user, to: channel), id: nil).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true) { try await $0.invite(user, to: channel) }
         }
     }
 }

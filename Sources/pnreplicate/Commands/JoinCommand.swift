@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -19,9 +20,8 @@ struct JoinCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             try validateIdentifiers([channel], flag: "--channel")
-            let session = try await Session(store: options, connection: connection)
-            let receipt = try await session.outbox.join(channel: channel, edit: MemberEdit(status: status, custom: try parseCustom(custom)))
-            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+            let edit = MemberEdit<DefaultChatCustom>(status: status, custom: try parseCustom(custom))
+            try await Session.enqueue(options, connection) { try await $0.join(channel: channel, edit: edit) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -28,11 +29,8 @@ struct MemberCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
-                let receipt = try await session.outbox.setMembership(
-                    channel: target.channel, user: target.user,
-                    edit: MemberEdit(status: status, type: type, custom: try parseCustom(custom)))
-                try EnqueueOutput(receipt, id: nil).print(json: options.json)
+                let edit = MemberEdit<DefaultChatCustom>(status: status, type: type, custom: try parseCustom(custom))
+                try await Session.enqueue(options, connection) { try await $0.setMembership(channel: target.channel, user: target.user, edit: edit) }
             }
         }
     }
@@ -45,9 +43,7 @@ struct MemberCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
-                let receipt = try await session.outbox.removeMembership(channel: target.channel, user: target.user)
-                try EnqueueOutput(receipt, id: nil).print(json: options.json)
+                try await Session.enqueue(options, connection) { try await $0.removeMembership(channel: target.channel, user: target.user) }
             }
         }
     }

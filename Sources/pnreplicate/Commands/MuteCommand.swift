@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -47,13 +48,13 @@ struct MuteListOutput: Encodable {
         (opId, disposition, muted) = (queued.opId, queued.disposition, receipt.value ?? [])
     }
 
-    /// Queues a mute list change on the session's outbox and prints the result.
+    /// Queues a mute list change on the session's replica and prints the result.
     static func run(
         _ options: StoreOptionsGroup, _ connection: ConnectionOptions,
-        _ change: (Outbox<DefaultChatCustom>) async throws -> OutboxReceipt<[String]>
+        _ change: (Replica<DefaultChatCustom>) async throws -> OutboxReceipt<[String]>
     ) async throws {
         try await runReportingErrors {
-            try MuteListOutput(try await change(try await Session(store: options, connection: connection).outbox)).print(json: options.json)
+            try MuteListOutput(try await change(try await Session(store: options, connection: connection).replica)).print(json: options.json)
         }
     }
 

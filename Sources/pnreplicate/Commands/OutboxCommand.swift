@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -40,7 +41,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                try await Session(store: options, connection: connection).outbox.retry(opId: op)
+                try await Session(store: options, connection: connection).replica.retry(opId: op)
                 if options.json { try Output.json(["retried": op]) } else { print("queued \(op) again") }
             }
         }
@@ -55,7 +56,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let removed = try await Session(store: options, connection: connection).outbox.discard(opId: op)
+                let removed = try await Session(store: options, connection: connection).replica.discard(opId: op)
                 if options.json { try Output.json(["discarded": removed]) } else {
                     print("discarded \(removed.joined(separator: ", "))")
                 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -15,8 +16,7 @@ struct PinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.pinMessage(id: message, in: channel)
-            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true) { try await $0.pinMessage(id: message, in: channel) }
         }
     }
 }

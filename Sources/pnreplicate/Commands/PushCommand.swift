@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import PubNubWire
 import ReplicaModel
 import ReplicaStore
@@ -52,8 +53,7 @@ struct PushCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 guard !channel.isEmpty else { throw ValidationError("give at least one --channel") }
                 try validateIdentifiers(channel, flag: "--channel")
-                let session = try await Session(store: options, connection: connection)
-                try EnqueueOutput(try await session.outbox.registerPush(try device.device(), channels: channel), id: nil).print(json: options.json)
+                try await Session.enqueue(options, connection) { try await $0.registerPush(try device.device(), channels: channel) }
             }
         }
     }
@@ -72,7 +72,7 @@ struct PushCommand: AsyncParsableCommand {
                 let session = try await Session(store: options, connection: connection)
                 let device = try device.device()
                 let receipt = channel.isEmpty
-                    ? try await session.outbox.removePushDevice(device) : try await session.outbox.unregisterPush(device, channels: channel)
+                    ? try await session.replica.removePushDevice(device) : try await session.replica.unregisterPush(device, channels: channel)
                 try EnqueueOutput(receipt, id: nil).print(json: options.json)
             }
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -21,8 +22,8 @@ struct ReactCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let session = try await Session(store: options, connection: connection)
             let receipt = remove
-                ? try await session.outbox.removeReaction(value, type: type, fromMessage: message)
-                : try await session.outbox.addReaction(value, type: type, toMessage: message)
+                ? try await session.replica.removeReaction(value, type: type, fromMessage: message)
+                : try await session.replica.addReaction(value, type: type, toMessage: message)
             try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }

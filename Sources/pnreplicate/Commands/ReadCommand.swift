@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -21,7 +22,7 @@ struct ReadCommand: AsyncParsableCommand {
             if all {
                 guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
                 let session = try await Session(store: options, connection: connection, existing: true)
-                let moved = try await session.outbox.markAllRead()
+                let moved = try await session.replica.markAllRead()
                 if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: Set(moved.values.compactMap(\.opId)).sorted())) }
                 Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
                 return
@@ -39,7 +40,7 @@ struct ReadCommand: AsyncParsableCommand {
                 }
                 timetoken = newest
             }
-            let receipt = try await session.outbox.markRead(channel: channel, upTo: timetoken, force: force)
+            let receipt = try await session.replica.markRead(channel: channel, upTo: timetoken, force: force)
             try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -20,8 +21,7 @@ struct ReportCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.report(message: message, reason: reason)
-            try EnqueueOutput(receipt, id: message).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.report(message: message, reason: reason) }
         }
     }
 }

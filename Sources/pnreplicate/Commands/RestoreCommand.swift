@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -14,8 +15,7 @@ struct RestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let receipt = try await Session(store: options, connection: connection, existing: true).outbox.restoreMessage(id: message)
-            try EnqueueOutput(receipt, id: message).print(json: options.json)
+            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.restoreMessage(id: message) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -18,11 +19,9 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
                 var edit = try fields.edit(of: ChatUser<FlatCustom>.self)
                 edit.email = ObjectFieldOptions.update(email)
-                let receipt = try await session.outbox.setUser(id: fields.id, edit: edit)
-                try EnqueueOutput(receipt, id: fields.id).print(json: options.json)
+                try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setUser(id: fields.id, edit: edit) }
             }
         }
     }
@@ -35,8 +34,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
-                try EnqueueOutput(try await session.outbox.removeUser(id: id), id: id).print(json: options.json)
+                try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeUser(id: id) }
             }
         }
     }

@@ -1,0 +1,87 @@
+import Foundation
+import PubNubReplica
+import PubNubSimulatorTesting
+import Testing
+
+/// Every write an app makes is a `Replica` call (docs/api-changes.md): these go through the
+/// façade only, are stored at once, and reach the simulator when `sendPending()` sends them.
+@Suite("Replica writes")
+struct ReplicaWritesTests {
+    @Test("pins, restores, removals, batches and discards are Replica calls, stored at once and sent by sendPending()",
+          .timeLimit(.minutes(10)))
+    func messagesAndObjects() async throws {
+        let world = try await ReplicaWorld()
+        let replica = try Replica<DefaultChatCustom>(world.configuration)
+        var named = ChannelEdit<FlatCustom>()
+        named.name = .set("General")
+        _ = try await replica.setChannel(id: "general", edit: named)
+        let many = try await replica.send(many: [
+            OutgoingMessage(text: "one", to: "general"), OutgoingMessage(text: "two", to: "general"),
+        ])
+        let dropped = try await replica.send(text: "never sent", to: "general")
+        let removed = try await replica.discardMessage(id: try #require(dropped.value?.id))
+        #expect(removed == [dropped.opId].compactMap { $0 })
+        var report = try await replica.sendPending()
+        #expect(report.completed == 3 && report.remaining == 0 && report.deadLetters == 0, "\(report)")
+        #expect(await world.serverTexts() == ["one", "two"])
+        guard case .sent(let timetoken?) = try await replica.completion(of: try #require(many[0].opId)) else {
+            Issue.record("the first of the batch did not complete as sent")
+            return
+        }
+        #expect(try await replica.fetch(replica.queries.messages(inChannel: "general")).first { $0.id == many[0].value?.id }?.timetoken == timetoken)
+
+        let first = try #require(many[0].value?.id)
+        _ = try await replica.pinMessage(id: first)
+        #expect(try await replica.fetch(replica.queries.pinnedMessage(inChannel: "general"))?.id == first, "shown before it is sent")
+        _ = try await replica.deleteMessage(id: first)
+        _ = try await replica.restoreMessage(id: first)
+        report = try await replica.sendPending()
+        #expect(report.deadLetters == 0 && report.remaining == 0, "\(report)")
+        let channel = try await world.web.getChannel(id: "general", as: FlatCustom.self)
+        let sent = try #require(try await replica.fetch(replica.queries.messages(inChannel: "general")).first { $0.id == first })
+        #expect(channel.custom?["pinnedMessageTimetoken"] == .string(String(try #require(sent.timetoken).rawValue)))
+        #expect(!sent.isDeleted, "restored")
+
+        _ = try await replica.unpinMessage(in: "general")
+        var bob = UserEdit<FlatCustom>()
+        bob.name = .set("Bob")
+        _ = try await replica.setUser(id: "bob", edit: bob)
+        _ = try await replica.sendPending()
+        #expect(try await world.web.getUser(id: "bob", as: FlatCustom.self).name == "Bob")
+        _ = try await replica.removeUser(id: "bob")
+        _ = try await replica.removeChannel(id: "general")
+        _ = try await replica.removeMembership(channel: "general")
+        report = try await replica.sendPending()
+        #expect(report.deadLetters == 0 && report.remaining == 0, "\(report)")
+        await #expect(throws: WireError.self) { _ = try await world.web.getUser(id: "bob", as: FlatCustom.self) }
+        await #expect(throws: WireError.self) { _ = try await world.web.getChannel(id: "general", as: FlatCustom.self) }
+        #expect(try await replica.fetch(replica.queries.pinnedMessage(inChannel: "general")) == nil)
+    }
+
+    @Test("a draft edited, attached to, detached from and sent through the Replica: one message, the draft gone",
+          .timeLimit(.minutes(10)))
+    func drafts() async throws {
+        let world = try await ReplicaWorld()
+        let replica = try Replica<DefaultChatCustom>(world.configuration)
+        let key = DraftKey(channelId: "general")
+        try await replica.editDraft(key) { try $0.insertText(offset: 0, text: "Hi there") }
+        let attached = try await replica.attach(OutgoingFile(data: Data("bytes".utf8), name: "a.txt"), toDraft: key)
+        #expect(attached.files.map(\.name) == ["a.txt"])
+        let detached = try await replica.detach(fileNamed: "a.txt", fromDraft: key)
+        #expect(detached.files.isEmpty && detached.text == "Hi there")
+        #expect(try await replica.fetch(replica.queries.draft(key))?.text == "Hi there", "stored: a kill loses nothing")
+
+        let receipt = try await replica.send(draft: key)
+        #expect(try await replica.fetch(replica.queries.draft(key)) == nil, "the draft went with the send, in one transaction")
+        _ = try await replica.sendPending()
+        #expect(await world.serverTexts() == ["Hi there"])
+        let stored = try await replica.fetch(replica.queries.messages(inChannel: "general"))
+        #expect(try await replica.completion(of: try #require(receipt.message.opId)) == .sent(timetoken: try #require(stored.first?.timetoken)))
+
+        var other = MessageDraft()
+        try other.insertText(offset: 0, text: "kept")
+        try await replica.saveDraft(other, for: key)
+        #expect(try await replica.removeDraft(key))
+        #expect(try await !replica.removeDraft(key), "nothing left to remove")
+    }
+}
