@@ -2,6 +2,7 @@ import Foundation
 import PubNubReplica
 import PubNubSimulator
 import PubNubSimulatorTesting
+import ReplicaModel
 import Testing
 
 /// One replica of user "alice" on a simulator, with a web client beside it.
