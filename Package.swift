@@ -162,7 +162,11 @@ let package = Package(
                 "SimulatorHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // A member of a module's type is found only where that module is imported: a command
+            // that does not import the engine cannot reach into it through a value it was given
+            // (scripts/api-surface counts the commands that import an engine module).
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         .testTarget(name: "ReplicaModelTests", dependencies: ["ReplicaModel", "PubNubSimulator"]),
         .testTarget(

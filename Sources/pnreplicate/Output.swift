@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ReplicaStore
+import PubNubReplica
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate checkpoints`: where each pull has got to.
 struct CheckpointsCommand: AsyncParsableCommand {

@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate conversation`: open a direct conversation, create a group or public one, as the
 /// Chat SDK's `create…Conversation` (`docs/conversations.md`).

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate decrypt-pending`: reads again the messages stored undecryptable.
 struct DecryptPendingCommand: AsyncParsableCommand {

@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate delete`: a soft delete (the Chat SDK's `deleted` action).
 struct DeleteCommand: AsyncParsableCommand {

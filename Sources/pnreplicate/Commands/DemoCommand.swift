@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate demo`: `demo loop` runs the whole replication loop on the embedded simulator;
 /// `demo samples` (the default, so plain `demo` keeps working) creates a store with sample data.

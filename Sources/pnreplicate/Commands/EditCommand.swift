@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate edit`: a message's new text (the Chat SDK's `edited` action).
 struct EditCommand: AsyncParsableCommand {

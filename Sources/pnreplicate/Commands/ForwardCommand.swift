@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate forward`: forward a sent message to another channel, as the Chat SDK's `forwardMessage`.
 struct ForwardCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate history`: a page of a channel's history, from the store or from PubNub, read with
 /// the same semantics either way.

@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate invite`: invite a user to a channel, as the Chat SDK's `Channel.invite`.
 struct InviteCommand: AsyncParsableCommand {

@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate join`: the acting user joins a channel, as the Chat SDK's `join`.
 struct JoinCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate mentions`: the acting user's mentions feed, from the store.
 struct MentionsCommand: AsyncParsableCommand {

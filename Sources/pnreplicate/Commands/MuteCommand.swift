@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate mute`: hide users' messages, and write the mute list for the user's other devices.
 struct MuteCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate mutes`: the acting user's mute list, from the store.
 struct MutesCommand: AsyncParsableCommand {

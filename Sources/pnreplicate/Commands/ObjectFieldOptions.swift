@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// Fields `user set` and `channel set` share.
 struct ObjectFieldOptions: ParsableArguments {

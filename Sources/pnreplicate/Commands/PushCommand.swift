@@ -1,10 +1,7 @@
 import ArgumentParser
 import Foundation
 import PubNubReplica
-import PubNubWire
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate push`: register a device for mobile push, remove it, list its channels, as the
 /// Chat SDK's `registerPushChannels`, `unregisterPushChannels` and `getPushChannels`.

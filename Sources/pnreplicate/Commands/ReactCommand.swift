@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate react`.
 struct ReactCommand: AsyncParsableCommand {

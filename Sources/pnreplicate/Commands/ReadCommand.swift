@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate read`: the user's read position in a channel.
 struct ReadCommand: AsyncParsableCommand {

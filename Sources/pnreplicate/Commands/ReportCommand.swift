@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate report`: report a message to its channel's moderators (the Chat SDK's `Message.report`).
 struct ReportCommand: AsyncParsableCommand {

@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate restore`: undoes the user's soft delete.
 struct RestoreCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate restrictions`: what moderators decided about the acting user, from the store.
 struct RestrictionsCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReplicaModel
 import ReplicaStore
+import PubNubWire
 import Replicator
 
 /// `pnreplicate sync` (the default command): push the outbox to PubNub, then pull.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate thread`: a channel's threads and a thread's replies, from the store.
 struct ThreadCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PubNubWire
+import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate token ...`: Access Manager tokens.

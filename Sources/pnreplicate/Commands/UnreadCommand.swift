@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate unread`: unread counts from the store.
 struct UnreadCommand: AsyncParsableCommand {
