@@ -183,6 +183,24 @@ extension Replica {
         try await write { try await $0.discard(opId: opId) }
     }
 
+    /// Resolves a conflict waiting for a person (an entry the `.manual` policy left open, or any
+    /// whose op is still in conflict) by taking the local edit, the server's version or their
+    /// merge. The server's version is fetched again first, so the decision is made against what
+    /// it holds now; a local edit taken goes back to the queue, over that version.
+    ///
+    /// ```swift
+    /// for conflict in try await replica.fetch(replica.queries.conflicts()) where conflict.isOpen {
+    ///     try await replica.resolveConflict(id: conflict.id, take: .merged)
+    /// }
+    /// ```
+    @discardableResult
+    public func resolveConflict(id: Int64, take: ConflictTake) async throws -> ConflictRecord {
+        let parts = try await openParts()
+        let record = try await parts.reconciler.resolve(conflictId: id, take: take)
+        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
+        return record
+    }
+
     /// Waits for an op's final outcome (sent, failed, conflict or discarded), from the `opId` of
     /// a write's receipt. Returns at once for an op already dead, in conflict, or gone;
     /// cancelling the waiting task ends the wait with `.unknown` (the op goes on).

@@ -55,6 +55,8 @@ public actor Replica<Custom: ChatCustomData> {
     private var liveTask: Task<Void, Never>?
     private var outboxTask: Task<Void, Never>?
     private var stateWatcher: Task<Void, Never>?
+    /// Settles each op that meets a conflict with the configured policy, while started.
+    private var conflictTask: Task<Void, Never>?
     /// Counts the outbox after each of its events, from the store's opening to its closing:
     /// writes made before ``start()`` count too.
     private var counter: Task<Void, Never>?
@@ -145,7 +147,7 @@ public actor Replica<Custom: ChatCustomData> {
     /// A replica released without ``stop()`` stops its work (without the presence leave and
     /// without waiting): nothing keeps running for an object nobody holds.
     deinit {
-        for task in [liveTask, outboxTask, counter, stateWatcher, accessTask] { task?.cancel() }
+        for task in [liveTask, outboxTask, counter, stateWatcher, accessTask, conflictTask] { task?.cancel() }
     }
 
     // MARK: Life cycle
@@ -234,13 +236,24 @@ public actor Replica<Custom: ChatCustomData> {
         stateWatcher = Task { [weak self] in
             for await item in activity {
                 switch item {
-                case .state(let state): await self?.liveStateChanged(state)
+                case .state(let state):
+                    await self?.liveStateChanged(state)
+                    // Back online: settle what could not be settled offline.
+                    if case .live = state { await self?.settleConflicts() }
                 case .catchUpProgress(let progress): await self?.caughtUp(progress)
                 case .event, .gapFilled, .presenceRefreshed: continue
                 }
             }
         }
         outboxTask = runTask("outbox") { try await outbox.run() }
+        conflictTask = Task { [weak self] in
+            // Subscribed first, so that a conflict met while the waiting ones settle is heard.
+            let events = await outbox.events()
+            await self?.settleConflicts()
+            for await event in events {
+                if case .conflict = event { await self?.settleConflicts() }
+            }
+        }
         liveTask = runTask("live sync") { try await live.run() }
         launchAccess()
     }
@@ -259,7 +272,8 @@ public actor Replica<Custom: ChatCustomData> {
 
     /// Stops live sync, then the outbox, then the state watcher, waiting for each to end.
     private func halt() async {
-        let stopping = [liveTask, outboxTask, stateWatcher, accessTask]
+        let stopping = [liveTask, outboxTask, stateWatcher, accessTask, conflictTask]
+        conflictTask = nil
         liveTask = nil
         outboxTask = nil
         stateWatcher = nil
@@ -289,6 +303,23 @@ public actor Replica<Custom: ChatCustomData> {
             _ = await group.next()
             group.cancelAll()
         }
+    }
+
+    /// Settles every op in conflict with the configured policies (`ReconcilerOptions.conflicts`),
+    /// as a sync pass does: a settled op goes back to the queue over the server's version, or is
+    /// dropped for it; `.manual` leaves it, with an open entry, for ``resolveConflict(id:take:)``.
+    /// A settlement that cannot reach the server (offline) is tried again when live sync is back.
+    private func settleConflicts() async {
+        guard let parts, let counts = try? await parts.store.fetch(queries.outboxCounts()), (counts[.conflict] ?? 0) > 0
+        else { return }
+        do {
+            let report = try await parts.reconciler.resolveConflicts()
+            if let error = report.errors.first { update { $0.lastError = "conflicts: \(error)" } }
+        } catch is CancellationError {
+        } catch {
+            update { $0.lastError = "conflicts: \(error)" }
+        }
+        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
     }
 
     private func caughtUp(_ progress: CatchUpProgress) {

@@ -85,3 +85,75 @@ struct ReplicaWritesTests {
         #expect(try await !replica.removeDraft(key), "nothing left to remove")
     }
 }
+
+@Suite("Replica: conflicts left for a person")
+struct ReplicaConflictTests {
+    @Test("a channel edit in conflict under .manual waits in the log; resolveConflict(take: .local) sends it over the server's version",
+          .timeLimit(.minutes(10)))
+    func resolveManually() async throws {
+        let world = try await ReplicaWorld()
+        var configuration = world.configuration
+        configuration.reconciler.conflicts.channel = .manual
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        var named = ChannelEdit<FlatCustom>()
+        named.name = .set("General")
+        _ = try await replica.setChannel(id: "general", edit: named)
+        _ = try await replica.sendPending()
+
+        // Another client renames it; this device's later edit is stale (its eTag is the old one).
+        var renamed = ChannelEdit<FlatCustom>()
+        renamed.name = .set("Everyone")
+        _ = try await world.web.setChannel(id: "general", fields: renamed)
+        var described = ChannelEdit<FlatCustom>()
+        described.details = .set("local words")
+        _ = try await replica.setChannel(id: "general", edit: described)
+
+        await replica.start()
+        let conflicts = replica.observe(replica.queries.conflicts())
+        var open: ConflictRecord?
+        for try await records in conflicts {
+            if let first = records.first(where: \.isOpen) { open = first; break }
+        }
+        let record = try #require(open)
+        #expect(record.policy == "manual")
+        #expect(try await world.web.getChannel(id: "general", as: FlatCustom.self).details == nil, "nothing sent while it waits")
+
+        let resolved = try await replica.resolveConflict(id: record.id, take: .local)
+        #expect(resolved.policy == "take:local" && !resolved.isOpen)
+        await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.conflicts == 0 }
+        let server = try await world.web.getChannel(id: "general", as: FlatCustom.self)
+        #expect(server.details == "local words" && server.name == "Everyone", "the local edit over the server's version: \(server)")
+        await #expect(throws: ReconcilerError.self) { try await replica.resolveConflict(id: record.id, take: .remote) }
+        await replica.stop()
+    }
+
+    @Test("a started replica settles a conflict with its configured policy (fieldMerge): both edits reach the server, nothing waits",
+          .timeLimit(.minutes(10)))
+    func settlesWhileStarted() async throws {
+        let world = try await ReplicaWorld()
+        var configuration = world.configuration
+        configuration.reconciler.conflicts.channel = .fieldMerge(tie: .local)
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        var named = ChannelEdit<FlatCustom>()
+        named.name = .set("General")
+        _ = try await replica.setChannel(id: "general", edit: named)
+        _ = try await replica.sendPending()
+        var renamed = ChannelEdit<FlatCustom>()
+        renamed.name = .set("Everyone")
+        _ = try await world.web.setChannel(id: "general", fields: renamed)
+        var described = ChannelEdit<FlatCustom>()
+        described.details = .set("local words")
+        _ = try await replica.setChannel(id: "general", edit: described)
+
+        await replica.start()
+        var settled: ConflictRecord?
+        for try await records in replica.observe(replica.queries.conflicts()) {
+            if let first = records.first { settled = first; break }
+        }
+        #expect(settled?.isOpen == false && settled?.automatic == true, "\(String(describing: settled))")
+        await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.conflicts == 0 }
+        let server = try await world.web.getChannel(id: "general", as: FlatCustom.self)
+        #expect(server.details == "local words" && server.name == "Everyone", "merged over the server's version: \(server)")
+        await replica.stop()
+    }
+}

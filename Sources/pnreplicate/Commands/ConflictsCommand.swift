@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -63,9 +64,9 @@ struct ConflictsCommand: AsyncParsableCommand {
                     throw ValidationError("--take must be local, remote or merged, not \"\(take)\"")
                 }
                 let session = try await Session(store: options, connection: connection)
-                let record = try await session.reconciler.resolve(conflictId: id, take: take)
+                let record = try await session.replica.resolveConflict(id: id, take: take)
                 var queued: String?
-                if let opId = record.opId, let entry = try await session.store.fetch(session.store.queries.outboxEntry(id: opId)) {
+                if let opId = record.opId, let entry = try await session.replica.fetch(session.replica.queries.outboxEntry(id: opId)) {
                     queued = entry.state.rawValue
                 }
                 if options.json { return try Output.json(ResolveOutput(conflict: ConflictOutput(record), opState: queued)) }
