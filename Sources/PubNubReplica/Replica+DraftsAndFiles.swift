@@ -104,6 +104,14 @@ extension Replica {
         try await client.files.listFiles(channel: channel, limit: limit, next: next)
     }
 
+    /// Deletes the file `id` named `name` from `channel`'s storage on PubNub, and every cached copy
+    /// of it. The messages naming it stay in history (a hard delete of a message deletes its own
+    /// files: ``deleteMessage(id:hard:preserveFiles:)``); Access Manager's grants decide. Not
+    /// queued: it needs the network now, and throws `WireError` when PubNub refuses or cannot be reached.
+    public func deleteFile(id: String, name: String, channel: String) async throws {
+        try await openFileCache().deleteFile(id: id, name: name, channel: channel)
+    }
+
     /// The cache of the open store.
     func openFileCache() async throws -> FileCache<Custom> {
         let parts = try await openParts()

@@ -88,25 +88,29 @@ struct ReplicaWritesTests {
 
 @Suite("Replica: conflicts left for a person")
 struct ReplicaConflictTests {
-    @Test("a channel edit in conflict under .manual waits in the log; resolveConflict(take: .local) sends it over the server's version",
-          .timeLimit(.minutes(10)))
-    func resolveManually() async throws {
+    /// A replica (not started) whose channel "general" it created and sent, then another client
+    /// renamed, with this device's later description edit queued on the old eTag: stale.
+    static func staleChannelEdit(policy: ConflictPolicy) async throws -> (ReplicaWorld, Replica<DefaultChatCustom>) {
         let world = try await ReplicaWorld()
         var configuration = world.configuration
-        configuration.reconciler.conflicts.channel = .manual
+        configuration.reconciler.conflicts.channel = policy
         let replica = try Replica<DefaultChatCustom>(configuration)
         var named = ChannelEdit<FlatCustom>()
         named.name = .set("General")
         _ = try await replica.setChannel(id: "general", edit: named)
         _ = try await replica.sendPending()
-
-        // Another client renames it; this device's later edit is stale (its eTag is the old one).
         var renamed = ChannelEdit<FlatCustom>()
         renamed.name = .set("Everyone")
         _ = try await world.web.setChannel(id: "general", fields: renamed)
         var described = ChannelEdit<FlatCustom>()
         described.details = .set("local words")
         _ = try await replica.setChannel(id: "general", edit: described)
+        return (world, replica)
+    }
+    @Test("a channel edit in conflict under .manual waits in the log; resolveConflict(take: .local) sends it over the server's version",
+          .timeLimit(.minutes(10)))
+    func resolveManually() async throws {
+        let (world, replica) = try await Self.staleChannelEdit(policy: .manual)
 
         await replica.start()
         let conflicts = replica.observe(replica.queries.conflicts())
@@ -130,20 +134,7 @@ struct ReplicaConflictTests {
     @Test("a started replica settles a conflict with its configured policy (fieldMerge): both edits reach the server, nothing waits",
           .timeLimit(.minutes(10)))
     func settlesWhileStarted() async throws {
-        let world = try await ReplicaWorld()
-        var configuration = world.configuration
-        configuration.reconciler.conflicts.channel = .fieldMerge(tie: .local)
-        let replica = try Replica<DefaultChatCustom>(configuration)
-        var named = ChannelEdit<FlatCustom>()
-        named.name = .set("General")
-        _ = try await replica.setChannel(id: "general", edit: named)
-        _ = try await replica.sendPending()
-        var renamed = ChannelEdit<FlatCustom>()
-        renamed.name = .set("Everyone")
-        _ = try await world.web.setChannel(id: "general", fields: renamed)
-        var described = ChannelEdit<FlatCustom>()
-        described.details = .set("local words")
-        _ = try await replica.setChannel(id: "general", edit: described)
+        let (world, replica) = try await Self.staleChannelEdit(policy: .fieldMerge(tie: .local))
 
         await replica.start()
         var settled: ConflictRecord?

@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
-import PubNubWire
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate files`: a channel's files on PubNub, on demand (no sync lists them).
 struct FilesCommand: AsyncParsableCommand {
@@ -21,10 +19,10 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
+                let replica = try await Session(store: options, connection: connection).replica
                 var files: [RemoteFile] = [], next: String?
                 repeat {
-                    let page = try await session.reconciler.client.files.listFiles(channel: channel, next: next)
+                    let page = try await replica.listFiles(channel: channel, next: next)
                     files += page.files
                     next = page.next
                 } while next != nil
@@ -52,11 +50,10 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
+                let replica = try await Session(store: options, connection: connection).replica
                 // With the stored message's size, when it gives one: other bytes are refused.
-                let file = try await FilesCommand.file(given: name, id: id, channel: channel, store: session.store)
-                let cache = FileCache(store: session.store, client: session.reconciler.client)
-                let data = try await cache.data(of: file, channel: channel)
+                let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
+                let data = try await replica.data(of: file, channel: channel)
                 if let output {
                     try data.write(to: URL(fileURLWithPath: output), options: .atomic)
                     if options.json { try Output.json(["id": id, "name": file.name, "bytes": "\(data.count)", "output": output]) }
@@ -80,10 +77,10 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
-                let file = try await FilesCommand.file(given: name, id: id, channel: channel, store: session.store)
+                let replica = try await Session(store: options, connection: connection).replica
+                let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
                 // Deleted from PubNub and from this store's cache.
-                try await FileCache(store: session.store, client: session.reconciler.client).deleteFile(id: id, name: file.name, channel: channel)
+                try await replica.deleteFile(id: id, name: file.name, channel: channel)
                 if options.json { return try Output.json(["id": id, "name": file.name, "deleted": "true"]) }
                 print("deleted \(Output.safeCell(file.name)) (\(Output.safeCell(id))) from \(Output.safeCell(channel))")
             }
@@ -93,8 +90,8 @@ struct FilesCommand: AsyncParsableCommand {
     /// The file `id` as the first stored message of `channel` naming it gives it (the message it
     /// was uploaded for; a later copy may name it otherwise), with its size when the message gives
     /// one; with `given`, that name (and the stored size when that message names it so).
-    static func file(given: String?, id: String, channel: String, store: ChatStore<DefaultChatCustom>) async throws -> ChatFile {
-        let stored = try await store.fetch(store.queries.file(id: id, inChannel: channel))
+    static func file(given: String?, id: String, channel: String, replica: Replica<DefaultChatCustom>) async throws -> ChatFile {
+        let stored = try await replica.fetch(replica.queries.file(id: id, inChannel: channel))
         if let given { return ChatFile(id: id, name: given, size: stored?.name == given ? stored?.size : nil) }
         if var stored {
             stored.id = id
