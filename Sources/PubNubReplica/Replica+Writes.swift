@@ -195,10 +195,7 @@ extension Replica {
     /// ```
     @discardableResult
     public func resolveConflict(id: Int64, take: ConflictTake) async throws -> ConflictRecord {
-        let parts = try await openParts()
-        let record = try await parts.reconciler.resolve(conflictId: id, take: take)
-        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
-        return record
+        try await recounting { try await $0.reconciler.resolve(conflictId: id, take: take) }
     }
 
     /// Waits for an op's final outcome (sent, failed, conflict or discarded), from the `opId` of
@@ -232,10 +229,7 @@ extension Replica {
     /// ```
     @discardableResult
     public func sendPending(until deadline: Date? = nil) async throws -> DrainReport {
-        let parts = try await openParts()
-        let report = try await parts.outbox.drain(until: deadline)
-        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
-        return report
+        try await recounting { try await $0.outbox.drain(until: deadline) }
     }
 
     /// Runs `body` with the outbox. Every write is a `Replica` call now: see `docs/api-changes.md`
@@ -248,8 +242,14 @@ extension Replica {
     /// Runs a write on the outbox, then counts the outbox, so that ``status`` shows the write
     /// when the call returns.
     func write<T: Sendable>(_ body: @Sendable (Outbox<Custom>) async throws -> T) async throws -> T {
+        try await recounting { try await body($0.outbox) }
+    }
+
+    /// Runs `body` with the open parts, then counts the outbox (``write(_:)``, and the calls that
+    /// settle or send ops), so that ``status`` shows what it did when the call returns.
+    func recounting<T: Sendable>(_ body: @Sendable (Parts) async throws -> T) async throws -> T {
         let parts = try await openParts()
-        let value = try await body(parts.outbox)
+        let value = try await body(parts)
         if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
         return value
     }

@@ -319,7 +319,6 @@ public actor Replica<Custom: ChatCustomData> {
         } catch {
             update { $0.lastError = "conflicts: \(error)" }
         }
-        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
     }
 
     private func caughtUp(_ progress: CatchUpProgress) {

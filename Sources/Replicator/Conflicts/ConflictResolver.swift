@@ -35,7 +35,9 @@ extension Reconciler {
     @discardableResult
     public func resolveConflicts() async throws -> ConflictReport {
         var report = ConflictReport()
-        let conflicted = try await store.fetch(store.queries.outbox()).filter { $0.state == .conflict }
+        // Only the conflicted rows: a started replica settles on every conflict it meets, and the
+        // outbox may hold thousands of unsent ops.
+        let conflicted = try await store.reading { try $0.ops(states: [.conflict]) }
         for entry in conflicted {
             do {
                 try await settleAutomatically(entry, report: &report)
