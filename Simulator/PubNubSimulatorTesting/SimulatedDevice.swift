@@ -73,6 +73,8 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
     public let storePath: String
     /// The seed of the outbox's and the reconciler's random choices.
     public let seed: UInt64
+    /// What makes the device's object backend (nil: App Context on ``server``).
+    public let objects: (@Sendable (PubNubClient) -> any ObjectBackend)?
 
     /// A device of `userId` on `server`, whose requests meet `plan`'s faults.
     ///
@@ -83,11 +85,14 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
     ///     path of an earlier device to start where it stopped.
     ///   - seed: Seeds the outbox's and the reconciler's jitter, as ``PubNubReplica/ReplicaConfiguration/seed`` does.
     ///   - crypto: PubNub's crypto module, for a device of an app with a cipher key.
+    ///   - objects: Where the device's users, channels and memberships live, made from its client:
+    ///     nil for App Context on `server`; a test double of ``Replicator/ObjectBackend`` runs the
+    ///     object scenarios through the seam alone.
     public init(
         server: PubNubServer, clock: VirtualClock, userId: String = "me",
         plan: FaultPlan = FaultPlan(seed: 0, profile: .none), storePath: String? = nil, seed: UInt64 = 1,
         outboxOptions: OutboxOptions = OutboxOptions(), reconcilerOptions: ReconcilerOptions = ReconcilerOptions(),
-        crypto: CryptoModule? = nil, authToken: String? = nil
+        crypto: CryptoModule? = nil, authToken: String? = nil, objects: (@Sendable (PubNubClient) -> any ObjectBackend)? = nil
     ) throws {
         self.clock = clock
         self.server = server
@@ -102,6 +107,8 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
         configuration.outbox = outboxOptions
         configuration.reconciler = reconcilerOptions
         configuration.seed = seed
+        configuration.objects = objects
+        self.objects = objects
         let parts = try Replica<Custom>.makeParts(configuration, store: nil, client: client, clock: clock)
         (store, outbox, reconciler) = (parts.store, parts.outbox, parts.reconciler)
     }
@@ -112,7 +119,7 @@ public struct SimulatedDevice<Custom: ChatCustomData>: Sendable {
         try SimulatedDevice(
             server: server, clock: clock, userId: client.configuration.userId, plan: plan,
             storePath: storePath ?? self.storePath, seed: seed, outboxOptions: outbox.options,
-            reconcilerOptions: reconciler.options, crypto: client.crypto)
+            reconcilerOptions: reconciler.options, crypto: client.crypto, objects: objects)
     }
 
     /// A new reconciler on this device's store, client and outbox, as a new process would make;

@@ -133,8 +133,8 @@ public actor Replica<Custom: ChatCustomData> {
             return logger
         }
         let outbox = Outbox(
-            store: store, client: client, options: configuration.outbox, clock: clock, random: configuration.random(0x5EED),
-            logger: logger("outbox"))
+            store: store, client: client, objects: configuration.objects?(client), options: configuration.outbox, clock: clock,
+            random: configuration.random(0x5EED), logger: logger("outbox"))
         let reconciler = Reconciler(
             store: store, client: client, outbox: outbox, options: configuration.reconciler, clock: clock,
             random: configuration.random(0xEC0), logger: logger("reconciler"))

@@ -76,6 +76,10 @@ public struct ReplicaConfiguration: Sendable {
     public var seed: UInt64?
     /// The label prefix of the replica's loggers (`<label>.outbox`, `.reconciler`, `.live`).
     public var logLabel = "pnreplicate"
+    /// Where users, channels and memberships live, made from the replica's wire client: nil for
+    /// App Context (`AppContextBackend`). The testing kit's devices pass a test double here; a
+    /// second backend (DataSync) becomes a public choice when it lands.
+    package var objects: (@Sendable (PubNubClient) -> any ObjectBackend)?
 
     /// A configuration with PubNub's keys, the user and the store; every policy at its default.
     public init(publishKey: String, subscribeKey: String, userId: String, store: StoreLocation) {

@@ -199,15 +199,15 @@ extension Reconciler {
         switch entity {
         case .user:
             id = p.user ?? ""
-            remote = try await remoteObject("user:\(id)") { () async throws(WireError) in
-                let user = try await self.client.getUser(id: id, as: JSONValue.self)
-                return (try? JSONValue(encoding: user), user.updated, user.eTag)
+            remote = try await fetch("user:\(id)") { [objects] () async throws(WireError) in
+                let user = try await objects.user(id: id, as: JSONValue.self)
+                return (user.flatMap { try? JSONValue(encoding: $0) }, user?.updated, user?.eTag)
             }
         case .channel:
             id = p.channel ?? ""
-            remote = try await remoteObject("channel:\(id)") { () async throws(WireError) in
-                let channel = try await self.client.getChannel(id: id, as: JSONValue.self)
-                return (try? JSONValue(encoding: channel), channel.updated, channel.eTag)
+            remote = try await fetch("channel:\(id)") { [objects] () async throws(WireError) in
+                let channel = try await objects.channel(id: id, as: JSONValue.self)
+                return (channel.flatMap { try? JSONValue(encoding: $0) }, channel?.updated, channel?.eTag)
             }
         case .membership:
             id = "\(p.channel ?? "")/\(p.user ?? "")"
@@ -222,24 +222,14 @@ extension Reconciler {
             remoteUpdated: remote.updated, remoteETag: remote.eTag)
     }
 
-    /// GETs an object; a 404 is "none".
-    private func remoteObject(
-        _ scope: String, _ get: @escaping @Sendable () async throws(WireError) -> (JSONValue?, ISOTimestamp?, String?)
-    ) async throws -> (fields: JSONValue?, updated: ISOTimestamp?, eTag: String?) {
-        do {
-            return try await fetch(scope, get)
-        } catch ReconcilerError.pullFailed(_, _, let error) where Outbox<Custom>.isNotFound(error) {
-            return (nil, nil, nil)
-        }
-    }
-
     /// A membership as the server holds it now (`status`, `type`, `custom`), or nil.
     func remoteMembership(channel: String, user: String) async throws
         -> (fields: JSONValue, updated: ISOTimestamp?, eTag: String?)?
     {
-        try await MembershipLookup.find(in: client, channel: channel, user: user) { scope, body in
+        let found = try await objects.memberships(user: user, channels: [channel]) { scope, body in
             try await self.fetch(scope, body)
-        }
+        }[channel]
+        return try found.map { (.object(try $0.wireFields), $0.updated, $0.eTag) }
     }
 
     static func entity(of kind: OutboxKind) -> ConflictEntity? {

@@ -89,7 +89,7 @@ extension Reconciler {
     func applyLive(
         _ envelopes: [SubscribeEnvelope], advancing: Set<String>, through cursor: Timetoken?
     ) async throws(StoreError) -> LiveApplyResult {
-        let logger = logger
+        let logger = logger, objects = objects
         let currentUser = userId
         let now = clock.now
         var trusted = trustedTime
@@ -113,7 +113,8 @@ extension Reconciler {
                 for envelope in envelopes {
                     do {
                         try Self.applyLive(
-                            envelope, ops: ops, lookups: &lookups, currentUser: currentUser, into: &result, logger: logger)
+                            envelope, objects: objects, ops: ops, lookups: &lookups, currentUser: currentUser, into: &result,
+                            logger: logger)
                     } catch {
                         // One event the model refuses never stops the others; its channel is pulled again.
                         // A failing store stops them all.
@@ -147,11 +148,16 @@ extension Reconciler {
     }
 
     private static func applyLive(
-        _ envelope: SubscribeEnvelope, ops: OpTransaction<Custom>, lookups: inout ServerMessageLookups, currentUser: String,
-        into result: inout LiveApplyResult, logger: Logger
+        _ envelope: SubscribeEnvelope, objects: any ObjectBackend, ops: OpTransaction<Custom>, lookups: inout ServerMessageLookups,
+        currentUser: String, into result: inout LiveApplyResult, logger: Logger
     ) throws {
         let tx = ops.tx
         let channel = envelope.channel
+        if let events = objects.events(in: envelope) {
+            // Users, channels and memberships: what the object backend reads in the envelope.
+            for event in events { try applyLive(event, envelope: envelope, ops: ops, currentUser: currentUser, into: &result) }
+            return
+        }
         switch envelope.event {
         case .message where channel == ChatModeration.eventChannel(for: currentUser):
             // A moderation event about the current user: their restriction, never a message.
@@ -216,28 +222,10 @@ extension Reconciler {
             }
             if outcome != "unchanged" { result.actionsChanged += 1 }
             result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
-        case .appContext(let event):
-            var (kind, subject, outcome) = try applyLive(event, ops: ops, currentUser: currentUser, into: &result)
-            if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
-            if outcome == "kept-pending" { result.keptPending += 1 }
-            // A restriction or the mute list is recorded without the hidden object's id; any other
-            // hidden object's event names none.
-            switch event {
-            case .membershipSet(let channelId, let userId, _, _, _), .membershipRemoved(let channelId, let userId):
-                if let restricted = ChatModeration.restrictedChannel(ofModerationChannel: channelId) {
-                    kind = "restriction"
-                    subject = "\(restricted)/\(userId)"
-                } else if ChatModeration.isHidden(channel: channelId) || ChatModeration.isHidden(user: userId) {
-                    subject = "-"
-                }
-            case .userSet(let id, _, _, _), .userRemoved(let id):
-                if ChatModeration.isHidden(user: id), ChatModeration.muteListOwner(ofId: id) != currentUser { subject = "-" }
-            case .channelSet(let id, _, _, _), .channelRemoved(let id):
-                if ChatModeration.isHidden(channel: id) { subject = "-" }
-            }
-            var record = envelope.record(kind: kind, subject: subject, outcome: outcome)
-            if ChatModeration.isHidden(channel: record.channel) { record.channel = currentUser }
-            result.applied.append(record)
+        case .appContext:
+            // An App Context event reaching a replica whose objects live elsewhere: not its data.
+            result.ignored += 1
+            result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "ignored"))
         case .presence(let event):
             try applyLive(event, tx: tx, envelope: envelope, into: &result)
         case .signal:
@@ -310,9 +298,37 @@ extension Reconciler {
         }
     }
 
-    /// Applies an App Context event; returns (kind, subject, outcome) for the event's record.
+    /// Applies a live object event and records it.
     private static func applyLive(
-        _ event: AppContextEvent, ops: OpTransaction<Custom>, currentUser: String, into result: inout LiveApplyResult
+        _ event: ObjectEvent, envelope: SubscribeEnvelope, ops: OpTransaction<Custom>, currentUser: String,
+        into result: inout LiveApplyResult
+    ) throws {
+        var (kind, subject, outcome) = try applyLive(event, ops: ops, currentUser: currentUser, into: &result)
+        if outcome != "unchanged" && outcome != "kept-pending" { result.objectsChanged += 1 }
+        if outcome == "kept-pending" { result.keptPending += 1 }
+        // A restriction or the mute list is recorded without the hidden object's id; any other
+        // hidden object's event names none.
+        switch event {
+        case .membershipSet(let channelId, let userId, _, _, _), .membershipRemoved(let channelId, let userId):
+            if let restricted = ChatModeration.restrictedChannel(ofModerationChannel: channelId) {
+                kind = "restriction"
+                subject = "\(restricted)/\(userId)"
+            } else if ChatModeration.isHidden(channel: channelId) || ChatModeration.isHidden(user: userId) {
+                subject = "-"
+            }
+        case .userSet(let id, _, _, _, _), .userRemoved(let id):
+            if ChatModeration.isHidden(user: id), ChatModeration.muteListOwner(ofId: id) != currentUser { subject = "-" }
+        case .channelSet(let id, _, _, _, _), .channelRemoved(let id):
+            if ChatModeration.isHidden(channel: id) { subject = "-" }
+        }
+        var record = envelope.record(kind: kind, subject: subject, outcome: outcome)
+        if ChatModeration.isHidden(channel: record.channel) { record.channel = currentUser }
+        result.applied.append(record)
+    }
+
+    /// Applies a live object event; returns (kind, subject, outcome) for the event's record.
+    private static func applyLive(
+        _ event: ObjectEvent, ops: OpTransaction<Custom>, currentUser: String, into result: inout LiveApplyResult
     ) throws -> (String, String, String) {
         let tx = ops.tx
         let overlay = LocalOverlay<Custom>(tx: tx)
@@ -320,10 +336,10 @@ extension Reconciler {
         // The version a merged `set` is stored with: the event's, when the store held the whole
         // object; none otherwise (only the changed fields came: the rest is unknown until the whole
         // object is fetched, and any version the server sends then must win).
-        func version(_ stored: (some VersionedObject)?, _ ref: ObjectRef, updated: String?, eTag: String?) throws
+        func version(_ stored: (some VersionedObject)?, _ ref: ObjectRef, updated: String?, eTag: String?, complete: Bool) throws
             -> (String?, ISOTimestamp?)
         {
-            guard stored?.eTag != nil else {
+            guard complete || stored?.eTag != nil else {
                 result.incomplete.insert(ref)
                 return (nil, nil)
             }
@@ -337,7 +353,7 @@ extension Reconciler {
             }
         }
         switch event {
-        case .userSet(let id, let fields, let updated, let eTag) where ChatModeration.muteListOwner(ofId: id) != nil:
+        case .userSet(let id, let fields, let updated, let eTag, _) where ChatModeration.muteListOwner(ofId: id) != nil:
             // A mute list (the store keeps only the current user's; others are hidden objects).
             guard let owner = ChatModeration.muteListOwner(ofId: id), owner == currentUser else {
                 return ("user-set", id, "unchanged")
@@ -348,15 +364,15 @@ extension Reconciler {
             return ("mute-list-set", owner, try overlay.applyServer(muteList: list, owner: owner) ? "updated" : "unchanged")
         case .userRemoved(let id) where ChatModeration.muteListOwner(ofId: id) == currentUser:
             return ("mute-list-removed", currentUser, try overlay.applyServer(muteList: nil, owner: currentUser) ? "removed" : "unchanged")
-        case .userSet(let id, let fields, let updated, let eTag):
+        case .userSet(let id, let fields, let updated, let eTag, let complete):
             let stored = try tx.user(id: id)
             var user = try (stored ?? ChatUser(id: id)).applying(fields)
-            (user.eTag, user.updated) = try version(stored, .user(id), updated: updated, eTag: eTag)
+            (user.eTag, user.updated) = try version(stored, .user(id), updated: updated, eTag: eTag, complete: complete)
             return ("user-set", id, word(try overlay.applyServer(user: user).outcome))
-        case .channelSet(let id, let fields, let updated, let eTag):
+        case .channelSet(let id, let fields, let updated, let eTag, let complete):
             let stored = try tx.channel(id: id)
             var channel = try (stored ?? ChatChannel(id: id)).applying(fields)
-            (channel.eTag, channel.updated) = try version(stored, .channel(id), updated: updated, eTag: eTag)
+            (channel.eTag, channel.updated) = try version(stored, .channel(id), updated: updated, eTag: eTag, complete: complete)
             return ("channel-set", id, word(try overlay.applyServer(channel: channel).outcome))
         case .userRemoved(let id):
             return ("user-removed", id, try overlay.serverLacks(.users, id: id) ? "removed" : "kept-pending")
@@ -442,25 +458,28 @@ extension Reconciler {
     /// Fetches one user or channel whole and stores it (a live event carried only part of it);
     /// removes it when the server no longer has it.
     func refresh(_ object: ObjectRef) async throws {
-        do {
-            switch object {
-            case .user(let id):
-                let user = try await fetch("user:\(id)") { () async throws(WireError) in
-                    try await client.getUser(id: id, as: Custom.User.self)
-                }
-                _ = try await applyPulled(users: [user])
-            case .channel(let id):
-                let channel = try await fetch("channel:\(id)") { () async throws(WireError) in
-                    try await client.getChannel(id: id, as: Custom.Channel.self)
-                }
-                _ = try await applyPulled(channels: [channel])
+        switch object {
+        case .user(let id):
+            let user = try await fetch("user:\(id)") { [objects] () async throws(WireError) in
+                try await objects.user(id: id, as: Custom.User.self)
             }
-        } catch ReconcilerError.pullFailed(_, _, .service(let service)) where service.status == 404 {
-            _ = try await store.storeTransaction { tx in
-                switch object {
-                case .user(let id): try LocalOverlay(tx: tx).serverLacks(.users, id: id)
-                case .channel(let id): try LocalOverlay(tx: tx).serverLacks(.channels, id: id)
-                }
+            guard let user else { return try await serverLacks(object) }
+            _ = try await applyPulled(users: [user])
+        case .channel(let id):
+            let channel = try await fetch("channel:\(id)") { [objects] () async throws(WireError) in
+                try await objects.channel(id: id, as: Custom.Channel.self)
+            }
+            guard let channel else { return try await serverLacks(object) }
+            _ = try await applyPulled(channels: [channel])
+        }
+    }
+
+    /// The server no longer has `object`: it goes, unless a local op is pending on it.
+    private func serverLacks(_ object: ObjectRef) async throws {
+        _ = try await store.storeTransaction { tx in
+            switch object {
+            case .user(let id): try LocalOverlay(tx: tx).serverLacks(.users, id: id)
+            case .channel(let id): try LocalOverlay(tx: tx).serverLacks(.channels, id: id)
             }
         }
     }

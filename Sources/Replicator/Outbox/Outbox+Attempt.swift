@@ -9,9 +9,9 @@ enum Completion {
     case reaction(Timetoken?)
     case user(ChatUser<JSONValue>)
     case channel(ChatChannel<JSONValue>)
-    case membership(WireMembership<DefaultChatCustom>?)
+    case membership(ChatMember<RawChatCustom>?)
     /// A batch of read positions: the channels it wrote and the server's memberships of its channels.
-    case memberships(written: Set<String>, [WireMembership<DefaultChatCustom>])
+    case memberships(written: Set<String>, [ChatMember<RawChatCustom>])
     /// A mute list's owner and the server's version of it.
     case muteList(owner: String, StoredMuteList)
     case none
@@ -164,13 +164,15 @@ extension Outbox {
         }
         if entry.kind == .setMembership || entry.kind == .removeMembership, entry.rebase {
             // The app retried a conflicted membership edit: it keeps its edit over whatever the server holds now.
-            let remote = try await MembershipLookup.find(
-                in: client, channel: entry.operation.channel ?? "", user: entry.operation.user ?? ""
-            ) { _, body in try await body() }
+            let channel = entry.operation.channel ?? ""
+            let remote = try await objects.memberships(user: entry.operation.user ?? "", channels: [channel])[channel]
             entry.baseETag = remote?.eTag
             try await rebase(entry.id, baseETag: remote?.eTag)
-        } else if entry.kind == .setMembership || entry.kind == .removeMembership, entry.baseETag != nil {
-            // Membership writes carry no If-Match: compare the server's version with the edit's base first.
+        } else if entry.kind == .setMembership || entry.kind == .removeMembership, let base = entry.baseETag,
+                  base == OutboxKeys.createOnlyBase ? !objects.capabilities.nativeCreateOnly : !objects.capabilities.conditionalMembershipWrites
+        {
+            // The backend's membership writes carry no If-Match (App Context): compare the server's
+            // version with the edit's base first.
             switch try await membershipPrecheck(entry) {
             case .proceed:
                 break
@@ -187,7 +189,7 @@ extension Outbox {
         }
         if case .readPositions(let positions) = entry.operation {
             // The server's memberships first: only positions that still move are written.
-            let plan = try await ReadPositionsWrite.plan(positions, client: client, now: clock.now)
+            let plan = try await ReadPositionsWrite.plan(positions, objects: objects, now: clock.now)
             guard !plan.sets.isEmpty else {
                 try await complete(entry, .memberships(written: [], plan.server))
                 return false
@@ -206,7 +208,7 @@ extension Outbox {
                 return false
             }
         }
-        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel {
+        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel, !objects.capabilities.nativeCreateOnly {
             // Made only where none exists (a conversation's channel): an existing one is kept as
             // the server has it, as the Chat SDK's `getChannel` before `createChannel` does.
             resolved.ifMatch = nil
@@ -227,16 +229,39 @@ extension Outbox {
     /// Sends an op marked in flight and records the answer; with `lane`, the completion also
     /// marks the lane's next op (returned) when it can go as it is.
     private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?) async throws -> MarkedOp? {
+        let write: ObjectWrite?
         let request: WireRequest
         do {
-            request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client)
+            // Built first for every op: one whose request cannot be built is dead, not sent.
+            request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client, objects: objects)
+            write = try OutboxRequests.objectWrite(for: inflight, resolved: resolved, objects: objects)
         } catch {
             await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
             return nil
         }
         drainReport.attempts += 1
+        if let write {
+            // Users, channels and memberships go through the object backend.
+            let written = try await objects.write(write)
+            return try await complete(inflight, Self.completion(of: inflight, written, resolved: resolved), next: lane)
+        }
         let response = try await client.perform(request)
         return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved), next: lane)
+    }
+
+    /// What an object write's answer completes.
+    private static func completion(of entry: OutboxEntry, _ written: ObjectWritten, resolved: OutboxRequests.Resolved) -> Completion {
+        switch written {
+        case .user(let user):
+            guard case .setMuteList(let owner, _) = entry.operation else { return .user(user) }
+            return .muteList(owner: owner, StoredMuteList(
+                muted: ChatModeration.mutedUsers(fromCustom: user.custom), updated: user.updated?.description, eTag: user.eTag))
+        case .channel(let channel): return .channel(channel)
+        case .membership(let membership): return .membership(membership)
+        case .memberships(let memberships):
+            return .memberships(written: Set(resolved.membershipSets?.map(\.channel) ?? []), memberships)
+        case .removed: return .none
+        }
     }
 
     private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved)
@@ -247,30 +272,15 @@ extension Outbox {
             return .published(try PubNubClient.publishTimetoken(from: response))
         case .addReaction:
             return .reaction(try PubNubClient.messageAction(from: response).actionTimetoken)
-        case .setUser:
-            return .user(try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setUser"))
-        case .setChannel:
-            return .channel(try PubNubClient.object(ChatChannel<JSONValue>.self, from: response, operation: "setChannel"))
-        case .setMembership:
-            let page = try PubNubClient.page(
-                of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
-            return .membership(page.data.first { $0.channel.id == entry.operation.channel })
-        case .readPositions:
-            let page = try PubNubClient.page(
-                of: WireMembership<DefaultChatCustom>.self, from: response, operation: "setMemberships")
-            let channels = Set(entry.readPositions?.channels ?? [])
-            return .memberships(
-                written: Set(resolved.membershipSets?.map(\.id) ?? []), page.data.filter { channels.contains($0.channel.id) })
         case .mention, .receipt, .report, .invite:
             return .published(try PubNubClient.publishTimetoken(from: response))
-        case .setMuteList:
-            let user = try PubNubClient.object(ChatUser<JSONValue>.self, from: response, operation: "setMuteList")
-            return .muteList(owner: entry.operation.user ?? userId, StoredMuteList(
-                muted: ChatModeration.mutedUsers(fromCustom: user.custom), updated: user.updated?.description, eTag: user.eTag))
         case .push:
             try PubNubPush.acknowledgement(from: response, operation: "push")
             return .none
-        case .removeReaction, .removeMembership, .removeUser, .removeChannel, .hardDelete:
+        case .removeReaction, .hardDelete:
+            return .none
+        case .setUser, .setChannel, .setMembership, .readPositions, .setMuteList, .removeMembership, .removeUser, .removeChannel:
+            // Object writes are answered by the object backend (``send(_:resolved:lane:)``).
             return .none
         }
     }
@@ -289,7 +299,7 @@ extension Outbox {
     func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil, skipping: OutboxEntry? = nil) async throws
         -> MarkedOp?
     {
-        let p = entry.operation, userId = userId
+        let userId = userId
         let result: OpResult<Custom>
         switch completion {
         case .published(let tt): result = .published(tt)
@@ -297,9 +307,9 @@ extension Outbox {
         case .user(let user): result = .user(try Self.convert(user))
         case .channel(let channel): result = .channel(try Self.convert(channel))
         case .membership(let membership):
-            result = .membership(try membership.map { try Self.member($0, user: p.user ?? userId) })
+            result = .membership(try membership.map { try Self.member($0) })
         case .memberships(let written, let memberships):
-            result = .memberships(written: written, try memberships.map { try Self.member($0, user: p.user ?? userId) })
+            result = .memberships(written: written, try memberships.map { try Self.member($0) })
         case .muteList(let owner, let list): result = .muteList(owner: owner, list)
         case .none: result = .none
         }
@@ -321,12 +331,12 @@ extension Outbox {
         return try await store.reading { try $0.ops(target: OutboxKeys.invite(channel, user)).first { $0.state == .pending } }
     }
 
-    /// A membership of `user` from a membership answer, in the store's custom type.
-    private static func member(_ wire: WireMembership<DefaultChatCustom>, user: String) throws -> ChatMember<Custom> {
+    /// A membership from the object backend's answer, in the store's custom type (the user by id).
+    private static func member(_ raw: ChatMember<RawChatCustom>) throws -> ChatMember<Custom> {
         ChatMember<Custom>(
-            channel: try convert(wire.channel), user: try ChatUser(id: user), status: wire.status, type: wire.type,
-            custom: try wire.custom.map { value throws(WireError) -> Custom.Member in try convert(value) },
-            updated: wire.updated, eTag: wire.eTag)
+            channel: try convert(raw.channel), user: try ChatUser(id: raw.userId), status: raw.status, type: raw.type,
+            custom: try raw.custom.map { value throws(WireError) -> Custom.Member in try convert(value) },
+            updated: raw.updated, eTag: raw.eTag)
     }
 
     /// Rebases a conflicted edit that the app retried on the server's current eTag.
@@ -453,12 +463,7 @@ extension Outbox {
     /// The server's mute list of `owner` now (one `GET`; none is an empty list): a mute list write
     /// applies its change to it (``OutboxRequests``).
     func serverMuteList(of owner: String) async throws -> [String] {
-        do {
-            let remote = try await client.getUser(id: ChatModeration.muteListId(of: owner), as: JSONValue.self)
-            return ChatModeration.mutedUsers(fromCustom: remote.custom)
-        } catch {
-            guard case .service(let service) = error, service.reason == .notFound else { throw error }
-            return []
-        }
+        let remote = try await objects.user(id: ChatModeration.muteListId(of: owner), as: JSONValue.self)
+        return remote.map { ChatModeration.mutedUsers(fromCustom: $0.custom) } ?? []
     }
 }

@@ -78,27 +78,21 @@ extension Outbox {
     /// Compares the server's object with the values the edit sets.
     private func probeEdit(_ entry: OutboxEntry) async throws -> ProbeVerdict {
         let fields = entry.operation.fields ?? [:]
-        let remote: JSONValue
         let remoteETag: String?
-        do {
-            if entry.kind == .setUser {
-                let user = try await client.getUser(id: entry.operation.user ?? "", as: JSONValue.self)
-                remote = try JSONValue(encoding: user)
-                remoteETag = user.eTag
-                if Self.holds(fields, in: remote) { return .applied(.user(user)) }
-            } else {
-                let channel = try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self)
-                remote = try JSONValue(encoding: channel)
-                remoteETag = channel.eTag
-                if Self.holds(fields, in: remote) { return .applied(.channel(channel)) }
-            }
-        } catch {
-            guard Self.isNotFound(error) else { throw error }
-            return .notApplied
+        var existing: ChatChannel<JSONValue>?
+        if entry.kind == .setUser {
+            guard let user = try await objects.user(id: entry.operation.user ?? "", as: JSONValue.self) else { return .notApplied }
+            remoteETag = user.eTag
+            if Self.holds(fields, in: try JSONValue(encoding: user)) { return .applied(.user(user)) }
+        } else {
+            guard let channel = try await objects.channel(id: entry.operation.channel ?? "", as: JSONValue.self) else { return .notApplied }
+            remoteETag = channel.eTag
+            if Self.holds(fields, in: try JSONValue(encoding: channel)) { return .applied(.channel(channel)) }
+            existing = channel
         }
-        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel {
+        if entry.baseETag == OutboxKeys.createOnlyBase, let existing {
             // Made only where none exists: the server has one, which stays as it is.
-            return .applied(.channel(try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self)))
+            return .applied(.channel(existing))
         }
         if entry.baseETag == nil || remoteETag == entry.baseETag { return .notApplied }
         return .changedElsewhere("the server's version changed since the edit's base (eTag \(remoteETag ?? "none"))")
@@ -116,21 +110,21 @@ extension Outbox {
     enum MembershipPrecheck {
         case proceed
         /// The server already holds the change (the server's membership, when there is one).
-        case applied(WireMembership<DefaultChatCustom>?)
+        case applied(ChatMember<RawChatCustom>?)
         case changed(String)
     }
 
-    /// Membership writes have no `If-Match`: the conflict check is a read of the server's version
-    /// before the write. It holds the intended values already → done (an earlier attempt arrived);
+    /// For a backend whose membership writes have no `If-Match` (App Context): the conflict check
+    /// is a read of the server's version before the write. It holds the intended values already → done (an earlier attempt arrived);
     /// its eTag is still the edit's base → write; otherwise → conflict. A change made between this
     /// read and the write is not detected (documented in docs/conflicts.md).
     func membershipPrecheck(_ entry: OutboxEntry) async throws -> MembershipPrecheck {
         guard let channel = entry.operation.channel, let user = entry.operation.user else { return .proceed }
-        let remote = try await MembershipLookup.find(in: client, channel: channel, user: user) { _, body in try await body() }
+        let remote = try await objects.memberships(user: user, channels: [channel])[channel]
         if entry.baseETag == OutboxKeys.createOnlyBase {
             // Made only where none exists (an invitation): an existing membership is kept.
             guard let remote else { return .proceed }
-            return .applied(Self.wireMembership(remote, channel: channel))
+            return .applied(remote)
         }
         if entry.kind == .removeMembership {
             guard let remote else { return .applied(nil) }
@@ -139,31 +133,17 @@ extension Outbox {
         guard let remote else {
             return .changed("the membership was removed on the server since the edit's base")
         }
-        if Self.holds(entry.operation.fields ?? [:], in: remote.fields) {
+        if Self.holds(entry.operation.fields ?? [:], in: .object(try remote.wireFields)) {
             // Store the server's version (its eTag is the next edit's base).
-            return .applied(Self.wireMembership(remote, channel: channel))
+            return .applied(remote)
         }
         if remote.eTag == entry.baseETag { return .proceed }
         return .changed("the membership changed on the server since the edit's base (eTag \(remote.eTag ?? "none"))")
     }
 
-    /// A looked-up membership in the shape a membership answer has.
-    static func wireMembership(_ remote: (fields: JSONValue, updated: ISOTimestamp?, eTag: String?), channel: String) -> WireMembership<DefaultChatCustom>? {
-        var wire = remote.fields.objectValue ?? [:]
-        wire["channel"] = ["id": .string(channel)]
-        wire["updated"] = remote.updated.map { .string($0.description) }
-        wire["eTag"] = remote.eTag.map(JSONValue.string)
-        return try? JSONValue.object(wire.filter { $0.value != .null }).decode(as: WireMembership<DefaultChatCustom>.self)
-    }
-
     /// The server's channel, or nil when it has none (404).
     func existingChannel(_ id: String) async throws -> ChatChannel<JSONValue>? {
-        do {
-            return try await client.getChannel(id: id, as: JSONValue.self)
-        } catch {
-            guard Self.isNotFound(error) else { throw error }
-            return nil
-        }
+        try await objects.channel(id: id, as: JSONValue.self)
     }
 
     // MARK: Lookups
@@ -204,14 +184,9 @@ extension Outbox {
     }
 
     func remoteETag(of entry: OutboxEntry) async throws -> String? {
-        do {
-            if entry.kind == .setUser {
-                return try await client.getUser(id: entry.operation.user ?? "", as: JSONValue.self).eTag
-            }
-            return try await client.getChannel(id: entry.operation.channel ?? "", as: JSONValue.self).eTag
-        } catch {
-            guard Self.isNotFound(error) else { throw error }
-            return nil
+        if entry.kind == .setUser {
+            return try await objects.user(id: entry.operation.user ?? "", as: JSONValue.self)?.eTag
         }
+        return try await objects.channel(id: entry.operation.channel ?? "", as: JSONValue.self)?.eTag
     }
 }

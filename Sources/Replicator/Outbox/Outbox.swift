@@ -95,6 +95,9 @@ public actor Outbox<Custom: ChatCustomData> {
     public nonisolated let store: ChatStore<Custom>
     /// The wire client (its user id is the author of sends and reactions).
     public nonisolated let client: PubNubClient
+    /// Where users, channels and memberships are written (App Context through ``client`` unless
+    /// another backend was given); the reconciler and live sync read them through it too.
+    public nonisolated let objects: any ObjectBackend
     /// The options.
     public nonisolated let options: OutboxOptions
     let clock: any ReplicaClock
@@ -130,15 +133,17 @@ public actor Outbox<Custom: ChatCustomData> {
     var sweptAttachments = false
     var runningLanes: Set<String> = []
 
-    /// An outbox over `store`, sending through `client`.
+    /// An outbox over `store`, sending through `client`; object writes go to `objects` (nil: App
+    /// Context through `client`, ``AppContextBackend``).
     public init(
-        store: ChatStore<Custom>, client: PubNubClient, options: OutboxOptions = OutboxOptions(),
+        store: ChatStore<Custom>, client: PubNubClient, objects: (any ObjectBackend)? = nil, options: OutboxOptions = OutboxOptions(),
         clock: any ReplicaClock = SystemClock(),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         logger: Logger = Logger(label: "pnreplicate.outbox")
     ) {
         self.store = store
         self.client = client
+        self.objects = objects ?? AppContextBackend(client: client)
         self.options = options
         self.clock = clock
         self.random = random

@@ -188,7 +188,7 @@ extension Outbox {
                     if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
                         note = "the action's timetoken is looked up on the server first"
                     } else {
-                        let wire = try OutboxRequests.request(for: entry, resolved: resolved, client: client)
+                        let wire = try OutboxRequests.request(for: entry, resolved: resolved, client: client, objects: outbox.objects)
                         request = PlannedRequest(wire)
                         // The pre-check a drain makes: an op the parsed token cannot allow is reported here.
                         if waiting == "ready", case .notGranted(let missing)? = client.access.preview(wire, at: now) {

@@ -20,8 +20,8 @@ enum OutboxRequests {
         /// list is sent, as the dry run shows it).
         var serverMuted: [String]?
         /// A batch of read positions' set entries, planned from the server's memberships read
-        /// just before (``ReadPositionsWrite/plan(_:client:now:)``).
-        var membershipSets: [MembershipSet<JSONValue>]?
+        /// just before (``ReadPositionsWrite/plan(_:objects:now:)``).
+        var membershipSets: [ObjectWrite.MembershipFields]?
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -36,10 +36,19 @@ enum OutboxRequests {
         }
     }
 
-    static func request(for entry: OutboxEntry, resolved: Resolved, client: PubNubClient) throws(Problem) -> WireRequest {
+    static func request(for entry: OutboxEntry, resolved: Resolved, client: PubNubClient, objects: any ObjectBackend)
+        throws(Problem) -> WireRequest
+    {
         func need<T>(_ value: T?, _ what: String) throws(Problem) -> T {
             guard let value else { throw .missing(what) }
             return value
+        }
+        if let write = try objectWrite(for: entry, resolved: resolved, objects: objects) {
+            do {
+                return try objects.plannedRequest(for: write)
+            } catch {
+                throw .wire(error)
+            }
         }
         do {
             switch entry.operation {
@@ -72,30 +81,6 @@ enum OutboxRequests {
                     channel: reaction.channel,
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
                     actionTimetoken: try need(resolved.actionTimetoken, "the action's timetoken"))
-            case .setMembership(let channel, let user, let fields):
-                // PubNub replaces a membership's status, type and custom together: fields the edit
-                // leaves alone are sent as the base version held them, so the write does not clear them.
-                var f = fields
-                if let snapshot = entry.baseSnapshot,
-                   let base = try? JSONValue(jsonData: Data(snapshot.utf8)).objectValue
-                {
-                    for key in FieldSchema.membership where f[key] == nil { f[key] = base[key] ?? .null }
-                }
-                let set = MembershipSet<JSONValue>(
-                    id: channel, status: f["status"]?.stringValue, type: f["type"]?.stringValue,
-                    custom: f["custom"].flatMap { $0.isNull ? JSONValue?.none : $0 })
-                return try client.setMembershipsRequest(userId: user, set: [set], remove: [])
-            case .removeMembership(let channel, let user):
-                return try client.setMembershipsRequest(userId: user, set: [MembershipSet<JSONValue>](), remove: [channel])
-            case .setUser(let id, let fields):
-                return try client.setUserRequest(id: id, fields: UserEdit<JSONValue>(wireFields: fields), ifMatch: resolved.ifMatch)
-            case .removeUser(let id):
-                return client.removeUserRequest(id: id)
-            case .setChannel(let id, let fields):
-                return try client.setChannelRequest(
-                    id: id, fields: ChannelEdit<JSONValue>(wireFields: fields), ifMatch: resolved.ifMatch)
-            case .removeChannel(let id):
-                return client.removeChannelRequest(id: id)
             case .mention(let notice):
                 // The op id in meta lets a probe find an event that may have arrived.
                 var event = ChatSDKFormat.mentionEvent(
@@ -123,24 +108,15 @@ enum OutboxRequests {
                 case .remove(let channels): return try client.push.removeChannelsRequest(channels, device: device)
                 case .removeDevice: return client.push.removeDeviceRequest(device)
                 }
-            case .setMuteList(let owner, let muted):
-                // The op's change applied to the server's list (from the row as marked in flight:
-                // a mute made while the list was read is in it).
-                let change = entry.baseSnapshot.flatMap { try? JSONDecoder().decode(MuteListChange.self, from: Data($0.utf8)) }
-                let list = resolved.serverMuted.flatMap { server in change?.applied(to: server) } ?? muted
-                return try client.setUserRequest(
-                    id: ChatModeration.muteListId(of: owner),
-                    fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: list)), ifMatch: nil)
             case .hardDelete(let channel, _, let timetoken, _):
                 // One message: `end` inclusive, `start` exclusive.
                 return client.deleteMessagesRequest(
                     channel: channel, start: Timetoken(rawValue: timetoken.rawValue &+ 1), end: timetoken)
-            case .readPositions(let positions):
-                let sets = try need(resolved.membershipSets, "the server's memberships of the batch (read just before the write)")
-                return try ReadPositionsWrite.request(positions, sets: sets, client: client)
             case .receipt(let channel, let timetoken):
                 return try client.signalRequest(
                     SignalRequest(channel: channel, message: ChatSDKFormat.receiptSignal(messageTimetoken: timetoken)))
+            case .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .setMuteList, .readPositions:
+                throw Problem.missing("an object write (\(entry.kind)) goes to the object backend")
             }
         } catch let error as WireError {
             throw .wire(error)
@@ -148,6 +124,52 @@ enum OutboxRequests {
             throw problem
         } catch {
             throw .missing("\(error)")
+        }
+    }
+}
+
+extension OutboxRequests {
+    /// The object write an op makes, in the seam's terms (nil: the op is not an object write).
+    /// The precondition comes from the op's base: its eTag, or none when the server's object was
+    /// never read; a create-only op (``OutboxKeys/createOnlyBase``) is `mustNotExist` only for a
+    /// backend that checks it itself (otherwise the outbox read first, and it is sent as an upsert).
+    static func objectWrite(for entry: OutboxEntry, resolved: Resolved, objects: any ObjectBackend) throws(Problem) -> ObjectWrite? {
+        let precondition: ObjectPrecondition
+        switch resolved.ifMatch {
+        case OutboxKeys.createOnlyBase?: precondition = objects.capabilities.nativeCreateOnly ? .mustNotExist : .none
+        case let eTag?: precondition = .ifMatch(eTag)
+        case nil: precondition = .none
+        }
+        switch entry.operation {
+        case .setMembership(let channel, let user, let fields):
+            let base = entry.baseSnapshot.flatMap { try? JSONValue(jsonData: Data($0.utf8)).objectValue }
+            return .setMembership(channel: channel, user: user, fields: fields, base: base, precondition: precondition)
+        case .removeMembership(let channel, let user):
+            return .removeMembership(channel: channel, user: user, precondition: precondition)
+        case .setUser(let id, let fields):
+            return .setUser(id: id, fields: fields, precondition: precondition)
+        case .removeUser(let id):
+            return .removeUser(id: id, precondition: .none)
+        case .setChannel(let id, let fields):
+            return .setChannel(id: id, fields: fields, precondition: precondition)
+        case .removeChannel(let id):
+            return .removeChannel(id: id, precondition: .none)
+        case .setMuteList(let owner, let muted):
+            // The Chat SDK's mute list is a user object, written whole: the op's change applied to
+            // the server's list (from the row as marked in flight: a mute made while the list was
+            // read is in it).
+            let change = entry.baseSnapshot.flatMap { try? JSONDecoder().decode(MuteListChange.self, from: Data($0.utf8)) }
+            let list = resolved.serverMuted.flatMap { server in change?.applied(to: server) } ?? muted
+            return .setUser(
+                id: ChatModeration.muteListId(of: owner), fields: ChatModeration.muteListFields(owner: owner, muted: list),
+                precondition: .none)
+        case .readPositions(let positions):
+            guard let sets = resolved.membershipSets else {
+                throw .missing("the server's memberships of the batch (read just before the write)")
+            }
+            return .setMemberships(user: positions.user, sets, answering: positions.channels)
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .invite, .push:
+            return nil
         }
     }
 }

@@ -18,40 +18,36 @@ enum ReadPositionsWrite {
     /// The longest filter expression a batch may need, in bytes: it goes in the URL of both requests.
     static let maxFilterBytes = 8192
 
-    /// Whether a channel can be in a batch: its id can be named in the filter
-    /// (``MembershipLookup/canName(_:)``). One that cannot is marked read with a membership write
-    /// of its own.
-    static func canBatch(_ channel: String) -> Bool { MembershipLookup.canName(channel) }
+    /// Whether a channel can be in a batch: its id can be named in App Context's filter
+    /// (``AppContextFilter/canName(_:)``; decided at enqueue, before a backend is asked). One that
+    /// cannot is marked read with a membership write of its own.
+    static func canBatch(_ channel: String) -> Bool { AppContextFilter.canName(channel) }
 
     /// Whether one batch may hold `channels`: at most ``ReplicaStore/ReadPositions/maxChannels``
     /// (PubNub's limit per PATCH), their filter within ``maxFilterBytes``.
     static func fits(_ channels: [String]) -> Bool {
-        channels.count <= ReadPositions.maxChannels && MembershipLookup.filter(channels).utf8.count <= maxFilterBytes
+        channels.count <= ReadPositions.maxChannels && AppContextFilter.filter(channels).utf8.count <= maxFilterBytes
     }
 
     /// What one attempt sends: the set entries of the channels whose position still moves, and
     /// the server's memberships of the batch's channels as read.
     struct Plan {
-        var sets: [MembershipSet<JSONValue>]
-        var server: [WireMembership<DefaultChatCustom>]
+        var sets: [ObjectWrite.MembershipFields]
+        var server: [ChatMember<RawChatCustom>]
     }
 
-    /// Reads the user's memberships of the batch's channels and plans the PATCH.
-    static func plan(_ positions: ReadPositions, client: PubNubClient, now: Date) async throws -> Plan {
-        let server = try await MembershipLookup.memberships(in: client, user: positions.user, channels: positions.channels)
-        var sets: [MembershipSet<JSONValue>] = []
+    /// Reads the user's memberships of the batch's channels and plans the write
+    /// (``ObjectWrite/setMemberships(user:_:answering:)``).
+    static func plan(_ positions: ReadPositions, objects: any ObjectBackend, now: Date) async throws -> Plan {
+        let server = try await objects.memberships(user: positions.user, channels: positions.channels)
+        var sets: [ObjectWrite.MembershipFields] = []
         for mark in positions.marks {
             guard let remote = server[mark.channel] else { continue }
-            let custom = try remote.custom.map { try JSONValue(encoding: $0) }
+            let custom = remote.custom
             guard ReadPosition.moves(in: custom, to: mark.timetoken, now: now) else { continue }
-            sets.append(MembershipSet(id: mark.channel, custom: .object(ReadPosition.setting(mark.timetoken, in: custom?.objectValue ?? [:]))))
+            sets.append(ObjectWrite.MembershipFields(
+                channel: mark.channel, fields: ["custom": .object(ReadPosition.setting(mark.timetoken, in: custom?.objectValue ?? [:]))]))
         }
         return Plan(sets: sets, server: Array(server.values))
-    }
-
-    /// The PATCH of `sets` for `positions`' user, answered with the memberships of the batch's channels.
-    static func request(_ positions: ReadPositions, sets: [MembershipSet<JSONValue>], client: PubNubClient) throws(WireError) -> WireRequest {
-        try client.setMembershipsRequest(
-            userId: positions.user, set: sets, remove: [], query: ObjectListQuery(limit: 100, filter: MembershipLookup.filter(positions.channels)))
     }
 }

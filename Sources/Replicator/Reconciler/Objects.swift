@@ -60,15 +60,15 @@ extension Reconciler {
         // is left out; the memberships and members below still name the users and channels.
         if options.pullAllUsers {
             report.users = try await unlessNotGranted("users") {
-                try await self.pullListing(SyncCheckpoint.users, table: .users, full: isFull) { query async throws(WireError) in
-                    try await self.client.listUsers(query, as: Custom.User.self)
+                try await self.pullListing(SyncCheckpoint.users, table: .users, full: isFull) { [objects] page async throws(WireError) in
+                    try await objects.users(page, as: Custom.User.self)
                 } apply: { users in try await self.applyPulled(users: users) }
             }
         }
         if options.pullAllChannels {
             report.channels = try await unlessNotGranted("channels") {
-                try await self.pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { query async throws(WireError) in
-                    try await self.client.listChannels(query, as: Custom.Channel.self)
+                try await self.pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { [objects] page async throws(WireError) in
+                    try await objects.channels(page, as: Custom.Channel.self)
                 } apply: { channels in try await self.applyPulled(channels: channels) }
             }
         }
@@ -112,25 +112,22 @@ extension Reconciler {
         }
     }
 
-    /// Pages a user or channel listing (``PubNubWire/ObjectPages``: `next` cursors, stopping on a short page),
-    /// applying each page.
+    /// Pages a user or channel listing of the object backend (``PubNubWire/ObjectPages``: cursors,
+    /// stopping on a short page), applying each page.
     private func pullListing<Object: Decodable & Hashable & Sendable & Identifiable & VersionedObject>(
         _ scope: String, table: ObjectTable, full: Bool,
-        list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Object>,
+        list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<Object>,
         apply: @escaping @Sendable ([Object]) async throws -> ObjectSyncResult
     ) async throws -> ObjectSyncResult where Object.ID == String {
         let checkpoint = try await store.fetch(store.queries.checkpoint(scope))
-        var query = ObjectListQuery(limit: 100)
-        if !full, let since = checkpoint?.cursor {
-            // Everything changed since the newest `updated` seen, oldest change first. `>=` re-reads
-            // the objects of that instant (unchanged by eTag) rather than miss one that shares it.
-            query.filter = "updated >= \"\(since)\""
-            query.sort = ["updated:asc"]
-        }
+        var first = ObjectPageRequest()
+        // Incremental: everything changed since the newest `updated` seen, oldest change first; the
+        // backend re-reads the objects of that instant (unchanged by eTag) rather than miss one.
+        if !full, let since = checkpoint?.cursor.flatMap({ try? ISOTimestamp(parsing: $0) }) { first.since = since }
         var result = ObjectSyncResult()
         var seen = Set<String>()
         var newest = checkpoint?.cursor.flatMap { try? ISOTimestamp(parsing: $0) }
-        for try await page in objectPages(scope, query, list) {
+        for try await page in objectPages(scope, first, list) {
             logSkipped(page.skipped, scope: scope)
             result.add(try await apply(page.data))
             seen.formUnion(page.data.map(\.id))
@@ -148,9 +145,9 @@ extension Reconciler {
         let user = userId
         // Restrictions written by events from here on are newer than the listing.
         let mark = try await store.reading { try $0.restrictionMark() }
-        let (members, skipped) = try await pageAll("memberships:\(user)") { query async throws(WireError) in
-            try await self.client.getMemberships(userId: user, query, as: Custom.self)
-        } convert: { try $0.model(userId: user) }
+        let (members, skipped) = try await pageAll("memberships:\(user)") { [objects] page async throws(WireError) in
+            try await objects.memberships(of: .user(user), channels: nil, page, as: Custom.self)
+        }
         return try await replaceMemberships(of: .user(user), server: members, complete: skipped == 0, restrictionMark: mark)
     }
 
@@ -158,9 +155,9 @@ extension Reconciler {
     /// member checkpoint then says they are complete up to it.
     func pullMembers(channel: String, snapshot: Timetoken) async throws -> ObjectSyncResult {
         let scope = SyncCheckpoint.members(channel)
-        let (members, _) = try await pageAll(scope) { query async throws(WireError) in
-            try await self.client.getMembers(channelId: channel, query, as: Custom.self)
-        } convert: { try $0.model(channelId: channel) }
+        let (members, _) = try await pageAll(scope) { [objects] page async throws(WireError) in
+            try await objects.memberships(of: .channel(channel), channels: nil, page, as: Custom.self)
+        }
         let result = try await replaceMemberships(of: .channel(channel), server: members)
         try await saveListing(scope, snapshot: snapshot)
         return result
@@ -168,35 +165,27 @@ extension Reconciler {
 
     /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping
     /// on a short page), and how many were left out as unreadable.
-    private func pageAll<Element: Decodable & Sendable & Hashable>(
-        _ scope: String, list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>,
-        convert: (Element) throws -> ChatMember<Custom>
+    private func pageAll(
+        _ scope: String, list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<ChatMember<Custom>>
     ) async throws -> ([ChatMember<Custom>], skipped: Int) {
         var members: [ChatMember<Custom>] = []
         var skippedCount = 0
-        // `count`: a listing of exactly 100 or 200 stops at its total instead of asking for an empty page.
-        for try await page in objectPages(scope, ObjectListQuery(limit: 100, count: true), list) {
-            var skipped = page.skipped
-            for element in page.data {
-                do {
-                    members.append(try convert(element))
-                } catch {
-                    skipped.append("\(error)")
-                }
-            }
-            logSkipped(skipped, scope: scope)
-            skippedCount += skipped.count
+        // `wantsTotal`: a listing of exactly 100 or 200 stops at its total instead of asking for an empty page.
+        for try await page in objectPages(scope, ObjectPageRequest(wantsTotal: true), list) {
+            members += page.data
+            logSkipped(page.skipped, scope: scope)
+            skippedCount += page.skipped.count
         }
         return (members, skippedCount)
     }
 
-    /// An App Context listing whose every page request goes through the retry loop.
+    /// An object backend's listing whose every page request goes through the retry loop.
     private func objectPages<Element: Decodable & Sendable & Hashable>(
-        _ scope: String, _ query: ObjectListQuery,
-        _ list: @escaping @Sendable (ObjectListQuery) async throws(WireError) -> ObjectPage<Element>
+        _ scope: String, _ first: ObjectPageRequest,
+        _ list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<Element>
     ) -> ObjectPages<Element> {
-        ObjectPages(scope: scope, query: query) { query in
-            try await self.fetch(scope) { () async throws(WireError) in try await list(query) }
+        ObjectListing.pages(scope: scope, first: first) { page in
+            try await self.fetch(scope) { () async throws(WireError) in try await list(page) }
         }
     }
 
@@ -351,13 +340,8 @@ extension Reconciler {
     @discardableResult
     public func pullMuteList() async throws -> Bool {
         let owner = userId, id = ChatModeration.muteListId(of: owner)
-        let user = try await fetch("mute-list") { () async throws(WireError) -> ChatUser<JSONValue>? in
-            do throws(WireError) {
-                return try await client.getUser(id: id, as: JSONValue.self)
-            } catch {
-                if case .service(let service) = error, service.reason == .notFound { return nil }
-                throw error
-            }
+        let user = try await fetch("mute-list") { [objects] () async throws(WireError) -> ChatUser<JSONValue>? in
+            try await objects.user(id: id, as: JSONValue.self)
         }
         let list = user.map {
             StoredMuteList(muted: ChatModeration.mutedUsers(fromCustom: $0.custom), updated: $0.updated?.description, eTag: $0.eTag)

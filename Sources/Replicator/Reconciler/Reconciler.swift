@@ -135,6 +135,8 @@ public actor Reconciler<Custom: ChatCustomData> {
     /// The owner of op state: the app's outbox, or one of the reconciler's own when none was
     /// given. Every op change a pull or a settlement makes goes through it, so each is announced.
     let ops: Outbox<Custom>
+    /// Where users, channels and memberships are read (the outbox's backend, ``Outbox/objects``).
+    public nonisolated var objects: any ObjectBackend { ops.objects }
     /// The options.
     public nonisolated let options: ReconcilerOptions
     let clock: any ReplicaClock
