@@ -25,7 +25,7 @@ public enum PushDeviceError: Error, Sendable, Hashable, CustomStringConvertible 
     /// An APNs device has no topic (the app's bundle id).
     case emptyTopic
     /// The token cannot be a URL path segment (`.`, `..`, a `/`, a control character, over
-    /// ``ReplicaModel/Validation/maxDeviceTokenBytes``): every push request ends with it.
+    /// `ReplicaModel.Validation.maxDeviceTokenBytes`): every push request ends with it.
     case invalidToken(String)
 
     /// A one-line explanation that names the field.
@@ -59,7 +59,7 @@ public struct PushDevice: Sendable, Hashable {
 
     /// A device; throws ``PushDeviceError/emptyToken`` for an empty token,
     /// ``PushDeviceError/invalidToken(_:)`` for one no request path may carry
-    /// (``ReplicaModel/Validation/validateDeviceToken(_:field:)``: `..` would send the request to
+    /// (`ReplicaModel.Validation.validateDeviceToken(_:field:)`: `..` would send the request to
     /// another endpoint) and ``PushDeviceError/emptyTopic`` for an APNs device without a topic.
     public init(token: String, type: PushType) throws(PushDeviceError) {
         guard !token.isEmpty else { throw .emptyToken }

@@ -43,7 +43,7 @@ public struct WireRequest: Sendable, Hashable {
     /// A name for logs and metrics ("publish", "fetchHistory", ...); never contains keys.
     public var operation: String
     /// How long this request may take as a whole, overriding the transport's own timeout; nil
-    /// uses the transport's. Long polls (``PubNubClient/subscribe(_:)``) set it past the
+    /// uses the transport's. Long polls (`PubNubClient.subscribe(_:)`) set it past the
     /// server's hold time.
     public var timeout: Duration?
 
@@ -170,9 +170,9 @@ public enum TransportLimits {
 /// outbox's job. They throw ``TransportFailure`` when no response arrived.
 ///
 /// Every implementation bounds the whole request (connecting, sending and reading the whole body)
-/// by its timeout, caps the response body (``TransportLimits/defaultMaximumResponseBytes``),
+/// by its timeout, caps the response body (`TransportLimits.defaultMaximumResponseBytes`),
 /// returns promptly when the calling task is cancelled, and never follows a redirect: a 3xx
-/// response is returned as is, and ``PubNubClient/perform(_:)`` refuses it, because the keys and
+/// response is returned as is, and `PubNubClient.perform(_:)` refuses it, because the keys and
 /// user id in the URL would otherwise go to the other host.
 public protocol Transport: Sendable {
     /// Sends `request` to `origin` and returns the response.

@@ -11,7 +11,7 @@ import Foundation
 /// FoundationNetworking on Linux resets it on every byte). A real timer races the request and, when
 /// it wins, the caller gets ``TransportFailure/outcomeUnknown(reason:)`` ("deadline of N s
 /// exceeded") at once, whether or not the URLSession task honours its cancellation. The body is
-/// capped (``TransportLimits/defaultMaximumResponseBytes`` unless configured), a cancelled caller
+/// capped (`TransportLimits.defaultMaximumResponseBytes` unless configured), a cancelled caller
 /// gets control back immediately, and redirects are never followed: the 3xx response itself is
 /// returned.
 ///
@@ -29,7 +29,7 @@ public final class URLSessionTransport: Transport {
     ///
     /// - Parameters:
     ///   - timeout: seconds the whole request may take, from the start of connecting to the last
-    ///     byte of the body; clamped into ``TransportLimits/timeoutRange``.
+    ///     byte of the body; clamped into `TransportLimits.timeoutRange`.
     ///   - maximumResponseBytes: the largest response body accepted; a larger one fails the request.
     public init(timeout: TimeInterval = 15, maximumResponseBytes: Int = TransportLimits.defaultMaximumResponseBytes) {
         self.timeout = TransportLimits.clamp(seconds: timeout)

@@ -16,7 +16,7 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     /// sending: shorten it, or publish it as a message instead.
     case payloadTooLarge(operation: String, bytes: Int, limit: Int)
     /// Access Manager: the request waits for a new token, or the token does not grant it
-    /// (``AccessDenial``; `docs/access.md`). Only a client whose ``AccessControl`` has a token, or
+    /// (``AccessDenial``; `docs/access.md`). Only a client whose `AccessControl` has a token, or
     /// requires one, throws it; without Access Manager a 403 stays ``service(_:)``.
     case accessDenied(AccessDenial)
 

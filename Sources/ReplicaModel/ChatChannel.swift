@@ -25,8 +25,8 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     /// How many members the local store holds for this channel (filled in by store queries).
     public var memberCount: Int?
 
-    /// A channel; `id` is checked with ``Validation/validateStoredIdentifier(_:field:)`` (ids a server
-    /// gives are kept as given; the outbox holds this device's writes to ``Validation/validateIdentifier(_:field:)``).
+    /// A channel; `id` is checked with `Validation.validateStoredIdentifier(_:field:)` (ids a server
+    /// gives are kept as given; the outbox holds this device's writes to `Validation.validateIdentifier(_:field:)`).
     public init(
         id: String, name: String? = nil, type: String = FieldSchema.defaultType, status: String? = nil, details: String? = nil,
         custom: Custom? = nil, updated: ISOTimestamp? = nil, eTag: String? = nil, memberCount: Int? = nil
@@ -55,7 +55,7 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
         }
     }
 
-    /// The replicated fields: wire name, store column, property (``ReplicatedEntity``).
+    /// The replicated fields: wire name, store column, property (`ReplicatedEntity`).
     public static var fields: [EntityField<Self>] {
         [.text("name", \.name), .text("description", \.details), .type(\.type), .text("status", \.status), .custom]
     }

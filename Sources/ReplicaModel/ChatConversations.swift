@@ -95,7 +95,7 @@ public struct ChatUserEvent: Sendable, Hashable, Codable {
     /// `invite`: a mention's `messageTimetoken` is a string of digits or a number (as other SDKs
     /// have written it) that a timetoken can be (at most 2^63 - 1, as the store keeps them); its
     /// `channel`, `parentChannel` and an invitation's `channelId` are ids the store could keep
-    /// (``Validation/validateStoredIdentifier(_:field:)``); `channelType` is at most 50 characters.
+    /// (`Validation.validateStoredIdentifier(_:field:)`); `channelType` is at most 50 characters.
     public static func kind(ofBody body: JSONValue) -> Kind? {
         guard let object = body.objectValue, let type = object["type"]?.stringValue else { return nil }
         func id(_ key: String) -> String? {

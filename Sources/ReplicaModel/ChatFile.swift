@@ -54,7 +54,7 @@ public struct ChatFile: Codable, Hashable, Sendable {
 
     /// A file from its wire form: `{"id","name"}` plus the optional `size`, `type` or
     /// `mime-type`, and `url`. Nil when the id or the name is not one a request may carry
-    /// (``Validation/validateFileId(_:field:)``, ``Validation/validateFileName(_:own:field:)``):
+    /// (`Validation.validateFileId(_:field:)`, `Validation.validateFileName(_:own:field:)`):
     /// a peer's `..` never reaches a download or delete path.
     public init?(wire: JSONValue) {
         guard case .object(let object) = wire, case .string(let id)? = object["id"], case .string(let name)? = object["name"],

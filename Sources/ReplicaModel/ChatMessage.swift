@@ -140,7 +140,7 @@ public struct ChatMessage<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     public var isFromMutedUser = false
     /// Whether the message has a thread of replies (the Chat SDK's `hasThread`: a `threadRootId`
     /// action with a value, whoever added it). The store fills it in; the replies are the
-    /// messages of ``ChatSDKFormat/threadChannel(of:root:)``.
+    /// messages of `ChatSDKFormat.threadChannel(of:root:)`.
     public var hasThread = false
     /// The publish metadata the message carried (any JSON; the Chat SDK's quotes and the
     /// outbox's `pnr_op` live here), as the server gave it; nil when it had none.

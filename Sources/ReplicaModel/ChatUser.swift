@@ -26,8 +26,8 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
     /// The server's version tag of the object.
     public var eTag: String?
 
-    /// A user; `id` is checked with ``Validation/validateStoredIdentifier(_:field:)`` (ids a server
-    /// gives are kept as given; the outbox holds this device's writes to ``Validation/validateIdentifier(_:field:)``).
+    /// A user; `id` is checked with `Validation.validateStoredIdentifier(_:field:)` (ids a server
+    /// gives are kept as given; the outbox holds this device's writes to `Validation.validateIdentifier(_:field:)`).
     public init(
         id: String, name: String? = nil, type: String = FieldSchema.defaultType, status: String? = nil,
         externalId: String? = nil, profileUrl: String? = nil, email: String? = nil, custom: Custom? = nil,
@@ -46,7 +46,7 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
         self.eTag = eTag
     }
 
-    /// The replicated fields: wire name, store column, property (``ReplicatedEntity``).
+    /// The replicated fields: wire name, store column, property (`ReplicatedEntity`).
     public static var fields: [EntityField<Self>] {
         [
             .text("name", \.name), .text("email", \.email), .text("externalId", column: "external_id", \.externalId),

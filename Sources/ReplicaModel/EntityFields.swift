@@ -2,7 +2,7 @@ import Foundation
 
 /// One replicated App Context field of `Entity`, declared once: its name on the wire, its column
 /// in the store, and where it lives on the Swift type. Edits, change sets, their JSON and the
-/// field lists of ``FieldSchema`` are all derived from an entity's ``ReplicatedEntity/fields``.
+/// field lists of `FieldSchema` are all derived from an entity's `ReplicatedEntity.fields`.
 ///
 /// ```swift
 /// .text("profileUrl", column: "profile_url", \.profileUrl)   // ChatUser's avatar URL
@@ -83,7 +83,7 @@ public struct EntityField<Entity: ReplicatedFields>: Sendable {
 
 /// An App Context object whose replicated fields are declared in one table: users, channels and
 /// memberships. Edits and change sets (``FieldChanges``), the JSON of its fields, the store's
-/// columns and ``FieldSchema`` all come from ``fields``.
+/// columns and `FieldSchema` all come from ``fields``.
 public protocol ReplicatedFields: Hashable, Sendable {
     /// What names one object of its kind: the id of a user or channel, the pair of a membership.
     associatedtype Key: Hashable & Sendable
@@ -198,8 +198,8 @@ extension ReplicatedEntity {
 }
 
 /// The changed fields of one user, channel or membership: what a local edit (``UserEdit``,
-/// ``ChannelEdit``, ``MemberEdit``) and a real-time change set (``UserChangeset``,
-/// ``ChannelChangeset``, ``MemberChangeset``) carry. Each field is
+/// ``ChannelEdit``, ``MemberEdit``) and a real-time change set (`UserChangeset`,
+/// `ChannelChangeset`, `MemberChangeset`) carry. Each field is
 /// read and set by its name on the entity; `.unchanged` leaves it, `.set(nil)` clears it.
 ///
 /// ```swift
@@ -239,7 +239,7 @@ public struct FieldChanges<Entity: ReplicatedFields>: Hashable, Sendable {
         }
     }
 
-    /// Reads wire-named changed fields leniently (see ``ReplicatedFields/applying(_:)``).
+    /// Reads wire-named changed fields leniently (see `ReplicatedFields.applying(_:)`).
     public init(wireFields fields: [String: JSONValue]) throws {
         for field in Entity.fields {
             guard let value = fields[field.wireName] else { continue }

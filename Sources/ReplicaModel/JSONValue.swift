@@ -42,7 +42,7 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
-    /// Decodes a JSON document held in `data` (the fast ``parse(_:)``, then `JSONDecoder` for
+    /// Decodes a JSON document held in `data` (the fast `parse(_:)`, then `JSONDecoder` for
     /// what it leaves, which also names the error of invalid JSON).
     public init(jsonData data: Data) throws {
         if let value = Self.parse(data) {
@@ -53,7 +53,7 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     /// Encodes this value as a compact JSON document with sorted keys (stable output): the fast
-    /// ``compactJSONBytes()``, then `JSONEncoder` for what it leaves (which throws for a number
+    /// `compactJSONBytes()`, then `JSONEncoder` for what it leaves (which throws for a number
     /// that is not finite).
     public func jsonData() throws -> Data {
         if let bytes = compactJSONBytes() { return Data(bytes) }

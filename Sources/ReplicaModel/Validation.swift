@@ -4,11 +4,11 @@ import Foundation
 public enum ModelValidationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An id is empty.
     case emptyIdentifier(field: String)
-    /// An id is longer than ``Validation/maxIdentifierBytes`` UTF-8 bytes.
+    /// An id is longer than `Validation.maxIdentifierBytes` UTF-8 bytes.
     case identifierTooLong(field: String, bytes: Int, limit: Int)
     /// An id contains a character PubNub forbids (`, / \ * :` or a control character).
     case forbiddenCharacter(field: String, character: String)
-    /// A message's text is larger than ``Validation/maxMessageTextBytes`` once JSON-encoded.
+    /// A message's text is larger than `Validation.maxMessageTextBytes` once JSON-encoded.
     case messageTooLarge(field: String, bytes: Int, limit: Int)
     /// `custom` holds an object or array; PubNub allows only flat scalars.
     case nestedCustomValue(field: String, key: String)

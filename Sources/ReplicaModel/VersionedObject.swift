@@ -11,7 +11,7 @@ public protocol VersionedObject {
 /// What to do with an incoming version of an object that is already stored: the version rule.
 ///
 /// This file owns the rule, in its two forms: ``init(incoming:stored:)`` in Swift (real-time
-/// changesets, ``VersionedObject/decision(replacing:)``) and ``sqlApplies(table:)``, the same rule
+/// changesets, `VersionedObject.decision(replacing:)`) and `sqlApplies(table:)`, the same rule
 /// as the condition of the store's upserts. The store's tests run one table of cases through both.
 public enum VersionDecision: Hashable, Sendable {
     /// Write it: it is newer (or the stored one has no version).

@@ -305,7 +305,7 @@ public struct StoreOptions: Sendable {
     public enum MigrationMode: Sendable {
         /// Apply pending migrations while opening.
         case automatic
-        /// Only validate; the caller runs ``ChatStore/migrate(dryRun:backupTo:)``.
+        /// Only validate; the caller runs `ChatStore.migrate(dryRun:backupTo:)`.
         case manual
         /// Refuse to open a store with pending migrations.
         case requireCurrent

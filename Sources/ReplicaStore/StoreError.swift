@@ -28,7 +28,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case storeNotFound(path: String)
     /// The file at this path is empty (0 bytes, no WAL content): no store was created in it yet.
     /// Read-only opens say so and leave it as it is; an open that may write creates the store in
-    /// it (``StoreError/isUncreatedStore(at:)``, the one rule for both).
+    /// it (`StoreError.isUncreatedStore(at:)`, the one rule for both).
     case emptyStoreFile(path: String)
     /// The folder the store would be created in does not exist (a store is created, its folder
     /// is not: a mistyped path must not make directories).

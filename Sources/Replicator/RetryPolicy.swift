@@ -33,7 +33,7 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// The wait after `attempt` failed attempts: ``delay(afterAttempt:jitter:)`` with the jitter
-    /// drawn from `random` (``ReplicaModel/SplitMix64`` in a seeded run), and at least `minimum`
+    /// drawn from `random` (`ReplicaModel.SplitMix64` in a seeded run), and at least `minimum`
     /// (the server's `Retry-After`, 0 when it named none).
     public func wait(
         afterAttempt attempt: Int, atLeast minimum: TimeInterval = 0, using random: inout any RandomNumberGenerator & Sendable

@@ -26,11 +26,11 @@ public struct AccessDenial: Error, Sendable, Hashable, CustomStringConvertible {
     public var reason: Reason
     /// What the request needed.
     public var need: AccessNeed
-    /// The token generation the decision was made under (``AccessControl/generation``).
+    /// The token generation the decision was made under (`AccessControl.generation`).
     public var generation: UInt64
-    /// The fingerprint of the token it was made under (``AccessControl/fingerprint(of:)``; never the token).
+    /// The fingerprint of the token it was made under (`AccessControl.fingerprint(of:)`; never the token).
     public var token: String
-    /// When that token arrived (``AccessControl/setToken(_:)`` or the client's creation), on the
+    /// When that token arrived (`AccessControl.setToken(_:)` or the client's creation), on the
     /// client's clock: an op queued before it was queued under an older token.
     public var tokenSince: Date?
 
@@ -82,7 +82,7 @@ public enum AccessEvent: Sendable, Hashable {
 public enum AccessTokenNeed: String, Sendable, Hashable, Codable {
     /// There is none and a token provider is configured.
     case missing
-    /// It expires soon (within ``AccessControl/renewalMargin(for:)``); requests still go.
+    /// It expires soon (within `AccessControl.renewalMargin(for:)`); requests still go.
     case expiring
     /// Its TTL ran out.
     case expired

@@ -152,7 +152,7 @@ public struct AccessGrants: Sendable, Hashable {
 
     /// Whether this client evaluates `pattern`: at most ``maxPatternLength`` bytes, and of a shape
     /// whose match costs time bounded by a polynomial of low degree in the name's length
-    /// (``PatternShape``). `NSRegularExpression` backtracks with no step limit on Linux, so a
+    /// (`PatternShape`). `NSRegularExpression` backtracks with no step limit on Linux, so a
     /// token's `(a+)+$` would cost seconds of CPU per request, growing exponentially with the
     /// name: such a pattern is not evaluated, and what only it could grant is undecided.
     public static func isEvaluable(pattern: String) -> Bool {

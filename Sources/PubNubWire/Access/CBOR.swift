@@ -65,18 +65,18 @@ public struct CBORPair: Sendable, Hashable {
     }
 }
 
-/// Why bytes are not a CBOR item ``CBORDecoder`` accepts. Every failure is one of these; the
+/// Why bytes are not a CBOR item `CBORDecoder` accepts. Every failure is one of these; the
 /// decoder never traps, allocates more than its input allows, or recurses past its depth limit.
 public enum CBORError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The input ended inside an item (at this byte offset).
     case truncated(offset: Int)
     /// Bytes after the one top-level item.
     case trailingBytes(offset: Int)
-    /// Nested deeper than ``CBORDecoder/Limits/maxDepth``.
+    /// Nested deeper than `CBORDecoder.Limits.maxDepth`.
     case tooDeep
-    /// More items in all than ``CBORDecoder/Limits/maxItems``.
+    /// More items in all than `CBORDecoder.Limits.maxItems`.
     case tooManyItems
-    /// More bytes than ``CBORDecoder/Limits/maxBytes``.
+    /// More bytes than `CBORDecoder.Limits.maxBytes`.
     case tooLarge(bytes: Int)
     /// An indefinite length (additional information 31), which tokens never use.
     case indefiniteLength(offset: Int)

@@ -170,7 +170,7 @@ public enum MessageDraftError: Error, Sendable, Hashable, CustomStringConvertibl
 /// - removing a range that touches it (`offset <= end && offset + length > start`) removes it (so
 ///   deleting the character right after a mention removes the mention); a removal before it shifts it;
 /// - ``update(text:)`` diffs the old text to the new one (diff-match-patch with semantic cleanup,
-///   ``TextDiff``) and replays the edits, so every mention whose text was not touched survives.
+///   `TextDiff`) and replays the edits, so every mention whose text was not touched survives.
 public struct MessageDraft: Sendable, Hashable, Codable {
     /// `pn-user://`.
     public static let userScheme = "pn-user://"
@@ -260,7 +260,7 @@ public struct MessageDraft: Sendable, Hashable, Codable {
     }
 
     /// Makes the text `text`, keeping every mention whose text the change did not touch: the
-    /// old text is diffed to the new one (``TextDiff/semanticDiff(from:to:halfMatch:)``) and each deletion
+    /// old text is diffed to the new one (`TextDiff.semanticDiff(from:to:halfMatch:)`) and each deletion
     /// and insertion is replayed left to right through the edit rules. Call it with the whole
     /// text field's content after each change when the UI gives no finer edits.
     ///

@@ -38,10 +38,10 @@ public enum OutboxOperation: Sendable, Hashable {
     case setChannel(id: String, fields: [String: JSONValue])
     /// Delete a channel's metadata.
     case removeChannel(id: String)
-    /// Publish the Chat SDK's mention event (``ReplicaModel/ChatSDKFormat/mentionEvent(messageTimetoken:channel:parentChannel:)``)
+    /// Publish the Chat SDK's mention event (`ReplicaModel.ChatSDKFormat.mentionEvent(messageTimetoken:channel:parentChannel:)`)
     /// on the mentioned user's channel, once the message has its timetoken.
     case mention(MentionNotice)
-    /// Signal the Chat SDK's read receipt (``ReplicaModel/ChatSDKFormat/receiptSignal(messageTimetoken:)``)
+    /// Signal the Chat SDK's read receipt (`ReplicaModel.ChatSDKFormat.receiptSignal(messageTimetoken:)`)
     /// on `channel`: the user has read up to `messageTimetoken`.
     case receipt(channel: String, messageTimetoken: Timetoken)
     /// Delete the message `messageId` (at `messageTimetoken`) from `channel`'s history:
@@ -49,14 +49,14 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Chat SDK's option), as far as they are the message's own (`FileOwnership`, `docs/files.md`).
     case hardDelete(channel: String, messageId: String, messageTimetoken: Timetoken, preserveFiles: Bool)
     /// Report the message `messageId` of `channel`: publish `body` (the Chat SDK's report,
-    /// ``ReplicaModel/ChatModeration/reportBody(text:reason:messageTimetoken:channel:author:)``) to
+    /// `ReplicaModel.ChatModeration.reportBody(text:reason:messageTimetoken:channel:author:)`) to
     /// the channel's moderation channel `PUBNUB_INTERNAL_MODERATION_<channel>`.
     case report(channel: String, messageId: String, body: JSONValue)
     /// Write `owner`'s whole mute list (`muted`, sorted) as the Chat SDK does: the user object
-    /// `PN_PRV.<owner>.mute1` (``ReplicaModel/ChatModeration/muteListFields(owner:muted:)``).
+    /// `PN_PRV.<owner>.mute1` (`ReplicaModel.ChatModeration.muteListFields(owner:muted:)`).
     case setMuteList(owner: String, muted: [String])
     /// Publish the Chat SDK's invitation event
-    /// (``ReplicaModel/ChatConversations/inviteEvent(channelType:channelId:)``) on the invitee's
+    /// (`ReplicaModel.ChatConversations.inviteEvent(channelType:channelId:)`) on the invitee's
     /// channel, after the pending membership that invites them (same lane). Skipped without a
     /// request when the invitee turned out to be a member already.
     case invite(InviteNotice)

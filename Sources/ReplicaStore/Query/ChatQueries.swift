@@ -11,7 +11,7 @@ public struct MembershipSection<Custom: ChatCustomData>: Hashable, Sendable {
 }
 
 /// The queries a chat UI needs, mirroring the seed's fetch requests. Each returns a
-/// ``StoreQuery`` to run once with ``ChatStore/fetch(_:)`` or live with ``ChatStore/observe(_:)``.
+/// ``StoreQuery`` to run once with `ChatStore.fetch(_:)` or live with `ChatStore.observe(_:)`.
 public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     /// A user with this store's custom type.
     public typealias User = ChatUser<Custom.User>
@@ -126,13 +126,13 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
     }
 
     /// The messages of a channel: those with a timetoken ascending, then the still-pending ones
-    /// in local send order. Each shows its newest edit (``ReplicaModel/ChatMessage/shownText``).
+    /// in local send order. Each shows its newest edit (`ReplicaModel.ChatMessage.shownText`).
     ///
     /// - Parameter includeDeleted: whether soft-deleted messages are listed too (with
-    ///   ``ReplicaModel/ChatMessage/isDeleted`` set), for a "message deleted" placeholder or a
+    ///   `ReplicaModel.ChatMessage.isDeleted` set), for a "message deleted" placeholder or a
     ///   restore; by default they are left out.
     /// - Parameter includeMuted: whether the messages of users the current user muted
-    ///   (``ReplicaModel/ChatMessage/isFromMutedUser``) are listed too; by default they are left
+    ///   (`ReplicaModel.ChatMessage.isFromMutedUser`) are listed too; by default they are left
     ///   out, as the Chat SDK drops muted users' events.
     public func messages(inChannel channelId: String, includeDeleted: Bool = false, includeMuted: Bool = false)
         -> StoreQuery<[Message]>

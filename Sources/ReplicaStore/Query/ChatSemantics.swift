@@ -316,7 +316,7 @@ extension ChatQueries {
 
 /// One entry of a user's mentions feed: the `mention` event, and the message it names.
 public struct MentionFeedItem<Custom: CustomData>: Sendable, Hashable {
-    /// The event (its `kind` is ``ReplicaModel/ChatUserEvent/Kind/mention(messageTimetoken:channel:parentChannel:)``).
+    /// The event (its `kind` is `ReplicaModel.ChatUserEvent.Kind.mention(messageTimetoken:channel:parentChannel:)`).
     public var event: ChatUserEvent
     /// The message mentioning the user (its author published the event).
     public var message: ChatMessage<Custom>

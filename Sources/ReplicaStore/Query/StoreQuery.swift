@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// A read of the store, runnable once (``ChatStore/fetch(_:)``) or live (``ChatStore/observe(_:)``).
+/// A read of the store, runnable once (`ChatStore.fetch(_:)`) or live (`ChatStore.observe(_:)`).
 public struct StoreQuery<Value: Sendable>: Sendable {
     /// Reads the value inside a GRDB read transaction.
     public let fetch: @Sendable (Database) throws -> Value

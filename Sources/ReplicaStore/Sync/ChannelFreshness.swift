@@ -56,7 +56,7 @@ public struct ListingFreshness: Sendable, Hashable {
     }
 }
 
-/// How fresh a channel is in the store (``ChatQueries/freshness(ofChannel:)``).
+/// How fresh a channel is in the store (`ChatQueries.freshness(ofChannel:)`).
 public struct ChannelFreshness: Sendable, Hashable {
     /// The channel.
     public var channel: String

@@ -22,7 +22,7 @@ public struct AccessTokenRequest: Sendable, Hashable {
 
 /// The app's way to get a new Access Manager token: usually a call to the app's own server, which
 /// grants one with the secret key. Return the token, or nil when there is none to give (requests
-/// keep waiting until ``AccessControl/setToken(_:)``); throw when the server could not be reached
+/// keep waiting until `AccessControl.setToken(_:)`); throw when the server could not be reached
 /// (asked again after a backoff).
 ///
 /// ```swift

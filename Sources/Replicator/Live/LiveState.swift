@@ -61,7 +61,7 @@ public struct GapFillReport: Sendable, Hashable {
 }
 
 /// How far a catch-up (a gap fill) has come, reported after each history page it applies:
-/// ``LiveActivity/catchUpProgress(_:)``, and `Replica`'s status while it catches up.
+/// `LiveActivity.catchUpProgress(_:)`, and `Replica`'s status while it catches up.
 ///
 /// The total is not known ahead (PubNub does not say how many messages a channel holds since a
 /// timetoken), so a progress view shows counts, not a fraction:

@@ -1,7 +1,7 @@
 import Foundation
 import ReplicaModel
 
-/// Options of a ``LiveSync``.
+/// Options of a `LiveSync`.
 public struct LiveSyncOptions: Sendable {
     /// Channels to follow besides the current user's memberships (and ``ReconcilerOptions/channels``).
     public var channels: [String] = []
@@ -20,12 +20,12 @@ public struct LiveSyncOptions: Sendable {
     /// here (heartbeats), keeps the members' `isPresent` and presence state current (here-now on
     /// every (re)connect and gap, presence events live) and leaves on stop. See `docs/presence.md`.
     public var presence: PresenceOptions?
-    /// The typing timeout (seconds) of ``LiveSync/typing``: the Chat SDK's `typingTimeout`, default 5.
+    /// The typing timeout (seconds) of `LiveSync.typing`: the Chat SDK's `typingTimeout`, default 5.
     public var typingTimeout: TimeInterval = 5
     /// A subscribe filter on publish metadata (`filter-expr`). Events it filters out are still
     /// stored by history fills; leave it nil unless every writer agrees on it.
     public var filterExpression: String?
-    /// How long ``LiveSync/run()`` waits before looking again when there is nothing to follow.
+    /// How long `LiveSync.run()` waits before looking again when there is nothing to follow.
     public var idleInterval: TimeInterval = 5
     /// Send the next long poll while the previous answer is being stored, so that the network
     /// wait and the commit overlap (default true). The answer is applied after the commit as
@@ -38,7 +38,7 @@ public struct LiveSyncOptions: Sendable {
     public init() {}
 }
 
-/// How a ``LiveSync`` follows presence (``LiveSyncOptions/presence``).
+/// How a `LiveSync` follows presence (``LiveSyncOptions/presence``).
 ///
 /// ```swift
 /// var options = LiveSyncOptions()

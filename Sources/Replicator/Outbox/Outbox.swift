@@ -4,7 +4,7 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// Options of an ``Outbox``.
+/// Options of an `Outbox`.
 public struct OutboxOptions: Sendable {
     /// How long an op waits after a failed attempt.
     public var retry = RetryPolicy()
@@ -19,7 +19,7 @@ public struct OutboxOptions: Sendable {
     /// Mobile push, as the Chat SDK's `pushNotifications` configures it: with `sendPushes`, each
     /// message in the Chat SDK's text format and each mention event carries `pn_fcm` (and
     /// `pn_apns` with an APNs topic), titled with the sender's name and showing the text
-    /// (``ReplicaModel/ChatPushPayload``). Default nil: no push keys. Not added when messages are
+    /// (`ReplicaModel.ChatPushPayload`). Default nil: no push keys. Not added when messages are
     /// encrypted (the keys would be encrypted with them, and no push service could read them).
     public var push: ChatPushConfiguration?
 

@@ -14,8 +14,8 @@ public enum OutboxDisposition: Sendable, Hashable {
     case unchanged
 }
 
-/// One message of a batch send (``Outbox/send(many:)``): what
-/// ``Outbox/send(text:to:contentType:content:custom:meta:)`` takes.
+/// One message of a batch send (`Outbox.send(many:)`): what
+/// `Outbox.send(text:to:contentType:content:custom:meta:)` takes.
 public struct OutgoingMessage<Custom: CustomData>: Sendable {
     /// The text.
     public var text: String

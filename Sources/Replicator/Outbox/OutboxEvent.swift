@@ -32,7 +32,7 @@ public enum OutboxEvent: Sendable, Hashable {
     case settled(opId: String, resent: Bool, conflictId: Int64)
 }
 
-/// How an op ended, as ``Outbox/completion(of:)`` reports it.
+/// How an op ended, as `Outbox.completion(of:)` reports it.
 public enum OutboxOutcome: Sendable, Hashable {
     /// It reached PubNub (with the timetoken of a publish or reaction add).
     case sent(timetoken: Timetoken?)

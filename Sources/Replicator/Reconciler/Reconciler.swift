@@ -4,7 +4,7 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// Options of a ``Reconciler``.
+/// Options of a `Reconciler`.
 public struct ReconcilerOptions: Sendable {
     /// Messages per history page for one channel (1-100); default 100.
     public var pageSize = 100
@@ -24,7 +24,7 @@ public struct ReconcilerOptions: Sendable {
     /// request holds ``channelsPerRequest`` channels or fewer when their ids are long.
     public var channelBytesPerRequest = 8192
     /// On a channel's first pull, how many of its newest messages to fetch (older ones come with
-    /// ``Reconciler/loadOlder(channel:limit:)``); nil fetches the whole history. Default nil.
+    /// `Reconciler.loadOlder(channel:limit:)`); nil fetches the whole history. Default nil.
     public var initialMessages: Int?
     /// Channels to pull besides the current user's memberships and the channels with stored messages.
     public var channels: [String] = []
@@ -37,7 +37,7 @@ public struct ReconcilerOptions: Sendable {
     /// sync still follows it, and each mute list write reads the server's list first).
     public var syncMuteList = true
     /// List every channel's reactions and members on each sync and gap fill, as if every channel
-    /// were hot (``Reconciler/markHot(_:)``). Default false: only hot channels are listed, and the
+    /// were hot (`Reconciler.markHot(_:)`). Default false: only hot channels are listed, and the
     /// cost of a sync follows what changed, not the keyset. Turn it on for an app with a handful
     /// of channels that wants every one complete; each channel then costs two or three requests
     /// per sync and per reconnect (docs/reconciler.md, "Hot and cold channels").
