@@ -90,7 +90,7 @@ extension Replica {
 // a live run without the outbox, who is on a channel, and the Chat SDK's typing signals.
 extension Replica {
     /// Everything live sync does from now on, as it happens: its states, each event it applied
-    /// (a ``LiveEventRecord``: channel, timetoken, kind, subject, outcome), gap fills, catch-up
+    /// (a `LiveEventRecord`: channel, timetoken, kind, subject, outcome), gap fills, catch-up
     /// progress and presence reads. For an activity log or a debugging screen; the data itself is
     /// in the store (``observe(_:)``). Subscribe before ``start()`` or ``listen()`` to miss
     /// nothing; the sequence finishes when that run stops. Read it promptly: it keeps every
@@ -114,7 +114,7 @@ extension Replica {
     /// Follows PubNub live (subscribe, filling every gap from history first) until the calling
     /// task is cancelled, without sending the outbox: what `pnreplicate listen` does. Network
     /// failures never end it (they are retried with backoff, and show as
-    /// ``LiveState/offline(reason:)``); a store that fails does (its error is thrown). A
+    /// `LiveState.offline(reason:)`); a store that fails does (its error is thrown). A
     /// cancelled run returns normally. ``start()`` runs the same live sync together with the
     /// outbox: use one or the other, not both. The channels, users and presence followed are
     /// ``ReplicaConfiguration/live``'s.
@@ -132,7 +132,7 @@ extension Replica {
 
     /// Who PubNub says is on `channel` now (here-now, with each user's presence state), read from
     /// the server, not the store: one request per 1,000 occupants. The store's view, kept by live
-    /// sync with ``LiveSyncOptions/presence``, is in the members' `isPresent` and `presenceState`.
+    /// sync with `LiveSyncOptions.presence`, is in the members' `isPresent` and `presenceState`.
     ///
     /// ```swift
     /// let here = try await replica.hereNow(channel: "general")

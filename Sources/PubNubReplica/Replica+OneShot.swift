@@ -13,7 +13,7 @@ extension Replica {
     /// Pushes, then pulls, once: sends the outbox until it is empty or `pushDeadline` passes,
     /// settles conflicts with the configured policies, then pulls users, channels and memberships,
     /// the new messages of every channel of interest, and the reactions and members of the hot
-    /// ones (``markHot(_:)``). A part that fails is listed in ``SyncReport/errors`` and the others
+    /// ones (``markHot(_:)``). A part that fails is listed in `SyncReport.errors` and the others
     /// still run; a store that fails throws. What `pnreplicate sync` does; ``start()`` does the
     /// same continuously (live), so call this while the replica is not started.
     ///
@@ -63,7 +63,7 @@ extension Replica {
     }
 
     /// Reads again, with the configured cipher key, the stored messages that could not be
-    /// decrypted when they arrived (``ChatMessage/isUndecryptable``): after the app got the right
+    /// decrypted when they arrived (`ChatMessage.isUndecryptable`): after the app got the right
     /// key. Each one that decrypts now takes its place as a normal message.
     ///
     /// ```swift
@@ -109,7 +109,7 @@ extension Replica {
     /// - Parameters:
     ///   - userId: whose feeds the queries of the current user read (``mentions``,
     ///     ``invitations``, ``restrictions``...).
-    ///   - options: the store's options; it is opened read-only whatever ``StoreOptions/readOnly``
+    ///   - options: the store's options; it is opened read-only whatever `StoreOptions.readOnly`
     ///     says, and with the default migration mode, a store that still needs migrating is
     ///     refused (`StoreError`) rather than read under a schema it does not have.
     /// - Throws: the `StoreError` of a path where no store is (a missing or empty file, a
@@ -135,7 +135,7 @@ extension Replica {
 
     /// Applies the pending migrations of the store at `path` (creating the store when no file is
     /// there), after copying it to `<path>.backup-<UTC time>` when `backup` (`VACUUM INTO`), and
-    /// closes it. For an app that migrates by hand (``StoreOptions/migration`` `.manual`: asks the
+    /// closes it. For an app that migrates by hand (`StoreOptions.migration` `.manual`: asks the
     /// user first, or backs up first); a replica opened with the default options migrates its
     /// store itself.
     ///
@@ -154,7 +154,7 @@ extension Replica {
     }
 
     /// What the store at `path` holds, read only (nothing is created, migrated or written): row
-    /// counts per table (``StoreStatus/countedTables``), the schema version, the migrations
+    /// counts per table (`StoreStatus.countedTables`), the schema version, the migrations
     /// applied and pending, and the outbox's counts. A store that needs migrating is read too.
     ///
     /// ```swift
@@ -193,7 +193,7 @@ extension Replica {
 }
 
 extension StoreStatus {
-    /// The tables whose rows ``rowCounts`` counts, in the order a status screen lists them.
+    /// The tables whose rows `rowCounts` counts, in the order a status screen lists them.
     public static var countedTables: [String] { ChatStore<DefaultChatCustom>.countedTables }
 }
 
