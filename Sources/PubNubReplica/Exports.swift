@@ -55,6 +55,7 @@
 @_exported import protocol ReplicaModel.VersionedObject
 
 // Reading: the queries, what they return, drafts' keys, the store's options and errors.
+@_exported import struct ReplicaStore.AppliedMigration
 @_exported import struct ReplicaStore.ChannelFreshness
 @_exported import struct ReplicaStore.ChatInvitation
 @_exported import struct ReplicaStore.ChatQueries
@@ -68,6 +69,7 @@
 @_exported import struct ReplicaStore.MentionFeedItem
 @_exported import struct ReplicaStore.MentionNotice
 @_exported import struct ReplicaStore.Migration
+@_exported import struct ReplicaStore.MigrationReport
 @_exported import struct ReplicaStore.OutboxEntry
 @_exported import enum ReplicaStore.OutboxErrorClass
 @_exported import struct ReplicaStore.OutboxFailure
@@ -82,6 +84,7 @@
 @_exported import enum ReplicaStore.StoreError
 @_exported import struct ReplicaStore.StoreOptions
 @_exported import struct ReplicaStore.StoreQuery
+@_exported import struct ReplicaStore.StoreStatus
 @_exported import struct ReplicaStore.StoredDraft
 @_exported import struct ReplicaStore.SuggestionOptions
 @_exported import struct ReplicaStore.SyncCheckpoint
@@ -103,6 +106,7 @@
 @_exported import struct Replicator.DrainReport
 @_exported import struct Replicator.LiveSyncOptions
 @_exported import enum Replicator.OutboxDisposition
+@_exported import enum Replicator.OutboxError
 @_exported import enum Replicator.OutboxEvent
 @_exported import struct Replicator.OutboxOptions
 @_exported import enum Replicator.OutboxOutcome
@@ -113,6 +117,27 @@
 @_exported import struct Replicator.ReconcilerOptions
 @_exported import struct Replicator.RetryPolicy
 @_exported import enum Replicator.TieRule
+
+// One-shot syncs, the dry run, live activity and presence (`Replica.sync`, `plannedSends`,
+// `liveActivity`, `listen`, `hereNow`): their reports and records.
+@_exported import struct Replicator.ChannelPullReport
+@_exported import struct Replicator.ConflictReport
+@_exported import struct Replicator.DecryptPendingReport
+@_exported import struct Replicator.GapFillReport
+@_exported import enum Replicator.GapReason
+@_exported import enum Replicator.LiveActivity
+@_exported import struct Replicator.LiveEventRecord
+@_exported import enum Replicator.LiveState
+@_exported import struct Replicator.ObjectPullReport
+@_exported import struct Replicator.ObjectSyncResult
+@_exported import struct Replicator.OutboxPlanEntry
+@_exported import struct Replicator.PlannedRequest
+@_exported import struct Replicator.PlannedStep
+@_exported import struct Replicator.PullProgress
+@_exported import struct Replicator.ReactionSyncResult
+@_exported import struct Replicator.SyncReport
+@_exported import struct PubNubWire.ChannelOccupancy
+@_exported import struct PubNubWire.PresentUser
 
 // PubNub: tokens, crypto, push devices, files, errors, and the transport an app may supply.
 @_exported import struct PubNubWire.AccessDenial

@@ -23,6 +23,15 @@ extension Replica {
     /// or it is a legacy auth key. Its text is never shown by `description`.
     public nonisolated var accessToken: AccessToken? { client.access.parsedToken }
 
+    /// What Access Manager said when it last refused the current token (its 403 message), while
+    /// requests wait for a new one (``ReplicaStatus/waitingForToken`` is `.refused`); nil
+    /// otherwise. For telling the user why nothing goes: the token's text is never in it.
+    ///
+    /// ```swift
+    /// if await replica.status.waitingForToken == .refused { show(replica.tokenRefusal ?? "access refused") }
+    /// ```
+    public nonisolated var tokenRefusal: String? { client.access.refusalMessage }
+
     /// While started: follows the client's token into the status, and runs the token provider
     /// (``ReplicaConfiguration/tokenProvider``) when there is one.
     func launchAccess() {

@@ -94,6 +94,16 @@ extension Replica {
         try await write { try await $0.removePushDevice(device) }
     }
 
+    /// The channels PubNub sends pushes of to `device` now, read from the server (the Chat SDK's
+    /// `getPushChannels`): to check what ``registerPush(_:channels:)`` left registered.
+    ///
+    /// ```swift
+    /// let channels = try await replica.pushChannels(of: device)
+    /// ```
+    public func pushChannels(of device: PushDevice) async throws -> [String] {
+        try await client.push.channels(device: device)
+    }
+
     /// The current user's open invitations, newest first; observable.
     public var invitations: StoreQuery<[ChatInvitation<Custom>]> { queries.invitations(for: userId) }
 
@@ -103,4 +113,45 @@ extension Replica {
     /// for try await feed in replica.observe(replica.mentions) { badge = feed.count }
     /// ```
     public var mentions: StoreQuery<[MentionFeedItem<Custom.Message>]> { queries.mentions(of: userId) }
+}
+
+// The Chat SDK's moderation through the façade (`docs/chat.md`, "Moderation"): what a user does
+// (report, mute, unmute) and what a moderator decided about them (restrictions, read-only here:
+// setting them needs the keyset's secret key, which an app never holds).
+extension Replica {
+    /// Reports a message to the channel's moderators (the Chat SDK's `Message.report`): works
+    /// offline, sent exactly once. See `Outbox.report(message:reason:)`.
+    ///
+    /// ```swift
+    /// try await replica.report(message: message.id, reason: "spam")
+    /// ```
+    @discardableResult
+    public func report(message messageId: String, reason: String) async throws -> OutboxReceipt<JSONValue> {
+        try await write { try await $0.report(message: messageId, reason: reason) }
+    }
+
+    /// Mutes users: their messages leave the default message queries at once, and the mute list
+    /// (`PN_PRV.<userId>.mute1`) is written when online, for the user's other devices.
+    @discardableResult
+    public func mute(users: [String]) async throws -> OutboxReceipt<[String]> {
+        try await write { try await $0.mute(users: users) }
+    }
+
+    /// Unmutes users: their messages show again at once.
+    @discardableResult
+    public func unmute(users: [String]) async throws -> OutboxReceipt<[String]> {
+        try await write { try await $0.unmute(users: users) }
+    }
+
+    /// The current user's restrictions (banned or muted by a moderator), by channel; observable.
+    /// A send to a channel that bans or mutes the user throws `OutboxError.restricted` before
+    /// anything is queued.
+    ///
+    /// ```swift
+    /// for try await list in replica.observe(replica.restrictions) { composer.disable(in: list.map(\.channelId)) }
+    /// ```
+    public var restrictions: StoreQuery<[ChannelRestriction]> { queries.restrictions(of: userId) }
+
+    /// The users the current user muted (sorted), as the app sees them; observable.
+    public var mutedUsers: StoreQuery<[String]> { queries.mutedUsers(by: userId) }
 }

@@ -447,9 +447,9 @@ public actor Replica<Custom: ChatCustomData> {
         return parts.store
     }
 
-    /// The open store and the engines on it, for the tools of this package that drive the parts
-    /// one by one (the command-line tool: one `sync`, one `listen`), so that they are wired here
-    /// only. Throws ``ReplicaError/suspended`` while suspended.
+    /// The open store and the engines on it, without counting the outbox: for the calls that run
+    /// or read one part (``listen()``, ``plannedSends(pageSize:)``) and this package's tests.
+    /// Throws ``ReplicaError/suspended`` while suspended.
     package func currentParts() throws -> Parts {
         guard let parts else { throw ReplicaError.suspended }
         return parts

@@ -1,11 +1,7 @@
 import ArgumentParser
 import Foundation
-import Logging
 import PubNubReplica
-import PubNubWire
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// Keys, user id and origin, from flags or the environment.
 struct ConnectionOptions: ParsableArguments {
@@ -66,14 +62,6 @@ struct ConnectionOptions: ParsableArguments {
         }
     }
 
-    func configuration() throws -> PubNubConfiguration {
-        try PubNubConfiguration(
-            publishKey: publishKey ?? environmentValue("PUBNUB_PUBLISH_KEY") ?? "demo",
-            subscribeKey: resolvedSubscribeKey ?? "demo",
-            userId: actingUser(userId),
-            origin: resolvedOrigin)
-    }
-
     /// `--origin`, else `PUBNUB_ORIGIN`, else PubNub's.
     private var resolvedOrigin: String { origin ?? environmentValue("PUBNUB_ORIGIN") ?? "ps.pndsn.com" }
 
@@ -96,10 +84,8 @@ struct ConnectionOptions: ParsableArguments {
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
-    /// PubNub's crypto module when a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`).
-    func crypto() throws -> CryptoModule? {
-        try cipher().map { CryptoModule(cipherKey: $0.key, encryptWith: $0.cryptor) }
-    }
+    /// Whether a cipher key is given (flag, else `PUBNUB_CIPHER_KEY`); throws for an empty one.
+    func hasCipherKey() throws -> Bool { try cipher() != nil }
 
     /// The token: `--auth-token` (alias `--auth-key`), else `--auth-token-file`'s content, else
     /// `PUBNUB_AUTH_TOKEN`, else `PUBNUB_AUTH_KEY`; nil when none is given. A flag wins over the environment.
@@ -119,20 +105,11 @@ struct ConnectionOptions: ParsableArguments {
         return token
     }
 
-    /// The client's access control: the token, checked to be for the acting user.
-    func accessControl() throws -> AccessControl {
-        let access = AccessControl(token: nil, userId: actingUser(userId))
-        if let token = try token() {
-            do { try access.setToken(token) } catch { throw ValidationError("the token cannot be used: \(error)") }
-        }
-        return access
-    }
-
     /// A replica's configuration of these keys, user, origin, cipher and token, for the store at `path`.
     func replicaConfiguration(store path: String) throws -> ReplicaConfiguration {
-        let wire = try configuration()
         var configuration = ReplicaConfiguration(
-            publishKey: wire.publishKey, subscribeKey: wire.subscribeKey, userId: wire.userId, store: .file(path))
+            publishKey: publishKey ?? environmentValue("PUBNUB_PUBLISH_KEY") ?? "demo", subscribeKey: resolvedSubscribeKey ?? "demo",
+            userId: actingUser(userId), store: .file(path))
         configuration.origin = resolvedOrigin
         configuration.authKey = try token()
         if let cipher = try cipher() {
@@ -159,14 +136,6 @@ struct ConnectionOptions: ParsableArguments {
         if staticIv && !legacyCryptor { throw ValidationError("--static-iv applies to --legacy-cryptor") }
         return (key, legacyCryptor ? .legacy(randomIV: !staticIv) : .aesCbc)
     }
-
-    /// A client on a URLSession transport whose requests each end within `timeout` seconds, for
-    /// commands that talk to PubNub without an outbox or a reconciler.
-    func client(timeout: TimeInterval = 15) throws -> PubNubClient {
-        PubNubClient(
-            configuration: try configuration(), transport: URLSessionTransport(timeout: timeout), crypto: try crypto(),
-            access: try accessControl())
-    }
 }
 
 /// An environment variable; an empty one counts as unset (`PUBNUB_ORIGIN=` in a shell).
@@ -191,39 +160,51 @@ func validateIdentifiers(_ ids: [String], flag: String) throws {
     }
 }
 
-/// One command's replica: the store, the outbox and the reconciler on one client, wired by
-/// `Replica` (the CLI has no wiring of its own). Every write goes through ``replica``, as an
-/// app's does; a command drives the parts one by one (one drain, one sync, one live run)
-/// instead of starting the replica.
+/// One command's replica, on the store and the connection the options name: every command that
+/// talks to PubNub or writes does it through ``replica``, as an app does; a command makes one
+/// call (one write, one sync, one live run) instead of starting the replica.
 struct Session {
-    /// The replica the parts belong to: every write of a command is one of its calls.
+    /// The replica: each read, write, sync or live run of a command is one of its calls.
     let replica: Replica<DefaultChatCustom>
-    let store: ChatStore<DefaultChatCustom>
-    let outbox: Outbox<DefaultChatCustom>
-    let reconciler: Reconciler<DefaultChatCustom>
-    /// Live sync on the replica's reconciler, with the `live` options given.
-    let live: LiveSync<DefaultChatCustom>
 
-    /// Opens the store (migrating it), and the outbox, reconciler and live sync on a URLSession
-    /// transport whose requests each end within `requestTimeout` seconds (a long poll within its
-    /// own timeout); nothing is sent or fetched until a command drains, syncs, listens or reads.
+    /// Opens the store (migrating it) and makes the replica on a URLSession transport whose
+    /// requests each end within `requestTimeout` seconds (a long poll within its own timeout);
+    /// nothing is sent or fetched until a command drains, syncs, listens or reads.
     ///
-    /// - Parameter existing: the command works on what a store already holds (an edit, a pin, a
-    ///   read position, `decrypt-pending`): a missing file is refused rather than created empty at
-    ///   a mistyped path.
+    /// - Parameters:
+    ///   - readOnly: the store is only read: nothing is created, migrated or written.
+    ///   - inMemory: no store file at all (a command that only talks to PubNub).
+    ///   - existing: the command works on what a store already holds (an edit, a pin, a read
+    ///     position, `decrypt-pending`): a missing file is refused rather than created empty at a
+    ///     mistyped path.
+    ///   - live: what ``Replica/listen()`` follows.
     init(
-        store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false,
+        store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false, inMemory: Bool = false,
         requestTimeout: TimeInterval = 15, existing: Bool = false, live: LiveSyncOptions = LiveSyncOptions()
     ) async throws {
         if existing { try options.requireExistingStore() }
         var configuration = try connection.replicaConfiguration(store: options.storePath)
+        if inMemory { configuration.store = .inMemory }
         configuration.storeOptions = options.storeOptions(migration: .automatic)
-        configuration.storeOptions.readOnly = readOnly
+        configuration.storeOptions.readOnly = readOnly && !inMemory
         configuration.transport = URLSessionTransport(timeout: requestTimeout)
         configuration.live = live
         replica = try Replica<DefaultChatCustom>(configuration)
-        let parts = try await replica.currentParts()
-        (store, outbox, reconciler, self.live) = (parts.store, parts.outbox, parts.reconciler, parts.live)
+    }
+}
+
+extension Session {
+    /// The replica of a command that asks PubNub directly (`presence`, `typing`): on the store
+    /// read-only when `readingStore`, else on none. A token that cannot be used is refused as
+    /// the other flags' mistakes are.
+    static func network(
+        _ options: StoreOptionsGroup, _ connection: ConnectionOptions, readingStore: Bool = false
+    ) async throws -> Replica<DefaultChatCustom> {
+        do {
+            return try await Session(store: options, connection: connection, readOnly: readingStore, inMemory: !readingStore).replica
+        } catch ReplicaError.unusableToken(let error) {
+            throw ValidationError("the token cannot be used: \(error)")
+        }
     }
 }
 

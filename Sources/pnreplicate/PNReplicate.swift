@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate`: the command-line face of the library.
 @main
@@ -77,21 +77,21 @@ struct StoreOptionsGroup: ParsableArguments {
     }
 
     /// Opens an existing store read-only, for commands that only show what it holds: nothing is
-    /// created, migrated, locked or written. A store with pending migrations is refused unless
-    /// `allowingPendingMigrations` (`status`, which reports them); a path that is not a regular
-    /// file, an empty file or a file that is not a store is refused with a `StoreError`.
-    func openForReading(allowingPendingMigrations: Bool = false) throws -> ChatStore<DefaultChatCustom> {
-        // `open` refuses a missing file itself (read-only creates nothing).
-        var options = storeOptions(migration: allowingPendingMigrations ? .manual : .requireCurrent)
-        options.readOnly = true
+    /// created, migrated, locked, written or sent. A store with pending migrations is refused; a
+    /// path that is not a regular file, an empty file or a file that is not a store is refused
+    /// with a `StoreError`.
+    func openForReading() throws -> Replica<DefaultChatCustom> {
         do {
-            return try ChatStore<DefaultChatCustom>.open(at: storePath, options: options)
-        } catch let error as StoreError {
-            throw error
+            return try Replica<DefaultChatCustom>(readingStoreAt: storePath, options: storeOptions(migration: .requireCurrent))
         } catch {
-            // SQLite's own refusal (`file is not a database`, ...), naming the file.
-            throw StoreError.database(message: "cannot read \(storePath): \(error)")
+            throw readingError(error)
         }
+    }
+
+    /// An error of opening the store to read it, as the command reports it: a `StoreError` as it
+    /// is; SQLite's own refusal (`file is not a database`, ...) as a `StoreError` naming the file.
+    func readingError(_ error: any Error) -> any Error {
+        error is StoreError ? error : StoreError.database(message: "cannot read \(storePath): \(error)")
     }
 }
 

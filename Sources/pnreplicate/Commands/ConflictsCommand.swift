@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate conflicts list|resolve`: the conflict log, and a person's decision on a conflict
 /// its policy left open.

@@ -13,8 +13,8 @@ struct DecryptPendingCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            guard try connection.crypto() != nil else { throw ValidationError("decrypt-pending needs --cipher-key or $PUBNUB_CIPHER_KEY") }
-            let report = try await Session(store: options, connection: connection, existing: true).reconciler.decryptPending()
+            guard try connection.hasCipherKey() else { throw ValidationError("decrypt-pending needs --cipher-key or $PUBNUB_CIPHER_KEY") }
+            let report = try await Session(store: options, connection: connection, existing: true).replica.decryptPending()
             if options.json { return try Output.json(report) }
             Output.table([("decrypted", String(report.decrypted)), ("still undecryptable", String(report.stillUndecryptable))])
         }

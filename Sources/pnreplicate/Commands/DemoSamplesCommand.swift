@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate demo [samples]`: create a store, migrate it, load the seed's sample user, channel
 /// and message, and show the status.
@@ -14,10 +14,13 @@ struct DemoSamplesCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let path = options.storePath
-            let store = try ChatStore<DefaultChatCustom>.open(at: path, options: options.storeOptions(migration: .manual))
-            let report = try store.migrate()
-            let loaded = try await SampleData.load(into: store)
-            let status = try await store.status()
+            let report = try Replica<DefaultChatCustom>.migrateStore(at: path, options: options.storeOptions(migration: .manual))
+            // A replica that sends nothing: the samples are stored as they are.
+            var configuration = ReplicaConfiguration(publishKey: "demo", subscribeKey: "demo", userId: actingUser(nil), store: .file(path))
+            configuration.storeOptions = options.storeOptions(migration: .requireCurrent)
+            let replica = try Replica<DefaultChatCustom>(configuration)
+            let loaded = try await SampleData.load(into: replica)
+            let status = try await replica.storeStatus()
             if options.json {
                 try Output.json(DemoOutput(migrated: report.performed, sampleRowsWritten: loaded, status: status))
             } else {
@@ -38,7 +41,7 @@ struct DemoOutput: Encodable {
 
 /// The seed's own examples: Jane Doe, the Off-topic channel, one message.
 enum SampleData {
-    static func load(into store: ChatStore<DefaultChatCustom>) async throws -> Int {
+    static func load(into replica: Replica<DefaultChatCustom>) async throws -> Int {
         let decoder = JSONDecoder()
         let user = try decoder.decode(ChatUser<FlatCustom>.self, from: Data(userJSON.utf8))
         let channel = try decoder.decode(ChatChannel<FlatCustom>.self, from: Data(channelJSON.utf8))
@@ -46,12 +49,7 @@ enum SampleData {
         let message = try ChatMessage(payload: payload, channelId: channel.id, userId: user.id, timetoken: 16_521_940_800_000_000)
         let member = ChatMember<DefaultChatCustom>(
             channel: channel, user: user, status: "active", updated: user.updated, eTag: "AZO/t53al7m8fw")
-        var written = 0
-        written += try await store.load(users: [user]).inserted
-        written += try await store.load(channels: [channel]).inserted
-        written += try await store.load(members: [member]).inserted
-        written += try await store.load(messages: [message]).inserted
-        return written
+        return try await replica.load(users: [user], channels: [channel], members: [member], messages: [message])
     }
 
     static let userJSON = """

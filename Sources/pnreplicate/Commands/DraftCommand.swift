@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate draft`: the message drafts kept in the store (one per channel, and per thread).
 struct DraftCommand: AsyncParsableCommand {
@@ -38,9 +36,12 @@ struct DraftCommand: AsyncParsableCommand {
         }
     }
 
-    /// Opens the store for writing (created and migrated when needed).
-    static func open(_ options: StoreOptionsGroup) throws -> ChatStore<DefaultChatCustom> {
-        try ChatStore<DefaultChatCustom>.open(at: options.storePath, options: options.storeOptions(migration: .automatic))
+    /// Opens the store for writing (created and migrated when needed), on a replica that sends
+    /// nothing: drafts live in the store only.
+    static func open(_ options: StoreOptionsGroup) throws -> Replica<DefaultChatCustom> {
+        var configuration = ReplicaConfiguration(publishKey: "demo", subscribeKey: "demo", userId: actingUser(nil), store: .file(options.storePath))
+        configuration.storeOptions = options.storeOptions(migration: .automatic)
+        return try Replica<DefaultChatCustom>(configuration)
     }
 
     /// Prints a draft: text, mentions, quote and the text it would send; or JSON.

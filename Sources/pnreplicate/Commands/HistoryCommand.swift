@@ -32,8 +32,8 @@ struct HistoryCommand: AsyncParsableCommand {
             let end = try Self.timetoken(self.end, flag: "--end")
             let messages: [ChatMessage<FlatCustom>]
             if remote {
-                let session = try await Session(store: options, connection: connection)
-                messages = try await session.reconciler.remoteHistory(
+                let replica = try await Session(store: options, connection: connection).replica
+                messages = try await replica.remoteHistory(
                     channel: channel, start: start, end: end, reverse: reverse, limit: limit)
             } else {
                 let store = try options.openForReading()

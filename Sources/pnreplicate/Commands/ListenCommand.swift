@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
-import PubNubWire
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 #if canImport(Glibc)
 import Glibc
@@ -11,11 +9,11 @@ import Glibc
 import Darwin
 #endif
 
-/// `pnreplicate listen`: keep the store live with a ``Replicator/LiveSync`` until SIGINT or
+/// `pnreplicate listen`: keep the store live with ``PubNubReplica/Replica/listen()`` until SIGINT or
 /// SIGTERM, printing one line per event received.
 ///
 /// The store and the connection are opened as `sync` opens them; the long poll carries its own
-/// 310 s deadline (``Replicator/LiveSyncOptions/pollTimeout``), every other request the usual
+/// 310 s deadline (``PubNubReplica/LiveSyncOptions/pollTimeout``), every other request the usual
 /// one. Events go to stdout, one line each (JSON lines with `--json`), as soon as they are
 /// applied; state changes go to stderr (`state: live`), catch-up progress and gap fills too with
 /// `--verbose`, or all of them to stdout as JSON lines with `--json`. Lines carry ids, never message text. On SIGINT or SIGTERM the live sync
@@ -93,24 +91,27 @@ struct ListenCommand: AsyncParsableCommand {
         liveOptions.channels = channels
         liveOptions.users = users
         if presence { liveOptions.presence = PresenceOptions(timeout: presenceTimeout) }
-        let session = try await Session(store: options, connection: connection, live: liveOptions)
-        let live = session.live
+        let replica = try await Session(store: options, connection: connection, live: liveOptions).replica
         // SIGHUP reads --auth-token-file again: a new token without a restart (docs/access.md).
-        let access = session.outbox.client.access, tokenFile = connection.authTokenFile
-        let reload = await SignalTrap([SIGHUP]) { _ in Self.reloadToken(from: tokenFile, into: access) }
+        // Held weakly: a signal source outlives its cancel for a moment, and the replica (with it
+        // the store, closed when released, its WAL with it) must go when this function returns.
+        let tokenFile = connection.authTokenFile
+        let reload = await SignalTrap([SIGHUP]) { [weak replica] _ in
+            if let replica { Self.reloadToken(from: tokenFile, into: replica) }
+        }
         defer { reload.cancel() }
         let printer = ActivityPrinter(json: options.json, verbose: options.verbose)
         // Subscribed before the run starts, so that nothing is missed.
-        let activity = live.activity()
-        _ = printer.print(.state(await live.state))
-        let running = Task { try await live.run() }
+        let activity = try await replica.liveActivity()
+        _ = printer.print(.state(try await replica.liveState))
+        let running = Task { try await replica.listen() }
         stop.attach(running)
         // The sequence finishes when the run returns (``LiveState/stopped`` is its last element).
         // A reader that went away (`listen | head -2`) ends the run, as SIGPIPE would.
         for await item in activity {
             if !printer.print(item) { stop.pull() }
         }
-        // A stop that interrupts a store access is a clean stop: `LiveSync.run()` owns that rule.
+        // A stop that interrupts a store access is a clean stop: `Replica.listen()` owns that rule.
         try await running.value
     }
 }
@@ -118,14 +119,14 @@ struct ListenCommand: AsyncParsableCommand {
 extension ListenCommand {
     /// On SIGHUP: the token in `file` replaces the current one; a line on stderr says what happened
     /// (never the token).
-    @Sendable static func reloadToken(from file: String?, into access: AccessControl) {
+    @Sendable static func reloadToken(from file: String?, into replica: Replica<DefaultChatCustom>) {
         guard let file else {
             Output.standardError("SIGHUP: no --auth-token-file to read a new token from; the token is unchanged\n")
             return
         }
         do {
-            try access.setToken(try ConnectionOptions.readToken(file: file))
-            let expiry = access.parsedToken.map { ", expires \(ISOTimestamp(date: $0.expires))" } ?? ""
+            try replica.setToken(try ConnectionOptions.readToken(file: file))
+            let expiry = replica.accessToken.map { ", expires \(ISOTimestamp(date: $0.expires))" } ?? ""
             Output.standardError("token: replaced from \(file)\(expiry)\n")
         } catch {
             Output.standardError("SIGHUP: the token in \(file) was not used: \(error)\n")
@@ -183,7 +184,7 @@ struct ActivityPrinter {
     }
 }
 
-/// One JSON line of `listen --json`: an event (the ``Replicator/LiveEventRecord``'s fields), a
+/// One JSON line of `listen --json`: an event (the ``PubNubReplica/LiveEventRecord``'s fields), a
 /// state or a gap fill, told apart by `type`.
 struct ActivityLine: Encodable {
     var item: LiveActivity

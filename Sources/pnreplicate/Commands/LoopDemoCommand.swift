@@ -1,11 +1,9 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import PubNubSimulator
 import PubNubSimulatorTesting
-import PubNubWire
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate demo loop`: the whole replication loop on the embedded simulator, in one screen.
 ///

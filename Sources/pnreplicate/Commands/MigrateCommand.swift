@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate migrate [--dry-run] [--backup]`.
 struct MigrateCommand: AsyncParsableCommand {
@@ -26,12 +26,11 @@ struct MigrateCommand: AsyncParsableCommand {
             let path = options.storePath
             let report: MigrationReport
             if dryRun {
-                report = try ChatStore<DefaultChatCustom>.migrationPlan(
+                report = try Replica<DefaultChatCustom>.migrationPlan(
                     forStoreAt: path, options: options.storeOptions(migration: .manual))
             } else {
-                let store = try ChatStore<DefaultChatCustom>.open(
-                    at: path, options: options.storeOptions(migration: .manual))
-                report = try store.migrate(dryRun: false, backupTo: backup ? store.defaultBackupPath() : nil)
+                report = try Replica<DefaultChatCustom>.migrateStore(
+                    at: path, options: options.storeOptions(migration: .manual), backup: backup)
             }
             if options.json {
                 try Output.json(MigrateOutput(store: path, report: report))

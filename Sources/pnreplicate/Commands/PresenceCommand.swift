@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
-import PubNubWire
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate presence`: who PubNub says is on a channel (here-now, with state), next to the
 /// presence the store holds for the channel's members.
@@ -26,10 +24,11 @@ struct PresenceCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
+            // The store is only read (opened, and refused, before anything is asked of PubNub); a
+            // replica of no store asks PubNub.
             let store = try options.openForReading()
-            let client = try connection.client()
-            let answer = try await client.hereNowAll(channels: [channel], includeState: true)
-            let occupancy = answer.channels[channel] ?? ChannelOccupancy(occupancy: 0, occupants: [])
+            let replica = try await Session.network(options, connection)
+            let occupancy = try await replica.hereNow(channel: channel)
             let members = try await store.fetch(store.queries.members(ofChannel: channel, presentFirst: true))
             let output = PresenceOutput(
                 channel: channel, occupancy: occupancy.occupancy, server: occupancy.occupants,

@@ -66,11 +66,11 @@ struct PushCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 try validateIdentifiers(channel, flag: "--channel")
-                let session = try await Session(store: options, connection: connection)
-                let device = try device.device()
-                let receipt = channel.isEmpty
-                    ? try await session.replica.removePushDevice(device) : try await session.replica.unregisterPush(device, channels: channel)
-                try EnqueueOutput(receipt, id: nil).print(json: options.json)
+                try await Session.enqueue(options, connection) { replica in
+                    let device = try device.device()
+                    return channel.isEmpty
+                        ? try await replica.removePushDevice(device) : try await replica.unregisterPush(device, channels: channel)
+                }
             }
         }
     }
@@ -83,8 +83,8 @@ struct PushCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let session = try await Session(store: options, connection: connection)
-                let channels = try await session.outbox.client.push.channels(device: try device.device())
+                let replica = try await Session(store: options, connection: connection).replica
+                let channels = try await replica.pushChannels(of: try device.device())
                 if options.json { return try Output.json(channels) }
                 Output.standardOutput(channels.isEmpty ? "no channels send pushes to this device\n" : channels.map { Output.terminalSafe($0) + "\n" }.joined())
             }

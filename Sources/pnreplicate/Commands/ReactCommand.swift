@@ -18,11 +18,11 @@ struct ReactCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let session = try await Session(store: options, connection: connection)
-            let receipt = remove
-                ? try await session.replica.removeReaction(value, type: type, fromMessage: message)
-                : try await session.replica.addReaction(value, type: type, toMessage: message)
-            try EnqueueOutput(receipt, id: nil).print(json: options.json)
+            try await Session.enqueue(options, connection) { replica in
+                remove
+                    ? try await replica.removeReaction(value, type: type, fromMessage: message)
+                    : try await replica.addReaction(value, type: type, toMessage: message)
+            }
         }
     }
 }

@@ -26,20 +26,20 @@ struct ReadCommand: AsyncParsableCommand {
                 return
             }
             guard let channel else { throw ValidationError("give --channel C, or --all") }
-            let session = try await Session(store: options, connection: connection, existing: true)
-            let timetoken: Timetoken
-            if let upTo {
-                guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }
-                timetoken = parsed
-            } else {
-                let messages = try await session.store.fetch(session.store.queries.messages(inChannel: channel))
-                guard let newest = messages.compactMap(\.timetoken).max() else {
-                    throw ValidationError("no sent message of \(channel) in the store; give --up-to")
+            try await Session.enqueue(options, connection, existing: true) { replica in
+                let timetoken: Timetoken
+                if let upTo {
+                    guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }
+                    timetoken = parsed
+                } else {
+                    let messages = try await replica.fetch(replica.queries.messages(inChannel: channel))
+                    guard let newest = messages.compactMap(\.timetoken).max() else {
+                        throw ValidationError("no sent message of \(channel) in the store; give --up-to")
+                    }
+                    timetoken = newest
                 }
-                timetoken = newest
+                return try await replica.markRead(channel: channel, upTo: timetoken, force: force)
             }
-            let receipt = try await session.replica.markRead(channel: channel, upTo: timetoken, force: force)
-            try EnqueueOutput(receipt, id: nil).print(json: options.json)
         }
     }
 }

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate show users|channels|members|messages|reactions`: what the local store holds.
 struct ShowCommand: AsyncParsableCommand {
@@ -82,7 +81,7 @@ struct ShowCommand: AsyncParsableCommand {
     /// The acting user: `--user-id`, else `PUBNUB_USER_ID`, else `pnreplicate-cli`.
     private var me: String { actingUser(userId) }
 
-    private func showReactions(_ store: ChatStore<DefaultChatCustom>, channel: String) async throws {
+    private func showReactions(_ store: Replica<DefaultChatCustom>, channel: String) async throws {
         var reacted: [(message: ChatMessage<FlatCustom>, reactions: [ReactionSummary])] = []
         for message in try await store.fetch(store.queries.messages(inChannel: channel)) {
             let reactions = try await store.fetch(store.queries.reactions(ofMessage: message.id, currentUserId: me))
@@ -112,7 +111,7 @@ struct ShowCommand: AsyncParsableCommand {
             ["timetoken", "id", "user", "delivery", "text"],
             messages.map { message in
                 var text = Output.oneLine(message.shownText)
-                if message.contentType == Reconciler<DefaultChatCustom>.undecryptableContentType {
+                if message.isUndecryptable {
                     text = "[undecryptable: wrong or missing --cipher-key; pnreplicate decrypt-pending]"
                 }
                 if message.editedText != nil { text += " (edited)" }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
 
 /// `pnreplicate status`.
 struct StatusCommand: AsyncParsableCommand {
@@ -14,8 +14,13 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let path = options.storePath
-            let store = try options.openForReading(allowingPendingMigrations: true)
-            let status = try await store.status()
+            // Read only, pending migrations included (reported, not refused).
+            let status: StoreStatus
+            do {
+                status = try await Replica<DefaultChatCustom>.storeStatus(at: path, options: options.storeOptions(migration: .manual))
+            } catch {
+                throw options.readingError(error)
+            }
             if options.json {
                 try Output.json(StatusOutput(store: path, status: status))
             } else {
@@ -32,7 +37,7 @@ struct StatusCommand: AsyncParsableCommand {
             ("outbox", "\(status.pendingOutbox) to send, \(status.deadLetters) dead, \(status.conflicts) in conflict"),
         ]
         // Row counts by table; the outbox table's is labelled apart from the summary above.
-        for table in ChatStore<DefaultChatCustom>.countedTables {
+        for table in StoreStatus.countedTables {
             if let count = status.rowCounts[table] { rows.append((table == "outbox" ? "outbox rows" : table, String(count))) }
         }
         Output.table(rows)

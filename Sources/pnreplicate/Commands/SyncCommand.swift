@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import PubNubWire
-import Replicator
 
 /// `pnreplicate sync` (the default command): push the outbox to PubNub, then pull.
 struct SyncCommand: AsyncParsableCommand {
@@ -51,26 +49,25 @@ struct SyncCommand: AsyncParsableCommand {
             if dryRun { return try await printPlan() }
             // Each request gets at most the whole budget; the sync stops starting work at the
             // deadline, and a watchdog ends a request that overruns it anyway.
-            let session = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout))
+            let replica = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout)).replica
             let deadline = Date().addingTimeInterval(timeout)
             let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
-            let pushProgress = showProgress ? Task { await Self.showProgress(session.outbox) } : nil
+            let pushProgress = showProgress ? Task { try await Self.showProgress(replica.outboxEvents()) } : nil
             // The progress line goes on success and failure alike (an error is printed after it).
             defer {
                 pushProgress?.cancel()
                 if showProgress { Output.standardError("\r\u{1B}[K") }
             }
-            for channel in self.channel { try await session.reconciler.markHot(channel) }
+            for channel in self.channel { try await replica.markHot(channel) }
             let report = try await Self.bounded(by: timeout) {
-                try await session.reconciler.sync(
-                    pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
+                try await replica.sync(pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
             }
             if options.json {
                 try Output.json(SyncOutput(report))
             } else {
                 Self.printText(report)
             }
-            if report.waitsForToken { Output.standardError(Self.tokenLine(report, session: session) + "\n") }
+            if report.waitsForToken { Output.standardError(Self.tokenLine(report, replica: replica) + "\n") }
             if let status = Self.exitStatus(report) { throw ExitCode(status) }
         }
     }
@@ -107,14 +104,14 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     /// `waiting for a token: …`: why, and how many ops wait.
-    static func tokenLine(_ report: SyncReport, session: Session) -> String {
+    static func tokenLine(_ report: SyncReport, replica: Replica<DefaultChatCustom>) -> String {
         var why: String
         switch report.waitingForToken {
         case .expired?:
-            let expiry = session.outbox.client.access.parsedToken.map { " at \(ISOTimestamp(date: $0.expires))" } ?? ""
+            let expiry = replica.accessToken.map { " at \(ISOTimestamp(date: $0.expires))" } ?? ""
             why = "the token expired\(expiry)"
         case .refused?:
-            why = "Access Manager refused the token" + (session.outbox.client.access.refusalMessage.map { " (\(Output.terminalSafe($0)))" } ?? "")
+            why = "Access Manager refused the token" + (replica.tokenRefusal.map { " (\(Output.terminalSafe($0)))" } ?? "")
         case .missing?: why = "no token was given"
         case .expiring?, nil: why = "the token does not grant what they need"
         }
@@ -157,11 +154,11 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     /// One progress line on stderr, rewritten in place.
-    static func showProgress(_ outbox: Outbox<DefaultChatCustom>) async {
+    static func showProgress(_ events: AsyncStream<OutboxEvent>) async {
         var sent = 0
         var retrying = 0
         var failed = 0
-        for await event in await outbox.events() {
+        for await event in events {
             switch event {
             case .sent: sent += 1
             case .retrying, .ambiguous: retrying += 1
@@ -178,11 +175,11 @@ struct SyncCommand: AsyncParsableCommand {
         Output.standardError("\r\u{1B}[K\(line)")
     }
 
-    /// Prints the plan as the outbox is read, page by page (``Replicator/Outbox/planEntries(pageSize:)``):
+    /// Prints the plan as the outbox is read, page by page (``PubNubReplica/Replica/plannedSends(pageSize:)``):
     /// the first ops show at once and memory stays bounded, however many ops wait.
     func printPlan() async throws {
-        let session = try await Session(store: options, connection: connection, readOnly: true)
-        let entries = session.outbox.planEntries()
+        let replica = try await Session(store: options, connection: connection, readOnly: true).replica
+        let entries = try await replica.plannedSends()
         if options.json {
             // The pretty-printed `{"dryRun": true, "ops": [...]}` of `Output.json`, written op by op.
             print("{\n  \"dryRun\" : true,\n  \"ops\" : [", terminator: "")
@@ -195,7 +192,7 @@ struct SyncCommand: AsyncParsableCommand {
             print(first ? "\n\n  ]\n}" : "\n  ]\n}")
             return
         }
-        let count = try await session.store.fetch(session.store.queries.outboxCount())
+        let count = try await replica.fetch(replica.queries.outboxCount())
         print("dry run: \(count) op\(count == 1 ? "" : "s") in the outbox; no request made, nothing changed")
         for try await entry in entries {
             var text = "\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) "
@@ -235,7 +232,7 @@ struct SyncTimeout: Error, CustomStringConvertible {
     }
 }
 
-/// The JSON `sync --json` prints: each part of the ``Replicator/SyncReport``.
+/// The JSON `sync --json` prints: each part of the ``PubNubReplica/SyncReport``.
 struct SyncOutput: Encodable {
     /// Object pull counts of one scope.
     struct Objects: Encodable {

@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
-import PubNubWire
+import PubNubReplica
 import ReplicaModel
-import ReplicaStore
-import Replicator
 
 /// `pnreplicate typing`: sends the Chat SDK's typing signal for the configured user.
 struct TypingCommand: AsyncParsableCommand {
@@ -27,19 +25,14 @@ struct TypingCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             // The store is only read (a channel's type), and only when it exists: typing never
-            // writes to it.
-            let store = FileManager.default.fileExists(atPath: options.storePath) ? try options.openForReading() : nil
-            let client = try connection.client()
-            let typing = TypingIndicators(
-                client: client,
-                channelType: { id in
-                    guard let store else { return nil }
-                    return try? await store.fetch(store.queries.channel(id: id))?.type
-                })
+            // writes to it. One that cannot be read is refused first, as `show` refuses it.
+            let exists = FileManager.default.fileExists(atPath: options.storePath)
+            if exists { _ = try options.openForReading() }
+            let replica = try await Session.network(options, connection, readingStore: exists)
             if stop {
-                try await typing.stopTyping(in: channel, force: true)
+                try await replica.stopTyping(in: channel, force: true)
             } else {
-                try await typing.startTyping(in: channel)
+                try await replica.startTyping(in: channel)
             }
             if options.json { return try Output.json(["channel": channel, "typing": stop ? "stopped" : "started"]) }
             Output.standardOutput("typing \(stop ? "stopped" : "started") on \(channel)\n")
