@@ -470,7 +470,7 @@ extension ChatStore {
 
 extension ChatStore {
     /// Writes a checkpoint on its own (object cursors; history checkpoints move with their pages).
-    public func saveCheckpoint(_ checkpoint: SyncCheckpoint) async throws(StoreError) {
+    package func saveCheckpoint(_ checkpoint: SyncCheckpoint) async throws(StoreError) {
         try await write { db in try checkpoint.write(db) }
     }
 }
