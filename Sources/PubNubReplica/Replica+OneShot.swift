@@ -38,28 +38,18 @@ extension Replica {
     }
 
     /// The outbox in send order, each op with why it waits and the exact request it would make,
-    /// read page by page (the first ops come at once, memory stays bounded): a dry run, which sends
-    /// nothing and changes nothing, so it works on a store opened with
-    /// ``init(readingStoreAt:options:)``. What `pnreplicate --dry-run` prints.
+    /// read page by page as it is iterated (the first ops come at once; two pages are in memory at
+    /// most, however long the outbox): a dry run, which sends nothing and changes nothing, so it
+    /// works on a store opened with ``init(readingStoreAt:userId:options:)``. What
+    /// `pnreplicate --dry-run` prints.
     ///
     /// ```swift
     /// for try await entry in try await replica.plannedSends() {
     ///     print(entry.position, entry.kind, entry.waiting, entry.request?.path ?? "-")
     /// }
     /// ```
-    public func plannedSends(pageSize: Int = 500) throws -> AsyncThrowingStream<OutboxPlanEntry, any Error> {
-        let entries = try currentParts().outbox.planEntries(pageSize: pageSize)
-        let (stream, continuation) = AsyncThrowingStream<OutboxPlanEntry, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task {
-            do {
-                for try await entry in entries { continuation.yield(entry) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+    public func plannedSends(pageSize: Int = 500) throws -> PlannedSends<Custom> {
+        PlannedSends(entries: try currentParts().outbox.planEntries(pageSize: pageSize))
     }
 
     /// Reads again, with the configured cipher key, the stored messages that could not be
@@ -202,4 +192,23 @@ extension ChatMessage {
     /// cipher key): its text is empty and its content the encrypted payload, until
     /// ``Replica/decryptPending()`` reads it again with the right key.
     public var isUndecryptable: Bool { contentType == Reconciler<DefaultChatCustom>.undecryptableContentType }
+}
+
+/// The outbox's plan, op by op (``Replica/plannedSends(pageSize:)``): each page of ops is read and
+/// planned when the previous one is used up.
+public struct PlannedSends<Custom: ChatCustomData>: AsyncSequence, Sendable {
+    /// One op's plan.
+    public typealias Element = OutboxPlanEntry
+    let entries: Outbox<Custom>.PlanEntries
+
+    /// Reads the plan.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Outbox<Custom>.PlanEntries.AsyncIterator
+
+        /// The next op's plan, or nil after the last.
+        public mutating func next() async throws -> OutboxPlanEntry? { try await base.next() }
+    }
+
+    /// Starts reading (nothing is read until the first ``AsyncIterator/next()``).
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: entries.makeAsyncIterator()) }
 }
