@@ -97,6 +97,7 @@ extension Replica {
     /// ```
     ///
     /// - Parameters:
+    ///   - path: the store's file, written by a replica (or `pnreplicate`) before.
     ///   - userId: whose feeds the queries of the current user read (``mentions``,
     ///     ``invitations``, ``restrictions``...).
     ///   - options: the store's options; it is opened read-only whatever `StoreOptions.readOnly`

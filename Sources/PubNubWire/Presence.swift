@@ -142,7 +142,7 @@ public struct PresentUser: Sendable, Hashable, Codable {
 public struct ChannelOccupancy: Sendable, Hashable, Codable {
     /// How many are subscribed.
     public var occupancy: Int
-    /// Who (empty when ``HereNowRequest/includeUserIds`` was false), in the server's order.
+    /// Who (empty when `HereNowRequest.includeUserIds` was false), in the server's order.
     public var occupants: [PresentUser]
 
     /// An occupancy.

@@ -3,7 +3,7 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// Where a ``LiveSync`` stands.
+/// Where a `LiveSync` stands.
 public enum LiveState: Sendable, Hashable, CustomStringConvertible {
     /// Asking the server for a cursor (a handshake).
     case connecting
@@ -13,7 +13,7 @@ public enum LiveState: Sendable, Hashable, CustomStringConvertible {
     case live
     /// A request failed; retrying after a backoff. The reason is one line, without keys.
     case offline(reason: String)
-    /// ``LiveSync/run()`` returned (cancelled).
+    /// `LiveSync.run()` returned (cancelled).
     case stopped
 
     /// `live`, `offline: reason`, ...
@@ -90,7 +90,7 @@ public struct CatchUpProgress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What a ``LiveSync`` reports, in order: state changes, each event received, each gap fill.
+/// What a `LiveSync` reports, in order: state changes, each event received, each gap fill.
 public enum LiveActivity: Sendable, Hashable {
     /// The state changed.
     case state(LiveState)

@@ -90,7 +90,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message was soft-deleted by other users too; PubNub lets a user remove only their own
     /// `deleted` action, so it cannot be restored by this one.
     case deletedByOthers(messageId: String, users: [String])
-    /// Another user wrote the message, and the store's ``ReplicaStore/EditAuthority`` does not let
+    /// Another user wrote the message, and the store's `ReplicaStore.EditAuthority` does not let
     /// this user change it (no replica with that setting would show the edit or deletion).
     case notAllowedToChange(messageId: String, author: String)
     /// The channel is not in the store (pull it first: a pin is written over its custom data).
@@ -99,12 +99,12 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case messageNotSent(String)
     /// The user has no membership of the channel in the store (a read position lives there).
     case notAMember(channel: String, user: String)
-    /// A read position later than the present plus a tolerance (``ReplicaModel/ReadPosition/ceiling(now:)``):
+    /// A read position later than the present plus a tolerance (`ReplicaModel.ReadPosition.ceiling(now:)`):
     /// it would freeze the channel's unread count.
     case implausibleReadPosition(Timetoken, ceiling: Timetoken)
     /// A thread draft's root message (channel, timetoken) is not in the store.
     case threadRootNotFound(channel: String, timetoken: Timetoken)
-    /// Another process holds the store's drain lease (see ``ReplicaStore/DrainLease``) and did not give it up
+    /// Another process holds the store's drain lease (see `ReplicaStore.DrainLease`) and did not give it up
     /// in time: only one process sends a store's outbox at a time.
     case drainLeaseHeld(path: String, holder: Int32?)
     /// A publish answer gave the message a timetoken that another stored message of the channel

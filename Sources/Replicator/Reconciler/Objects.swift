@@ -15,7 +15,7 @@ public struct ObjectPullReport: Sendable, Hashable {
     public var channels = ObjectSyncResult()
     /// The current user's memberships.
     public var memberships = ObjectSyncResult()
-    /// Members of the hot channels (``Reconciler/markHot(_:)``) and of those asked for.
+    /// Members of the hot channels (`Reconciler.markHot(_:)`) and of those asked for.
     public var members = ObjectSyncResult()
     /// Whether the user and channel listings were full (and pruned what the server deleted).
     public var full = false

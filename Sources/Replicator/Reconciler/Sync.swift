@@ -3,7 +3,7 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// What one ``Reconciler/sync(pushDeadline:deadline:full:progress:)`` did.
+/// What one `Reconciler.sync(pushDeadline:deadline:full:progress:)` did.
 public struct SyncReport: Sendable {
     /// The outbox drains (push), added up.
     public var push = DrainReport()
@@ -13,13 +13,13 @@ public struct SyncReport: Sendable {
     public var objects: ObjectPullReport?
     /// History per channel.
     public var history: [ChannelPullReport] = []
-    /// Reactions per hot channel (``Reconciler/markHot(_:)``).
+    /// Reactions per hot channel (`Reconciler.markHot(_:)`).
     public var reactions: [String: ReactionSyncResult] = [:]
     /// Channels whose new messages were pulled but whose reactions and members were not listed
     /// (cold: not marked hot); their listing checkpoints say how fresh they are.
     public var coldChannels = 0
     /// Stored messages that could not be decrypted, read again with the client's crypto module
-    /// before the history pull (``Reconciler/decryptPending()``); nil when the client has no
+    /// before the history pull (`Reconciler.decryptPending()`); nil when the client has no
     /// cipher key or nothing was marked.
     public var decrypted: DecryptPendingReport?
     /// What failed, one line each (the rest of the sync still ran).
@@ -179,7 +179,7 @@ extension DrainReport {
 
 // MARK: Messages stored undecryptable, read again
 
-/// What ``Reconciler/decryptPending()`` did.
+/// What `Reconciler.decryptPending()` did.
 public struct DecryptPendingReport: Sendable, Hashable, Codable {
     /// Messages now readable.
     public var decrypted = 0
