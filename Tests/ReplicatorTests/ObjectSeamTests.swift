@@ -264,7 +264,8 @@ struct ObjectSeamConflictTests {
 
 @Suite("Object-backend seam: two devices over a test double")
 struct ObjectSeamTwoDeviceTests {
-    @Test("offline edits on two devices and a third client converge, one log entry per conflicting edit", arguments: 1...24)
+    @Test("offline edits on two devices and a third client converge, one log entry per conflicting edit",
+          arguments: SoakSeeds.range("PNREPLICATE_OBJECT_SEEDS", default: 24))
     func converge(seed: UInt64) async throws {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)

@@ -38,8 +38,12 @@ extension SimulatedDevice where Custom == DefaultChatCustom {
 struct TwoDeviceTests {
     static let channels = ["c1", "c2"]
 
+    /// Seeds: 50 in `swift test` (ObjectSeamTests runs the same story through the object-backend
+    /// seam); `scripts/soak objects N` (`PNREPLICATE_OBJECT_SEEDS`, ``SoakSeeds``) for a long run.
+    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_OBJECT_SEEDS", default: 50) }
+
     @Test("concurrent offline edits on two devices and a third client converge, one log entry per conflicting edit",
-          arguments: 1...100)  // 100 in CI (a full run's largest single cost after the live scenario)
+          arguments: seeds)
     func converge(seed: UInt64) async throws {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)
