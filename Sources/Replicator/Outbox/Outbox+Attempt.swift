@@ -230,11 +230,12 @@ extension Outbox {
     /// marks the lane's next op (returned) when it can go as it is.
     private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?) async throws -> MarkedOp? {
         let write: ObjectWrite?
-        let request: WireRequest
+        var request: WireRequest?
         do {
-            // Built first for every op: one whose request cannot be built is dead, not sent.
-            request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client, objects: objects)
+            // Built before anything is sent: an op whose request cannot be built is dead. An object
+            // write's request is built by its backend as it sends it (a refusal there is a WireError).
             write = try OutboxRequests.objectWrite(for: inflight, resolved: resolved, objects: objects)
+            if write == nil { request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client) }
         } catch {
             await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
             return nil
@@ -245,6 +246,7 @@ extension Outbox {
             let written = try await objects.write(write)
             return try await complete(inflight, Self.completion(of: inflight, written, resolved: resolved), next: lane)
         }
+        guard let request else { return nil }
         let response = try await client.perform(request)
         return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved), next: lane)
     }

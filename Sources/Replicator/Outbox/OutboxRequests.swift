@@ -39,16 +39,21 @@ enum OutboxRequests {
     static func request(for entry: OutboxEntry, resolved: Resolved, client: PubNubClient, objects: any ObjectBackend)
         throws(Problem) -> WireRequest
     {
+        guard let write = try objectWrite(for: entry, resolved: resolved, objects: objects) else {
+            return try request(for: entry, resolved: resolved, client: client)
+        }
+        do {
+            return try objects.plannedRequest(for: write)
+        } catch {
+            throw .wire(error)
+        }
+    }
+
+    /// The request of an op that is not an object write (``objectWrite(for:resolved:objects:)`` is nil).
+    static func request(for entry: OutboxEntry, resolved: Resolved, client: PubNubClient) throws(Problem) -> WireRequest {
         func need<T>(_ value: T?, _ what: String) throws(Problem) -> T {
             guard let value else { throw .missing(what) }
             return value
-        }
-        if let write = try objectWrite(for: entry, resolved: resolved, objects: objects) {
-            do {
-                return try objects.plannedRequest(for: write)
-            } catch {
-                throw .wire(error)
-            }
         }
         do {
             switch entry.operation {
