@@ -7,15 +7,15 @@ import ReplicaModel
 import ReplicaStore
 import Replicator
 
-/// How many fuzz cases run, from which seed. `swift test` runs 100 replicator cases (about 3 s
-/// each in debug on two busy cores, one chunk after another) and 500 decoder cases; the long run
+/// How many fuzz cases run, from which seed. `swift test` runs 60 replicator cases (about 1 s of
+/// CPU each in debug, in chunks of 10 that run beside the other tests) and 500 decoder cases; the long run
 /// is `scripts/soak fuzz 10000` (docs/reliability.md, "Soaks"). A failure names its seed and case;
 /// `PNREPLICATE_FUZZ_SEED=S PNREPLICATE_FUZZ_CASE=I swift test --filter Fuzz` replays that case alone.
 enum FuzzConfig {
     static let environment = ProcessInfo.processInfo.environment
     static let seed: UInt64 = environment["PNREPLICATE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0xF022_5EED
-    /// Cases 1 to 100 (indices 0 to 99) in `swift test`; a count or a range of cases (``SoakSeeds``).
-    static let cases = SoakSeeds.range("PNREPLICATE_FUZZ_CASES", default: 100)
+    /// Cases 1 to 60 (indices 0 to 59) in `swift test`; a count or a range of cases (``SoakSeeds``).
+    static let cases = SoakSeeds.range("PNREPLICATE_FUZZ_CASES", default: 60)
     static let only: Int? = environment["PNREPLICATE_FUZZ_CASE"].flatMap { Int($0) }
     /// `PNREPLICATE_FUZZ_TRACE=1` prints each case's start and end on stderr (to find a hanging case).
     static let trace = environment["PNREPLICATE_FUZZ_TRACE"] == "1"
@@ -31,10 +31,12 @@ enum FuzzConfig {
         only != nil || environment["PNREPLICATE_FUZZ_CASES"] != nil ? indices : Array(0..<500)
     }
 
-    /// The indices in chunks of 25, one parameterized test case each (so each has its own time limit).
+    /// The indices in chunks of 10, one parameterized test case each (so each has its own time
+    /// limit, and the chunks spread over the cores beside the other tests instead of running one
+    /// after another at the end of the suite: serialized chunks of 25 were its last 75 s).
     static var chunks: [ClosedRange<Int>] {
         let all = indices
-        return stride(from: 0, to: all.count, by: 25).map { all[$0]...all[min(all.count, $0 + 25) - 1] }
+        return stride(from: 0, to: all.count, by: 10).map { all[$0]...all[min(all.count, $0 + 10) - 1] }
     }
 
     /// How to rerun one case.

@@ -11,12 +11,12 @@ import Testing
 /// Afterwards the server must hold exactly what the user did, once, in order.
 @Suite("outbox scenario: offline, crash, flaky network")
 struct ScenarioTests {
-    /// Seeds: 40 in `swift test`; `PNREPLICATE_OUTBOX_SEEDS=10000` (or a range, ``SoakSeeds``) for
+    /// Seeds: 24 in `swift test` (7 and 13, once racy, among them); `PNREPLICATE_OUTBOX_SEEDS=10000` (or a range, ``SoakSeeds``) for
     /// the long run. `PNREPLICATE_OUTBOX_REPEAT=N` runs every seed N times (hunting a
     /// timing-dependent failure).
     static var seeds: [UInt64] {
         let repeats = Int(SoakSeeds.environment["PNREPLICATE_OUTBOX_REPEAT"] ?? "") ?? 1
-        return Array(SoakSeeds.range("PNREPLICATE_OUTBOX_SEEDS", default: 40).map { Array(repeating: $0, count: max(1, repeats)) }.joined())
+        return Array(SoakSeeds.range("PNREPLICATE_OUTBOX_SEEDS", default: 24).map { Array(repeating: $0, count: max(1, repeats)) }.joined())
     }
 
     @Test("200 messages per seed end up exactly once, in order", arguments: seeds)
