@@ -307,8 +307,15 @@ public actor Outbox<Custom: ChatCustomData> {
     // MARK: Observation
 
     /// Every event from now on, until the consumer stops iterating.
-    public func events() -> AsyncStream<OutboxEvent> {
-        let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: .unbounded)
+    ///
+    /// - Parameter bufferingPolicy: what is kept while the consumer is busy: every event (the
+    ///   default), or `.bufferingNewest(1)` for a consumer that only needs to know that something
+    ///   changed (a count of the outbox): a burst of events (a batch of 10,000 sends) then wakes it
+    ///   once or twice instead of queueing 10,000 events it would handle one by one.
+    public func events(
+        bufferingPolicy: AsyncStream<OutboxEvent>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<OutboxEvent> {
+        let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: bufferingPolicy)
         let id = UUID()
         subscribers[id] = continuation
         continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
