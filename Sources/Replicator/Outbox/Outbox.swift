@@ -318,7 +318,12 @@ public actor Outbox<Custom: ChatCustomData> {
         let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: bufferingPolicy)
         let id = UUID()
         subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        // Weak: a subscriber that stops (the cancelled task of a released replica) must not keep
+        // the outbox, and with it the store, open until the unsubscribing task has run.
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            Task { [weak self] in await self?.unsubscribe(id) }
+        }
         return stream
     }
 
