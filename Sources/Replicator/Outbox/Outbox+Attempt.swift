@@ -229,26 +229,29 @@ extension Outbox {
     /// Sends an op marked in flight and records the answer; with `lane`, the completion also
     /// marks the lane's next op (returned) when it can go as it is.
     private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?) async throws -> MarkedOp? {
-        let write: ObjectWrite?
-        var request: WireRequest?
+        let outgoing: Outgoing
         do {
             // Built before anything is sent: an op whose request cannot be built is dead. An object
             // write's request is built by its backend as it sends it (a refusal there is a WireError).
-            write = try OutboxRequests.objectWrite(for: inflight, resolved: resolved, objects: objects)
-            if write == nil { request = try OutboxRequests.request(for: inflight, resolved: resolved, client: client) }
+            if let write = try OutboxRequests.objectWrite(for: inflight, resolved: resolved, objects: objects) {
+                outgoing = .object(write)
+            } else {
+                outgoing = .wire(try OutboxRequests.request(for: inflight, resolved: resolved, client: client))
+            }
         } catch {
             await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
             return nil
         }
         drainReport.attempts += 1
-        if let write {
+        switch outgoing {
+        case .object(let write):
             // Users, channels and memberships go through the object backend.
             let written = try await objects.write(write)
             return try await complete(inflight, Self.completion(of: inflight, written, resolved: resolved), next: lane)
+        case .wire(let request):
+            let response = try await client.perform(request)
+            return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved), next: lane)
         }
-        guard let request else { return nil }
-        let response = try await client.perform(request)
-        return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved), next: lane)
     }
 
     /// What an object write's answer completes.
@@ -468,4 +471,10 @@ extension Outbox {
         let remote = try await objects.user(id: ChatModeration.muteListId(of: owner), as: JSONValue.self)
         return remote.map { ChatModeration.mutedUsers(fromCustom: $0.custom) } ?? []
     }
+}
+
+/// What one attempt sends: an object write through the backend, or a request of the wire client.
+private enum Outgoing {
+    case object(ObjectWrite)
+    case wire(WireRequest)
 }
