@@ -48,8 +48,10 @@ public struct TokenGrant: Sendable, Hashable {
     }
 
     /// Reads the body the Python SDK sends (`{"ttl":60,"permissions":{"resources":{...},
-    /// "patterns":{...},"meta":{},"uuid":"alice","categories":{...}}}`). `users` and `spaces`
-    /// (the SDK's mirrors of `uuids` and `channels`) are ignored; permission bits are 0...255;
+    /// "patterns":{...},"meta":{},"uuid":"alice","categories":{...}}}`). `users` is DataSync's
+    /// users bucket (the Python SDK also fills it as a mirror of `uuids`), `datasync:memberships`,
+    /// `datasync:entities` and `datasync:relationships` DataSync's; `spaces` (the SDK's mirror of
+    /// `channels`) is ignored; permission bits are 0...255;
     /// a pattern must be a valid regular expression.
     public init(body: JSONValue) throws(AccessGrantError) {
         guard case .object(let top) = body else { throw .invalidBody(message: "Not a JSON object", location: "body") }
@@ -93,8 +95,8 @@ public struct TokenGrant: Sendable, Hashable {
         self.init(ttlMinutes: Int(ttl), grants: grants, authorizedUserId: user, meta: meta)
     }
 
-    /// The body's names for each kind (`users` and `spaces` are mirrors, left out).
-    static let wireKinds: [(AccessResourceKind, String)] = [(.channel, "channels"), (.group, "groups"), (.uuid, "uuids")]
+    /// The body's names for each kind (`spaces`, a mirror, is left out).
+    static let wireKinds: [(AccessResourceKind, String)] = AccessResourceKind.allCases.map { ($0, $0.grantKey) }
 
     private static func permissionMap(_ value: JSONValue, location: String, patterns: Bool) throws(AccessGrantError)
         -> [String: AccessPermissions]
@@ -158,9 +160,12 @@ struct MintedToken: Sendable, Hashable {
         return AccessSignature.base64URL(CBOREncoder.encode(.map(pairs)))
     }
 
-    /// `{chan: {name: bits}, grp: {...}, uuid: {...}}`, every kind present (the SDK iterates them).
+    /// `{chan: {name: bits}, grp: {...}, uuid: {...}}`, those three always present (the SDK
+    /// iterates them); DataSync's kinds (`usr`, `datasync:*`) only when granted, so that a token
+    /// without them is the very token PubNub's reference example gives.
     private static func section(_ map: [AccessResourceKind: [String: AccessPermissions]]) -> CBORValue {
-        .map(AccessResourceKind.allCases.map { kind in
+        let always: Set<AccessResourceKind> = [.channel, .group, .uuid]
+        return .map(AccessResourceKind.allCases.filter { always.contains($0) || !(map[$0] ?? [:]).isEmpty }.map { kind in
             let names = (map[kind] ?? [:]).sorted { $0.key < $1.key }
                 .map { CBORPair(key: .text($0.key), value: .unsigned(UInt64($0.value.rawValue))) }
             return CBORPair(key: .key(kind.tokenKey), value: .map(names))

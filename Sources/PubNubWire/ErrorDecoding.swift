@@ -7,12 +7,18 @@ enum ErrorDecoding {
         var family = ServiceError.Family.unknown
         var message = ""
         var details: [String] = []
+        var codes: [String] = []
         if let json = try? JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed]) {
             if let array = json as? [Any] {
                 family = .publishArray
                 message = array.count > 1 ? (array[1] as? String ?? "") : ""
             } else if let object = json as? [String: Any] {
-                if let text = object["error_message"] as? String {
+                if let items = DataSyncErrors.items(object) {
+                    family = .dataSync
+                    codes = items.compactMap(\.code)
+                    details = items.map(\.line)
+                    message = items.first.map { $0.message.isEmpty ? ($0.code ?? "") : $0.message } ?? ""
+                } else if let text = object["error_message"] as? String {
                     family = .history
                     message = text
                 } else if let error = object["error"] as? [String: Any] {
@@ -39,10 +45,14 @@ enum ErrorDecoding {
             message = String(decoding: response.body.prefix(200), as: UTF8.self)
             if message.isEmpty { message = "HTTP \(response.status) with no body" }
         }
-        let reason = family == .push ? PubNubPush.reason(status: response.status, message: message) : nil
+        let reason: ServiceError.Reason? = switch family {
+        case .push: PubNubPush.reason(status: response.status, message: message)
+        case .dataSync: DataSyncErrors.reason(codes: codes)
+        default: nil
+        }
         return ServiceError(
             operation: operation, status: response.status, reason: reason, family: family, message: message,
-            retryAfter: retryAfter, details: details)
+            retryAfter: retryAfter, details: details, codes: codes)
     }
 
     /// The `Code` and `Message` of S3's XML error body, if the body is one (read by hand: no XML

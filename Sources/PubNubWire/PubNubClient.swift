@@ -88,6 +88,10 @@ import ReplicaModel
 ///
 /// - ``push``
 ///
+/// ### DataSync
+///
+/// - ``dataSync``
+///
 /// ### Decoding App Context answers
 ///
 /// - ``page(of:from:operation:)``
@@ -124,6 +128,10 @@ public struct PubNubClient: Sendable {
     /// Mobile Push device registration: add and remove a device's channels, list them, remove the
     /// device (``PubNubPush``).
     public var push: PubNubPush { PubNubPush(client: self) }
+
+    /// DataSync: users, channels, memberships, entities and relationships under
+    /// `/v1/datasync/` (``PubNubDataSync``; `docs/datasync.md`).
+    public var dataSync: PubNubDataSync { PubNubDataSync(client: self) }
 
     /// The query items every request carries: `pnsdk`, `uuid`, and `auth` (the current token) when there is one.
     func commonQuery(auth: Bool = true) -> [QueryItem] {

@@ -121,7 +121,7 @@ public struct SubscribeEnvelope: Sendable, Hashable {
 }
 
 /// What an envelope says happened. Every kind PubNub sends has a case; a kind this version does
-/// not know (DataSync's `e: 5`, say) is ``unknown(kind:)``, and an envelope missing what its
+/// not know (a future `e: 6`, say) is ``unknown(kind:)``, and an envelope missing what its
 /// kind needs is ``unreadable(reason:)``: neither is ever an error.
 public enum SubscribeEvent: Sendable, Hashable {
     /// A published message (`e` absent or 0): ``SubscribeEnvelope/payload`` is the message.
@@ -136,6 +136,9 @@ public enum SubscribeEvent: Sendable, Hashable {
     case appContext(AppContextEvent)
     /// A presence event on a `-pnpres` channel.
     case presence(PresenceEvent)
+    /// A DataSync record created, updated or deleted (`e: 5`), on the record's id channel (a
+    /// membership's on its channel's and its user's).
+    case dataSync(DataSyncEvent)
     /// A kind this version does not know; the envelope is kept as sent.
     case unknown(kind: Int)
     /// An envelope that lacks what its kind needs (no channel, no timetoken, a payload of the

@@ -169,6 +169,7 @@ enum SubscribeDecoding {
             case 2: envelope.event = appContext(payload)
             case 3: envelope.event = messageAction(payload, actor: publisher)
             case 4: envelope.event = .file
+            case 5: envelope.event = dataSync(payload)
             case let other: envelope.event = .unknown(kind: other)
             }
         }

@@ -9,6 +9,8 @@ public enum HTTPMethod: String, Sendable, Hashable, Codable {
     case post = "POST"
     /// PATCH.
     case patch = "PATCH"
+    /// PUT (DataSync's replace).
+    case put = "PUT"
     /// DELETE.
     case delete = "DELETE"
 }

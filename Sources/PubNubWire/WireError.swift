@@ -151,6 +151,9 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case storage
         /// `{"error":"message"}` (Mobile Push: device registration).
         case push
+        /// `{"errors":[{"errorCode":"DS-0100","message":…,"path":…}]}` (DataSync; the codes are in
+        /// ``ServiceError/codes``, each classified once in `DataSyncErrors`).
+        case dataSync
         /// A body that fits none of the shapes, or none at all.
         case unknown
     }
@@ -191,6 +194,14 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidDeviceToken
         /// Mobile Push: the push type is missing or unknown (400 `Invalid type argument`).
         case invalidPushType
+        /// DataSync: the keyset refuses DataSync calls whatever the token carries: DataSync or
+        /// Access Manager is not enabled on it (403 `DS-0201`), or the configured class does not
+        /// extend `User` or `Channel` (400 `DS-0006`). No new token helps: the keyset or the
+        /// configuration must change (`docs/datasync.md`, "Errors").
+        case notConfigured
+        /// DataSync: the write touches a field outside the token's projection (403 `DS-0202`).
+        /// Sending it again cannot succeed; the token's grant or the write must change.
+        case outsideProjection
     }
 
     /// The operation that failed ("publish", "setUser", ...).
@@ -211,13 +222,17 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// no wait computed from a server's header can overflow a date or a duration, and an op is
     /// never parked for longer than an hour by one answer.
     public static let maxRetryAfter: Double = 3600
-    /// The `details` of an object error (`location: message`), if any.
+    /// The `details` of an object error (`location: message`), or of a DataSync error
+    /// (`path: code message`), if any.
     public var details: [String]
+    /// The `errorCode` of each item of a DataSync error body (`DS-0100`, `SYN-0004`), in order;
+    /// empty for every other family.
+    public var codes: [String]
 
     /// A service error.
     public init(
         operation: String, status: Int, reason: Reason? = nil, family: Family, message: String,
-        retryAfter: Double? = nil, details: [String] = []
+        retryAfter: Double? = nil, details: [String] = [], codes: [String] = []
     ) {
         self.operation = operation
         self.status = status
@@ -226,6 +241,7 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
         self.retryAfter = retryAfter.flatMap { $0.isNaN ? nil : Swift.min(Swift.max(0, $0), Self.maxRetryAfter) }
         self.details = details
+        self.codes = codes
     }
 
     /// The reason PubNub's SDKs give a status code.
@@ -250,6 +266,7 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A one-line explanation.
     public var description: String {
         var text = "\(operation): HTTP \(status) \(reason.rawValue): \(message)"
+        if !codes.isEmpty { text += " (\(codes.joined(separator: ", ")))" }
         if let retryAfter { text += " (retry after \(retryAfter) s)" }
         return text
     }

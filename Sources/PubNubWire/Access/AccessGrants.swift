@@ -48,8 +48,11 @@ public struct AccessPermissions: OptionSet, Sendable, Hashable, CustomStringConv
     public var description: String { names.isEmpty ? "none" : names.joined(separator: "+") }
 }
 
-/// The three kinds of resources a token names: channels (`chan`), channel groups (`grp`) and
-/// users (`uuid`, App Context's user ids).
+/// The kinds of resources a token names: channels (`chan`), channel groups (`grp`), users
+/// (`uuid`, App Context's user ids), and DataSync's users (`usr`), memberships, entities and
+/// relationships (`datasync:memberships`, `datasync:entities`, `datasync:relationships`; the
+/// protocol reference for DataSync, §13). DataSync's channels are ``channel``: one grant covers a
+/// channel's App Context metadata and its DataSync record.
 public enum AccessResourceKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// A channel (`chan` in a token).
     case channel
@@ -57,6 +60,14 @@ public enum AccessResourceKind: String, Sendable, Hashable, CaseIterable, Codabl
     case group
     /// A user id (`uuid`).
     case uuid
+    /// A DataSync user (`usr`; `users` in a grant request).
+    case user
+    /// A DataSync membership, by the membership's own id (`datasync:memberships`).
+    case dataSyncMembership
+    /// A DataSync entity of an app's class (`datasync:entities`).
+    case dataSyncEntity
+    /// A DataSync relationship of an app's class (`datasync:relationships`).
+    case dataSyncRelationship
 
     /// The key of this kind in a token's `res` and `pat` maps.
     public var tokenKey: String {
@@ -64,6 +75,36 @@ public enum AccessResourceKind: String, Sendable, Hashable, CaseIterable, Codabl
         case .channel: "chan"
         case .group: "grp"
         case .uuid: "uuid"
+        case .user: "usr"
+        case .dataSyncMembership: "datasync:memberships"
+        case .dataSyncEntity: "datasync:entities"
+        case .dataSyncRelationship: "datasync:relationships"
+        }
+    }
+
+    /// The key of this kind in a grant request's `resources` and `patterns` (and in
+    /// ``AccessToken/parsedJSON``): `channels`, `groups`, `uuids`, `users`, `datasync:memberships`…
+    public var grantKey: String {
+        switch self {
+        case .channel: "channels"
+        case .group: "groups"
+        case .uuid: "uuids"
+        case .user: "users"
+        case .dataSyncMembership, .dataSyncEntity, .dataSyncRelationship: tokenKey
+        }
+    }
+
+    /// How a requirement names the kind: `channel`, `group`, `user` (App Context's), `DataSync
+    /// user`, `membership`, `entity`, `relationship`.
+    public var noun: String {
+        switch self {
+        case .channel: "channel"
+        case .group: "group"
+        case .uuid: "user"
+        case .user: "DataSync user"
+        case .dataSyncMembership: "membership"
+        case .dataSyncEntity: "entity"
+        case .dataSyncRelationship: "relationship"
         }
     }
 }

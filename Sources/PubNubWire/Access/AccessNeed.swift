@@ -19,7 +19,7 @@ public struct AccessRequirement: Sendable, Hashable, CustomStringConvertible {
 
     /// `write on channel "room-1"`, `get on every uuid`: what a dead letter and a log name.
     public var description: String {
-        let kindName = kind == .uuid ? "user" : kind.rawValue
+        let kindName = kind.noun
         guard let name else { return "\(permission) on every \(kindName)" }
         return "\(permission) on \(kindName) \"\(name)\""
     }
@@ -150,6 +150,8 @@ public enum AccessNeed: Sendable, Hashable {
                 return files(s, method: method)
             case "push":
                 return push(request)
+            case "datasync":
+                return dataSync(s, method: method, body: request.body)
             case "channel-registration":
                 // /v1/channel-registration/sub-key/{sub}/channel-group/{group}[/remove]
                 return s.count > 5 ? .all([AccessRequirement(.group, s[5], .manage)]) : .secretKey
@@ -159,6 +161,41 @@ public enum AccessNeed: Sendable, Hashable {
         default:
             return .secretKey
         }
+    }
+
+    /// `/v1/datasync/subkeys/{sub}/{resource}[/{id}]` (the DataSync reference, §13): `get` to
+    /// read one record, `create` to create one (named by the body's `data.id`), `update` for a
+    /// replace or a patch, `delete`. A list needs only a valid token: the server leaves out the
+    /// records the token may not `get`, and refuses nothing.
+    private static func dataSync(_ s: [String], method: HTTPMethod, body: Data?) -> AccessNeed {
+        guard s.count >= 5, s[2] == "subkeys" else { return .secretKey }
+        let kind: AccessResourceKind
+        switch s[4] {
+        case "users": kind = .user
+        case "channels": kind = .channel
+        case "memberships": kind = .dataSyncMembership
+        case "entities": kind = .dataSyncEntity
+        case "relationships": kind = .dataSyncRelationship
+        default: return .secretKey
+        }
+        guard s.count == 6 else {
+            guard s.count == 5 else { return .secretKey }
+            switch method {
+            case .get: return .all([])
+            case .post:
+                let id = body.flatMap(JSONValue.parse)?.objectValue?["data"]?.objectValue?["id"]?.stringValue
+                return .all(id.map { [AccessRequirement(kind, $0, .create)] } ?? [])
+            default: return .secretKey
+            }
+        }
+        let bit: AccessPermissions
+        switch method {
+        case .get: bit = .get
+        case .put, .patch: bit = .update
+        case .delete: bit = .delete
+        case .post: return .secretKey
+        }
+        return .all([AccessRequirement(kind, s[5], bit)])
     }
 
     private static func presence(_ s: [String], method: HTTPMethod, groups: [AccessRequirement]) -> AccessNeed {

@@ -129,15 +129,11 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
             return .object(fields)
         }
         func section(_ map: [AccessResourceKind: [String: AccessPermissions]]) -> JSONValue {
-            func name(_ kind: AccessResourceKind) -> String {
-                switch kind {
-                case .channel: "channels"
-                case .group: "groups"
-                case .uuid: "uuids"
-                }
-            }
             var fields: [String: JSONValue] = [:]
-            for kind in AccessResourceKind.allCases { fields[name(kind)] = .object((map[kind] ?? [:]).mapValues(bits)) }
+            // parse_token's three sections always; DataSync's only when the token grants some.
+            for kind in AccessResourceKind.allCases where [.channel, .group, .uuid].contains(kind) || !(map[kind] ?? [:]).isEmpty {
+                fields[kind.grantKey] = .object((map[kind] ?? [:]).mapValues(bits))
+            }
             return .object(fields)
         }
         var fields: [String: JSONValue] = [
@@ -185,7 +181,7 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
         guard case .map(let kinds) = value else { throw .malformed("\(field) is not a map") }
         var result: [AccessResourceKind: [String: AccessPermissions]] = [:]
         for pair in kinds {
-            // `spc` and `usr` (a legacy mirror of channels and users) and unknown kinds are ignored.
+            // `spc` (a legacy mirror of channels) and unknown kinds are ignored.
             guard let key = pair.key.keyText,
                 let kind = AccessResourceKind.allCases.first(where: { $0.tokenKey == key })
             else { continue }

@@ -222,8 +222,9 @@ extension Reconciler {
             }
             if outcome != "unchanged" { result.actionsChanged += 1 }
             result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
-        case .appContext:
-            // An App Context event reaching a replica whose objects live elsewhere: not its data.
+        case .appContext, .dataSync:
+            // An object event of the backend this replica does not use (App Context's `e: 2`,
+            // DataSync's `e: 5`): not its data.
             result.ignored += 1
             result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "ignored"))
         case .presence(let event):
