@@ -192,7 +192,7 @@ let package = Package(
             name: "ReplicaTests",
             dependencies: ["PubNubReplica", "PubNubSimulator", "PubNubSimulatorTesting"]
         ),
-        .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel", "PubNubSimulator"]),
+        .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel", "PubNubSimulator", "PubNubSimulatorTesting"]),
         .testTarget(
             name: "SimulatorTests",
             dependencies: [

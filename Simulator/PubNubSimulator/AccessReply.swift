@@ -15,6 +15,9 @@ enum AccessReply {
         case objects
         /// File Sharing (`/v1/files/...`, publish-file too): the `source:"Files"` envelope (§1.8 option A).
         case files
+        /// DataSync (`/v1/datasync/...`): `{"error":true,"status":403,"service":"Access Manager","message":"Forbidden"}`
+        /// as `text/javascript; charset=UTF-8` (recorded).
+        case dataSync
 
         /// The family of `request`.
         static func of(_ request: WireRequest) -> Family {
@@ -24,6 +27,7 @@ enum AccessReply {
             case ("v1", "message-actions"): return .actions
             case ("v2", "objects"): return .objects
             case ("v1", "files"): return .files
+            case ("v1", "datasync"): return .dataSync
             default: return .forbidden
             }
         }
@@ -56,6 +60,8 @@ enum AccessReply {
                 ("status", "403"),
                 ("error", OrderedJSON.object([("message", OrderedJSON.string(notPermitted)), ("source", OrderedJSON.string("objects"))])),
             ]), contentType: Reply.json)
+        case .dataSync:
+            return DataSyncReply.forbidden
         case .files:
             return reply(403, OrderedJSON.object([
                 ("status", "403"),

@@ -48,18 +48,22 @@ import ReplicaModel
 /// - ``like(_:_:)``
 struct ObjectFilter: Sendable {
     /// The listing a filter is read for: it decides which field names the filter may use.
-    enum Listing: Sendable {
+    enum Listing: Sendable, Hashable {
         /// Users or channels (`/uuids`, `/channels`).
         case objects
         /// A user's memberships; the channel's fields are named `channel.<field>`.
         case memberships
         /// A channel's members; the user's fields are named `uuid.<field>`.
         case members
+        /// A DataSync list: only `fields` (the system fields and the classes' properties) may be
+        /// named; `AND` and `OR` are accepted beside `&&` and `||`, and a bare word (`true`,
+        /// `700`) as a value, as PubNub's JS SDK sends them.
+        case dataSync(fields: Set<String>)
 
         /// The prefix naming the other side of a membership; nil for users and channels.
         var side: String? {
             switch self {
-            case .objects: nil
+            case .objects, .dataSync: nil
             case .memberships: "channel"
             case .members: "uuid"
             }
@@ -220,6 +224,21 @@ struct ObjectFilter: Sendable {
         return key.isEmpty || key.contains(".") ? nil : key
     }
 
+    /// How many comparisons the filter holds (`filter_fast` allows 10).
+    var predicateCount: Int {
+        func count(_ expression: Expression) -> Int {
+            switch expression {
+            case .comparison: 1
+            case .not(let inner): count(inner)
+            case .and(let terms), .or(let terms): terms.map(count).reduce(0, +)
+            }
+        }
+        return count(expression)
+    }
+
+    /// A scalar's text for comparison (`30`, `true`); nil for null, arrays and objects.
+    static func scalarText(_ value: JSONValue?) -> String? { text(of: value) }
+
     /// A scalar's text for comparison (`30`, `true`); nil for null, arrays and objects.
     private static func text(of value: JSONValue?) -> String? {
         switch value {
@@ -233,6 +252,7 @@ struct ObjectFilter: Sendable {
 
     /// Whether `field` names something a filter of `listing` may compare.
     fileprivate static func allows(_ field: String, in listing: Listing) -> Bool {
+        if case .dataSync(let fields) = listing { return fields.contains(field) }
         let path = Substring(field)
         let objectField = { (path: Substring) in
             ["id", "name", "updated", "type", "status"].contains(path) || customKey(path) != nil
@@ -345,7 +365,7 @@ private struct Parser {
     /// `and { "||" and }`.
     mutating func or() throws(ObjectFilter.ParseError) -> ObjectFilter.Expression {
         var terms = [try and()]
-        while peek?.kind == .or {
+        while peek?.kind == .or || keyword("OR") {
             position += 1
             terms.append(try and())
         }
@@ -355,7 +375,7 @@ private struct Parser {
     /// `unary { "&&" unary }`.
     mutating func and() throws(ObjectFilter.ParseError) -> ObjectFilter.Expression {
         var terms = [try unary()]
-        while peek?.kind == .and {
+        while peek?.kind == .and || keyword("AND") {
             position += 1
             terms.append(try unary())
         }
@@ -388,8 +408,27 @@ private struct Parser {
         default: throw .expected("a comparison operator", offset: offset)
         }
         position += 1
-        guard case .value(let value)? = peek?.kind else { throw .expected("a quoted value", offset: offset) }
-        position += 1
-        return .comparison(field: field, op: op, value: value)
+        switch peek?.kind {
+        case .value(let value)?:
+            position += 1
+            return .comparison(field: field, op: op, value: value)
+        case .word(let value)? where isDataSync:
+            position += 1
+            return .comparison(field: field, op: op, value: value)
+        default:
+            throw .expected("a quoted value", offset: offset)
+        }
+    }
+
+    /// Whether the filter is a DataSync list's (its keywords and bare values).
+    var isDataSync: Bool {
+        if case .dataSync = listing { return true }
+        return false
+    }
+
+    /// Whether the next token is the DataSync keyword `word` (`AND`, `OR`, in any case).
+    func keyword(_ word: String) -> Bool {
+        guard isDataSync, case .word(let text)? = peek?.kind else { return false }
+        return text.uppercased() == word
     }
 }

@@ -57,6 +57,8 @@ public actor PubNubServer {
     var access: AccessManager?
     /// Mobile Push: device registrations (``PushRegistry``).
     var push: PushRegistry
+    /// DataSync: records, classes and their TTLs (``DataSyncService``).
+    var dataSync: DataSyncService
 
     /// A server with the given keys, reading the time from `clock`.
     ///
@@ -76,6 +78,7 @@ public actor PubNubServer {
         self.timetokens = TimetokenClock(clock: clock)
         self.fileStorage = FileStorage(subscribeKey: subscribeKey)
         self.push = PushRegistry(subscribeKey: subscribeKey)
+        self.dataSync = DataSyncService(subscribeKey: subscribeKey)
         self.access = secretKey.map { AccessManager(secretKey: $0, publishKey: publishKey, subscribeKey: subscribeKey) }
     }
 
@@ -112,6 +115,7 @@ public actor PubNubServer {
     public func handle(_ request: WireRequest) -> WireResponse {
         requestCount += 1
         sweepPresence()
+        if let refusal = dataSyncCredentialRefusal(request) { return refusal }
         if let answer = access?.intercept(request, now: clock.now) { return answer }
         let s = request.pathSegments
         switch (request.method, s.first) {
@@ -146,6 +150,10 @@ public actor PubNubServer {
             return fileStorage.storage(request, now: clock.now)
         case (_, "v1") where s.count >= 6 && s[1] == "push", (_, "v2") where s.count >= 6 && s[1] == "push":
             return push.api(request)
+        case (_, "v1") where s.count >= 5 && s[1] == "datasync" && s[2] == "subkeys":
+            guard s[3] == subscribeKey else { return DataSyncReply.error(404, nil, "Unknown subscribe key") }
+            let readable = access?.readable(request) ?? { _, _ in true }
+            return dataSync(request, readable: readable)
         case (_, "v2") where s.count >= 4 && s[1] == "objects":
             guard s[2] == subscribeKey else { return Reply.objectError(400, "Invalid Subkey", source: "objects") }
             return objects(request, segments: Array(s.dropFirst(3)))
@@ -179,6 +187,7 @@ public actor PubNubServer {
         }
         text += fileStorage.digestText
         text += push.digestText
+        text += dataSync.digestText
         return Self.fnv1a(text)
     }
 
@@ -282,6 +291,76 @@ public actor PubNubServer {
     /// Turns the keyset's Mobile Push add-on off or on (on by default). Off, every push request
     /// gets PubNub's 403 `Use of the mobile push notifications API requires Push Notifications…`.
     public func configurePush(enabled: Bool) { push.enabled = enabled }
+}
+
+// MARK: DataSync
+
+/// DataSync's front: credentials as PubNub checks them, the service's answers, its events as `e: 5`
+/// envelopes, and the hooks tests and `simulator serve` use (`docs/simulator.md`, "DataSync").
+extension PubNubServer {
+    /// PubNub's answer to a DataSync request whose credentials cannot be right, before Access
+    /// Manager looks at them: no Access Manager on the keyset (403 `DS-0201`), no credential (401
+    /// `DS-0203`), a token and a signature together (403 `DS-0201`). Nil for every other request.
+    func dataSyncCredentialRefusal(_ request: WireRequest) -> WireResponse? {
+        let s = request.pathSegments
+        guard s.count >= 2, s[0] == "v1", s[1] == "datasync", dataSync.choices.requiresAccessManager else { return nil }
+        guard access != nil else { return DataSyncReply.error(403, "DS-0201", "ACCESS_DENIED: Access Manager is not enabled on this keyset") }
+        let token = request.queryValue("auth"), signature = request.queryValue("signature")
+        if token == nil && signature == nil { return DataSyncReply.error(401, "DS-0203", "UNAUTHENTICATED: a token or a signature is required") }
+        if token != nil && signature != nil { return DataSyncReply.error(403, "DS-0201", "ACCESS_DENIED: send a token or a signature, not both") }
+        return nil
+    }
+
+    /// Runs a DataSync request through the service and publishes its events.
+    func dataSync(_ request: WireRequest, readable: (AccessResourceKind, String) -> Bool) -> WireResponse {
+        let segments = request.pathSegments.dropFirst(4)
+        let (response, emissions) = dataSync.api(request, segments: segments, now: clock.now, readable: readable)
+        for emission in emissions {
+            let timetoken = timetokens.next()
+            for channel in emission.channels {
+                emit(channel: channel, timetoken: timetoken, kind: 5, publisher: nil, payload: emission.payload)
+            }
+        }
+        return response
+    }
+
+    /// Answers a DataSync request as the secret key's holder would get it answered (an app's
+    /// server, a test's third client): no credential needed, every record visible; events are
+    /// published as for any write.
+    ///
+    /// ```swift
+    /// let answer = await server.dataSyncAsAdmin(try client.dataSync.patchRequest(.users, id: "alice",
+    ///     [.add(JSONPointer(["payload", "name"]), "Alice B.")]))
+    /// ```
+    public func dataSyncAsAdmin(_ request: WireRequest) -> WireResponse {
+        let s = request.pathSegments
+        guard s.count >= 5, s[0] == "v1", s[1] == "datasync", s[2] == "subkeys", s[3] == subscribeKey else { return Reply.notFound() }
+        return dataSync(request, readable: { _, _ in true })
+    }
+
+    /// A DataSync record as a GET answers it (`data`), or nil when there is none or it expired.
+    public func dataSyncRecord(_ resource: DataSyncResource, id: String) -> JSONValue? {
+        dataSync.sweep(now: ISOTimestamp(date: clock.now))
+        return dataSync.records[resource]?[id]?.json
+    }
+
+    /// Defines (or redefines) a class: a subclass of `User` or `Channel` with its own TTL, an
+    /// app's entity or relationship class. `simulator serve --datasync-class` calls it.
+    public func defineDataSyncClass(_ type: DataSyncClass) { dataSync.classes[type.key] = type }
+
+    /// Turns a class's `e: 5` events off or on (on by default; off is what a keyset without an
+    /// event rule for the class does), for every version and level of that name.
+    public func setDataSyncEvents(className: String, on: Bool) {
+        for (key, type) in dataSync.classes where type.name == className { dataSync.classes[key]?.events = on }
+        for resource in DataSyncResource.allCases {
+            for (id, record) in dataSync.records[resource] ?? [:] where record.type.name == className {
+                dataSync.records[resource]?[id]?.type.events = on
+            }
+        }
+    }
+
+    /// Changes what the simulator does where the DataSync reference is unconfirmed.
+    public func configureDataSync(_ choices: DataSyncChoices) { dataSync.choices = choices }
 }
 
 /// Building responses in each service's real shape.

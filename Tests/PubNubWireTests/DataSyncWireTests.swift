@@ -5,59 +5,17 @@
 /// RFC 6902. Without the folder the recording tests pass quietly, except under CI.
 import Foundation
 import PubNubSimulator
+import PubNubSimulatorTesting
 import PubNubWire
 import ReplicaModel
 import Testing
 
-/// One recorded DataSync exchange.
-struct DataSyncRecording: Decodable, Sendable {
-    let id: String
-    let family: String
-    let method: String
-    let requestPath: String?
-    let requestQuery: String?
-    let requestBody: String?
-    let requestHeaders: [String: String]?
-    let status: Int
-    let body: String
-    let responseContentType: String?
-
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("../shared/recordings/datasync").standardizedFileURL
-
-    /// Every recording of the folder but `index.json`; nil without the folder (a failure under CI).
-    static func all() throws -> [DataSyncRecording]? {
-        guard let files = try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil) else {
-            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("no DataSync recordings at \(folder.path)") }
-            return nil
-        }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try files.filter { $0.pathExtension == "json" && $0.lastPathComponent != "index.json" }
-            .map { try decoder.decode(DataSyncRecording.self, from: Data(contentsOf: $0)) }.sorted { $0.id < $1.id }
-    }
-
-    static func family(_ name: String) throws -> [DataSyncRecording] {
-        try all()?.filter { $0.family == "datasync_" + name } ?? []
-    }
-
-    var json: JSONValue? { JSONValue.parse(Data(body.utf8)) }
-    var segments: [String] { (requestPath ?? "").split(separator: "/").map { PercentEncoding.decode(String($0)) ?? String($0) } }
-    var resource: DataSyncResource? { segments.count >= 5 ? DataSyncResource(rawValue: segments[4]) : nil }
-    var recordId: String? { segments.count >= 6 ? segments[5] : nil }
-    /// The query as name → value, without the SDK's own `pnsdk`.
-    var query: [String: String] {
-        var result: [String: String] = [:]
-        for pair in (requestQuery ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts[0] != "pnsdk" else { continue }
-            result[parts[0]] = parts.count > 1 ? (PercentEncoding.decode(parts[1]) ?? parts[1]) : ""
-        }
-        return result
-    }
-
-    func response() -> WireResponse {
-        WireResponse(status: status, headers: ["Content-Type": responseContentType ?? "application/json"], body: Data(body.utf8))
+extension DataSyncRecording {
+    /// Every recording; nil without the folder, which fails under CI.
+    static func checked() throws -> [DataSyncRecording]? {
+        let all = try all()
+        if all == nil, ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("no DataSync recordings at \(folder.path)") }
+        return all
     }
 }
 
@@ -96,7 +54,7 @@ struct DataSyncWireTests {
 
     @Test("the tests below exercise every file of the folder but index.json")
     func everyFile() throws {
-        guard let recordings = try DataSyncRecording.all() else { return }
+        guard let recordings = try DataSyncRecording.checked() else { return }
         let files = try FileManager.default.contentsOfDirectory(atPath: DataSyncRecording.folder.path).filter { $0.hasSuffix(".json") }
         let families = ["users", "channels", "memberships", "entities", "relationships", "errors", "events"].map { "datasync_" + $0 }
         #expect(recordings.count == files.count - 1 && recordings.allSatisfy { families.contains($0.family) })
@@ -280,7 +238,7 @@ struct DataSyncWireTests {
                 Issue.record("\(recording.id): no resource in \(recording.requestPath ?? "-")")
                 continue
             }
-            let body = recording.requestBody.flatMap { JSONValue.parse(Data($0.utf8)) }
+            let body = recording.requestJSON
             // A stub that kept no body (relationships-08) tells nothing of the request's.
             if body == nil, ["POST", "PUT", "PATCH"].contains(recording.method) { continue }
             let ifMatch = recording.requestHeaders?.first { $0.key.lowercased() == "if-match" }?.value

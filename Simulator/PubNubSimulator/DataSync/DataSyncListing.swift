@@ -1,0 +1,139 @@
+import Foundation
+import PubNubWire
+import ReplicaModel
+
+// The simulator's DataSync lists (reference §10): `limit` 1-100 (default 20), forward cursors,
+// `filter_fast` or `filter` (not both), `sort`, a membership's `user_id`/`channel_id`, a
+// relationship's ends, the class parameters, and only what the token may read.
+extension DataSyncService {
+    /// One sort key: a field, ascending unless `:desc` (or a leading `-`).
+    struct SortKey: Sendable {
+        var field: String
+        var descending: Bool
+
+        init(_ text: Substring) {
+            if text.hasPrefix("-") {
+                (field, descending) = (String(text.dropFirst()), true)
+            } else if text.hasSuffix(":desc") {
+                (field, descending) = (String(text.dropLast(5)), true)
+            } else {
+                (field, descending) = (String(text.hasSuffix(":asc") ? text.dropLast(4) : text), false)
+            }
+        }
+    }
+
+    /// The fields a list of `resource` may filter and sort on: the system fields and every
+    /// property of a class served there.
+    func listFields(_ resource: DataSyncResource) -> Set<String> {
+        var fields: Set<String> = ["id", "createdAt", "updatedAt", "status"]
+        if resource == .memberships { fields.formUnion(["channelId", "userId"]) }
+        if resource == .relationships { fields.formUnion(["entityAId", "entityBId"]) }
+        for type in classes.values where type.resource == resource { fields.formUnion(type.properties.keys) }
+        return fields
+    }
+
+    func list(_ resource: DataSyncResource, _ request: WireRequest, readable: (AccessResourceKind, String) -> Bool) -> WireResponse {
+        let limit = request.int("limit") ?? 20
+        guard (1...100).contains(limit) else { return DataSyncReply.error(400, "DS-0004", "limit must be 1-100", path: "limit") }
+        let fast = request.queryValue("filter_fast"), slow = request.queryValue("filter")
+        guard fast == nil || slow == nil else { return DataSyncReply.error(400, "DS-0004", "send filter or filter_fast, not both") }
+        let relationship = resource.isRelationship
+        let className = request.queryValue(relationship ? "relationship_class" : "entity_class")
+        if className == nil, resource == .entities || resource == .relationships {
+            return DataSyncReply.error(400, "DS-0004", "must not be null", path: relationship ? "relationship_class" : "entity_class")
+        }
+        let version = request.int(relationship ? "relationship_class_version" : "entity_class_version")
+        let level = request.queryValue("entity_class_level")
+        let fields = listFields(resource)
+        var filter: ObjectFilter?
+        if let text = fast ?? slow {
+            do {
+                let parsed = try ObjectFilter(parsing: text, listing: .dataSync(fields: fields))
+                if fast != nil, parsed.predicateCount > choices.maxFastPredicates {
+                    return DataSyncReply.error(400, "DS-0004", "filter_fast allows at most \(choices.maxFastPredicates) predicates")
+                }
+                filter = parsed
+            } catch .unknownField(let field, _) {
+                return DataSyncReply.error(400, "DS-0005", "\(field) cannot be filtered on")
+            } catch {
+                return DataSyncReply.error(400, "DS-1001", "invalid filter: \(error)")
+            }
+        }
+        let sort = (request.queryValue("sort") ?? "").split(separator: ",").map(SortKey.init)
+        if let unknown = sort.first(where: { !fields.contains($0.field) }) {
+            return DataSyncReply.error(400, "DS-0005", "\(unknown.field) cannot be sorted on")
+        }
+        let ends: (String?, String?) = resource == .memberships
+            ? (request.queryValue("channel_id"), request.queryValue("user_id"))
+            : (request.queryValue("entity_a_id"), request.queryValue("entity_b_id"))
+        let kind: AccessResourceKind = switch resource {
+        case .users: .user
+        case .channels: .channel
+        case .memberships: .dataSyncMembership
+        case .entities: .dataSyncEntity
+        case .relationships: .dataSyncRelationship
+        }
+        var rows = (records[resource] ?? [:]).values.filter { record in
+            (className == nil || record.type.name == className) && (version == nil || record.type.version == version)
+                && (level == nil || record.type.level.rawValue == level)
+                && (ends.0 == nil || record.endA == ends.0) && (ends.1 == nil || record.endB == ends.1)
+                && (filter?.matches { record.value(of: $0) } ?? true) && readable(kind, record.id)
+        }
+        rows.sort { Self.precedes($0, $1, sort: sort) }
+        if let cursor = request.queryValue("cursor") {
+            guard let after = Self.decodeCursor(cursor) else { return DataSyncReply.error(400, "DS-0004", "invalid cursor", path: "cursor") }
+            rows.removeAll { !Self.follows($0, cursor: after, sort: sort) }
+        }
+        let page = Array(rows.prefix(limit))
+        var meta: [String: JSONValue] = ["has_next": .bool(rows.count > limit), "limit": .int(Int64(limit))]
+        if rows.count > limit, let last = page.last { meta["next_cursor"] = .string(Self.cursor(after: last, sort: sort)) }
+        return Reply.json(200, ["data": .array(page.map(\.json)), "meta": .object(meta)], contentType: resource.contentType)
+    }
+
+    /// Whether `a` comes before `b`: by the sort keys (a missing value first), then by creation.
+    static func precedes(_ a: DataSyncRecord, _ b: DataSyncRecord, sort: [SortKey]) -> Bool {
+        for key in sort {
+            let (x, y) = (a.value(of: key.field), b.value(of: key.field))
+            if x == y { continue }
+            let ascending = (x ?? "") < (y ?? "") || (x == nil && y != nil)
+            return key.descending ? !ascending : ascending
+        }
+        return a.sequence < b.sequence
+    }
+
+    /// The cursor's position: the last row's sort values and creation number.
+    struct Position: Sendable {
+        var values: [String?]
+        var sequence: UInt64
+    }
+
+    /// `base64url({"i":"<sequence>","sv":[…]})`, unpadded: the captured format.
+    static func cursor(after record: DataSyncRecord, sort: [SortKey]) -> String {
+        let values = JSONValue.array(sort.map { record.value(of: $0.field).map(JSONValue.string) ?? .null })
+        let json: JSONValue = ["i": .string(String(record.sequence)), "sv": values]
+        let text = (try? json.jsonData()).map { $0.base64EncodedString() } ?? ""
+        return text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decodeCursor(_ text: String) -> Position? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard text.count <= 4096, let data = Data(base64Encoded: base64), let json = JSONValue.parse(data)?.objectValue,
+              let sequence = json["i"]?.stringValue.flatMap({ UInt64($0) })
+        else { return nil }
+        let values = (json["sv"]?.arrayValue ?? []).map(\.stringValue)
+        return Position(values: values, sequence: sequence)
+    }
+
+    /// Whether `record` comes after the cursor's position in the list's order.
+    static func follows(_ record: DataSyncRecord, cursor: Position, sort: [SortKey]) -> Bool {
+        for (index, key) in sort.enumerated() {
+            let x = record.value(of: key.field), y = index < cursor.values.count ? cursor.values[index] : nil
+            if x == y { continue }
+            let ascending = (y ?? "") < (x ?? "") || (y == nil && x != nil)
+            return key.descending ? !ascending : ascending
+        }
+        return record.sequence > cursor.sequence
+    }
+}
