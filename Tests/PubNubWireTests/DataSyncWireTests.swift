@@ -323,7 +323,10 @@ struct DataSyncWireTests {
         #expect(token.grants.permissions(.dataSyncMembership, name: "pnm.5.7.alice.general").contains(.create))
         #expect(token.grants.permissions(.dataSyncMembership, name: "pnm.3.7.bob.general").isEmpty)
         #expect(token.grants.permissions(.user, name: "alice") == [.get, .update])
-        #expect(token.parsedJSON.objectValue?["resources"]?.objectValue?["users"] != nil)
+        let shown = token.parsedJSON.objectValue
+        #expect(shown?["resources"]?.objectValue?["users"] == nil, "parse_token's sections stay its own")
+        #expect(shown?["datasync"]?.objectValue?["patterns"]?.objectValue?["datasync:memberships"] != nil)
+        #expect(shown?["datasync"]?.objectValue?["resources"]?.objectValue?["users"]?.objectValue?["alice"]?.objectValue?["update"] == true)
         let body: JSONValue = ["ttl": 60, "permissions": ["resources": ["users": ["u": 96], "datasync:memberships": ["m": 32]]]]
         let parsed = try TokenGrant(body: body)
         #expect(parsed.grants.resources[.user] == ["u": [.get, .update]] && parsed.grants.resources[.dataSyncMembership] == ["m": .get])

@@ -119,28 +119,41 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
     /// The parsed token with the keys the Python SDK's `parse_token` returns (`version`,
     /// `timestamp`, `ttl`, `authorized_uuid`, `resources`, `patterns`, `meta`, and `categories`
     /// when the token has some); each permission set as `read`, `write`, `manage`, `delete`,
-    /// `get`, `update`, `join` booleans. No signature.
+    /// `get`, `update`, `join` booleans. No signature. A token with DataSync grants adds
+    /// `datasync` (`resources` and `patterns` by `users`, `datasync:memberships`…, with `create`
+    /// too), which `parse_token` does not show.
     public var parsedJSON: JSONValue {
-        func bits(_ permissions: AccessPermissions) -> JSONValue {
+        func bits(_ permissions: AccessPermissions, create: Bool) -> JSONValue {
             var fields: [String: JSONValue] = [:]
-            for (name, bit) in AccessPermissions.named where bit != .create {
+            for (name, bit) in AccessPermissions.named where bit != .create || create {
                 fields[name] = .bool(permissions.contains(bit))
             }
             return .object(fields)
         }
-        func section(_ map: [AccessResourceKind: [String: AccessPermissions]]) -> JSONValue {
+        func section(_ map: [AccessResourceKind: [String: AccessPermissions]], _ kinds: [AccessResourceKind]) -> JSONValue {
             var fields: [String: JSONValue] = [:]
-            // parse_token's three sections always; DataSync's only when the token grants some.
-            for kind in AccessResourceKind.allCases where [.channel, .group, .uuid].contains(kind) || !(map[kind] ?? [:]).isEmpty {
-                fields[kind.grantKey] = .object((map[kind] ?? [:]).mapValues(bits))
-            }
+            let create = !kinds.contains(.channel)
+            for kind in kinds { fields[kind.grantKey] = .object((map[kind] ?? [:]).mapValues { bits($0, create: create) }) }
             return .object(fields)
+        }
+        // DataSync's grants, beside parse_token's three sections: a `usr` that repeats `uuid` is
+        // the SDKs' mirror, not a DataSync grant of its own.
+        let mirror = (grants.resources[.user] ?? [:]) == (grants.resources[.uuid] ?? [:])
+            && (grants.patterns[.user] ?? [:]) == (grants.patterns[.uuid] ?? [:])
+        var dataSync: [String: JSONValue] = [:]
+        for (name, map) in [("resources", grants.resources), ("patterns", grants.patterns)] {
+            let kinds = [AccessResourceKind.user, .dataSyncMembership, .dataSyncEntity, .dataSyncRelationship].filter {
+                !(map[$0] ?? [:]).isEmpty && !($0 == .user && mirror)
+            }
+            if !kinds.isEmpty { dataSync[name] = section(map, kinds) }
         }
         var fields: [String: JSONValue] = [
             "version": .int(Int64(version)), "timestamp": .int(Int64(issued.timeIntervalSince1970)),
             "ttl": .int(Int64(ttlMinutes)), "authorized_uuid": authorizedUserId.map(JSONValue.string) ?? .null,
-            "resources": section(grants.resources), "patterns": section(grants.patterns), "meta": meta,
+            "resources": section(grants.resources, [.channel, .group, .uuid]),
+            "patterns": section(grants.patterns, [.channel, .group, .uuid]), "meta": meta,
         ]
+        if !dataSync.isEmpty { fields["datasync"] = .object(dataSync) }
         if !grants.categories.isEmpty {
             var categories: [String: JSONValue] = [:]
             if let bits = grants.categories[.channel] { categories["channels"] = .object(["get": .bool(bits.contains(.get))]) }

@@ -94,6 +94,9 @@ public enum DataSyncIdentifier {
 public struct DataSyncUnreadable: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong (the field, never its value).
     public var reason: String
+
+    /// A reason.
+    public init(reason: String) { self.reason = reason }
     /// The description: ``reason``.
     public var description: String { reason }
 }
