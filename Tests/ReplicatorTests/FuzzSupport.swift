@@ -15,7 +15,7 @@ enum FuzzConfig {
     static let environment = ProcessInfo.processInfo.environment
     static let seed: UInt64 = environment["PNREPLICATE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0xF022_5EED
     /// Cases 1 to 60 (indices 0 to 59) in `swift test`; a count or a range of cases (``SoakSeeds``).
-    static let cases = SoakSeeds.range("PNREPLICATE_FUZZ_CASES", default: 60)
+    static let cases = SoakSeeds.range("PNREPLICATE_FUZZ_CASES", default: 40)
     static let only: Int? = environment["PNREPLICATE_FUZZ_CASE"].flatMap { Int($0) }
     /// `PNREPLICATE_FUZZ_TRACE=1` prints each case's start and end on stderr (to find a hanging case).
     static let trace = environment["PNREPLICATE_FUZZ_TRACE"] == "1"
