@@ -103,6 +103,7 @@
 @_exported import enum Replicator.ReconcilerError
 @_exported import struct Replicator.ConversationReceipt
 @_exported import struct Replicator.DraftSendReceipt
+@_exported import struct Replicator.DataSyncOptions
 @_exported import struct Replicator.DrainReport
 @_exported import struct Replicator.LiveSyncOptions
 @_exported import enum Replicator.OutboxDisposition
@@ -137,6 +138,7 @@
 @_exported import struct Replicator.ReactionSyncResult
 @_exported import struct Replicator.SyncReport
 @_exported import struct PubNubWire.ChannelOccupancy
+@_exported import enum PubNubWire.DataSyncClassLevel
 @_exported import struct PubNubWire.PresentUser
 
 // PubNub: tokens, crypto, push devices, files, errors, and the transport an app may supply.

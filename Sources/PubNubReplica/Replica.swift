@@ -141,8 +141,10 @@ public actor Replica<Custom: ChatCustomData> {
             return logger
         }
         let outbox = Outbox(
-            store: store, client: client, objects: configuration.objects?(client), options: configuration.outbox, clock: clock,
+            store: store, client: client, objects: configuration.backend(client), options: configuration.outbox, clock: clock,
             random: configuration.random(0x5EED), logger: logger("outbox"))
+        // A store keeps the object backend it was filled from (a reader only reads: it binds nothing).
+        if !configuration.storeOptions.readOnly { try store.bindObjectBackend(outbox.objects.name) }
         let reconciler = Reconciler(
             store: store, client: client, outbox: outbox, options: configuration.reconciler, clock: clock,
             random: configuration.random(0xEC0), logger: logger("reconciler"))

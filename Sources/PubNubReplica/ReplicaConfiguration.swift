@@ -76,10 +76,27 @@ public struct ReplicaConfiguration: Sendable {
     public var seed: UInt64?
     /// The label prefix of the replica's loggers (`<label>.outbox`, `.reconciler`, `.live`).
     public var logLabel = "pnreplicate"
-    /// Where users, channels and memberships live, made from the replica's wire client: nil for
-    /// App Context (`AppContextBackend`). The testing kit's devices pass a test double here; a
-    /// second backend (DataSync) becomes a public choice when it lands.
+    /// Where users, channels and memberships live: PubNub App Context (the default, as the Chat
+    /// SDK uses it) or DataSync, its successor (`docs/datasync.md`). A store is bound to the
+    /// backend it was first filled from: opened with the other, the replica refuses to start
+    /// (``StoreError/objectBackendMismatch(stored:configured:)``).
+    ///
+    /// ```swift
+    /// configuration.objectBackend = .dataSync(DataSyncOptions())   // DataSync needs a token
+    /// ```
+    public var objectBackend = ObjectBackendChoice.appContext
+    /// A backend made from the replica's wire client, overriding ``objectBackend``: the testing
+    /// kit's devices pass a test double here.
     package var objects: (@Sendable (PubNubClient) -> any ObjectBackend)?
+
+    /// The backend of `client` this configuration names (nil: App Context, the outbox's default).
+    func backend(_ client: PubNubClient) -> (any ObjectBackend)? {
+        if let objects { return objects(client) }
+        switch objectBackend {
+        case .appContext: return nil
+        case .dataSync(let options): return DataSyncBackend(client: client, options: options)
+        }
+    }
 
     /// A configuration with PubNub's keys, the user and the store; every policy at its default.
     public init(publishKey: String, subscribeKey: String, userId: String, store: StoreLocation) {
@@ -155,6 +172,25 @@ public enum ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
         case .emptyCipherKey: "the cipher key is empty; give the key, or leave it nil to send unencrypted"
         case .suspended: "the replica is suspended; call resume() first"
         case .unusableToken(let error): "the configured token cannot be used: \(error)"
+        }
+    }
+}
+
+/// Where a replica's users, channels and memberships live (``ReplicaConfiguration/objectBackend``).
+/// Messages, reactions, files and presence are the same on both.
+public enum ObjectBackendChoice: Sendable, Hashable {
+    /// PubNub App Context (`/v2/objects`), the Chat SDK's: the default.
+    case appContext
+    /// PubNub DataSync (`/v1/datasync`), App Context's successor, where PubNub sends new apps:
+    /// users, channels and memberships as DataSync records, in the classes `options` names
+    /// (`docs/datasync.md`). Every DataSync request needs an Access Manager token.
+    case dataSync(DataSyncOptions)
+
+    /// The name a store is bound to and the CLI takes (`--objects`): `app-context` or `datasync`.
+    public var name: String {
+        switch self {
+        case .appContext: "app-context"
+        case .dataSync: "datasync"
         }
     }
 }

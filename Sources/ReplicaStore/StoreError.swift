@@ -54,6 +54,11 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// ``StoreOptions/busyTimeout``: a wait, not a failure. Retry later (the live sync does, with
     /// its backoff); nothing was written.
     case busy(message: String)
+    /// The store's users, channels and memberships came from one object backend (`stored`:
+    /// `app-context`, `datasync`) and the replica is configured with another (`configured`):
+    /// refused before anything is read or written (`docs/datasync.md`, "Binding a store to a
+    /// backend"). Open it with the backend it was filled with, or start a new store.
+    case objectBackendMismatch(stored: String, configured: String)
 
     /// A one-line explanation, suitable for a CLI's stderr.
     public var description: String {
@@ -95,6 +100,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "the store cannot be written: \(message)"
         case .busy(let message):
             "the store is busy (another process holds its write lock): \(message)"
+        case .objectBackendMismatch(let stored, let configured):
+            "the store's users, channels and memberships came from \(stored); this replica is configured for \(configured) "
+                + "(moving a store between object backends is not supported: use \(stored), or a new store)"
         }
     }
 }

@@ -37,6 +37,11 @@ struct ConnectionOptions: ParsableArguments {
         "Read the token from this file instead (surrounding whitespace ignored); `listen` reads it again on SIGHUP.", valueName: "path"))
     var authTokenFile: String?
 
+    @Option(help: ArgumentHelp(
+        "Where users, channels and memberships live: app-context (the Chat SDK's) or datasync, which needs a token (default: $PNREPLICATE_OBJECTS, else app-context). A store keeps the backend it was first filled from.",
+        valueName: "backend"))
+    var objects: String?
+
     /// Refuses, before anything is opened or sent, what would quietly go where the user did not
     /// mean: PubNub's real service (any origin but this machine's) without a subscribe key from a
     /// flag or the environment, where the public `demo` keyset would publish for anyone to read;
@@ -52,6 +57,9 @@ struct ConnectionOptions: ParsableArguments {
         if authToken != nil, authTokenFile != nil {
             throw ValidationError("give the token with --auth-token or --auth-token-file, not both")
         }
+        guard ["app-context", "datasync"].contains(resolvedObjects) else {
+            throw ValidationError("--objects (or PNREPLICATE_OBJECTS) is \(resolvedObjects); give app-context or datasync")
+        }
         if authToken?.isEmpty == true {
             throw ValidationError("--auth-token is empty (an unset variable?); give the token, or leave the option out")
         }
@@ -64,6 +72,9 @@ struct ConnectionOptions: ParsableArguments {
 
     /// `--origin`, else `PUBNUB_ORIGIN`, else PubNub's.
     private var resolvedOrigin: String { origin ?? environmentValue("PUBNUB_ORIGIN") ?? "ps.pndsn.com" }
+
+    /// `--objects`, else `PNREPLICATE_OBJECTS`, else `app-context`.
+    private var resolvedObjects: String { objects ?? environmentValue("PNREPLICATE_OBJECTS") ?? "app-context" }
 
     /// `--subscribe-key`, else `PUBNUB_SUBSCRIBE_KEY`, else none.
     private var resolvedSubscribeKey: String? { subscribeKey ?? environmentValue("PUBNUB_SUBSCRIBE_KEY") }
@@ -112,6 +123,7 @@ struct ConnectionOptions: ParsableArguments {
             userId: actingUser(userId), store: .file(path))
         configuration.origin = resolvedOrigin
         configuration.authKey = try token()
+        configuration.objectBackend = resolvedObjects == "datasync" ? .dataSync(DataSyncOptions()) : .appContext
         if let cipher = try cipher() {
             configuration.cipherKey = cipher.key
             configuration.cryptor = cipher.cryptor

@@ -140,6 +140,25 @@ struct ErrorClassTests {
         #expect(decision == expected)
     }
 
+    @Test("DataSync's codes: a keyset or configuration refusal waits (never dead), a write outside the projection is dead, a failed test is a conflict, a removal of what is gone is done", arguments: [
+        (403, ["DS-0201"], OutboxKind.setUser, "retry configuration 300"), (401, ["DS-0203"], .setMembership, "retry configuration 300"),
+        (400, ["DS-0006"], .setChannel, "retry configuration 300"), (403, ["DS-0202"], .setUser, "dead rejected"),
+        (409, ["DS-0302"], .setMembership, "conflict"), (409, [], .setUser, "dead rejected"), (404, [], .removeMembership, "done"),
+        (404, ["DS-0100"], .setUser, "dead rejected"),
+    ])
+    func dataSyncCodes(status: Int, codes: [String], kind: OutboxKind, expected: String) {
+        let error = ServiceError(
+            operation: "datasync", status: status, reason: DataSyncErrors.reason(codes: codes), family: .dataSync, message: "m", codes: codes)
+        let decision = switch FailureDecision.classify(error, kind: kind, serverFailures: 0, limit: 8) {
+        case .dead(let failure): "dead \(failure.errorClass.rawValue)"
+        case .conflict: "conflict"
+        case .retry(let state, let wait, let failure, _): "retry \(failure.errorClass.rawValue) \(Int(wait))\(state == .pending ? "" : " \(state)")"
+        case .done: "done"
+        case .waitForToken: "token"
+        }
+        #expect(decision == expected)
+    }
+
     @Test("Access Manager: a first refusal waits for a token; refused again under another token, a dead letter naming the permission; under the same token it waits again; an expiry never kills")
     func accessDenials() {
         let need = AccessNeed.all([AccessRequirement(.channel, "side", .write)])

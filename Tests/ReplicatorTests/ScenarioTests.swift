@@ -16,7 +16,7 @@ struct ScenarioTests {
     /// timing-dependent failure).
     static var seeds: [UInt64] {
         let repeats = Int(SoakSeeds.environment["PNREPLICATE_OUTBOX_REPEAT"] ?? "") ?? 1
-        return Array(SoakSeeds.range("PNREPLICATE_OUTBOX_SEEDS", default: 24).map { Array(repeating: $0, count: max(1, repeats)) }.joined())
+        return Array(SoakSeeds.range("PNREPLICATE_OUTBOX_SEEDS", default: 16).map { Array(repeating: $0, count: max(1, repeats)) }.joined())
     }
 
     @Test("200 messages per seed end up exactly once, in order", arguments: seeds)

@@ -75,6 +75,11 @@ public enum OutboxErrorClass: String, Codable, Sendable {
     /// this class waits for a new token (``OutboxEntry/waitsForToken``); a dead one was refused
     /// under a token that arrived after it first waited (`docs/access.md`).
     case accessDenied
+    /// The keyset or the configuration refuses the op whatever the token (DataSync: not enabled
+    /// on the keyset, Access Manager off, no credential, a class that does not fit:
+    /// `docs/datasync.md`, "Errors"). The op stays pending and is tried again every few minutes;
+    /// it never becomes a dead letter for this alone.
+    case configuration
 }
 
 /// The row form of an ``OutboxOperation`` (the `outbox.payload` column): which fields are set

@@ -199,3 +199,43 @@ enum MemberSQL {
     static let upsert = upsertMemberSQL(force: false)
     static let forceUpsert = upsertMemberSQL(force: true)
 }
+
+// MARK: The object backend a store is bound to
+
+extension ChatStore {
+    /// The object backend the store's users, channels and memberships come from (`app-context`,
+    /// `datasync`), or nil for a store no replica has bound yet.
+    public func objectBackend() throws -> String? {
+        do {
+            return try writer.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM replica_settings WHERE key = 'objects.backend'")
+            }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Binds the store to the object backend `name` on its first use, and checks it on every
+    /// later one: throws ``StoreError/objectBackendMismatch(stored:configured:)`` when the store
+    /// was filled under another backend (`docs/datasync.md`, "Binding a store to a backend").
+    /// A replica calls it once when it opens the store, before anything is pulled or sent.
+    ///
+    /// ```swift
+    /// try store.bindObjectBackend("datasync")   // a store filled from App Context throws here
+    /// ```
+    public func bindObjectBackend(_ name: String) throws {
+        let stored: String?
+        do {
+            stored = try writer.write { db in
+                if let value = try String.fetchOne(db, sql: "SELECT value FROM replica_settings WHERE key = 'objects.backend'") {
+                    return value
+                }
+                try db.execute(sql: "INSERT INTO replica_settings (key, value) VALUES ('objects.backend', ?)", arguments: [name])
+                return nil
+            }
+        } catch {
+            throw Self.storeError(error)
+        }
+        if let stored, stored != name { throw StoreError.objectBackendMismatch(stored: stored, configured: name) }
+    }
+}

@@ -65,7 +65,21 @@ enum FailureDecision: Sendable, Hashable {
         }
         if case .service(let service) = error {
             if let decision = opRule(service, kind: kind) { return decision }
-            if service.status == 412 { return .conflict(failure(error, .conflict)) }
+            // A stale If-Match (412), or a failed JSON Patch `test` (DataSync's 409 DS-0302).
+            if service.status == 412 || service.reason == .preconditionFailed { return .conflict(failure(error, .conflict)) }
+            switch service.reason {
+            case .notConfigured:
+                // DataSync refuses every call until the keyset or the configuration changes
+                // (DS-0201, DS-0203, DS-0006): wait, never a dead letter for this alone.
+                return .retry(
+                    state: ambiguous ? .ambiguous : .pending, minimumWait: configurationRetry, failure: failure(error, .configuration),
+                    serverFailure: false)
+            case .outsideProjection:
+                // DS-0202: the token's projection excludes a field the write touches; resending cannot help.
+                return .dead(failure(error, .rejected))
+            default:
+                break
+            }
         }
         switch error.retryability {
         case .notSent:
@@ -115,6 +129,9 @@ enum FailureDecision: Sendable, Hashable {
         classify(.service(error), kind: kind, serverFailures: serverFailures, limit: limit)
     }
 
+    /// How long an op refused by the keyset's configuration waits before it is tried again.
+    static let configurationRetry: TimeInterval = 300
+
     /// The answers that prove an op's effect is in place although the request failed.
     private static func opRule(_ error: ServiceError, kind: OutboxKind) -> FailureDecision? {
         switch (error.status, kind) {
@@ -122,7 +139,8 @@ enum FailureDecision: Sendable, Hashable {
             return .done
         case (400, .removeReaction) where error.message.localizedCaseInsensitiveContains("no matching"):
             return .done
-        case (404, .removeUser), (404, .removeChannel):
+        case (404, .removeUser), (404, .removeChannel), (404, .removeMembership):
+            // Already gone: a resend whose first answer was lost, or another writer's removal.
             return .done
         default:
             return nil

@@ -1,0 +1,51 @@
+import Foundation
+import PubNubReplica
+import PubNubSimulator
+import PubNubSimulatorTesting
+import PubNubWire
+import ReplicaModel
+import Testing
+
+/// A replica configured for DataSync (`ReplicaConfiguration.objectBackend`): it syncs users,
+/// channels and memberships from DataSync records, writes there, and a store keeps the backend
+/// it was filled from.
+@Suite("Replica: DataSync as the object backend")
+struct ReplicaDataSyncTests {
+    @Test("objectBackend .dataSync syncs alice's user, channel and membership from DataSync and sends her edit there; the store then refuses App Context")
+    func dataSyncReplica() async throws {
+        let world = try await ReplicaWorld()
+        await world.server.configureAccess(secretKey: "sec-c-test")
+        let admin = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "admin", clock: world.clock).dataSync
+        for (resource, object) in [
+            (DataSyncResource.users, DataSyncObject(id: "alice", payload: ["name": "Alice", "theirs": 1])),
+            (.channels, DataSyncObject(id: "general", payload: ["name": "General"])),
+            (.memberships, DataSyncObject(id: "pnm.5.7.alice.general", channelId: "general", userId: "alice", status: "joined")),
+        ] {
+            #expect(await world.server.dataSyncAsAdmin(try admin.createRequest(resource, object)).status == 201)
+        }
+        let all = AccessPermissions(rawValue: 255)
+        var configuration = world.configuration
+        configuration.authKey = try await world.server.grantToken(
+            grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
+            authorizedUserId: "alice")
+        configuration.objectBackend = .dataSync(DataSyncOptions())
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        _ = try await replica.sync()
+        let queries = replica.queries
+        #expect(try await replica.fetch(queries.user(id: "alice"))?.name == "Alice")
+        #expect(try await replica.fetch(queries.channel(id: "general"))?.name == "General")
+        #expect(try await replica.fetch(queries.member(channelId: "general", userId: "alice"))?.status == "joined")
+        var edit = UserEdit<FlatCustom>()
+        edit.name = .set("Alice B.")
+        _ = try await replica.setUser(id: "alice", edit: edit)
+        _ = try await replica.sync()
+        let record = try #require(await world.server.dataSyncRecord(.users, id: "alice")?.objectValue?["payload"])
+        #expect(record == ["name": "Alice B.", "theirs": 1])
+        await replica.stop()
+        var appContext = world.configuration
+        appContext.authKey = configuration.authKey
+        #expect(throws: StoreError.objectBackendMismatch(stored: "datasync", configured: "app-context")) {
+            try Replica<DefaultChatCustom>(appContext)
+        }
+    }
+}
