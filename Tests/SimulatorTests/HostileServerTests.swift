@@ -125,11 +125,15 @@ struct HostileServerTests {
         }
     }
 
-    @Test("cancelling the calling task returns control within a fraction of a second, as outcome unknown",
+    /// The bound tells a cancelled request from one that waited for its timeout (60 s), nothing
+    /// finer: on this two-core machine under the whole suite a cancel took up to 13 s of wall time
+    /// (CI runs of 2026-11-29), where alone it returns in milliseconds; a wall-clock bound of 10 s
+    /// failed there as noise (docs/reliability.md).
+    @Test("cancelling the calling task returns control long before the request's timeout, as outcome unknown",
           arguments: TransportKind.allCases)
     func cancellationIsPrompt(kind: TransportKind) async throws {
         try await withServer(.silent) { server in
-            try await withTransport(kind, timeout: 30) { transport in
+            try await withTransport(kind, timeout: 60) { transport in
                 let origin = server.origin
                 let task = Task { try await attempt(transport, probe, to: origin) }
                 var heads = server.requestHeads.makeAsyncIterator()
@@ -139,7 +143,7 @@ struct HostileServerTests {
                 task.cancel()
                 let result = try await task.value
                 let elapsed = clock.now - start
-                #expect(elapsed < .seconds(10), "took \(elapsed)")
+                #expect(elapsed < .seconds(30), "took \(elapsed)")
                 guard case .failure(.outcomeUnknown(let reason)) = result else {
                     Issue.record("expected outcome unknown, got \(result)")
                     return
