@@ -352,11 +352,6 @@ extension PubNubServer {
     /// event rule for the class does), for every version and level of that name.
     public func setDataSyncEvents(className: String, on: Bool) {
         for (key, type) in dataSync.classes where type.name == className { dataSync.classes[key]?.events = on }
-        for resource in DataSyncResource.allCases {
-            for (id, record) in dataSync.records[resource] ?? [:] where record.type.name == className {
-                dataSync.records[resource]?[id]?.type.events = on
-            }
-        }
     }
 
     /// Changes what the simulator does where the DataSync reference is unconfirmed.

@@ -66,8 +66,8 @@ public struct DataSyncRecording: Decodable, Sendable {
     public var query: [String: String] {
         var result: [String: String] = [:]
         for pair in (requestQuery ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts[0] != "pnsdk" else { continue }
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts[0] != "pnsdk" else { continue }  // split keeps one part at least: "=x" is ["", "x"]
             result[parts[0]] = parts.count > 1 ? (PercentEncoding.decode(parts[1]) ?? parts[1]) : ""
         }
         return result

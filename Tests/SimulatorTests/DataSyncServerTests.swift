@@ -54,8 +54,12 @@ struct DataSyncServerTests {
         #expect(none?.status == 401 && none?.codes == ["DS-0203"])
         let narrow = try await world.client(grants: AccessGrants(resources: [.user: ["alice": .get]]))
         // The client's own check refuses before sending; the server's answer is Access Manager's body.
-        let local = await Self.failure { _ = try await narrow.dataSync.create(.users, DataSyncObject(id: "bob")) }
-        #expect(local == nil)
+        await #expect {
+            _ = try await narrow.dataSync.create(.users, DataSyncObject(id: "bob"))
+        } throws: { error in
+            guard case WireError.accessDenied(let denial) = error, case .notGranted(let missing) = denial.reason else { return false }
+            return missing == [AccessRequirement(.user, "bob", .create)]
+        }
         let denied = await world.server.respond(try narrow.dataSync.createRequest(.users, DataSyncObject(id: "bob")))
         #expect(denied.status == 403 && denied.header("content-type") == "text/javascript; charset=UTF-8")
         #expect(String(decoding: denied.body, as: UTF8.self) == #"{"error":true,"status":403,"service":"Access Manager","message":"Forbidden"}"#)

@@ -34,7 +34,7 @@ extension DataSyncService {
 
     func list(_ resource: DataSyncResource, _ request: WireRequest, readable: (AccessResourceKind, String) -> Bool) -> WireResponse {
         let limit = request.int("limit") ?? 20
-        guard (1...100).contains(limit) else { return DataSyncReply.error(400, "DS-0004", "limit must be 1-100", path: "limit") }
+        guard DataSyncLimits.pageSize.contains(limit) else { return DataSyncReply.error(400, "DS-0004", "limit must be 1-100", path: "limit") }
         let fast = request.queryValue("filter_fast"), slow = request.queryValue("filter")
         guard fast == nil || slow == nil else { return DataSyncReply.error(400, "DS-0004", "send filter or filter_fast, not both") }
         let relationship = resource.isRelationship

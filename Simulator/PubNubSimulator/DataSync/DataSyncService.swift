@@ -18,6 +18,8 @@ struct DataSyncService: Sendable {
     var records: [DataSyncResource: [String: DataSyncRecord]] = [:]
     var sequence: UInt64 = 0
     var eTagCounter: UInt64 = 0
+    /// The earliest `expiresAt` stored (nil: none): ``sweep(now:)`` does nothing before it.
+    var nextExpiry: ISOTimestamp?
     var choices = DataSyncChoices()
 
     init(subscribeKey: String) {
@@ -51,11 +53,14 @@ struct DataSyncService: Sendable {
 
     // MARK: Records
 
-    /// Drops what expired (lazily, at each request; no event, choice 2c).
+    /// Drops what expired (lazily, at a request once the earliest expiry has passed; no event,
+    /// choice 2c).
     mutating func sweep(now: ISOTimestamp) {
+        guard let due = nextExpiry, now >= due else { return }
         for resource in records.keys {
             records[resource] = records[resource]?.filter { !$0.value.isExpired(at: now) }
         }
+        nextExpiry = records.values.lazy.flatMap(\.values).map(\.expiresAt).min()
     }
 
     mutating func nextETag() -> String {
@@ -72,9 +77,12 @@ struct DataSyncService: Sendable {
 
     /// `createdAt + ttl`, rounded up to the next UTC midnight (an exact midnight stays; choice 2b).
     static func expiry(_ created: ISOTimestamp, ttlSeconds: Int) -> ISOTimestamp {
+        // Clamped, never trapping: a clock or a TTL at the edge of what an instant can hold expires
+        // at the last day that can be written.
         let day: Int64 = 86_400 * 1_000_000_000
-        let end = created.nanoseconds + Int64(ttlSeconds) * 1_000_000_000
-        let rounded = (end + day - 1) / day * day
+        let ttl = Int64(max(0, min(ttlSeconds, 315_569_260))) * 1_000_000_000
+        let (end, overflow) = created.nanoseconds.addingReportingOverflow(ttl + day - 1)
+        let rounded = overflow ? (Int64.max / day) * day : end / day * day
         return ISOTimestamp(nanoseconds: rounded, fractionDigits: 0)
     }
 
@@ -102,7 +110,7 @@ struct DataSyncService: Sendable {
     func exists(_ resource: DataSyncResource, _ id: String) -> Bool { records[resource]?[id] != nil }
 
     /// The answer to a write whose `If-Match` is stale, or nil.
-    static func precondition(_ request: WireRequest, _ record: DataSyncRecord) -> WireResponse? {
+    static func staleIfMatch(_ request: WireRequest, _ record: DataSyncRecord) -> WireResponse? {
         guard let expected = request.headers.first(where: { $0.key.lowercased() == "if-match" })?.value else { return nil }
         return expected == record.eTag ? nil : DataSyncReply.stale
     }
@@ -118,7 +126,8 @@ struct DataSyncService: Sendable {
 
     /// The `e: 5` event of a change to `record`.
     func emission(_ verb: String, _ record: DataSyncRecord, deletedAt: ISOTimestamp? = nil) -> [DataSyncEmission] {
-        guard record.type.events else { return [] }
+        // The class as registered now: `setDataSyncEvents` turns a class off for its records too.
+        guard classes[record.type.key]?.events ?? record.type.events else { return [] }
         let metadata: JSONValue = [
             "event": .string(verb), "source": "data-sync", "type": .string(record.type.eventType),
             "className": .string(record.type.name), "classLevel": .string(record.type.level.rawValue),

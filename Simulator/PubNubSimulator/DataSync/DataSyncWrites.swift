@@ -17,7 +17,7 @@ extension DataSyncService {
         var status: String?
         switch data["status"] {
         case nil, .null?: break
-        case .string(let text)? where (1...100).contains(text.count): status = text
+        case .string(let text)? where DataSyncLimits.statusLength.contains(text.count): status = text
         default: return .failure(.init(400, "DS-0004", "status must be 1-100 characters", path: "status"))
         }
         switch data["payload"] {
@@ -32,6 +32,7 @@ extension DataSyncService {
         do {
             let record = try newRecord(resource, try Self.bodyData(request).get(), now: now)
             records[resource, default: [:]][record.id] = record
+            nextExpiry = min(nextExpiry ?? record.expiresAt, record.expiresAt)
             return (DataSyncReply.record(201, record), emission("create", record))
         } catch {
             return (error.response, [])
@@ -95,7 +96,7 @@ extension DataSyncService {
     {
         if let refusal = Self.contentTypeRefusal(request, patch: false, resource: resource) { return (refusal, []) }
         guard var record = records[resource]?[id] else { return (DataSyncReply.notFound(resource, id), []) }
-        if let stale = Self.precondition(request, record) { return (stale, []) }
+        if let stale = Self.staleIfMatch(request, record) { return (stale, []) }
         do throws(DataSyncRefusal) {
             let data = try Self.bodyData(request).get()
             let key = resource.isRelationship ? "relationshipClassVersion" : "entityClassVersion"
@@ -115,7 +116,7 @@ extension DataSyncService {
     {
         if let refusal = Self.contentTypeRefusal(request, patch: true, resource: resource) { return (refusal, []) }
         guard var record = records[resource]?[id] else { return (DataSyncReply.notFound(resource, id), []) }
-        if let stale = Self.precondition(request, record) { return (stale, []) }
+        if let stale = Self.staleIfMatch(request, record) { return (stale, []) }
         do throws(DataSyncRefusal) {
             guard let list = Reply.bodyJSON(request)?.arrayValue else { throw DataSyncRefusal(400, "SYN-0001", "the body must be a JSON Patch array") }
             guard !list.isEmpty else { throw DataSyncRefusal(400, "SYN-0001", "empty patch") }
@@ -169,7 +170,7 @@ extension DataSyncService {
         -> (WireResponse, [DataSyncEmission])
     {
         guard let record = records[resource]?[id] else { return (DataSyncReply.notFound(resource, id), []) }
-        if let stale = Self.precondition(request, record) { return (stale, []) }
+        if let stale = Self.staleIfMatch(request, record) { return (stale, []) }
         records[resource]?[id] = nil
         var emissions = emission("delete", record, deletedAt: now)
         if resource == .users || resource == .channels {

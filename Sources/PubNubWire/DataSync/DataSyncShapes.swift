@@ -90,6 +90,15 @@ public enum DataSyncIdentifier {
     }
 }
 
+/// DataSync's service limits besides the id rule (reference §15): the one place the client's
+/// checks and the simulator's answers read them from.
+public enum DataSyncLimits {
+    /// A list's `limit`: 1 to 100.
+    public static let pageSize = 1...100
+    /// A `status`: 1 to 100 characters.
+    public static let statusLength = 1...100
+}
+
 /// Why a DataSync record in an answer could not be read.
 public struct DataSyncUnreadable: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong (the field, never its value).
@@ -308,7 +317,7 @@ public struct DataSyncListQuery: Sendable, Hashable {
     public init() {}
 
     func items(for resource: DataSyncResource) throws(WireError) -> [QueryItem] {
-        guard (1...100).contains(limit) else { throw .invalidArgument("limit must be 1-100") }
+        guard DataSyncLimits.pageSize.contains(limit) else { throw .invalidArgument("limit must be 1-100") }
         guard filter == nil || filterFast == nil else { throw .invalidArgument("send filter or filter_fast, not both") }
         if resource == .entities || resource == .relationships, className == nil {
             throw .invalidArgument("listing \(resource.rawValue) needs a class name")
@@ -393,7 +402,7 @@ public struct DataSyncObject: Sendable, Hashable {
             data["id"] = .string(id)
         }
         if let status {
-            guard (1...100).contains(status.count) else { throw .invalidArgument("a DataSync status has 1-100 characters") }
+            guard DataSyncLimits.statusLength.contains(status.count) else { throw .invalidArgument("a DataSync status has 1-100 characters") }
             data["status"] = .string(status)
         }
         if let payload { data["payload"] = .object(payload) }

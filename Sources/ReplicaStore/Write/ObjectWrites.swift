@@ -224,17 +224,22 @@ extension ChatStore {
     /// try store.bindObjectBackend("datasync")   // a store filled from App Context throws here
     /// ```
     public func bindObjectBackend(_ name: String) throws {
+        // A read first: a store bound already (every open but the first) takes no write lock.
         let stored: String?
-        do {
-            stored = try writer.write { db in
-                if let value = try String.fetchOne(db, sql: "SELECT value FROM replica_settings WHERE key = 'objects.backend'") {
-                    return value
+        if let bound = try objectBackend() {
+            stored = bound
+        } else {
+            do {
+                stored = try writer.write { db in
+                    if let value = try String.fetchOne(db, sql: "SELECT value FROM replica_settings WHERE key = 'objects.backend'") {
+                        return value
+                    }
+                    try db.execute(sql: "INSERT INTO replica_settings (key, value) VALUES ('objects.backend', ?)", arguments: [name])
+                    return nil
                 }
-                try db.execute(sql: "INSERT INTO replica_settings (key, value) VALUES ('objects.backend', ?)", arguments: [name])
-                return nil
+            } catch {
+                throw Self.storeError(error)
             }
-        } catch {
-            throw Self.storeError(error)
         }
         if let stored, stored != name { throw StoreError.objectBackendMismatch(stored: stored, configured: name) }
     }

@@ -66,6 +66,13 @@ public enum DataSyncMapping {
         try JSONDecoder().decode(T.self, from: try json.jsonData())
     }
 
+    /// The status a create sends for replica `fields`: nil for none or an empty one (DataSync's
+    /// status has 1 to 100 characters; pnreplicate reads an absent one as empty).
+    static func status(_ fields: [String: JSONValue]) -> String? {
+        guard let text = fields["status"]?.stringValue, !text.isEmpty else { return nil }
+        return text
+    }
+
     /// The payload a create sends for replica `fields` (nulls left out).
     static func payload(_ fields: [String: JSONValue]) -> [String: JSONValue] {
         fields.filter { $0.key != "status" && !$0.value.isNull }

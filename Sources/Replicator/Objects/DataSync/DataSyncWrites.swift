@@ -103,11 +103,9 @@ extension DataSyncBackend {
     func creation(_ resource: DataSyncResource, id: String, fields: [String: JSONValue]) -> DataSyncObject {
         let type = resource == .users ? options.userClass : options.channelClass
         let builtIn = type.level == .global && (type.name == "User" || type.name == "Channel")
-        var object = DataSyncObject(
+        return DataSyncObject(
             id: id, className: builtIn ? nil : type.name, classVersion: type.version, classLevel: builtIn ? nil : type.level,
-            status: fields["status"]?.stringValue, payload: DataSyncMapping.payload(fields))
-        if object.status?.isEmpty == true { object.status = nil }
-        return object
+            status: DataSyncMapping.status(fields), payload: DataSyncMapping.payload(fields))
     }
 
     /// Writes a user's or channel's fields (see the top of this file).
@@ -188,10 +186,9 @@ extension DataSyncBackend {
         -> DataSyncRow
     {
         let sync = client.dataSync
-        var object = DataSyncObject(
+        let object = DataSyncObject(
             id: id, classVersion: options.membershipClassVersion, channelId: channel, userId: user,
-            status: fields["status"]?.stringValue, payload: DataSyncMapping.payload(fields))
-        if object.status?.isEmpty == true { object.status = nil }
+            status: DataSyncMapping.status(fields), payload: DataSyncMapping.payload(fields))
         do {
             do {
                 return try await sync.create(.memberships, object)
