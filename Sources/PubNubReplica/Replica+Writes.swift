@@ -250,7 +250,7 @@ extension Replica {
     func recounting<T: Sendable>(_ body: @Sendable (Parts) async throws -> T) async throws -> T {
         let parts = try await openParts()
         let value = try await body(parts)
-        if let counts = try? await parts.store.fetch(queries.outboxCounts()) { update { $0.count(counts) } }
+        if let tally = try? await parts.store.fetch(OutboxTally.query(queries)) { update { $0.count(tally) } }
         return value
     }
 

@@ -98,7 +98,7 @@ public actor Replica<Custom: ChatCustomData> {
         inMemoryStore = configuration.store == .inMemory ? try ChatStore.inMemory(options: configuration.clockedStoreOptions) : nil
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         self.parts = parts
-        current.count(try parts.store.fetchNow(queries.outboxCounts()))
+        current.count(try parts.store.fetchNow(OutboxTally.query(queries)))
         current.hasSynced = !(try parts.store.fetchNow(queries.checkpoints())).isEmpty
     }
 
@@ -120,8 +120,8 @@ public actor Replica<Custom: ChatCustomData> {
 
     /// Reads the outbox's counts into ``status`` (the counter's work).
     private func recount() async {
-        guard let store = parts?.store, let counts = try? await store.fetch(queries.outboxCounts()) else { return }
-        update { $0.count(counts) }
+        guard let store = parts?.store, let tally = try? await store.fetch(OutboxTally.query(queries)) else { return }
+        update { $0.count(tally) }
     }
 
     /// Opens the configuration's store (or takes `inMemory`) and wires the outbox, the reconciler
@@ -217,9 +217,9 @@ public actor Replica<Custom: ChatCustomData> {
         parts.reconciler.restoreHotMarks(hotMarks)
         self.parts = parts
         announceStore(parts.store)
-        let counts = try await parts.store.fetch(queries.outboxCounts())
+        let tally = try await parts.store.fetch(OutboxTally.query(queries))
         update {
-            $0.count(counts)
+            $0.count(tally)
             $0.connection = .stopped
         }
         await count(parts)

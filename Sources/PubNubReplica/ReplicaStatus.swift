@@ -70,6 +70,16 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
     public var tokenExpires: Date?
     /// The token provider's last failure, until it gives a token.
     public var tokenError: String?
+    /// Why user, channel and membership writes wait on the keyset's configuration, or nil:
+    /// DataSync not enabled on the keyset, Access Manager off, or no credential (the `DS-0201`,
+    /// `DS-0203` and `DS-0006` answers, `docs/datasync.md`, "Errors"). Those writes stay in the
+    /// outbox and are tried again every few minutes; they go once the keyset (or the replica's
+    /// configuration) is fixed. Messages are not held by it.
+    ///
+    /// ```swift
+    /// if let problem = status.configurationError { showSetupHint(problem) }
+    /// ```
+    public var configurationError: String?
 
     /// A status with nothing known yet: stopped, nothing waiting.
     public init() {}
@@ -83,6 +93,7 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
     /// `live, 3 pending, 1 sending`.
     public var description: String {
         var parts = [catchUp.map { "catching up (\($0))" } ?? "\(connection)"]
+        if let configurationError { parts.append("waiting on the keyset's configuration (\(configurationError))") }
         if let waitingForToken { parts.append("waiting for a token (\(waitingForToken == .missing ? "none yet" : waitingForToken.rawValue))") }
         if pending > 0 { parts.append("\(pending) pending") }
         if sending > 0 { parts.append("\(sending) sending") }
@@ -91,11 +102,26 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
         return parts.joined(separator: ", ")
     }
 
-    /// Takes the outbox's counts by state.
-    mutating func count(_ states: [OutboxState: Int]) {
+    /// Takes the outbox's counts by state and what waits on the configuration.
+    mutating func count(_ tally: OutboxTally) {
+        let states = tally.states
         pending = (states[.pending] ?? 0) + (states[.ambiguous] ?? 0)
         sending = states[.inflight] ?? 0
         deadLetters = states[.dead] ?? 0
         conflicts = states[.conflict] ?? 0
+        configurationError = tally.configurationError
+    }
+}
+
+/// What the status reads of the outbox, in one read: the counts by state and the newest failure
+/// of an op waiting on the keyset's configuration.
+struct OutboxTally: Sendable {
+    var states: [OutboxState: Int]
+    var configurationError: String?
+
+    /// The read.
+    static func query<C>(_ queries: ChatQueries<C>) -> StoreQuery<OutboxTally> {
+        let counts = queries.outboxCounts(), problem = queries.outboxConfigurationProblem()
+        return StoreQuery { db in OutboxTally(states: try counts.fetch(db), configurationError: try problem.fetch(db)) }
     }
 }

@@ -48,4 +48,34 @@ struct ReplicaDataSyncTests {
             try Replica<DefaultChatCustom>(appContext)
         }
     }
+
+    @Test("a keyset without Access Manager answers DataSync DS-0201: the status names it, the write waits pending, and goes once the keyset is fixed")
+    func configurationErrorShows() async throws {
+        let world = try await ReplicaWorld()
+        var configuration = world.configuration
+        configuration.objectBackend = .dataSync(DataSyncOptions())
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        var edit = UserEdit<FlatCustom>()
+        edit.name = .set("Alice")
+        _ = try await replica.setUser(id: "alice", edit: edit)
+        _ = try? await replica.sync()
+        var status = await replica.status
+        #expect(status.pending == 1 && status.deadLetters == 0, "\(status)")
+        let problem = try #require(status.configurationError, "\(status)")
+        #expect(problem.contains("DS-0201"), "\(problem)")
+        #expect(status.description.contains("waiting on the keyset's configuration"))
+
+        await world.server.configureAccess(secretKey: "sec-c-test")
+        let all = AccessPermissions(rawValue: 255)
+        let token = try await world.server.grantToken(
+            grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
+            authorizedUserId: "alice")
+        try replica.setToken(token)
+        world.clock.advance(by: 301)
+        _ = try await replica.sync()
+        status = await replica.status
+        #expect(status.configurationError == nil && status.pending == 0, "\(status)")
+        #expect(await world.server.dataSyncRecord(.users, id: "alice")?.objectValue?["payload"] == ["name": "Alice"])
+        await replica.stop()
+    }
 }

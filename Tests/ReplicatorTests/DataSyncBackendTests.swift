@@ -278,6 +278,35 @@ struct DataSyncBackendTests {
         #expect(try await world.store.fetch(world.store.queries.conflicts()).count == 1)
     }
 
+    @Test("an id DataSync forbids is refused before queueing, with nothing stored; App Context queues the same id")
+    func identifiersRefusedBeforeQueueing() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device()
+        var edit = UserEdit<FlatCustom>()
+        edit.name = .set("Alice")
+        await #expect(throws: OutboxError.identifierRefused(
+            field: "user.id", id: "alice smith", backend: "datasync", reason: "a DataSync id cannot contain whitespace")
+        ) { try await world.outbox.setUser(id: "alice smith", edit: edit) }
+        await #expect(throws: OutboxError.self) { try await world.outbox.join(channel: "two\u{00A0}words") }
+        var named = ChannelEdit<FlatCustom>()
+        named.name = .set("Wide")
+        await #expect(throws: OutboxError.self) {
+            try await world.outbox.setChannel(id: String(repeating: "c", count: 40) + "\u{2003}", edit: named)
+        }
+        let store = world.store
+        #expect(try await store.fetch(store.queries.outboxCount()) == 0, "nothing queued")
+        #expect(try await store.fetch(store.queries.user(id: "alice smith")) == nil, "nothing stored")
+        #expect(try await store.fetch(store.queries.member(channelId: "two\u{00A0}words", userId: "me")) == nil)
+        _ = try await world.outbox.setUser(id: "alice-smith", edit: edit)
+        #expect(try await store.fetch(store.queries.outboxCount()) == 1, "an id DataSync holds is queued")
+
+        let appContext = try ChatStore<Custom>.open(at: SimulatedDevice<Custom>.temporaryStorePath())
+        let client = try PubNubClient.simulated(InProcessTransport(server: keyset.server), userId: "me", clock: keyset.clock)
+        let outbox = Outbox(store: appContext, client: client, clock: keyset.clock)
+        _ = try await outbox.setUser(id: "alice smith", edit: edit)
+        #expect(try await appContext.fetch(appContext.queries.outboxCount()) == 1, "App Context holds ids with spaces")
+    }
+
     @Test("exactly once: a create met again settles as sent; a delete of what is gone is done; missing ends are created")
     func exactlyOnce() async throws {
         let keyset = try await Keyset()

@@ -382,6 +382,21 @@ extension ChatQueries {
         StoreQuery { db in try OutboxEntry.fetchAll(db, where: "seq > ?", arguments: [afterSeq ?? Int64.min], limit: max(1, limit)) }
     }
 
+    /// The newest failure of an op waiting on the keyset's configuration (error class
+    /// ``OutboxErrorClass/configuration``: DataSync not enabled, Access Manager off, no
+    /// credential), or nil when none waits so. Such ops stay pending and are tried again every
+    /// few minutes; this is what a status shows meanwhile. Read through a partial index
+    /// (migration 0013): cheap whatever the outbox's size.
+    public func outboxConfigurationProblem() -> StoreQuery<String?> {
+        StoreQuery { db in
+            try String.fetchOne(db.cachedStatement(sql: """
+                SELECT last_error FROM outbox
+                WHERE last_error_class = 'configuration' AND state IN ('pending', 'ambiguous', 'inflight')
+                ORDER BY updated_at DESC LIMIT 1
+                """))
+        }
+    }
+
     /// How many ops the outbox holds, whatever their state.
     public func outboxCount() -> StoreQuery<Int> {
         StoreQuery { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }

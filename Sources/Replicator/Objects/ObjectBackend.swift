@@ -183,6 +183,12 @@ public protocol ObjectBackend: Sendable {
     var name: String { get }
     /// What the backend does natively.
     var capabilities: ObjectBackendCapabilities { get }
+    /// Why the backend cannot hold an object with `id`, beyond PubNub's id rules that every op
+    /// meets (``ReplicaModel/Validation/validateIdentifier(_:field:)``); nil when it can. The
+    /// outbox asks before it queues a user, channel or membership write, so an id the backend
+    /// would refuse is a typed error then (``OutboxError/identifierRefused(field:id:backend:reason:)``),
+    /// never a dead letter later. DataSync refuses whitespace, which App Context accepts.
+    func identifierProblem(_ id: String) -> String?
 
     /// A page of the keyset's users.
     func users<C: CustomData>(_ page: ObjectPageRequest, as custom: C.Type) async throws(WireError) -> ObjectBatch<ChatUser<C>>
@@ -209,4 +215,9 @@ public protocol ObjectBackend: Sendable {
     /// The object changes one live envelope carries; nil when it is not an object event of this
     /// backend (an event that cannot be read at all arrives as `.unknown` and is handled as one).
     func events(in envelope: SubscribeEnvelope) -> [ObjectEvent]?
+}
+
+extension ObjectBackend {
+    /// No rule beyond PubNub's own (App Context's, and a test backend's).
+    public func identifierProblem(_ id: String) -> String? { nil }
 }

@@ -423,9 +423,9 @@ public actor Outbox<Custom: ChatCustomData> {
                 commitsSettled = []
             }
         }
-        let userId = userId, push = client.crypto == nil ? options.push : nil
+        let userId = userId, push = client.crypto == nil ? options.push : nil, objects = objects
         let (value, changes) = try await store.transaction(keepingWALSmall: isDraining) { tx in
-            let ops = OpTransaction(tx, actingUser: userId, push: push)
+            let ops = OpTransaction(tx, actingUser: userId, push: push, objects: objects)
             let value = try body(ops)
             return (value, ops.changes)
         }

@@ -155,10 +155,33 @@ extension OpTransaction {
         }
         if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
         if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
+        try checkObjectIdentifiers(op.operation)
         try checkRestrictions(op.operation)
         try tx.insertOp(op, id: id, now: now)
         changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true
+    }
+
+    /// Refuses a user, channel or membership op whose ids the object backend cannot hold
+    /// (``ObjectBackend/identifierProblem(_:)``). Other ops (messages, reactions, signals) never
+    /// reach the object backend, and a batch of read positions names memberships that exist.
+    func checkObjectIdentifiers(_ operation: OutboxOperation) throws {
+        guard let objects else { return }
+        let ids: [(field: String, id: String)]
+        switch operation {
+        case .setMembership(let channel, let user, _), .removeMembership(let channel, let user):
+            ids = [("channel.id", channel), ("user.id", user)]
+        case .setUser(let id, _), .removeUser(let id): ids = [("user.id", id)]
+        case .setChannel(let id, _), .removeChannel(let id): ids = [("channel.id", id)]
+        case .setMuteList(let owner, _): ids = [("user.id", ChatModeration.muteListId(of: owner))]
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .invite, .push, .readPositions:
+            ids = []
+        }
+        for (field, id) in ids {
+            if let reason = objects.identifierProblem(id) {
+                throw OutboxError.identifierRefused(field: field, id: id, backend: objects.name, reason: reason)
+            }
+        }
     }
 
     // MARK: The Chat SDK's writes

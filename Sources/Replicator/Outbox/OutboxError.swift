@@ -132,6 +132,10 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     case conversationWithSelf(String)
     /// The message has no thread (no `threadRootId` action in the store) to remove.
     case noThread(String)
+    /// The object backend cannot hold an object with this id (DataSync refuses whitespace, which
+    /// PubNub's App Context accepts; ``ObjectBackend/identifierProblem(_:)``). Refused before
+    /// anything is queued.
+    case identifierRefused(field: String, id: String, backend: String, reason: String)
 
     /// A one-line explanation.
     public var description: String {
@@ -168,6 +172,8 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
         case .forwardToSameChannel(let id): "the message is in \(id) already; forward it to another channel"
         case .conversationWithSelf(let id): "a direct conversation is with another user; \(id) is you"
         case .noThread(let id): "message \(id) has no thread in the store"
+        case .identifierRefused(let field, let id, let backend, let reason):
+            "\(field) \"\(id)\" cannot be written to \(backend): \(reason); nothing was queued"
         }
     }
 }

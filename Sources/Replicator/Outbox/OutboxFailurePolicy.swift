@@ -156,7 +156,10 @@ enum FailureDecision: Sendable, Hashable {
         case .decoding(_, let status, let message):
             OutboxFailure(errorClass: errorClass, httpStatus: status, message: "unreadable answer: \(message)")
         case .service(let service):
-            OutboxFailure(errorClass: errorClass, httpStatus: service.status, message: service.message)
+            // DataSync's codes (`DS-0201`) are what its documentation and an app's support look up.
+            OutboxFailure(
+                errorClass: errorClass, httpStatus: service.status,
+                message: service.codes.isEmpty ? service.message : "\(service.message) (\(service.codes.joined(separator: ", ")))")
         case .invalidArgument(let message), .invalidConfiguration(let message):
             OutboxFailure(errorClass: errorClass, message: message)
         case .payloadTooLarge, .accessDenied:

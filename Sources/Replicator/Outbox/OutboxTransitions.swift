@@ -36,11 +36,18 @@ final class OpTransaction<Custom: ChatCustomData> {
     let actingUser: String?
     /// The push configuration the messages queued here carry (``OutboxOptions/push``).
     let push: ChatPushConfiguration?
+    /// The backend the object ops queued here are written to: its id rule is checked before an
+    /// op is queued (nil: PubNub's rules only).
+    let objects: (any ObjectBackend)?
 
-    init(_ tx: StoreTransaction<Custom>, actingUser: String? = nil, push: ChatPushConfiguration? = nil) {
+    init(
+        _ tx: StoreTransaction<Custom>, actingUser: String? = nil, push: ChatPushConfiguration? = nil,
+        objects: (any ObjectBackend)? = nil
+    ) {
         self.tx = tx
         self.actingUser = actingUser
         self.push = push
+        self.objects = objects
     }
 
     /// The Chat SDK's push keys for `text` sent by `sender` on `channel` (none without a push

@@ -63,6 +63,10 @@ public struct DataSyncBackend: ObjectBackend {
     /// `datasync`.
     public var name: String { "datasync" }
 
+    /// DataSync's id rule (``PubNubWire/DataSyncIdentifier``): no whitespace, `,`, `:`, `*`, `/`,
+    /// `\\` or control character, 1 to 255 characters.
+    public func identifierProblem(_ id: String) -> String? { DataSyncIdentifier.problem(id) }
+
     /// Membership writes are conditional here only inside the backend (a PATCH names the record);
     /// the outbox reads before it writes, as on App Context, so a resent membership edit whose
     /// answer was lost never meets its own eTag. No create-only precondition either: a create
