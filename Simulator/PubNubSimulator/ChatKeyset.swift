@@ -27,6 +27,22 @@ public struct ChatKeyset: Sendable, Hashable {
     public var member: String
     /// Other members of each channel (taken in turn from the users).
     public var otherMembersPerChannel: Int
+    /// Where the users, channels and memberships are written: App Context (the default) or
+    /// DataSync (`simulator serve --keyset-objects datasync`). Messages and reactions are the same.
+    public var objects: Objects = .appContext
+
+    /// The object service a keyset's users, channels and memberships are seeded into.
+    public enum Objects: String, Sendable, Hashable, CaseIterable {
+        /// App Context (`/v2/objects`).
+        case appContext = "app-context"
+        /// DataSync (`/v1/datasync`): memberships get ids of another client's making
+        /// (``dataSyncMembershipId(channel:user:)``), so a replica finds them by their pair.
+        case dataSync = "datasync"
+    }
+
+    /// The id a DataSync membership of the keyset has: `m-<channel>-<user>`, not pnreplicate's own
+    /// form, as another client's would be.
+    public static func dataSyncMembershipId(channel: String, user: String) -> String { "m-\(channel)-\(user)" }
 
     /// A keyset; the defaults are the budget's (200 channels x 50 messages, a reaction on every
     /// 5th, 500 users, `me` a member of every channel with two others).
@@ -40,6 +56,18 @@ public struct ChatKeyset: Sendable, Hashable {
         self.users = users
         self.member = member
         self.otherMembersPerChannel = otherMembersPerChannel
+    }
+
+    /// What a chat member of the keyset needs granted, on either object backend: every channel
+    /// (messages, reactions, presence, App Context channels and DataSync channels), every user
+    /// (App Context `uuid` and DataSync `usr`), every DataSync membership. What
+    /// `simulator serve --member-token-file` grants.
+    public static var memberGrants: AccessGrants {
+        let all = AccessPermissions(rawValue: 255)
+        return AccessGrants(patterns: [
+            .channel: ["^.*$": all], .group: ["^.*$": all], .uuid: ["^.*$": all], .user: ["^.*$": all],
+            .dataSyncMembership: ["^.*$": all],
+        ])
     }
 
     /// The id of the `index`-th channel.
@@ -66,20 +94,49 @@ public struct ChatKeyset: Sendable, Hashable {
             }
         }
         let userCount = max(1, users)
-        for index in 0..<users {
-            await server.remoteEditUser(id: Self.userId(index), fields: ["name": .string("User \(index)")])
-        }
         var memberships: [String: [String]] = [member: channelIds]
-        for (index, channel) in channelIds.enumerated() {
-            await server.remoteEditChannel(id: channel, fields: ["name": .string("Channel \(index)")])
+        for index in channelIds.indices {
             for other in 0..<otherMembersPerChannel where users > 0 {
-                memberships[Self.userId((index * otherMembersPerChannel + other) % userCount), default: []].append(channel)
+                memberships[Self.userId((index * otherMembersPerChannel + other) % userCount), default: []].append(channelIds[index])
             }
         }
-        for (user, channels) in memberships.sorted(by: { $0.key < $1.key }) {
-            for start in stride(from: 0, to: channels.count, by: 100) {
-                let set = channels[start..<min(start + 100, channels.count)].map { MembershipSet<JSONValue>(id: $0, status: "joined") }
-                try await perform(try client.setMembershipsRequest(userId: user, set: set, remove: []))
+        switch objects {
+        case .appContext:
+            for index in 0..<users {
+                await server.remoteEditUser(id: Self.userId(index), fields: ["name": .string("User \(index)")])
+            }
+            for (index, channel) in channelIds.enumerated() {
+                await server.remoteEditChannel(id: channel, fields: ["name": .string("Channel \(index)")])
+            }
+            for (user, channels) in memberships.sorted(by: { $0.key < $1.key }) {
+                for start in stride(from: 0, to: channels.count, by: 100) {
+                    let set = channels[start..<min(start + 100, channels.count)].map { MembershipSet<JSONValue>(id: $0, status: "joined") }
+                    try await perform(try client.setMembershipsRequest(userId: user, set: set, remove: []))
+                }
+            }
+        case .dataSync:
+            let dataSync = client.dataSync
+            func create(_ resource: DataSyncResource, _ object: DataSyncObject) async throws {
+                let request = try dataSync.createRequest(resource, object)
+                let response = await server.dataSyncAsAdmin(request)
+                guard response.status == 201 else {
+                    throw WireError.invalidArgument("seeding \(request.operation) failed with \(response.status)")
+                }
+            }
+            for index in 0..<users {
+                try await create(.users, DataSyncObject(id: Self.userId(index), payload: ["name": .string("User \(index)")]))
+            }
+            if !(0..<users).map(Self.userId).contains(member) {
+                try await create(.users, DataSyncObject(id: member, payload: ["name": .string(member)]))
+            }
+            for (index, channel) in channelIds.enumerated() {
+                try await create(.channels, DataSyncObject(id: channel, payload: ["name": .string("Channel \(index)")]))
+            }
+            for (user, channels) in memberships.sorted(by: { $0.key < $1.key }) {
+                for channel in channels {
+                    try await create(.memberships, DataSyncObject(
+                        id: Self.dataSyncMembershipId(channel: channel, user: user), channelId: channel, userId: user, status: "joined"))
+                }
             }
         }
         for (index, channel) in channelIds.enumerated() {

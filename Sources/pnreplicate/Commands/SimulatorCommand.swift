@@ -30,6 +30,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                 does) or the key's signature; without it everything is granted to everyone. Token \
                 TTLs run on the simulator's clock, which `POST /simulator/clock?advance=SECONDS` \
                 moves forward (`GET /simulator/clock` reads it): docs/simulator.md, "Access Manager".
+
+                DataSync (/v1/datasync) is served beside App Context and, as on PubNub, needs                 --secret-key. --keyset-objects datasync seeds the keyset's users, channels and                 memberships there instead of App Context; --member-token-file writes a token for                 --keyset-member granting what a chat member needs (every channel, user and DataSync                 membership, 24 hours), for `pnreplicate --objects datasync --auth-token-file`:                 docs/datasync.md, "Trying it".
                 """)
 
         @Option(help: "Port to bind (0 picks a free one).")
@@ -94,7 +96,24 @@ struct SimulatorCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("The user who is a member of every seeded channel.", valueName: "user-id"))
         var keysetMember = "me"
 
+        @Option(help: ArgumentHelp(
+            "Where the seeded keyset's users, channels and memberships live: app-context or datasync (needs --secret-key).",
+            valueName: "backend"))
+        var keysetObjects = "app-context"
+
+        @Option(help: ArgumentHelp(
+            "Write a 24-hour token for --keyset-member (every channel, user and DataSync membership) to this file (needs --secret-key).",
+            valueName: "path"))
+        var memberTokenFile: String?
+
         func validate() throws {
+            guard let objects = ChatKeyset.Objects(rawValue: keysetObjects) else {
+                throw ValidationError("--keyset-objects must be app-context or datasync")
+            }
+            if objects == .dataSync, secretKey == nil {
+                throw ValidationError("--keyset-objects datasync needs --secret-key (DataSync needs Access Manager, as on PubNub)")
+            }
+            if memberTokenFile != nil, secretKey == nil { throw ValidationError("--member-token-file needs --secret-key") }
             guard FaultProfile.named(faults) != nil else {
                 throw ValidationError(
                     "unknown fault profile \"\(faults)\" (\(FaultProfile.all.map(\.name).joined(separator: ", ")))")
@@ -138,12 +157,21 @@ struct SimulatorCommand: AsyncParsableCommand {
                 let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey, clock: clock)
                 await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
                 if keysetChannels > 0 {
-                    try await ChatKeyset(
-                        channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember
-                    ).seed(server)
+                    var keyset = ChatKeyset(
+                        channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember)
+                    keyset.objects = ChatKeyset.Objects(rawValue: keysetObjects) ?? .appContext
+                    try await keyset.seed(server)
                 }
                 // After seeding: the keyset's unsigned requests are the simulator's own.
                 await server.configureAccess(secretKey: secretKey)
+                if let memberTokenFile {
+                    let token = try await server.grantToken(
+                        ttlMinutes: 24 * 60, grants: ChatKeyset.memberGrants, authorizedUserId: keysetMember)
+                    // Owner-only: the file holds a credential.
+                    guard FileManager.default.createFile(
+                        atPath: memberTokenFile, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+                    else { throw ValidationError("cannot write --member-token-file \(memberTokenFile)") }
+                }
                 let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
                 let faults = self.faults
                 let seed = self.seed

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Another client of a DataSync keyset, `Tests/Compat/python_datasync_peer.py`: raw DataSync
+/// requests written as the Kotlin SDK writes them (paths, vendor content types, JSON Patch with
+/// `If-Match`, signed with the secret key), against `pnreplicate simulator serve --keyset-objects
+/// datasync`, and `pnreplicate --objects datasync` beside it.
+struct DataSyncPeer {
+    static let script = OfficialSDK.script.deletingLastPathComponent().appendingPathComponent("python_datasync_peer.py")
+    static let secretKey = "sec-c-datasync"
+
+    let python: URL
+    let host: String
+
+    init(_ simulator: SimulatorProcess) throws {
+        python = try #require(OfficialSDK.python, "no python3 on this machine")
+        host = "127.0.0.1:\(simulator.port)"
+    }
+
+    /// Runs one peer command; the record it printed (nil for `null`).
+    @discardableResult
+    func run(_ arguments: [String]) async throws -> [String: Any]? {
+        let python = self.python
+        let full = [Self.script.path, "--origin", host, "--secret-key", Self.secretKey] + arguments
+        let run = try await offPool { try BoundedRun.runBlocking(full, executable: python, limit: .seconds(60)) }
+        try #require(!run.timedOut && run.reason == .exit && run.status == 0, "peer \(arguments): \(run.stdout)\(run.stderr)")
+        return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8), options: .fragmentsAllowed) as? [String: Any]
+    }
+
+    func payload(_ resource: String, _ id: String) async throws -> [String: Any]? {
+        try await run(["get", resource, id])?["payload"] as? [String: Any]
+    }
+}
+
+@Suite("DataSync: a raw DataSync peer and pnreplicate converge through the simulator")
+struct DataSyncPeerTests {
+    @Test("the peer's creates and patches reach pnreplicate after a gap and live; pnreplicate's offline edits reach the peer as PATCHes that keep its keys",
+          .timeLimit(.minutes(5)))
+    func converge() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-datasync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appendingPathComponent("token").path, requestLog = directory.appendingPathComponent("requests.log").path
+        let simulator = try await SimulatorProcess(faults: "none", seed: 1, arguments: [
+            "--secret-key", DataSyncPeer.secretKey, "--keyset-channels", "2", "--keyset-messages", "2", "--keyset-users", "3",
+            "--keyset-objects", "datasync", "--member-token-file", tokenFile, "--subscribe-hold", "1", "--request-log", requestLog,
+        ])
+        defer { simulator.stop() }
+        let peer = try DataSyncPeer(simulator)
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let attributes = try FileManager.default.attributesOfItem(atPath: tokenFile)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "the token file is the owner's only")
+        let env = [
+            "PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_STORE": CLI.temporaryStore(),
+            "PNREPLICATE_OBJECTS": "datasync", "PUBNUB_AUTH_TOKEN": token,
+        ]
+        func cli(_ arguments: [String], origin: String? = nil) async throws -> String {
+            var variables = env
+            if let origin { variables["PUBNUB_ORIGIN"] = origin }
+            let result = try await CLI.run(arguments, environment: variables)
+            try #require(result.status == 0, "pnreplicate \(arguments): \(result.stdout)\(result.stderr)")
+            return result.stdout
+        }
+        func channelName(_ id: String) async throws -> String? {
+            let channels = try JSONSerialization.jsonObject(with: Data(try await cli(["show", "channels", "--json"]).utf8)) as? [[String: Any]]
+            return channels?.first { $0["id"] as? String == id }?["name"] as? String
+        }
+
+        // The seeded keyset arrives.
+        _ = try await cli(["sync"])
+        #expect(try await channelName("ch-0000") == "Channel 0")
+
+        // While pnreplicate is away, the peer renames a channel, creates a user and its membership.
+        try await peer.run(["patch", "channels", "ch-0000", "/payload/name", "\"Renamed by the peer\""])
+        try await peer.run(["create", "users", "peer-1", "{\"name\": \"Peer One\"}"])
+        try await peer.run(["create", "memberships", "m-peer-1", "{}", "--channel", "ch-0000", "--user", "peer-1", "--status", "joined"])
+        _ = try await cli(["sync", "--channel", "ch-0000"])  // a channel's other members are listed for that channel
+        #expect(try await channelName("ch-0000") == "Renamed by the peer")
+        let members = try JSONSerialization.jsonObject(
+            with: Data(try await cli(["show", "members", "--channel", "ch-0000", "--json"]).utf8)) as? [[String: Any]] ?? []
+        #expect(members.contains { ($0["uuid"] as? [String: Any])?["id"] as? String == "peer-1" && $0["status"] as? String == "joined" }, "\(members)")
+
+        // Live: a patch reaches a listening pnreplicate as an e:5 event on the channel's own id.
+        let listen = try ChildProcess(
+            CLI.binary.path, ["listen", "--channel", "ch-0000", "--json"], environment: env, stdout: .pipe, stderr: .pipe)
+        defer { listen.signal(SIGKILL) }
+        let isLive = "{\"state\":\"live\",\"type\":\"state\"}"
+        let live = try await offPool { listen.stdout(when: { $0.contains(isLive) }, within: .seconds(60)) }
+        try #require(live.contains(isLive), "\(live)")
+        try await peer.run(["patch", "channels", "ch-0000", "/payload/name", "\"Renamed live\""])
+        @Sendable func applied(_ text: String) -> Bool {
+            text.split(separator: "\n").contains { $0.contains("\"channel-set\"") && $0.contains("ch-0000") && $0.contains("updated") }
+        }
+        let events = try await offPool { listen.stdout(when: applied, within: .seconds(60)) }
+        #expect(applied(events), "\(events)")
+        listen.terminate()
+        listen.wait()
+        #expect(try await channelName("ch-0000") == "Renamed live")
+
+        // Offline edits: queued with no network, sent by the next sync as JSON Patches with If-Match.
+        try await peer.run(["patch", "channels", "ch-0001", "/payload/peerOnly", "true"])
+        _ = try await cli(["sync"])
+        let offline = "http://127.0.0.1:9"
+        _ = try await cli(["channel", "set", "--id", "ch-0001", "--name", "Named offline"], origin: offline)
+        _ = try await cli(["user", "set", "--id", "me", "--name", "Me, offline"], origin: offline)
+        let logged = try String(contentsOfFile: requestLog, encoding: .utf8).split(separator: "\n").count
+        _ = try await cli(["sync"])
+        let channel = try #require(try await peer.payload("channels", "ch-0001"))
+        #expect(channel["name"] as? String == "Named offline" && channel["peerOnly"] as? Bool == true, "\(channel)")
+        #expect(try await peer.payload("users", "me")?["name"] as? String == "Me, offline")
+        let writes = try String(contentsOfFile: requestLog, encoding: .utf8).split(separator: "\n").dropFirst(logged)
+            .filter { $0.contains("/v1/datasync/") && !$0.hasPrefix("GET ") }
+        #expect(writes.contains { $0.hasPrefix("PATCH /v1/datasync/subkeys/demo/channels/ch-0001") }, "\(writes)")
+        #expect(writes.contains { $0.hasPrefix("PATCH /v1/datasync/subkeys/demo/users/me") }, "\(writes)")
+        #expect(writes.allSatisfy { $0.hasPrefix("PATCH ") }, "an edit is a JSON Patch, never a PUT or a create: \(writes)")
+    }
+}
+
+@Suite("simulator serve: the DataSync flags")
+struct SimulatorDataSyncFlagTests {
+    @Test("--keyset-objects datasync and --member-token-file need --secret-key (DataSync needs Access Manager); an unknown backend is a usage error")
+    func flagsNeedASecretKey() async throws {
+        for (arguments, message) in [
+            (["--keyset-objects", "datasync"], "--keyset-objects datasync needs --secret-key"),
+            (["--member-token-file", "/tmp/unused"], "--member-token-file needs --secret-key"),
+            (["--keyset-objects", "objects-v3", "--secret-key", "s"], "--keyset-objects must be app-context or datasync"),
+        ] {
+            let result = try await CLI.run(["simulator", "serve", "--port", "0"] + arguments)
+            #expect(result.status == 64 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused"), "nothing written before the flags were checked")
+    }
+}
