@@ -98,12 +98,14 @@ extension Outbox {
         return .changedElsewhere("the server's version changed since the edit's base (eTag \(remoteETag ?? "none"))")
     }
 
-    /// Whether `object` (wire JSON) has every field at the value `fields` sets.
+    /// Whether `object` (wire JSON) has every field at the value `fields` sets. Both sides are
+    /// compared as ``ReplicaModel/FieldSchema/comparable(_:_:)`` reads them: an edit that clears
+    /// `type` (null) is held by an object without one, so a write whose answer was lost is found
+    /// applied rather than met as a conflict with itself.
     static func holds(_ fields: [String: JSONValue], in object: JSONValue) -> Bool {
         guard case .object(let remote) = object else { return false }
         return fields.allSatisfy { key, value in
-            let current = FieldSchema.comparable(key, remote[key])
-            return current == value
+            FieldSchema.comparable(key, remote[key]) == FieldSchema.comparable(key, value)
         }
     }
 
