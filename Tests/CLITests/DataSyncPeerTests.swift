@@ -1,4 +1,5 @@
 import Foundation
+import PubNubSimulator
 import Testing
 
 #if canImport(Glibc)
@@ -23,18 +24,27 @@ struct DataSyncPeer {
         host = "127.0.0.1:\(simulator.port)"
     }
 
-    /// Runs one peer command; the record it printed (nil for `null`).
+    /// Runs one peer command, up to `attempts` times until it exits 0 (a flaky simulator refuses
+    /// some requests: only reads get more than one); the record it printed (nil for `null`).
     @discardableResult
-    func run(_ arguments: [String]) async throws -> [String: Any]? {
+    func run(_ arguments: [String], attempts: Int = 1) async throws -> [String: Any]? {
         let python = self.python
         let full = [Self.script.path, "--origin", host, "--secret-key", Self.secretKey] + arguments
-        let run = try await offPool { try BoundedRun.runBlocking(full, executable: python, limit: .seconds(60)) }
-        try #require(!run.timedOut && run.reason == .exit && run.status == 0, "peer \(arguments): \(run.stdout)\(run.stderr)")
-        return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8), options: .fragmentsAllowed) as? [String: Any]
+        var failures: [String] = []
+        for _ in 0..<attempts {
+            let run = try await offPool { try BoundedRun.runBlocking(full, executable: python, limit: .seconds(60)) }
+            if !run.timedOut, run.reason == .exit, run.status == 0 {
+                return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8), options: .fragmentsAllowed) as? [String: Any]
+            }
+            failures.append("\(run.stdout)\(run.stderr)")
+        }
+        Issue.record("peer \(arguments) failed \(attempts) time(s): \(failures)")
+        return nil
     }
 
+    /// A record's payload, read (up to 30 times on a flaky simulator).
     func payload(_ resource: String, _ id: String) async throws -> [String: Any]? {
-        try await run(["get", resource, id])?["payload"] as? [String: Any]
+        try await run(["get", resource, id], attempts: 30)?["payload"] as? [String: Any]
     }
 }
 
@@ -134,5 +144,76 @@ struct SimulatorDataSyncFlagTests {
             #expect(result.status == 64 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/unused"), "nothing written before the flags were checked")
+    }
+}
+
+@Suite("DataSync: pnreplicate sync survives SIGKILL")
+struct DataSyncKillTests {
+    /// Rounds of kill-and-restart: 10 in `swift test`; `PNREPLICATE_KILL_ROUNDS` (`scripts/soak kill N`) for more.
+    static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "").map { max(1, $0 / 2) } ?? 10 }
+    static let channels = ["ch-0000", "ch-0001", "ch-0002"]
+
+    @Test("object edits synced to DataSync through a flaky simulator, the sync killed at random moments: every object ends at its last edit, nothing left queued",
+          .timeLimit(.minutes(10)))
+    func killAndRestart() async throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 7
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-datasync-kill-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appendingPathComponent("token").path
+        let simulator = try await SimulatorProcess(faults: "flaky", seed: seed, arguments: [
+            "--secret-key", DataSyncPeer.secretKey, "--keyset-channels", "\(Self.channels.count)", "--keyset-messages", "0",
+            "--keyset-users", "2", "--keyset-objects", "datasync", "--member-token-file", tokenFile,
+        ])
+        defer { simulator.stop() }
+        let peer = try DataSyncPeer(simulator)
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let store = directory.appendingPathComponent("me.sqlite").path
+        let env = [
+            "PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_STORE": store,
+            "PNREPLICATE_OBJECTS": "datasync", "PUBNUB_AUTH_TOKEN": token,
+        ]
+        func run(_ arguments: [String]) async throws -> CLI.Result {
+            try await offPool { try CLI.runBlocking(arguments, environment: env) }
+        }
+        func syncUntilDone() async throws {
+            var result = try await run(["sync", "--timeout", "120"])
+            for _ in 0..<5 where result.status != 0 { result = try await run(["sync", "--timeout", "120"]) }
+            try #require(result.status == 0, "seed \(seed): \(result.stdout) \(result.stderr)")
+        }
+        try await syncUntilDone()
+
+        var random = SystemRandomNumberGenerator()
+        var killedWithWorkLeft = 0
+        for round in 0..<Self.rounds {
+            for channel in Self.channels {
+                try #require(try await run(["channel", "set", "--id", channel, "--name", "\(channel) r\(round)"]).status == 0)
+                try #require(try await run(["member", "set", "--channel", channel, "--status", "s\(round)"]).status == 0)
+            }
+            try #require(try await run(["user", "set", "--id", "me", "--name", "me r\(round)"]).status == 0)
+            let sync = try ChildProcess(
+                CLI.binary.path, ["sync", "--timeout", "30"], environment: env, stdout: .nullDevice, stderr: .nullDevice)
+            // The kill moment is what is random here; nothing is asserted about timing.
+            let pause = UInt32.random(in: 20_000...400_000, using: &random)
+            let ended = try await offPool {
+                usleep(pause)
+                sync.signal(SIGKILL)
+                return sync.wait()
+            }
+            #expect(ended.reason == .uncaughtSignal || ended.status == 0 || ended.status == 3, "round \(round): \(ended)")
+            let plan = try await run(["--dry-run", "--json"])
+            if (try CLI.json(plan.stdout)["ops"] as? [Any])?.isEmpty == false { killedWithWorkLeft += 1 }
+        }
+        #expect(killedWithWorkLeft >= Self.rounds / 2, "only \(killedWithWorkLeft) kills left work behind")
+        try await syncUntilDone()
+
+        let last = Self.rounds - 1
+        let plan = try await run(["--dry-run", "--json"])
+        #expect((try CLI.json(plan.stdout)["ops"] as? [Any])?.isEmpty == true, "nothing left queued: \(plan.stdout)")
+        for channel in Self.channels {
+            #expect(try await peer.payload("channels", channel)?["name"] as? String == "\(channel) r\(last)", "seed \(seed)")
+            let membership = try await peer.run(["get", "memberships", ChatKeyset.dataSyncMembershipId(channel: channel, user: "me")], attempts: 30)
+            #expect(membership?["status"] as? String == "s\(last)", "seed \(seed): \(channel) \(String(describing: membership))")
+        }
+        #expect(try await peer.payload("users", "me")?["name"] as? String == "me r\(last)", "seed \(seed)")
     }
 }
