@@ -262,6 +262,25 @@ struct ObjectSeamConflictTests {
     }
 }
 
+extension ObjectSeamConflictTests {
+    @Test("a membership edit whose answer was lost settles as sent: no conflict with itself, with or without If-Match",
+          arguments: families)
+    func lostMembershipAnswer(_ capabilities: ObjectBackendCapabilities) async throws {
+        let f = try await SeamConflictFixture(policy: .serverWins, capabilities: capabilities)
+        _ = try await f.run()
+        let logged = try await f.log().count
+        _ = try await f.world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "after the loss"))
+        f.device.link.loseAnswers(1)
+        _ = try await f.world.outbox.drain(until: f.world.clock.now.addingTimeInterval(60))
+        f.world.clock.advance(by: 600)
+        _ = try await f.world.outbox.drain(until: f.world.clock.now.addingTimeInterval(60))
+        #expect(try await f.world.entries().isEmpty, "settled, not parked as a conflict")
+        #expect(try await f.log().count == logged, "no conflict entry for a write that arrived")
+        #expect(await f.serverMembership()?.fields["status"] == "after the loss")
+        try await f.expectConverged()
+    }
+}
+
 @Suite("Object-backend seam: two devices over a test double")
 struct ObjectSeamTwoDeviceTests {
     @Test("offline edits on two devices and a third client converge, one log entry per conflicting edit",

@@ -33,10 +33,20 @@ extension Outbox {
             return try await probePublish(entry, in: notice.user, messageId: nil)
         case .setUser, .setChannel:
             return try await probeEdit(entry)
-        case .addReaction, .removeReaction, .setMembership, .removeMembership, .removeUser, .removeChannel, .receipt, .hardDelete,
-             .setMuteList, .push, .readPositions:
+        case .setMembership, .removeMembership:
+            // Without If-Match (App Context) a membership write is idempotent: resent as it is
+            // (its pre-check reads the server first). Resent with If-Match, a write that did
+            // arrive would meet its own new eTag (a 412, a conflict with itself): the server's
+            // membership is compared first, as that pre-check does.
+            guard objects.capabilities.conditionalMembershipWrites, entry.baseETag != nil else { return .resend }
+            switch try await membershipPrecheck(entry) {
+            case .proceed: return .notApplied
+            case .applied(let membership): return .applied(membership.map { .membership($0) } ?? .none)
+            case .changed(let message): return .changedElsewhere(message)
+            }
+        case .addReaction, .removeReaction, .removeUser, .removeChannel, .receipt, .hardDelete, .setMuteList, .push, .readPositions:
             // A resent add answers 409 when it had arrived; a resent removal finds nothing to
-            // remove; membership and delete requests are idempotent. A signal is never stored, so
+            // remove; delete requests are idempotent. A signal is never stored, so
             // nothing can be looked up; a read receipt said twice means the same. Deleting a
             // history range twice deletes nothing more. A mute list is written whole: twice is once.
             // A push registration sets channels on a device: twice is once. A batch of read

@@ -67,12 +67,14 @@ public struct DataSyncBackend: ObjectBackend {
     /// `\\` or control character, 1 to 255 characters.
     public func identifierProblem(_ id: String) -> String? { DataSyncIdentifier.problem(id) }
 
-    /// Membership writes are conditional here only inside the backend (a PATCH names the record);
-    /// the outbox reads before it writes, as on App Context, so a resent membership edit whose
-    /// answer was lost never meets its own eTag. No create-only precondition either: a create
-    /// meeting an existing record settles inside ``write(_:)``.
+    /// Membership writes are conditional: a membership edit is a PATCH with the edit's base eTag
+    /// as `If-Match` (412 when the server's changed since), so the outbox does not read before it
+    /// writes, and no change made between a read and the write goes unseen. A resent edit whose
+    /// answer was lost is compared with the server's membership first (the outbox's probe), so it
+    /// never meets its own eTag. No create-only precondition: a create meeting an existing record
+    /// settles inside ``write(_:)``.
     public var capabilities: ObjectBackendCapabilities {
-        ObjectBackendCapabilities(conditionalMembershipWrites: false, nativeCreateOnly: false)
+        ObjectBackendCapabilities(conditionalMembershipWrites: true, nativeCreateOnly: false)
     }
 
     /// The DataSync query of a page request: `since` becomes `updatedAt >= "…"`, oldest change

@@ -129,14 +129,19 @@ extension DataSyncBackend {
 
     /// A patch of `fields`; one that fails on the record's shape (a payload or status the patch
     /// assumed) is rebuilt from the record once, when its eTag still matches.
-    func patch(_ resource: DataSyncResource, id: String, fields: [String: JSONValue], ifMatch: String?)
+    /// `missingIsStale`: a 404 under `If-Match` means the record was removed since the edit's base
+    /// (a 412); false where the id is only a guess (a membership's derived id), so the caller can
+    /// look for the record under another id.
+    func patch(_ resource: DataSyncResource, id: String, fields: [String: JSONValue], ifMatch: String?, missingIsStale: Bool = true)
         async throws(WireError) -> DataSyncRow
     {
         let sync = client.dataSync
         do {
             return try await sync.patch(resource, id: id, DataSyncMapping.patch(fields, current: nil), ifMatch: ifMatch)
         } catch where Self.status(of: error) == 404 {
-            guard ifMatch == nil else { throw Self.stale("patch\(resource.noun)", "the \(resource.noun) \(id) was removed or expired since the edit's base") }
+            guard ifMatch == nil || !missingIsStale else {
+                throw Self.stale("patch\(resource.noun)", "the \(resource.noun) \(id) was removed or expired since the edit's base")
+            }
             throw error
         } catch where Self.status(of: error) == 400 {
             guard let current = try await sync.get(resource, id: id) else { throw error }
@@ -170,7 +175,7 @@ extension DataSyncBackend {
     {
         let derived = try Self.derivedId(channel, user)
         do {
-            return try await patch(.memberships, id: derived, fields: fields, ifMatch: nil)
+            return try await patch(.memberships, id: derived, fields: fields, ifMatch: ifMatch, missingIsStale: false)
         } catch where Self.status(of: error) == 404 {
             if let other = try await lookup(channel: channel, user: user) {
                 return try await patch(.memberships, id: other.id, fields: fields, ifMatch: ifMatch)
