@@ -133,7 +133,7 @@ public enum OutboxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message has no thread (no `threadRootId` action in the store) to remove.
     case noThread(String)
     /// The object backend cannot hold an object with this id (DataSync refuses whitespace, which
-    /// PubNub's App Context accepts; ``ObjectBackend/identifierProblem(_:)``). Refused before
+    /// PubNub's App Context accepts; `ObjectBackend.identifierProblem(_:)`). Refused before
     /// anything is queued.
     case identifierRefused(field: String, id: String, backend: String, reason: String)
 
