@@ -135,15 +135,16 @@ struct DataSyncPeerTests {
 struct SimulatorDataSyncFlagTests {
     @Test("--keyset-objects datasync and --member-token-file need --secret-key (DataSync needs Access Manager); an unknown backend is a usage error")
     func flagsNeedASecretKey() async throws {
+        let tokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-token-\(UUID().uuidString)").path
         for (arguments, message) in [
             (["--keyset-objects", "datasync"], "--keyset-objects datasync needs --secret-key"),
-            (["--member-token-file", "/tmp/unused"], "--member-token-file needs --secret-key"),
+            (["--member-token-file", tokenFile], "--member-token-file needs --secret-key"),
             (["--keyset-objects", "objects-v3", "--secret-key", "s"], "--keyset-objects must be app-context or datasync"),
         ] {
             let result = try await CLI.run(["simulator", "serve", "--port", "0"] + arguments)
             #expect(result.status == 64 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
         }
-        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused"), "nothing written before the flags were checked")
+        #expect(!FileManager.default.fileExists(atPath: tokenFile), "nothing written before the flags were checked")
     }
 }
 

@@ -126,10 +126,12 @@ extension Outbox {
         case changed(String)
     }
 
-    /// For a backend whose membership writes have no `If-Match` (App Context): the conflict check
-    /// is a read of the server's version before the write. It holds the intended values already → done (an earlier attempt arrived);
-    /// its eTag is still the edit's base → write; otherwise → conflict. A change made between this
-    /// read and the write is not detected (documented in docs/conflicts.md).
+    /// The server's membership compared with an edit's: it holds the intended values already →
+    /// done (an earlier attempt arrived); its eTag is still the edit's base → write; otherwise →
+    /// conflict. For a backend whose membership writes have no `If-Match` (App Context) it is the
+    /// conflict check, run before every write (a change made between this read and the write is
+    /// not detected: docs/conflicts.md); for one whose writes carry `If-Match` (DataSync) it is
+    /// only the probe of an ambiguous edit, so a write that arrived never meets its own eTag.
     func membershipPrecheck(_ entry: OutboxEntry) async throws -> MembershipPrecheck {
         guard let channel = entry.operation.channel, let user = entry.operation.user else { return .proceed }
         let remote = try await objects.memberships(user: user, channels: [channel])[channel]
