@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ReplicaModel
 import ReplicaStore
 import Replicator
@@ -32,9 +33,11 @@ extension Replica {
     public func sync(
         pushDeadline: Date? = nil, deadline: Date? = nil, progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> SyncReport {
-        try await recounting { parts in
+        let report = try await recounting { parts in
             try await parts.reconciler.sync(pushDeadline: pushDeadline, deadline: deadline, progress: progress)
         }
+        await refreshExpiry()
+        return report
     }
 
     /// The outbox in send order, each op with why it waits and the exact request it would make,
@@ -212,4 +215,49 @@ public struct PlannedSends<Custom: ChatCustomData>: AsyncSequence, Sendable {
 
     /// Starts reading (nothing is read until the first ``AsyncIterator/next()``).
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: entries.makeAsyncIterator()) }
+}
+
+// DataSync's expiry as the app sees it (`docs/datasync.md`, "Expiry"): the objects this user
+// follows that the server deletes soon, in the status and on demand. On App Context nothing
+// expires, and both stay empty.
+extension Replica {
+    /// The objects this user follows (their user, their memberships and those memberships'
+    /// channels) that the server deletes within ``DataSyncOptions/expiryWarning`` (3 days by
+    /// default) from now, soonest first. Empty on App Context, where nothing expires.
+    ///
+    /// DataSync deletes every object its class's time to live after creation, and the built-in
+    /// classes' 30 days cannot be changed (`docs/datasync.md` names the way out: a subclass with
+    /// the app's TTL). The replica removes an object once its `expiresAt` has passed, as the
+    /// server does; this is the warning before.
+    ///
+    /// ```swift
+    /// for object in try await replica.expiryWarnings() where object.kind == .membership {
+    ///     showRejoinHint(channel: object.id, on: object.expiresAt.date)
+    /// }
+    /// ```
+    public func expiryWarnings() async throws -> [ExpiringObject] {
+        guard let warning = configuration.expiryWarning else { return [] }
+        return try await fetch(queries.expiringObjects(followedBy: configuration.userId, before: clock.now.addingTimeInterval(warning)))
+    }
+
+    /// Reads ``expiryWarnings()`` into ``ReplicaStatus/expiring`` and logs each object once per
+    /// `expiresAt` (a warning: the app may lose it). Called when the store may have learned of
+    /// objects: after a sync, when live sync is live, after a gap fill.
+    func refreshExpiry() async {
+        guard configuration.expiryWarning != nil, let expiring = try? await expiryWarnings() else { return }
+        var logger = Logger(label: configuration.logLabel + ".expiry")
+        logger.logLevel = configuration.storeOptions.logger.logLevel
+        for object in expiring where expiryLogged.insert(object).inserted {
+            logger.warning("a followed object expires soon", metadata: ["object": "\(object)"])
+        }
+        update { $0.expiring = expiring }
+    }
+
+    /// The followed objects that expire within the configured warning from the clock's now,
+    /// read synchronously from `store` (a replica's first status); none on App Context.
+    static func expiring(in store: ChatStore<Custom>, _ configuration: ReplicaConfiguration) throws -> [ExpiringObject] {
+        guard let warning = configuration.expiryWarning else { return [] }
+        return try store.fetchNow(ChatQueries<Custom>().expiringObjects(
+            followedBy: configuration.userId, before: configuration.clock.now.addingTimeInterval(warning)))
+    }
 }

@@ -71,6 +71,8 @@ public actor Replica<Custom: ChatCustomData> {
     var fileCache: FileCache<Custom>?
     /// Whether ``start()`` was called and ``stop()`` was not.
     var isStarted: Bool { running }
+    /// The expiring objects already logged (``refreshExpiry()``): each once per `expiresAt`.
+    var expiryLogged = Set<ExpiringObject>()
 
     /// The store and the engines on it, made together and replaced together on ``resume()``.
     package struct Parts: Sendable {
@@ -100,6 +102,7 @@ public actor Replica<Custom: ChatCustomData> {
         self.parts = parts
         current.count(try parts.store.fetchNow(OutboxTally.query(queries)))
         current.hasSynced = !(try parts.store.fetchNow(queries.checkpoints())).isEmpty
+        current.expiring = try Self.expiring(in: parts.store, configuration)
     }
 
     /// Starts counting the outbox of `parts`, once per opened store (an actor's init cannot start
@@ -249,9 +252,13 @@ public actor Replica<Custom: ChatCustomData> {
                 case .state(let state):
                     await self?.liveStateChanged(state)
                     // Back online: settle what could not be settled offline.
-                    if case .live = state { await self?.settleConflicts() }
+                    if case .live = state {
+                        await self?.settleConflicts()
+                        await self?.refreshExpiry()
+                    }
                 case .catchUpProgress(let progress): await self?.caughtUp(progress)
-                case .event, .gapFilled, .presenceRefreshed: continue
+                case .gapFilled: await self?.refreshExpiry()
+                case .event, .presenceRefreshed: continue
                 }
             }
         }

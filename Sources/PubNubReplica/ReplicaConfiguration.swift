@@ -194,3 +194,15 @@ public enum ObjectBackendChoice: Sendable, Hashable {
         }
     }
 }
+
+// DataSync's expiry as the app sees it (`docs/datasync.md`, "Expiry").
+extension ReplicaConfiguration {
+    /// How far ahead the replica warns of an expiry: ``DataSyncOptions/expiryWarning`` on
+    /// DataSync, nothing on App Context.
+    var expiryWarning: TimeInterval? {
+        switch objectBackend {
+        case .appContext: nil
+        case .dataSync(let options): options.expiryWarning
+        }
+    }
+}

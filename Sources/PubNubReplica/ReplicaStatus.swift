@@ -80,6 +80,17 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
     /// if let problem = status.configurationError { showSetupHint(problem) }
     /// ```
     public var configurationError: String?
+    /// The objects this user follows that the server deletes soon (DataSync's expiry; always
+    /// empty on App Context), soonest first: read after each sync, gap fill and reconnection
+    /// (``Replica/expiryWarnings()`` reads them now). A change is a new status, so
+    /// ``Replica/statuses()`` is the event to follow.
+    ///
+    /// ```swift
+    /// for await status in replica.statuses() where !status.expiring.isEmpty {
+    ///     showExpiryBanner(status.expiring)
+    /// }
+    /// ```
+    public var expiring: [ExpiringObject] = []
 
     /// A status with nothing known yet: stopped, nothing waiting.
     public init() {}
@@ -99,6 +110,9 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
         if sending > 0 { parts.append("\(sending) sending") }
         if deadLetters > 0 { parts.append("\(deadLetters) dead letter\(deadLetters == 1 ? "" : "s")") }
         if conflicts > 0 { parts.append("\(conflicts) conflict\(conflicts == 1 ? "" : "s")") }
+        if let first = expiring.first {
+            parts.append("\(expiring.count) followed object\(expiring.count == 1 ? "" : "s") expiring (first: \(first))")
+        }
         return parts.joined(separator: ", ")
     }
 

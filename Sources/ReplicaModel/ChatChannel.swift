@@ -24,6 +24,9 @@ public struct ChatChannel<Custom: CustomData>: Codable, Hashable, Sendable, Iden
     public var eTag: String?
     /// How many members the local store holds for this channel (filled in by store queries).
     public var memberCount: Int?
+    /// What a DataSync server keeps beside the fields (class, `expiresAt`); nil on App Context.
+    /// Stored and read back, never encoded in the channel's JSON.
+    public var metadata: ObjectMetadata?
 
     /// A channel; `id` is checked with `Validation.validateStoredIdentifier(_:field:)` (ids a server
     /// gives are kept as given; the outbox holds this device's writes to `Validation.validateIdentifier(_:field:)`).

@@ -24,6 +24,9 @@ public struct ChatMember<Custom: ChatCustomData>: Codable, Hashable, Sendable, V
     public var isPresent: Bool?
     /// The user's presence state on the channel (local).
     public var presenceState: JSONValue?
+    /// What a DataSync server keeps beside the fields: the membership's own id, its class and
+    /// `expiresAt`; nil on App Context. Stored and read back, never encoded in the JSON.
+    public var metadata: ObjectMetadata?
 
     /// A membership of `user` in `channel`.
     public init(

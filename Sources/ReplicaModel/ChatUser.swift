@@ -25,6 +25,9 @@ public struct ChatUser<Custom: CustomData>: Codable, Hashable, Sendable, Identif
     public var updated: ISOTimestamp?
     /// The server's version tag of the object.
     public var eTag: String?
+    /// What a DataSync server keeps beside the fields (class, `expiresAt`); nil on App Context.
+    /// Stored and read back, never encoded in the user's JSON.
+    public var metadata: ObjectMetadata?
 
     /// A user; `id` is checked with `Validation.validateStoredIdentifier(_:field:)` (ids a server
     /// gives are kept as given; the outbox holds this device's writes to `Validation.validateIdentifier(_:field:)`).

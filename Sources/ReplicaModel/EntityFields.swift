@@ -99,6 +99,9 @@ public protocol ReplicatedFields: Hashable, Sendable {
     var updated: ISOTimestamp? { get set }
     /// The server's version tag of the object.
     var eTag: String? { get set }
+    /// What the server keeps beside the fields (DataSync's class and `expiresAt`, a membership's
+    /// own id); nil on App Context.
+    var metadata: ObjectMetadata? { get set }
 }
 
 /// A user or channel: replicated fields (``ReplicatedFields``) under a single string id.

@@ -42,6 +42,21 @@ struct ConnectionOptions: ParsableArguments {
         valueName: "backend"))
     var objects: String?
 
+    @Option(help: ArgumentHelp(
+        "With --objects datasync: the class users are created in, NAME[:VERSION[:subkey|global]] (a User subclass with the app's time to live; default: $PNREPLICATE_DATASYNC_USER_CLASS, else PubNub's User, 30 days).",
+        valueName: "class"))
+    var datasyncUserClass: String?
+
+    @Option(help: ArgumentHelp(
+        "With --objects datasync: the class channels are created in, as --datasync-user-class (default: $PNREPLICATE_DATASYNC_CHANNEL_CLASS, else PubNub's Channel).",
+        valueName: "class"))
+    var datasyncChannelClass: String?
+
+    @Option(help: ArgumentHelp(
+        "With --objects datasync: the Membership subclass memberships are created in, NAME[:VERSION] (default: $PNREPLICATE_DATASYNC_MEMBERSHIP_CLASS, else PubNub's Membership; whether PubNub accepts one is unconfirmed).",
+        valueName: "class"))
+    var datasyncMembershipClass: String?
+
     /// Refuses, before anything is opened or sent, what would quietly go where the user did not
     /// mean: PubNub's real service (any origin but this machine's) without a subscribe key from a
     /// flag or the environment, where the public `demo` keyset would publish for anyone to read;
@@ -60,6 +75,7 @@ struct ConnectionOptions: ParsableArguments {
         guard ["app-context", "datasync"].contains(resolvedObjects) else {
             throw ValidationError("--objects (or PNREPLICATE_OBJECTS) is \(resolvedObjects); give app-context or datasync")
         }
+        _ = try dataSyncOptions()
         if authToken?.isEmpty == true {
             throw ValidationError("--auth-token is empty (an unset variable?); give the token, or leave the option out")
         }
@@ -75,6 +91,56 @@ struct ConnectionOptions: ParsableArguments {
 
     /// `--objects`, else `PNREPLICATE_OBJECTS`, else `app-context`.
     private var resolvedObjects: String { objects ?? environmentValue("PNREPLICATE_OBJECTS") ?? "app-context" }
+
+    /// The DataSync options of `--objects datasync` and the `--datasync-*-class` flags (each
+    /// else its variable); nil on App Context, where a class flag is refused.
+    func dataSyncOptions() throws -> DataSyncOptions? {
+        let user = datasyncUserClass ?? environmentValue("PNREPLICATE_DATASYNC_USER_CLASS")
+        let channel = datasyncChannelClass ?? environmentValue("PNREPLICATE_DATASYNC_CHANNEL_CLASS")
+        let membership = datasyncMembershipClass ?? environmentValue("PNREPLICATE_DATASYNC_MEMBERSHIP_CLASS")
+        guard resolvedObjects == "datasync" else {
+            if datasyncUserClass != nil || datasyncChannelClass != nil || datasyncMembershipClass != nil {
+                throw ValidationError("the --datasync-*-class options need --objects datasync (or PNREPLICATE_OBJECTS=datasync)")
+            }
+            return nil
+        }
+        var options = DataSyncOptions()
+        if let user { options.userClass = try Self.objectClass(user, flag: "--datasync-user-class", builtIn: "User") }
+        if let channel { options.channelClass = try Self.objectClass(channel, flag: "--datasync-channel-class", builtIn: "Channel") }
+        if let membership {
+            let parsed = try Self.objectClass(membership, flag: "--datasync-membership-class", builtIn: "Membership")
+            guard parsed.level == .subKey || parsed.name == "Membership" else {
+                throw ValidationError("--datasync-membership-class \(membership): a membership class takes NAME[:VERSION], no level")
+            }
+            options.membershipClass = parsed.name == "Membership" ? nil : parsed.name
+            options.membershipClassVersion = parsed.version
+        }
+        return options
+    }
+
+    /// `NAME[:VERSION[:subkey|global]]` as a class: the level is global for PubNub's own class
+    /// (`builtIn`), else SubKey, unless given.
+    static func objectClass(_ text: String, flag: String, builtIn: String) throws -> DataSyncOptions.ObjectClass {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let usage = "\(flag) \(text): give NAME[:VERSION[:subkey|global]], e.g. ChatUser:1:subkey"
+        guard (1...3).contains(parts.count), let name = parts.first, !name.isEmpty,
+              name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" })
+        else { throw ValidationError(usage) }
+        var version = 1
+        if parts.count >= 2 {
+            guard let given = Int(parts[1]), given > 0 else { throw ValidationError(usage) }
+            version = given
+        }
+        var level: DataSyncClassLevel = name == builtIn ? .global : .subKey
+        if parts.count == 3 {
+            switch parts[2].lowercased() {
+            case "subkey": level = .subKey
+            case "global": level = .global
+            default: throw ValidationError(usage)
+            }
+        }
+        return DataSyncOptions.ObjectClass(name: name, version: version, level: level)
+    }
 
     /// `--subscribe-key`, else `PUBNUB_SUBSCRIBE_KEY`, else none.
     private var resolvedSubscribeKey: String? { subscribeKey ?? environmentValue("PUBNUB_SUBSCRIBE_KEY") }
@@ -123,7 +189,7 @@ struct ConnectionOptions: ParsableArguments {
             userId: actingUser(userId), store: .file(path))
         configuration.origin = resolvedOrigin
         configuration.authKey = try token()
-        configuration.objectBackend = resolvedObjects == "datasync" ? .dataSync(DataSyncOptions()) : .appContext
+        configuration.objectBackend = try dataSyncOptions().map(ObjectBackendChoice.dataSync) ?? .appContext
         if let cipher = try cipher() {
             configuration.cipherKey = cipher.key
             configuration.cryptor = cipher.cryptor

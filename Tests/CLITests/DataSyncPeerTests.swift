@@ -1,5 +1,7 @@
 import Foundation
 import PubNubSimulator
+import ReplicaModel
+import ReplicaStore
 import Testing
 
 #if canImport(Glibc)
@@ -148,6 +150,32 @@ struct SimulatorDataSyncFlagTests {
     }
 }
 
+@Suite("DataSync: the class options")
+struct DataSyncClassOptionTests {
+    @Test("--datasync-user-class names the class a new user is created in (the dry run shows it); a bad class or one without --objects datasync is a usage error")
+    func userClass() async throws {
+        let store = CLI.temporaryStore()
+        let env = ["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": "http://127.0.0.1:9", "PNREPLICATE_STORE": store, "PNREPLICATE_OBJECTS": "datasync"]
+        let set = try await CLI.run(["user", "set", "--id", "newcomer", "--name", "New"], environment: env)
+        #expect(set.status == 0, "\(set.stderr)")
+        let plan = try await CLI.run(["--dry-run", "--datasync-user-class", "ChatUser:2:subkey"], environment: env)
+        #expect(plan.status == 0 && plan.stdout.contains("POST /v1/datasync/subkeys/demo/users"), "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.stdout.contains(#""entityClass":"ChatUser""#) && plan.stdout.contains(#""entityClassVersion":2"#)
+            && plan.stdout.contains(#""entityClassLevel":"SubKey""#), "\(plan.stdout)")
+        let builtIn = try await CLI.run(["--dry-run"], environment: env)
+        #expect(builtIn.stdout.contains(#""entityClassVersion":1"#) && !builtIn.stdout.contains("entityClass\""), "the built-in User names no class: \(builtIn.stdout)")
+        for (arguments, message) in [
+            (["--datasync-user-class", "Chat User"], "give NAME[:VERSION[:subkey|global]]"),
+            (["--datasync-channel-class", "ChatChannel:0"], "give NAME[:VERSION[:subkey|global]]"),
+            (["--datasync-membership-class", "ChatMembership:1:global"], "a membership class takes NAME[:VERSION], no level"),
+            (["--objects", "app-context", "--datasync-user-class", "ChatUser"], "need --objects datasync"),
+        ] {
+            let result = try await CLI.run(["--dry-run"] + arguments, environment: env)
+            #expect(result.status == 64 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
+        }
+    }
+}
+
 @Suite("DataSync: pnreplicate sync survives SIGKILL")
 struct DataSyncKillTests {
     /// Rounds of kill-and-restart: 10 in `swift test`; `scripts/soak datasync-kill N`
@@ -217,5 +245,112 @@ struct DataSyncKillTests {
             #expect(membership?["status"] as? String == "s\(last)", "seed \(seed): \(channel) \(String(describing: membership))")
         }
         #expect(try await peer.payload("users", "me")?["name"] as? String == "me r\(last)", "seed \(seed)")
+    }
+}
+
+@Suite("DataSync: pnreplicate listen survives SIGKILL")
+struct DataSyncListenKillTests {
+    /// Rounds of kill-and-restart: 10 in `swift test`; `scripts/soak datasync-listen-kill N`
+    /// (`PNREPLICATE_LISTEN_KILL_ROUNDS`) for a long run.
+    static var rounds: Int { max(2, Int(ProcessInfo.processInfo.environment["PNREPLICATE_LISTEN_KILL_ROUNDS"] ?? "") ?? 10) }
+    static let channels = ["ch-0000", "ch-0001", "ch-0002"]
+
+    /// The same seed and fault profiles as the App Context run (`ListenKillTests`).
+    @Test("listen on DataSync killed at random moments while a raw DataSync peer keeps renaming channels, restarted on the same store: every channel ends at the peer's last name, live or through the gap fill",
+          .timeLimit(.minutes(10)), arguments: ["none", "live"])
+    func killAndRestart(faults: String) async throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_LISTEN_KILL_SEED"] ?? "") ?? 11
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-datasync-listen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appendingPathComponent("token").path
+        let simulator = try await SimulatorProcess(faults: faults, seed: seed, arguments: [
+            "--secret-key", DataSyncPeer.secretKey, "--keyset-channels", "\(Self.channels.count)", "--keyset-messages", "0",
+            "--keyset-users", "2", "--keyset-objects", "datasync", "--member-token-file", tokenFile, "--subscribe-hold", "1",
+        ])
+        defer { simulator.stop() }
+        let peer = try DataSyncPeer(simulator)
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let store = directory.appendingPathComponent("me.sqlite").path
+        let env = [
+            "PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_OBJECTS": "datasync", "PUBNUB_AUTH_TOKEN": token,
+        ]
+        let context = "seed \(seed), faults \(faults)"
+        var random = SplitMix64(seed: seed)
+        var last: [String: String] = [:]
+        var renames = 0
+        /// The peer renames a channel (the write is retried through faults: each goes once).
+        func rename() async throws {
+            let channel = Self.channels[Int.random(in: 0..<Self.channels.count, using: &random)]
+            renames += 1
+            let name = "\(channel) by the peer \(renames)"
+            try #require(try await peer.run(["patch", "channels", channel, "/payload/name", "\"\(name)\""], attempts: 30) != nil, "\(context)")
+            last[channel] = name
+        }
+        func listen() throws -> ListenProcess {
+            let process = try ListenProcess(store: store, channel: Self.channels[0], environment: env)
+            return process
+        }
+        let isLive: ([String: Any]) -> Bool = { $0["type"] as? String == "state" && $0["state"] as? String == "live" }
+
+        var killedBeforeLive = 0, killedWhileLive = 0
+        for round in 0..<Self.rounds {
+            // Renamed while no listen runs: only the next run's gap fill (an object pull) can bring these.
+            for _ in 0..<Int.random(in: 0...2, using: &random) { try await rename() }
+            let running = try listen()
+            let killAfter = Int.random(in: 1...6, using: &random)
+            var lines: [[String: Any]] = []
+            while lines.count < killAfter {
+                let more = try await running.lines(moreThan: lines.count)
+                guard more.count > lines.count else {
+                    Issue.record("\(context), round \(round): listen printed nothing new after \(lines.count) lines: \(running.process.stderr)")
+                    break
+                }
+                lines = more
+                // One more rename per line read: changes keep coming while the listener connects, fills and dies.
+                try await rename()
+            }
+            running.process.signal(SIGKILL)
+            let process = running.process
+            let ended = try await offPool { process.wait() }
+            #expect(ended == Termination(reason: .uncaughtSignal, status: SIGKILL), "\(context), round \(round): \(running.process.stderr)")
+            if lines.contains(where: isLive) { killedWhileLive += 1 } else { killedBeforeLive += 1 }
+        }
+        if Self.rounds >= 10 {
+            #expect(killedBeforeLive > 0 && killedWhileLive > 0, "\(context): \(killedBeforeLive) kills before live, \(killedWhileLive) while live")
+        }
+
+        // The last run: renames while nothing listens, then one while it is live.
+        try await rename()
+        let final = try listen()
+        var lines: [[String: Any]] = []
+        while !lines.contains(where: isLive) {
+            let more = try await final.lines(moreThan: lines.count)
+            try #require(more.count > lines.count, "\(context): the last listen never went live: \(final.process.stderr)")
+            lines = more
+        }
+        try await rename()
+        func storedNames() throws -> [String: String] {
+            var options = StoreOptions()
+            options.readOnly = true
+            let chat = try ChatStore<DefaultChatCustom>.open(at: store, options: options)
+            var names: [String: String] = [:]
+            for channel in Self.channels { names[channel] = try chat.fetchNow(chat.queries.channel(id: channel))?.name }
+            return names
+        }
+        // Converged once every renamed channel holds the peer's last name (checked after each
+        // line: the last rename may come as an event, or with faults through a fill).
+        while try storedNames().filter({ last[$0.key] != nil }) != last {
+            let more = try await final.lines(moreThan: lines.count)
+            let stored = try storedNames()
+            try #require(more.count > lines.count, "\(context): the last listen stopped short: \(stored) against \(last): \(final.process.stderr)")
+            lines = more
+        }
+        final.process.terminate()
+        let ended = await final.process.wait(until: .now + .seconds(30))
+        #expect(ended == Termination(reason: .exit, status: 0), "\(context): listen on SIGTERM: \(final.process.stderr)")
+        for (channel, name) in last {
+            #expect(try await peer.payload("channels", channel)?["name"] as? String == name, "\(context): the server holds the peer's last name")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "\(context): \(store)-wal is left after SIGTERM")
     }
 }

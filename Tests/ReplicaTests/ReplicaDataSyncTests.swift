@@ -78,4 +78,46 @@ struct ReplicaDataSyncTests {
         #expect(await world.server.dataSyncRecord(.users, id: "alice")?.objectValue?["payload"] == ["name": "Alice"])
         await replica.stop()
     }
+
+    @Test("the status and expiryWarnings() name the followed objects DataSync deletes within the warning; on App Context nothing")
+    func expiryWarnings() async throws {
+        let world = try await ReplicaWorld()
+        await world.server.configureAccess(secretKey: "sec-c-test")
+        let admin = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "admin", clock: world.clock).dataSync
+        for (resource, object) in [
+            (DataSyncResource.users, DataSyncObject(id: "alice", payload: ["name": "Alice"])),
+            (.users, DataSyncObject(id: "bob", payload: ["name": "Bob"])),
+            (.channels, DataSyncObject(id: "general", payload: ["name": "General"])),
+            (.memberships, DataSyncObject(id: "pnm.5.7.alice.general", channelId: "general", userId: "alice", status: "joined")),
+        ] {
+            #expect(await world.server.dataSyncAsAdmin(try admin.createRequest(resource, object)).status == 201)
+        }
+        let all = AccessPermissions(rawValue: 255)
+        var configuration = world.configuration
+        configuration.authKey = try await world.server.grantToken(
+            ttlMinutes: 43_200, grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
+            authorizedUserId: "alice")
+        var options = DataSyncOptions()
+        options.expiryWarning = 2 * 86_400
+        configuration.objectBackend = .dataSync(options)
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        _ = try await replica.sync()
+        #expect(await replica.status.expiring.isEmpty, "30 days away")
+        #expect(try await replica.expiryWarnings().isEmpty)
+        // 29 days on: within two days of expiring (30 days, rounded up to the next midnight).
+        world.clock.advance(by: 29 * 86_400)
+        _ = try await replica.sync()
+        let status = await replica.status
+        let kinds = status.expiring.map { "\($0.kind.rawValue) \($0.id)" }.sorted()
+        #expect(kinds == ["channel general", "membership general", "user alice"], "bob is not followed: \(kinds)")
+        #expect(status.description.contains("3 followed objects expiring"), "\(status)")
+        #expect(try await replica.expiryWarnings() == status.expiring)
+        await replica.stop()
+
+        let appContext = try await ReplicaWorld()
+        let plain = try Replica<DefaultChatCustom>(appContext.configuration)
+        _ = try await plain.sync()
+        #expect(try await plain.expiryWarnings().isEmpty)
+        #expect(await plain.status.expiring.isEmpty)
+    }
 }

@@ -110,8 +110,8 @@ struct DataSyncBackendTests {
                 rows = [row]
                 let decoded = try PubNubDataSync.row(from: recording.response(), operation: recording.id)
                 switch family {
-                case "users": _ = try await replay.reconciler.applyPulled(users: [try DataSyncMapping.object(decoded, as: ChatUser<FlatCustom>.self)])
-                case "channels": _ = try await replay.reconciler.applyPulled(channels: [try DataSyncMapping.object(decoded, as: ChatChannel<FlatCustom>.self)])
+                case "users": _ = try await replay.reconciler.applyPulled(users: [try DataSyncMapping.user(decoded, as: FlatCustom.self)])
+                case "channels": _ = try await replay.reconciler.applyPulled(channels: [try DataSyncMapping.channel(decoded, as: FlatCustom.self)])
                 default:
                     let member = try DataSyncMapping.membership(decoded, as: Custom.self)
                     _ = try await replay.reconciler.replaceMemberships(of: .user(member.userId), server: [member])
@@ -218,12 +218,17 @@ struct DataSyncBackendTests {
             try await server.dataSyncRecord(resource, id: id).flatMap(\.objectValue).map { try DataSyncRow(object: $0) }
         }
 
-        /// A device of `me` on DataSync, with a token granting what a chat member needs here.
-        func device(policy: ConflictPolicy = .lastWriterWins) async throws -> World {
+        /// A token of `me` granting what a chat member needs here, for an hour from now.
+        func token() async throws -> String {
             let all = AccessPermissions(rawValue: 255)
-            let token = try await server.grantToken(
+            return try await server.grantToken(
                 grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
                 authorizedUserId: "me")
+        }
+
+        /// A device of `me` on DataSync, with a token granting what a chat member needs here.
+        func device(policy: ConflictPolicy = .lastWriterWins) async throws -> World {
+            let token = try await token()
             var options = ReconcilerOptions()
             options.conflicts = ConflictPolicies(all: policy)
             return try World(
@@ -276,6 +281,36 @@ struct DataSyncBackendTests {
         let u1 = try #require(try await keyset.record(.users, "u1"))
         #expect(u1.payload?["name"] == "Local" && u1.payload?["custom"] == ["a": 2], "both sides' fields kept")
         #expect(try await world.store.fetch(world.store.queries.conflicts()).count == 1)
+    }
+
+    @Test("manual on DataSync: stale edits of a user and another client's membership wait for a person, open in the log; taking the local side sends it and closes them")
+    func manualPolicy() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device(policy: .manual)
+        _ = try await world.reconciler.pullObjects(full: true)
+        var edit = UserEdit<FlatCustom>()
+        edit.name = .set("Local")
+        _ = try await world.outbox.setUser(id: "u1", edit: edit)
+        _ = try await world.outbox.setMembership(channel: "random", edit: MemberEdit(status: "local"))
+        keyset.clock.advance(by: 1)
+        for (resource, id, pointer, value) in [(DataSyncResource.users, "u1", ["payload", "name"], JSONValue.string("Remote")), (.memberships, "m-1", ["status"], JSONValue.string("remote"))] {
+            let answer = await keyset.server.dataSyncAsAdmin(try keyset.admin.patchRequest(resource, id: id, [.add(JSONPointer(pointer), value)]))
+            #expect(answer.status == 200)
+        }
+        let first = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
+        #expect(first.conflicts == 2, "\(first)")
+        let report = try await world.reconciler.resolveConflicts()
+        #expect(report.waiting == 2 && report.resolved == 0)
+        let open = try await world.store.fetch(world.store.queries.conflicts())
+        #expect(open.count == 2 && open.allSatisfy { $0.isOpen && $0.policy == "manual" }, "\(open)")
+        #expect(try await keyset.record(.users, "u1")?.payload?["name"] == "Remote", "nothing sent while a person decides")
+        for entry in open { try await world.reconciler.resolve(conflictId: entry.id, take: .local) }
+        let sent = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
+        #expect(sent.conflicts == 0 && sent.deadLetters == 0)
+        #expect(try await keyset.record(.users, "u1")?.payload?["name"] == "Local")
+        #expect(try await keyset.record(.memberships, "m-1")?.status == "local")
+        #expect(try await world.store.fetch(world.store.queries.conflicts()).allSatisfy { !$0.isOpen })
+        #expect(try await world.store.fetch(world.store.queries.member(channelId: "random", userId: "me"))?.status == "local")
     }
 
     @Test("an id DataSync forbids is refused before queueing, with nothing stored; App Context queues the same id")

@@ -381,3 +381,19 @@ extension ChatQueries {
     }
 }
 
+extension ChatQueries {
+    /// The objects `userId` follows that expire before `date`, soonest first: the user, their
+    /// memberships, and the channels of those memberships (`docs/datasync.md`, "Expiry"). Index
+    /// reads only; a store on App Context answers an empty list.
+    ///
+    /// ```swift
+    /// let soon = Date().addingTimeInterval(3 * 86_400)
+    /// let expiring = try await replica.fetch(replica.queries.expiringObjects(followedBy: "alice", before: soon))
+    /// ```
+    public func expiringObjects(followedBy userId: String, before date: Date) -> StoreQuery<[ExpiringObject]> {
+        StoreQuery { db in
+            try ExpiringObject.rows(
+                db, sql: ExpiringObject.select(followedBy: userId), arguments: [ISOTimestamp(date: date).nanoseconds, userId])
+        }
+    }
+}

@@ -20,7 +20,7 @@ enum Columns {
         """
 
     /// A membership's own columns: its fields (``MemberSQL/fieldColumns``), then the version and presence.
-    static let member = (MemberSQL.fieldColumns + ["updated", "etag", "is_present", "presence_state"])
+    static let member = (MemberSQL.fieldColumns + ["updated", "etag", "is_present", "presence_state"] + MetadataColumns.read)
         .map { "m.\($0)" }.joined(separator: ", ")
 
     /// A message's columns, then what its Chat SDK actions make of it: the newest edit's text
@@ -54,6 +54,7 @@ extension StoreCoding {
         member.eTag = row[j + 1]
         member.isPresent = row[j + 2]
         member.presenceState = try decode(JSONValue.self, row[j + 3], table: "members", column: "presence_state", key: key)
+        member.metadata = try MetadataColumns.metadata(row, at: j + 4, table: "members", key: key)
         return member
     }
 

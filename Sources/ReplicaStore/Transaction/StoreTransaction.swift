@@ -75,6 +75,19 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     }
 
     // MARK: Memberships
+    /// Every stored user, channel and membership whose `expiresAt` has passed at `now`.
+    package func expiredObjects(at now: Date) throws -> [ExpiringObject] {
+        try ExpiringObject.rows(db, sql: ExpiringObject.select(followedBy: nil), arguments: [ISOTimestamp(date: now).nanoseconds])
+    }
+
+    /// The (channel, user) of the stored membership whose own server id is `backendId`, if any.
+    package func membership(backendId: String) throws -> (channel: String, user: String)? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT channel_id, user_id FROM members WHERE backend_id = ?"), arguments: [backendId])
+        else { return nil }
+        return (row[0], row[1])
+    }
+
 
     /// The stored membership, or nil.
     package func member(channelId: String, userId: String) throws -> Member? {

@@ -18,13 +18,13 @@ package struct EntityRows<Entity: ReplicatedEntity> {
 
     /// Every column an upsert writes, in argument order.
     var writtenColumns: [String] {
-        ["id"] + Entity.fields.map(\.column) + derived.map(\.column) + ["updated", "updated_ns", "etag"]
+        ["id"] + Entity.fields.map(\.column) + derived.map(\.column) + ["updated", "updated_ns", "etag"] + MetadataColumns.written
     }
 
     /// The upsert: a row newer by the version rule replaces the stored one; with `force`, any row does.
     func upsertSQL(force: Bool) -> String {
         let columns = writtenColumns
-        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        let updates = columns.dropFirst().map { MetadataColumns.update($0, table: table) }.joined(separator: ", ")
         return """
             INSERT INTO \(table) (\(columns.joined(separator: ", ")))
             VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
@@ -39,16 +39,18 @@ package struct EntityRows<Entity: ReplicatedEntity> {
         values += try entity.columnValues(coding: coding)
         for column in derived { values.append(column.value(entity)) }
         values += [entity.updated?.description, entity.updated?.nanoseconds, entity.eTag]
+        values += MetadataColumns.values(entity.metadata)
         return StatementArguments(values)
     }
 
     /// The select list of a row aliased `alias`, in the order ``read(_:at:coding:)`` reads.
     func selectList(_ alias: String) -> String {
-        (["id"] + Entity.fields.map(\.column) + ["updated", "etag"]).map { "\(alias).\($0)" }.joined(separator: ", ")
+        (["id"] + Entity.fields.map(\.column) + ["updated", "etag"] + MetadataColumns.read).map { "\(alias).\($0)" }
+            .joined(separator: ", ")
     }
 
     /// How many columns ``selectList(_:)`` selects.
-    var selectCount: Int { Entity.fields.count + 3 }
+    var selectCount: Int { Entity.fields.count + 3 + MetadataColumns.read.count }
 
     /// Reads the entity from `row`, starting at column `i` of a ``selectList(_:)``. A stored
     /// value the entity refuses (an invalid id, unreadable custom JSON or timestamp) is
@@ -65,7 +67,38 @@ package struct EntityRows<Entity: ReplicatedEntity> {
         let after = i + 1 + Entity.fields.count
         entity.updated = try StoreCoding.timestamp(row[after], table: table, column: "updated", key: id)
         entity.eTag = row[after + 1]
+        entity.metadata = try MetadataColumns.metadata(row, at: after + 2, table: table, key: id)
         return entity
+    }
+}
+
+/// The columns of ``ReplicaModel/ObjectMetadata`` (migration 0014), the same on users, channels
+/// and members: written after the version, read after the eTag. An upsert that carries none
+/// (an App Context object, a write answer without them) keeps what the row holds.
+enum MetadataColumns {
+    /// Written, in argument order.
+    static let written = ["expires_at", "expires_ns", "class_name", "class_version", "backend_id"]
+    /// Read, in ``metadata(_:at:table:key:)`` order.
+    static let read = ["expires_at", "class_name", "class_version", "backend_id"]
+
+    /// The `SET` term of `column` in an upsert into `table`: a metadata column keeps its stored
+    /// value when the incoming one is NULL.
+    static func update(_ column: String, table: String) -> String {
+        written.contains(column) ? "\(column) = coalesce(excluded.\(column), \(table).\(column))" : "\(column) = excluded.\(column)"
+    }
+
+    /// The values of ``written``.
+    static func values(_ metadata: ObjectMetadata?) -> [(any DatabaseValueConvertible)?] {
+        [metadata?.expiresAt?.description, metadata?.expiresAt?.nanoseconds, metadata?.className, metadata?.classVersion,
+         metadata?.backendId]
+    }
+
+    /// The metadata of `row`'s columns `i...` (``read``), nil when all are NULL.
+    static func metadata(_ row: Row, at i: Int, table: String, key: String) throws -> ObjectMetadata? {
+        let metadata = ObjectMetadata(
+            backendId: row[i + 3], className: row[i + 1], classVersion: row[i + 2],
+            expiresAt: try StoreCoding.timestamp(row[i], table: table, column: "expires_at", key: key))
+        return metadata.isEmpty ? nil : metadata
     }
 }
 

@@ -116,10 +116,12 @@ extension ChatStore {
         if let hidden = try ModerationRows.hiddenOutcome(of: member, in: db) { return hidden }
         try ensure(member.channel, in: db, coding: coding)
         try ensure(member.user, in: db, coding: coding)
-        let arguments = StatementArguments(
-            [member.channelId, member.userId] + (try member.columnValues(coding: coding))
-                + [member.updated?.description, member.updated?.nanoseconds, member.eTag, member.isPresent,
-                   try coding.json(member.presenceState)])
+        var values: [(any DatabaseValueConvertible)?] = [member.channelId, member.userId]
+        values += try member.columnValues(coding: coding)
+        values += [member.updated?.description, member.updated?.nanoseconds, member.eTag]
+        values += MetadataColumns.values(member.metadata)
+        values += [member.isPresent, try coding.json(member.presenceState)]
+        let arguments = StatementArguments(values)
         return try db.upsert(try db.cachedStatement(sql: force ? MemberSQL.forceUpsert : MemberSQL.upsert), arguments)
     }
 
@@ -184,13 +186,13 @@ enum MemberSQL {
     static let fieldColumns = ChatMember<DefaultChatCustom>.fields.map(\.column)
 
     static func upsertMemberSQL(force: Bool) -> String {
-        let versioned = fieldColumns + ["updated", "updated_ns", "etag"]
+        let versioned = fieldColumns + ["updated", "updated_ns", "etag"] + MetadataColumns.written
         let columns = ["channel_id", "user_id"] + versioned + ["is_present", "presence_state"]
         return """
             INSERT INTO members (\(columns.joined(separator: ", ")))
             VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
             ON CONFLICT(channel_id, user_id) DO UPDATE SET
-                \(versioned.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")),
+                \(versioned.map { MetadataColumns.update($0, table: "members") }.joined(separator: ", ")),
                 is_present = coalesce(excluded.is_present, members.is_present),
                 presence_state = coalesce(excluded.presence_state, members.presence_state)
             \(force ? "" : "WHERE " + VersionDecision.sqlApplies(table: "members"))

@@ -321,6 +321,8 @@ extension Reconciler {
             if ChatModeration.isHidden(user: id), ChatModeration.muteListOwner(ofId: id) != currentUser { subject = "-" }
         case .channelSet(let id, _, _, _, _), .channelRemoved(let id):
             if ChatModeration.isHidden(channel: id) { subject = "-" }
+        case .membershipRemovedById:
+            break
         }
         var record = envelope.record(kind: kind, subject: subject, outcome: outcome)
         if ChatModeration.isHidden(channel: record.channel) { record.channel = currentUser }
@@ -392,6 +394,10 @@ extension Reconciler {
         case .membershipRemoved(let channelId, let userId):
             let removed = try overlay.serverLacks(channelId: channelId, userId: userId)
             return ("membership-removed", "\(channelId)/\(userId)", removed ? "removed" : "kept-pending")
+        case .membershipRemovedById(let id):
+            guard let pair = try tx.membership(backendId: id) else { return ("membership-removed", id, "unchanged") }
+            let removed = try overlay.serverLacks(channelId: pair.channel, userId: pair.user)
+            return ("membership-removed", "\(pair.channel)/\(pair.user)", removed ? "removed" : "kept-pending")
         }
     }
 }

@@ -143,6 +143,11 @@ public enum ObjectEvent: Hashable, Sendable {
     case membershipSet(channel: String, user: String, fields: [String: JSONValue], updated: String?, eTag: String?)
     /// A membership was removed.
     case membershipRemoved(channel: String, user: String)
+    /// A membership was removed, named only by its own server id (a DataSync delete of a
+    /// membership whose id names no pair: another client's). Live sync finds the pair by the id
+    /// the store keeps (``ReplicaModel/ObjectMetadata/backendId``); an id it does not hold
+    /// changes nothing, and the next listing of the user's memberships settles it.
+    case membershipRemovedById(String)
 }
 
 /// What a backend does natively; the outbox emulates the rest with reads before a write.

@@ -309,8 +309,14 @@ extension Outbox {
         switch completion {
         case .published(let tt): result = .published(tt)
         case .reaction(let tt): result = .reaction(tt)
-        case .user(let user): result = .user(try Self.convert(user))
-        case .channel(let channel): result = .channel(try Self.convert(channel))
+        case .user(let user):
+            var typed: ChatUser<Custom.User> = try Self.convert(user)
+            typed.metadata = user.metadata
+            result = .user(typed)
+        case .channel(let channel):
+            var typed: ChatChannel<Custom.Channel> = try Self.convert(channel)
+            typed.metadata = channel.metadata
+            result = .channel(typed)
         case .membership(let membership):
             result = .membership(try membership.map { try Self.member($0) })
         case .memberships(let written, let memberships):
@@ -338,10 +344,12 @@ extension Outbox {
 
     /// A membership from the object backend's answer, in the store's custom type (the user by id).
     private static func member(_ raw: ChatMember<RawChatCustom>) throws -> ChatMember<Custom> {
-        ChatMember<Custom>(
+        var member = ChatMember<Custom>(
             channel: try convert(raw.channel), user: try ChatUser(id: raw.userId), status: raw.status, type: raw.type,
             custom: try raw.custom.map { value throws(WireError) -> Custom.Member in try convert(value) },
             updated: raw.updated, eTag: raw.eTag)
+        member.metadata = raw.metadata
+        return member
     }
 
     /// Rebases a conflicted edit that the app retried on the server's current eTag.

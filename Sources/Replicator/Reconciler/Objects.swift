@@ -19,6 +19,9 @@ public struct ObjectPullReport: Sendable, Hashable {
     public var members = ObjectSyncResult()
     /// Whether the user and channel listings were full (and pruned what the server deleted).
     public var full = false
+    /// Stored objects removed because their `expiresAt` had passed (DataSync's expiry; never on
+    /// App Context), as the server removes them; an object with a pending local op stays.
+    public var expired = 0
 
     /// An empty report.
     public init() {}
@@ -96,7 +99,33 @@ extension Reconciler {
         if isFull, options.pullAllUsers || options.pullAllChannels {
             try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
         }
+        report.expired = try await sweepExpired()
         return (report, taken)
+    }
+
+    /// Removes the stored objects whose `expiresAt` has passed on the replica's clock, as the
+    /// server does (an incremental listing never says so, and no delete event is promised:
+    /// `docs/datasync.md`, choice 2c); one with a pending local op stays, and that op meets the
+    /// server's 404 as a conflict. Returns how many went. Reads an index that only DataSync
+    /// objects fill: nothing on App Context.
+    func sweepExpired() async throws(StoreError) -> Int {
+        let now = clock.now
+        let removed = try await store.storeTransaction { tx in
+            let overlay = LocalOverlay(tx: tx)
+            var removed: [ExpiringObject] = []
+            for object in try tx.expiredObjects(at: now) {
+                let gone: Bool
+                switch object.kind {
+                case .user: gone = try overlay.serverLacks(.users, id: object.id)
+                case .channel: gone = try overlay.serverLacks(.channels, id: object.id)
+                case .membership: gone = try overlay.serverLacks(channelId: object.id, userId: object.userId ?? "")
+                }
+                if gone { removed.append(object) }
+            }
+            return removed
+        }
+        for object in removed { logger.notice("removed an expired object", metadata: ["object": "\(object)"]) }
+        return removed.count
     }
 
     /// Runs a listing, or skips it (an empty result, a warning) when the token does not grant it.

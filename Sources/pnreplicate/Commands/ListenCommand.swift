@@ -108,8 +108,17 @@ struct ListenCommand: AsyncParsableCommand {
         stop.attach(running)
         // The sequence finishes when the run returns (``LiveState/stopped`` is its last element).
         // A reader that went away (`listen | head -2`) ends the run, as SIGPIPE would.
+        var warned = Set<ExpiringObject>()
         for await item in activity {
             if !printer.print(item) { stop.pull() }
+            // Once live (and after each gap fill): the followed objects DataSync deletes soon.
+            switch item {
+            case .state(.live), .gapFilled:
+                for object in (try? await replica.expiryWarnings()) ?? [] where warned.insert(object).inserted {
+                    Output.standardError(SyncCommand.expiryLine(object) + "\n")
+                }
+            default: break
+            }
         }
         // A stop that interrupts a store access is a clean stop: `Replica.listen()` owns that rule.
         try await running.value

@@ -68,6 +68,7 @@ struct SyncCommand: AsyncParsableCommand {
                 Self.printText(report)
             }
             if report.waitsForToken { Output.standardError(Self.tokenLine(report, replica: replica) + "\n") }
+            for object in await replica.status.expiring { Output.standardError(Self.expiryLine(object) + "\n") }
             if let status = Self.exitStatus(report) { throw ExitCode(status) }
         }
     }
@@ -101,6 +102,11 @@ struct SyncCommand: AsyncParsableCommand {
         if report.push.remaining > 0 || report.waitsForToken { return 3 }
         if !report.errors.isEmpty { return 4 }
         return nil
+    }
+
+    /// `warning: membership general/alice expires 2026-12-01T00:00:00.000000Z (DataSync removes it then)`.
+    static func expiryLine(_ object: ExpiringObject) -> String {
+        "warning: \(Output.terminalSafe(object.description)) (DataSync removes it then; docs/datasync.md, \"Expiry\")"
     }
 
     /// `waiting for a token: …`: why, and how many ops wait.
@@ -247,6 +253,8 @@ struct SyncOutput: Encodable {
     struct ObjectPull: Encodable {
         var full: Bool
         var users, channels, memberships, members: Objects
+        /// Objects removed because their DataSync `expiresAt` had passed.
+        var expired: Int
     }
 
     /// One channel's reaction pull.
@@ -278,7 +286,7 @@ struct SyncOutput: Encodable {
         objects = report.objects.map { o in
             ObjectPull(
                 full: o.full, users: Objects(o.users), channels: Objects(o.channels), memberships: Objects(o.memberships),
-                members: Objects(o.members))
+                members: Objects(o.members), expired: o.expired)
         }
         history = report.history
         reactions = report.reactions.mapValues { Reactions(added: $0.added, removed: $0.removed, keptPending: $0.keptPending) }

@@ -37,8 +37,16 @@ public struct DataSyncOptions: Sendable, Hashable {
     public var userClass = ObjectClass.user
     /// The class new channels are created in (the built-in `Channel` unless set).
     public var channelClass = ObjectClass.channel
-    /// The version of the built-in `Membership` class memberships are created in.
+    /// The version of the `Membership` class memberships are created in.
     public var membershipClassVersion = 1
+    /// A `Membership` subclass new memberships are created in (`relationshipClass` on the create),
+    /// for a time to live other than the built-in class's 30 days; nil (the default) sends no class:
+    /// the built-in `Membership`. Whether PubNub accepts a class on `/memberships` is unconfirmed
+    /// (`docs/datasync.md`, "Memberships: the caveat"); the simulator does.
+    public var membershipClass: String?
+    /// How long before a followed object expires the replica warns about it
+    /// (`ReplicaStatus.expiring`, `Replica.expiryWarnings()`): 3 days unless set.
+    public var expiryWarning: TimeInterval = 3 * 86_400
 
     /// The built-in classes.
     public init() {}
@@ -107,13 +115,13 @@ public struct DataSyncBackend: ObjectBackend {
     public func users<C: CustomData>(_ page: ObjectPageRequest, as custom: C.Type) async throws(WireError)
         -> ObjectBatch<ChatUser<C>>
     {
-        Self.batch(try await client.dataSync.list(.users, Self.query(page))) { try DataSyncMapping.object($0, as: ChatUser<C>.self) }
+        Self.batch(try await client.dataSync.list(.users, Self.query(page))) { try DataSyncMapping.user($0, as: C.self) }
     }
 
     public func channels<C: CustomData>(_ page: ObjectPageRequest, as custom: C.Type) async throws(WireError)
         -> ObjectBatch<ChatChannel<C>>
     {
-        Self.batch(try await client.dataSync.list(.channels, Self.query(page))) { try DataSyncMapping.object($0, as: ChatChannel<C>.self) }
+        Self.batch(try await client.dataSync.list(.channels, Self.query(page))) { try DataSyncMapping.channel($0, as: C.self) }
     }
 
     public func memberships<C: ChatCustomData>(
@@ -131,11 +139,11 @@ public struct DataSyncBackend: ObjectBackend {
     }
 
     public func user<C: CustomData>(id: String, as custom: C.Type) async throws(WireError) -> ChatUser<C>? {
-        try await client.dataSync.get(.users, id: id).map { row throws(WireError) in try Self.model(row) { try DataSyncMapping.object($0, as: ChatUser<C>.self) } }
+        try await client.dataSync.get(.users, id: id).map { row throws(WireError) in try Self.model(row) { try DataSyncMapping.user($0, as: C.self) } }
     }
 
     public func channel<C: CustomData>(id: String, as custom: C.Type) async throws(WireError) -> ChatChannel<C>? {
-        try await client.dataSync.get(.channels, id: id).map { row throws(WireError) in try Self.model(row) { try DataSyncMapping.object($0, as: ChatChannel<C>.self) } }
+        try await client.dataSync.get(.channels, id: id).map { row throws(WireError) in try Self.model(row) { try DataSyncMapping.channel($0, as: C.self) } }
     }
 
     /// A model of one record, or a decoding error naming it.
@@ -169,8 +177,8 @@ public struct DataSyncBackend: ObjectBackend {
             return [.membershipSet(channel: channel, user: user, fields: DataSyncMapping.fields(FieldSchema.membership, of: row), updated: updated, eTag: row.eTag)]
         case (.memberships?, .delete):
             // A delete names only the record: pnreplicate's ids name their pair; another client's
-            // membership leaves with the next listing of the user's memberships.
-            guard let pair = DataSyncMapping.pair(ofMembershipId: row.id) else { return [] }
+            // is found by the id the store keeps.
+            guard let pair = DataSyncMapping.pair(ofMembershipId: row.id) else { return [.membershipRemovedById(row.id)] }
             return [.membershipRemoved(channel: pair.channel, user: pair.user)]
         default:
             return nil

@@ -44,9 +44,24 @@ public enum DataSyncMapping {
         return object
     }
 
-    /// A user or channel model of `row`.
-    static func object<E: ReplicatedFields & Decodable>(_ row: DataSyncRow, as type: E.Type) throws -> E {
-        try decode(.object(objectJSON(row, fields: E.wireNames)), as: E.self)
+    /// The server's metadata of `row`: its class and `expiresAt`, and for a membership its own id.
+    static func metadata(of row: DataSyncRow, membership: Bool) -> ObjectMetadata {
+        ObjectMetadata(
+            backendId: membership ? row.id : nil, className: row.className, classVersion: row.classVersion, expiresAt: row.expiresAt)
+    }
+
+    /// A user model of `row`, with its metadata.
+    static func user<C: CustomData>(_ row: DataSyncRow, as custom: C.Type) throws -> ChatUser<C> {
+        var user = try decode(.object(objectJSON(row, fields: ChatUser<C>.wireNames)), as: ChatUser<C>.self)
+        user.metadata = metadata(of: row, membership: false)
+        return user
+    }
+
+    /// A channel model of `row`, with its metadata.
+    static func channel<C: CustomData>(_ row: DataSyncRow, as custom: C.Type) throws -> ChatChannel<C> {
+        var channel = try decode(.object(objectJSON(row, fields: ChatChannel<C>.wireNames)), as: ChatChannel<C>.self)
+        channel.metadata = metadata(of: row, membership: false)
+        return channel
     }
 
     /// A membership model of `row` (its channel and user from `channelId`/`userId`, or an older
@@ -59,7 +74,9 @@ public enum DataSyncMapping {
         object["id"] = nil
         object["channel"] = ["id": .string(channel)]
         object["uuid"] = ["id": .string(user)]
-        return try decode(.object(object), as: ChatMember<C>.self)
+        var member = try decode(.object(object), as: ChatMember<C>.self)
+        member.metadata = metadata(of: row, membership: true)
+        return member
     }
 
     static func decode<T: Decodable>(_ json: JSONValue, as type: T.Type) throws -> T {

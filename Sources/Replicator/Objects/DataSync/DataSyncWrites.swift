@@ -42,10 +42,10 @@ extension DataSyncBackend {
         switch write {
         case .setUser(let id, let fields, let precondition):
             let row = try await setObject(.users, id: id, fields: fields, precondition: precondition)
-            return .user(try Self.model(row) { try DataSyncMapping.object($0, as: ChatUser<JSONValue>.self) })
+            return .user(try Self.model(row) { try DataSyncMapping.user($0, as: JSONValue.self) })
         case .setChannel(let id, let fields, let precondition):
             let row = try await setObject(.channels, id: id, fields: fields, precondition: precondition)
-            return .channel(try Self.model(row) { try DataSyncMapping.object($0, as: ChatChannel<JSONValue>.self) })
+            return .channel(try Self.model(row) { try DataSyncMapping.channel($0, as: JSONValue.self) })
         case .removeUser(let id, let precondition):
             try await remove(.users, id: id, ifMatch: precondition.eTag)
             return .removed
@@ -192,7 +192,7 @@ extension DataSyncBackend {
     {
         let sync = client.dataSync
         let object = DataSyncObject(
-            id: id, classVersion: options.membershipClassVersion, channelId: channel, userId: user,
+            id: id, className: options.membershipClass, classVersion: options.membershipClassVersion, channelId: channel, userId: user,
             status: DataSyncMapping.status(fields), payload: DataSyncMapping.payload(fields))
         do {
             do {

@@ -1,0 +1,148 @@
+import Foundation
+import PubNubSimulator
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+@testable import Replicator
+import Testing
+
+/// DataSync's server metadata in the store (migration 0014), expiry as the server treats it, a
+/// membership deleted live by its own id, and the configurable membership class
+/// (`docs/datasync.md`, "The mapping", "Expiry and configurable classes").
+@Suite(.timeLimit(.minutes(10)))
+struct DataSyncExpiryTests {
+    typealias Keyset = DataSyncBackendTests.Keyset
+
+    @Test("pulled users, channels and memberships keep their class, expiresAt and a membership's own id; a write's answer keeps them")
+    func metadataStored() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device()
+        _ = try await world.reconciler.pullObjects(full: true)
+        let store = world.store
+        let me = try #require(try await store.fetch(store.queries.user(id: "me")))
+        let server = try #require(try await keyset.record(.users, "me"))
+        #expect(me.metadata == ObjectMetadata(className: "User", classVersion: 1, expiresAt: server.expiresAt))
+        #expect(server.expiresAt != nil)
+        let random = try #require(try await store.fetch(store.queries.member(channelId: "random", userId: "me")))
+        #expect(random.metadata?.backendId == "m-1" && random.metadata?.className == "Membership")
+        #expect(random.metadata?.expiresAt == (try await keyset.record(.memberships, "m-1"))?.expiresAt)
+        #expect(try await store.fetch(store.queries.member(channelId: "general", userId: "me"))?.metadata?.backendId == "pnm.2.7.me.general")
+        #expect(try await store.fetch(store.queries.channel(id: "general"))?.metadata?.className == "Channel")
+
+        // An edit goes out and its answer is stored: the metadata stays.
+        _ = try await world.outbox.setMembership(channel: "random", edit: MemberEdit(status: "away"))
+        var edit = UserEdit<FlatCustom>()
+        edit.name = .set("Me again")
+        _ = try await world.outbox.setUser(id: "me", edit: edit)
+        let sent = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
+        #expect(sent.deadLetters == 0 && sent.conflicts == 0)
+        let after = try #require(try await store.fetch(store.queries.member(channelId: "random", userId: "me")))
+        #expect(after.status == "away" && after.metadata?.backendId == "m-1" && after.metadata?.expiresAt == random.metadata?.expiresAt)
+        #expect(try await store.fetch(store.queries.user(id: "me"))?.metadata == me.metadata)
+
+        // App Context objects carry none.
+        let appContext = try World(clock: keyset.clock, server: keyset.server)
+        _ = try await appContext.store.load(users: [try ChatUser(id: "plain", name: "Plain", updated: ISOTimestamp(nanoseconds: 1), eTag: "e")])
+        #expect(try await appContext.store.fetch(appContext.store.queries.user(id: "plain"))?.metadata == nil)
+    }
+
+    @Test("the followed objects that expire soon are listed soonest first; others are not")
+    func expiringObjects() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device()
+        _ = try await world.reconciler.pullObjects(full: true)
+        let store = world.store
+        let expiresAt = try #require(try await keyset.record(.users, "me")?.expiresAt)
+        let early = keyset.clock.now.addingTimeInterval(86_400)
+        #expect(try await store.fetch(store.queries.expiringObjects(followedBy: "me", before: early)).isEmpty, "nothing within a day")
+        let late = expiresAt.date.addingTimeInterval(1)
+        let listed = try await store.fetch(store.queries.expiringObjects(followedBy: "me", before: late))
+        let names = Set(listed.map(\.description).map { $0.components(separatedBy: " expires").first ?? "" })
+        #expect(names == ["user me", "membership general/me", "membership random/me", "channel general", "channel random"],
+                "the user, their memberships and those channels; not u1: \(names)")
+        #expect(listed.map(\.expiresAt) == listed.map(\.expiresAt).sorted())
+        #expect(try await store.fetch(store.queries.expiringObjects(followedBy: "u1", before: late)).map(\.kind) == [.user])
+    }
+
+    @Test("an object whose expiresAt has passed is removed by the next pull, unless an edit of it waits; that edit meets the 404 as a conflict and clientWins recreates it")
+    func expirySweep() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device(policy: .clientWins)
+        _ = try await world.reconciler.pullObjects(full: true)
+        let store = world.store
+        var edit = ChannelEdit<FlatCustom>()
+        edit.name = .set("Still here")
+        _ = try await world.outbox.setChannel(id: "random", edit: edit)
+        // Past every object's expiresAt (30 days, rounded up to a midnight): the server drops them.
+        keyset.clock.advance(by: 32 * 86_400)
+        #expect(try await keyset.record(.users, "me") == nil, "the server expired it")
+        _ = try world.client.access.setToken(try await keyset.token())  // the first one expired a month ago
+        let report = try await world.reconciler.pullObjects(full: false)
+        #expect(report.expired == 3, "the two users and general; the memberships went with their user: \(report.expired)")
+        #expect(try await store.fetch(store.queries.user(id: "u1")) == nil)
+        #expect(try await store.fetch(store.queries.channel(id: "general")) == nil)
+        #expect(try await store.fetch(store.queries.member(channelId: "general", userId: "me")) == nil)
+        #expect(try await store.fetch(store.queries.channel(id: "random"))?.name == "Still here", "a waiting edit keeps its object")
+
+        // The edit goes: a 404 on an object it had a base of is a conflict, never a silent loss.
+        let first = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
+        #expect(first.conflicts == 1, "\(first)")
+        _ = try await world.reconciler.resolveConflicts()
+        let second = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
+        #expect(second.deadLetters == 0 && second.conflicts == 0)
+        #expect(try await keyset.record(.channels, "random")?.payload?["name"] == "Still here", "clientWins recreated it")
+        let log = try await store.fetch(store.queries.conflicts())
+        #expect(log.count == 1 && log.first?.policy == "clientWins", "\(log)")
+        #expect(try await store.fetch(store.queries.outboxCount()) == 0)
+    }
+
+    @Test("a live delete of another client's membership, named only by its id, removes it by the id the store keeps")
+    func liveDeleteById() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device()
+        _ = try await world.reconciler.pullObjects(full: true)
+        let store = world.store
+        func deleteEvent(_ id: String) throws -> [SubscribeEnvelope] {
+            let body = #"""
+                {"t":{"t":"17905749864310939","r":1},"m":[{"a":"4","f":0,"e":5,"p":{"t":"17905749864310939","r":1},"k":"demo","c":"me",\#
+                "d":{"version":"1.0","metadata":{"event":"delete","source":"data-sync","type":"membership","className":"Membership",\#
+                "classLevel":"Global","classVersion":1},"data":{"id":"\#(id)","deletedAt":"2026-09-28T05:56:25.631142Z"}},"b":"me"}]}
+                """#
+            return try PubNubClient.subscribeAnswer(from: WireResponse(status: 200, body: Data(body.utf8))).envelopes
+        }
+        let unknown = try await world.reconciler.applyLive(try deleteEvent("m-unknown"), advancing: [], through: nil)
+        #expect(unknown.objectsChanged == 0 && unknown.unreadableChannels.isEmpty, "an id the store does not hold changes nothing")
+        #expect(try await store.fetch(store.queries.member(channelId: "random", userId: "me")) != nil)
+        let result = try await world.reconciler.applyLive(try deleteEvent("m-1"), advancing: [], through: nil)
+        #expect(result.objectsChanged == 1)
+        #expect(result.applied.map(\.subject) == ["random/me"] && result.applied.map(\.outcome) == ["removed"])
+        #expect(try await store.fetch(store.queries.member(channelId: "random", userId: "me")) == nil)
+        #expect(try await store.fetch(store.queries.member(channelId: "general", userId: "me")) != nil)
+    }
+
+    @Test("a configured Membership subclass is named on create; none is named by default")
+    func membershipClass() async throws {
+        let keyset = try await Keyset()
+        let world = try await keyset.device()
+        // The app's Membership subclass, kept a year (defined through the Admin API on PubNub).
+        await keyset.server.defineDataSyncClass(DataSyncClass(
+            name: "ChatMembership", level: .subKey, kind: .relationship, extends: "Membership", ttlSeconds: 365 * 86_400))
+        var options = DataSyncOptions()
+        options.membershipClass = "ChatMembership"
+        let backend = DataSyncBackend(client: world.client, options: options)
+        _ = try await backend.write(.setMembership(channel: "general", user: "u1", fields: ["status": "joined"], base: nil, precondition: .none))
+        let record = try #require(try await keyset.record(.memberships, "pnm.2.7.u1.general"))
+        #expect(record.className == "ChatMembership")
+        let lifetime = try #require(record.expiresAt).date.timeIntervalSince(keyset.clock.now)
+        #expect(lifetime > 364 * 86_400, "the subclass's time to live, not 30 days: \(lifetime)")
+        let planned = try backend.plannedRequest(for: .setMembership(channel: "random", user: "u1", fields: ["status": "joined"], base: nil, precondition: .none))
+        #expect(planned.method == .patch, "a membership write starts as a patch of pnreplicate's id")
+        let created = world.transport.requests.first { $0.method == .post && $0.pathSegments.last == "memberships" }
+        let body = created?.body.flatMap { JSONValue.parse($0) }
+        #expect(body?.objectValue?["data"]?.objectValue?["relationshipClass"] == "ChatMembership", "\(String(describing: body))")
+        _ = try await DataSyncBackend(client: world.client).write(
+            .setMembership(channel: "random", user: "u1", fields: ["status": "joined"], base: nil, precondition: .none))
+        let plain = world.transport.requests.last { $0.method == .post && $0.pathSegments.last == "memberships" }
+        #expect(plain?.body.flatMap { JSONValue.parse($0) }?.objectValue?["data"]?.objectValue?["relationshipClass"] == nil)
+    }
+}
