@@ -95,9 +95,13 @@ public struct ChatKeyset: Sendable, Hashable {
         }
         let userCount = max(1, users)
         var memberships: [String: [String]] = [member: channelIds]
+        // Each pair once: with fewer users than members per channel, the rotation below names a
+        // user twice for a channel (DataSync answers a second create of a pair 409).
+        var pairs = Set(channelIds.map { [member, $0] })
         for index in channelIds.indices {
             for other in 0..<otherMembersPerChannel where users > 0 {
-                memberships[Self.userId((index * otherMembersPerChannel + other) % userCount), default: []].append(channelIds[index])
+                let user = Self.userId((index * otherMembersPerChannel + other) % userCount)
+                if pairs.insert([user, channelIds[index]]).inserted { memberships[user, default: []].append(channelIds[index]) }
             }
         }
         switch objects {

@@ -176,6 +176,39 @@ struct DataSyncClassOptionTests {
     }
 }
 
+extension DataSyncClassOptionTests {
+    @Test("a User subclass served with --datasync-class and named by --datasync-user-class: a new user is created in it with the subclass's time to live, and sync warns of nothing; serve accepts --datasync-events-off and refuses a bad class",
+          .timeLimit(.minutes(5)))
+    func subclassEndToEnd() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-datasync-class-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appendingPathComponent("token").path
+        let simulator = try await SimulatorProcess(faults: "none", seed: 1, arguments: [
+            "--secret-key", DataSyncPeer.secretKey, "--keyset-channels", "1", "--keyset-messages", "0", "--keyset-users", "1",
+            "--keyset-objects", "datasync", "--member-token-file", tokenFile, "--datasync-class", "ChatUser:1=User:31536000",
+            "--datasync-events-off", "Channel",
+        ])
+        defer { simulator.stop() }
+        let peer = try DataSyncPeer(simulator)
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let env = [
+            "PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_STORE": directory.appendingPathComponent("me.sqlite").path,
+            "PNREPLICATE_OBJECTS": "datasync", "PUBNUB_AUTH_TOKEN": token, "PNREPLICATE_DATASYNC_USER_CLASS": "ChatUser",
+        ]
+        #expect(try await CLI.run(["user", "set", "--id", "kept-long", "--name", "Kept"], environment: env).status == 0)
+        let sync = try await CLI.run(["sync"], environment: env)
+        #expect(sync.status == 0, "\(sync.stdout)\(sync.stderr)")
+        #expect(!sync.stderr.contains("warning:"), "nothing expires within 3 days: \(sync.stderr)")
+        let record = try #require(try await peer.run(["get", "users", "kept-long"], attempts: 3))
+        #expect(record["entityClass"] as? String == "ChatUser" && record["entityClassLevel"] as? String == "SubKey", "\(record)")
+        let expires = try #require((record["expiresAt"] as? String).flatMap { try? ISOTimestamp(parsing: $0) })
+        #expect(expires.date.timeIntervalSinceNow > 364 * 86_400, "a year, not 30 days: \(expires)")
+
+        let bad = try await CLI.run(["simulator", "serve", "--port", "0", "--datasync-class", "ChatUser=Person:10"])
+        #expect(bad.status == 64 && bad.stderr.contains("give NAME[:VERSION]=EXTENDS:TTL-SECONDS"), "\(bad.stderr)")
+    }
+}
+
 @Suite("DataSync: pnreplicate sync survives SIGKILL")
 struct DataSyncKillTests {
     /// Rounds of kill-and-restart: 10 in `swift test`; `scripts/soak datasync-kill N`

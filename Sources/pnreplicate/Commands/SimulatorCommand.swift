@@ -106,7 +106,39 @@ struct SimulatorCommand: AsyncParsableCommand {
             valueName: "path"))
         var memberTokenFile: String?
 
+        @Option(help: ArgumentHelp(
+            "Define a DataSync class, NAME[:VERSION]=EXTENDS:TTL-SECONDS (repeatable): a subclass of User, Channel or Membership with its own time to live, as PubNub's Admin API defines one (e.g. ChatUser:1=User:31536000).",
+            valueName: "class"))
+        var datasyncClass: [String] = []
+
+        @Option(help: ArgumentHelp(
+            "Turn off the e:5 events of this DataSync class (repeatable), as a keyset without an event rule for it does (e.g. User).",
+            valueName: "class"))
+        var datasyncEventsOff: [String] = []
+
+        /// The classes of `--datasync-class`, or the usage error of the first that cannot be read.
+        func dataSyncClasses() throws -> [DataSyncClass] {
+            try datasyncClass.map { text in
+                let usage = ValidationError("--datasync-class \(text): give NAME[:VERSION]=EXTENDS:TTL-SECONDS, e.g. ChatUser:1=User:31536000")
+                let sides = text.split(separator: "=", omittingEmptySubsequences: false)
+                guard sides.count == 2 else { throw usage }
+                let head = sides[0].split(separator: ":", omittingEmptySubsequences: false), tail = sides[1].split(separator: ":")
+                guard (1...2).contains(head.count), let name = head.first.map(String.init), !name.isEmpty,
+                      name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }),
+                      let version = head.count == 2 ? Int(head[1]) : 1, version > 0,
+                      tail.count == 2, ["User", "Channel", "Membership"].contains(String(tail[0])),
+                      let ttl = Int(tail[1]), (1...315_569_260).contains(ttl)
+                else { throw usage }
+                let extends = String(tail[0])
+                return DataSyncClass(
+                    name: name, version: version, kind: extends == "Membership" ? .relationship : .entity,
+                    extends: extends, ttlSeconds: ttl,
+                    properties: extends == "Membership" ? [:] : DataSyncClass.user.properties)
+            }
+        }
+
         func validate() throws {
+            _ = try dataSyncClasses()
             guard let objects = ChatKeyset.Objects(rawValue: keysetObjects) else {
                 throw ValidationError("--keyset-objects must be app-context or datasync")
             }
@@ -156,6 +188,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                 let clock = OffsetClock()
                 let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey, clock: clock)
                 await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
+                for type in try dataSyncClasses() { await server.defineDataSyncClass(type) }
+                for name in datasyncEventsOff { await server.setDataSyncEvents(className: name, on: false) }
                 if keysetChannels > 0 {
                     var keyset = ChatKeyset(
                         channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember)
