@@ -11,23 +11,34 @@ import Testing
 /// it was filled from.
 @Suite("Replica: DataSync as the object backend")
 struct ReplicaDataSyncTests {
+    /// Turns Access Manager on (DataSync needs it) and creates `objects` as an admin would.
+    static func seed(_ world: ReplicaWorld, _ objects: [(DataSyncResource, DataSyncObject)]) async throws {
+        await world.server.configureAccess(secretKey: "sec-c-test")
+        let admin = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "admin", clock: world.clock).dataSync
+        for (resource, object) in objects {
+            #expect(await world.server.dataSyncAsAdmin(try admin.createRequest(resource, object)).status == 201)
+        }
+    }
+
+    /// A token of alice granting what a chat member needs, for `minutes`.
+    static func token(_ world: ReplicaWorld, minutes: Int = 60) async throws -> String {
+        let all = AccessPermissions(rawValue: 255)
+        return try await world.server.grantToken(
+            ttlMinutes: minutes,
+            grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
+            authorizedUserId: "alice")
+    }
+
     @Test("objectBackend .dataSync syncs alice's user, channel and membership from DataSync and sends her edit there; the store then refuses App Context")
     func dataSyncReplica() async throws {
         let world = try await ReplicaWorld()
-        await world.server.configureAccess(secretKey: "sec-c-test")
-        let admin = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "admin", clock: world.clock).dataSync
-        for (resource, object) in [
-            (DataSyncResource.users, DataSyncObject(id: "alice", payload: ["name": "Alice", "theirs": 1])),
+        try await Self.seed(world, [
+            (.users, DataSyncObject(id: "alice", payload: ["name": "Alice", "theirs": 1])),
             (.channels, DataSyncObject(id: "general", payload: ["name": "General"])),
             (.memberships, DataSyncObject(id: "pnm.5.7.alice.general", channelId: "general", userId: "alice", status: "joined")),
-        ] {
-            #expect(await world.server.dataSyncAsAdmin(try admin.createRequest(resource, object)).status == 201)
-        }
-        let all = AccessPermissions(rawValue: 255)
+        ])
         var configuration = world.configuration
-        configuration.authKey = try await world.server.grantToken(
-            grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
-            authorizedUserId: "alice")
+        configuration.authKey = try await Self.token(world)
         configuration.objectBackend = .dataSync(DataSyncOptions())
         let replica = try Replica<DefaultChatCustom>(configuration)
         _ = try await replica.sync()
@@ -66,11 +77,7 @@ struct ReplicaDataSyncTests {
         #expect(status.description.contains("waiting on the keyset's configuration"))
 
         await world.server.configureAccess(secretKey: "sec-c-test")
-        let all = AccessPermissions(rawValue: 255)
-        let token = try await world.server.grantToken(
-            grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
-            authorizedUserId: "alice")
-        try replica.setToken(token)
+        try replica.setToken(try await Self.token(world))
         world.clock.advance(by: 301)
         _ = try await replica.sync()
         status = await replica.status
@@ -82,21 +89,14 @@ struct ReplicaDataSyncTests {
     @Test("the status and expiryWarnings() name the followed objects DataSync deletes within the warning; on App Context nothing")
     func expiryWarnings() async throws {
         let world = try await ReplicaWorld()
-        await world.server.configureAccess(secretKey: "sec-c-test")
-        let admin = try PubNubClient.simulated(InProcessTransport(server: world.server), userId: "admin", clock: world.clock).dataSync
-        for (resource, object) in [
-            (DataSyncResource.users, DataSyncObject(id: "alice", payload: ["name": "Alice"])),
+        try await Self.seed(world, [
+            (.users, DataSyncObject(id: "alice", payload: ["name": "Alice"])),
             (.users, DataSyncObject(id: "bob", payload: ["name": "Bob"])),
             (.channels, DataSyncObject(id: "general", payload: ["name": "General"])),
             (.memberships, DataSyncObject(id: "pnm.5.7.alice.general", channelId: "general", userId: "alice", status: "joined")),
-        ] {
-            #expect(await world.server.dataSyncAsAdmin(try admin.createRequest(resource, object)).status == 201)
-        }
-        let all = AccessPermissions(rawValue: 255)
+        ])
         var configuration = world.configuration
-        configuration.authKey = try await world.server.grantToken(
-            ttlMinutes: 43_200, grants: AccessGrants(patterns: [.user: ["^.*$": all], .channel: ["^.*$": all], .dataSyncMembership: ["^.*$": all]]),
-            authorizedUserId: "alice")
+        configuration.authKey = try await Self.token(world, minutes: 43_200)
         var options = DataSyncOptions()
         options.expiryWarning = 2 * 86_400
         configuration.objectBackend = .dataSync(options)

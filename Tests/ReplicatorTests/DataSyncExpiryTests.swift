@@ -73,16 +73,25 @@ struct DataSyncExpiryTests {
         var edit = ChannelEdit<FlatCustom>()
         edit.name = .set("Still here")
         _ = try await world.outbox.setChannel(id: "random", edit: edit)
-        // Past every object's expiresAt (30 days, rounded up to a midnight): the server drops them.
-        keyset.clock.advance(by: 32 * 86_400)
+        // Five days on, another client adds a channel and makes me a member: these outlive the rest.
+        keyset.clock.advance(by: 5 * 86_400)
+        try await keyset.create(.channels, DataSyncObject(id: "late", payload: ["name": "Late"]))
+        try await keyset.create(.memberships, DataSyncObject(id: "m-late", channelId: "late", userId: "me", status: "joined"))
+        // Past the first objects' expiresAt (30 days, rounded up to a midnight): the server drops them.
+        keyset.clock.advance(by: 27 * 86_400)
         #expect(try await keyset.record(.users, "me") == nil, "the server expired it")
         _ = try world.client.access.setToken(try await keyset.token())  // the first one expired a month ago
         let report = try await world.reconciler.pullObjects(full: false)
-        #expect(report.expired == 3, "the two users and general; the memberships went with their user: \(report.expired)")
+        #expect(report.expired == 5, "the two users, general and my two first memberships: \(report.expired)")
         #expect(try await store.fetch(store.queries.user(id: "u1")) == nil)
         #expect(try await store.fetch(store.queries.channel(id: "general")) == nil)
         #expect(try await store.fetch(store.queries.member(channelId: "general", userId: "me")) == nil)
         #expect(try await store.fetch(store.queries.channel(id: "random"))?.name == "Still here", "a waiting edit keeps its object")
+        // My user expired, my later membership did not: it stays (the sweep runs before the
+        // memberships are listed), with my user as a bare row.
+        let late = try await store.fetch(store.queries.member(channelId: "late", userId: "me"))
+        #expect(late?.status == "joined" && late?.channel.name == "Late", "\(String(describing: late))")
+        #expect(try await store.fetch(store.queries.channelIds(memberOf: "me")) == ["late"])
 
         // The edit goes: a 404 on an object it had a base of is a conflict, never a silent loss.
         let first = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))

@@ -75,6 +75,9 @@ extension Reconciler {
                 } apply: { channels in try await self.applyPulled(channels: channels) }
             }
         }
+        // Before the memberships: removing an expired user or channel removes its memberships
+        // too, and the listing below brings back those the server still has.
+        report.expired = try await sweepExpired()
         report.memberships = try await unlessNotGranted("memberships") { try await self.pullMemberships() }
         if options.syncMuteList {
             _ = try await unlessNotGranted("mute list") {
@@ -99,12 +102,11 @@ extension Reconciler {
         if isFull, options.pullAllUsers || options.pullAllChannels {
             try await store.saveCheckpoint(SyncCheckpoint(scope: "objects:full", updatedAt: clock.now))
         }
-        report.expired = try await sweepExpired()
         return (report, taken)
     }
 
-    /// Removes the stored objects whose `expiresAt` has passed on the replica's clock, as the
-    /// server does (an incremental listing never says so, and no delete event is promised:
+    /// Removes the stored objects whose `expiresAt` has passed on the replica's clock (after the
+    /// user and channel listings, before the memberships), as the server does (an incremental listing never says so, and no delete event is promised:
     /// `docs/datasync.md`, choice 2c); one with a pending local op stays, and that op meets the
     /// server's 404 as a conflict. Returns how many went. Reads an index that only DataSync
     /// objects fill: nothing on App Context.
