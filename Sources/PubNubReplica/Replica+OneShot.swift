@@ -241,14 +241,14 @@ extension Replica {
     }
 
     /// Reads ``expiryWarnings()`` into ``ReplicaStatus/expiring`` and logs each object once per
-    /// `expiresAt` (a warning: the app may lose it). Called when the store may have learned of
+    /// `expiresAt` (a notice: the status is how an app learns of it; the CLI prints its own line). Called when the store may have learned of
     /// objects: after a sync, when live sync is live, after a gap fill.
     func refreshExpiry() async {
         guard configuration.expiryWarning != nil, let expiring = try? await expiryWarnings() else { return }
         var logger = Logger(label: configuration.logLabel + ".expiry")
         logger.logLevel = configuration.storeOptions.logger.logLevel
         for object in expiring where expiryLogged.insert(object).inserted {
-            logger.warning("a followed object expires soon", metadata: ["object": "\(object)"])
+            logger.notice("a followed object expires soon", metadata: ["object": "\(object)"])
         }
         update { $0.expiring = expiring }
     }

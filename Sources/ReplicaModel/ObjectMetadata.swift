@@ -24,7 +24,13 @@ public struct ObjectMetadata: Hashable, Sendable {
     /// the next UTC midnight. Nil when the server did not say.
     public var expiresAt: ISOTimestamp?
 
-    /// Metadata.
+    /// Metadata as a server gave it; every part is optional (a DataSync answer names all but
+    /// ``backendId`` for users and channels). Tests and test doubles make it; a replica reads it
+    /// from DataSync's answers.
+    ///
+    /// ```swift
+    /// let metadata = ObjectMetadata(className: "ChatUser", classVersion: 1, expiresAt: try ISOTimestamp(parsing: "2027-01-01T00:00:00Z"))
+    /// ```
     public init(backendId: String? = nil, className: String? = nil, classVersion: Int? = nil, expiresAt: ISOTimestamp? = nil) {
         self.backendId = backendId
         self.className = className

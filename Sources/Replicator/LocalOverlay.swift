@@ -56,6 +56,20 @@ struct LocalOverlay<Custom: ChatCustomData> {
         return true
     }
 
+    /// The user's or channel's `expiresAt` has passed: removed as ``serverLacks(_:id:)`` removes
+    /// it, unless a local op is queued on it; when memberships of it are still stored (one
+    /// created after it, or one with a pending op), its row is made bare instead, so that they
+    /// stay (deleting it would delete them).
+    func serverExpired(_ table: ObjectTable, id: String) throws -> Bool {
+        let target = table == .users ? OutboxKeys.user(id) : OutboxKeys.channel(id)
+        guard try tx.latestOp(target: target) == nil else { return false }
+        if try tx.hasMemberships(table, id: id) {
+            try tx.demoteToBare(table, id: id)
+            return true
+        }
+        return try serverLacks(table, id: id)
+    }
+
     /// A complete membership listing no longer has this membership: removed unless a local op is queued on it.
     func serverLacks(channelId: String, userId: String) throws -> Bool {
         guard try tx.latestOp(target: OutboxKeys.member(channelId, userId)) == nil else { return false }

@@ -109,7 +109,7 @@ struct ConnectionOptions: ParsableArguments {
         if let channel { options.channelClass = try Self.objectClass(channel, flag: "--datasync-channel-class", builtIn: "Channel") }
         if let membership {
             let parsed = try Self.objectClass(membership, flag: "--datasync-membership-class", builtIn: "Membership")
-            guard parsed.level == .subKey || parsed.name == "Membership" else {
+            guard membership.split(separator: ":", omittingEmptySubsequences: false).count <= 2 else {
                 throw ValidationError("--datasync-membership-class \(membership): a membership class takes NAME[:VERSION], no level")
             }
             options.membershipClass = parsed.name == "Membership" ? nil : parsed.name
@@ -124,7 +124,7 @@ struct ConnectionOptions: ParsableArguments {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let usage = "\(flag) \(text): give NAME[:VERSION[:subkey|global]], e.g. ChatUser:1:subkey"
         guard (1...3).contains(parts.count), let name = parts.first, !name.isEmpty,
-              name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" })
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
         else { throw ValidationError(usage) }
         var version = 1
         if parts.count >= 2 {

@@ -86,7 +86,7 @@ struct ReplicaDataSyncTests {
         await replica.stop()
     }
 
-    @Test("the status and expiryWarnings() name the followed objects DataSync deletes within the warning; on App Context nothing")
+    @Test("the status and expiryWarnings() name the followed objects DataSync deletes within the configured warning, and only those")
     func expiryWarnings() async throws {
         let world = try await ReplicaWorld()
         try await Self.seed(world, [
@@ -103,9 +103,15 @@ struct ReplicaDataSyncTests {
         let replica = try Replica<DefaultChatCustom>(configuration)
         _ = try await replica.sync()
         #expect(await replica.status.expiring.isEmpty, "30 days away")
-        #expect(try await replica.expiryWarnings().isEmpty)
-        // 29 days on: within two days of expiring (30 days, rounded up to the next midnight).
-        world.clock.advance(by: 29 * 86_400)
+        let expiresAt = try #require(
+            (await world.server.dataSyncRecord(.users, id: "alice"))?.objectValue?["expiresAt"]?.stringValue.flatMap { try? ISOTimestamp(parsing: $0) })
+        // Two and a half days before: outside the configured two days (inside the default three).
+        world.clock.advance(by: expiresAt.date.timeIntervalSince(world.clock.now) - 2.5 * 86_400)
+        _ = try await replica.sync()
+        #expect(try await replica.expiryWarnings().isEmpty, "the configured warning, not the default")
+        #expect(await replica.status.expiring.isEmpty)
+        // A day later: inside it.
+        world.clock.advance(by: 86_400)
         _ = try await replica.sync()
         let status = await replica.status
         let kinds = status.expiring.map { "\($0.kind.rawValue) \($0.id)" }.sorted()
@@ -113,11 +119,5 @@ struct ReplicaDataSyncTests {
         #expect(status.description.contains("3 followed objects expiring"), "\(status)")
         #expect(try await replica.expiryWarnings() == status.expiring)
         await replica.stop()
-
-        let appContext = try await ReplicaWorld()
-        let plain = try Replica<DefaultChatCustom>(appContext.configuration)
-        _ = try await plain.sync()
-        #expect(try await plain.expiryWarnings().isEmpty)
-        #expect(await plain.status.expiring.isEmpty)
     }
 }

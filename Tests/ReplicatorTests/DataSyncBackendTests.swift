@@ -304,12 +304,14 @@ struct DataSyncBackendTests {
         let open = try await world.store.fetch(world.store.queries.conflicts())
         #expect(open.count == 2 && open.allSatisfy { $0.isOpen && $0.policy == "manual" }, "\(open)")
         #expect(try await keyset.record(.users, "u1")?.payload?["name"] == "Remote", "nothing sent while a person decides")
+        #expect(try await keyset.record(.memberships, "m-1")?.status == "remote")
         for entry in open { try await world.reconciler.resolve(conflictId: entry.id, take: .local) }
         let sent = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
         #expect(sent.conflicts == 0 && sent.deadLetters == 0)
         #expect(try await keyset.record(.users, "u1")?.payload?["name"] == "Local")
         #expect(try await keyset.record(.memberships, "m-1")?.status == "local")
-        #expect(try await world.store.fetch(world.store.queries.conflicts()).allSatisfy { !$0.isOpen })
+        let closed = try await world.store.fetch(world.store.queries.conflicts())
+        #expect(closed.count == 2 && closed.allSatisfy { !$0.isOpen }, "\(closed)")
         #expect(try await world.store.fetch(world.store.queries.member(channelId: "random", userId: "me"))?.status == "local")
     }
 

@@ -12,7 +12,8 @@ import ReplicaModel
 /// }
 /// ```
 public struct ExpiringObject: Hashable, Sendable, Codable, CustomStringConvertible {
-    /// What kind of object.
+    /// Which of the three followed kinds an expiring object is, and so what ``ExpiringObject/id``
+    /// names: a user's id, a channel's id, or a membership's channel.
     public enum Kind: String, Hashable, Sendable, Codable {
         /// A user (``ExpiringObject/id`` is the user's id).
         case user
@@ -22,7 +23,7 @@ public struct ExpiringObject: Hashable, Sendable, Codable, CustomStringConvertib
         case membership
     }
 
-    /// The kind.
+    /// Whether it is a user, a channel or a membership (what ``id`` and ``userId`` name).
     public var kind: Kind
     /// The user's or channel's id; a membership's channel.
     public var id: String
@@ -31,7 +32,8 @@ public struct ExpiringObject: Hashable, Sendable, Codable, CustomStringConvertib
     /// When the server deletes it.
     public var expiresAt: ISOTimestamp
 
-    /// An expiring object.
+    /// An expiring object: `id` is the user's or channel's id, or for a membership its channel,
+    /// with `userId` its user (``ChatQueries/expiringObjects(followedBy:before:)`` makes them).
     public init(kind: Kind, id: String, userId: String? = nil, expiresAt: ISOTimestamp) {
         self.kind = kind
         self.id = id

@@ -69,6 +69,20 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// Deletes a channel row (its memberships go with it).
     package func deleteChannel(id: String) throws { try delete(Channel.self, id: id) }
 
+    /// Whether any membership of the user or channel `id` is stored.
+    package func hasMemberships(_ table: ObjectTable, id: String) throws -> Bool {
+        let column = table == .users ? "user_id" : "channel_id"
+        return try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM members WHERE \(column) = ?)"), arguments: [id]) ?? false
+    }
+
+    /// Makes a user's or channel's row a bare one (its fields, version and metadata cleared), so
+    /// that its memberships stay (``MetadataColumns/demoteToBare(_:id:in:)``).
+    package func demoteToBare(_ table: ObjectTable, id: String) throws {
+        if table == .users { try MetadataColumns.demoteToBare(User.rows, id: id, in: db) } else {
+            try MetadataColumns.demoteToBare(Channel.rows, id: id, in: db)
+        }
+    }
+
     /// The ids of the users or channels that came from the server (they have an eTag).
     package func serverObjectIds(_ table: ObjectTable) throws -> [String] {
         try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM \(table.rawValue) WHERE etag IS NOT NULL"))

@@ -93,6 +93,34 @@ enum MetadataColumns {
          metadata?.backendId]
     }
 
+    /// Writes `metadata` over the row of `key` in `table` when it holds the version `eTag`: an
+    /// upsert the version rule left unchanged (the same eTag came again) still takes the server's
+    /// metadata, so a row stored without it (from a live event, a conflict's server version, a
+    /// store older than migration 0014) gets it from the next listing, and an `expiresAt` the
+    /// server moved is taken.
+    static func refresh(_ metadata: ObjectMetadata, table: String, key: KeyValuePairs<String, String>, eTag: String?, in db: Database) throws {
+        guard let eTag else { return }
+        let assignments = zip(written, values(metadata)).filter { $0.1 != nil }
+        guard !assignments.isEmpty else { return }
+        let sql = "UPDATE \(table) SET \(assignments.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE "
+            + key.map { "\($0.key) = ?" }.joined(separator: " AND ") + " AND etag = ?"
+        var arguments: [(any DatabaseValueConvertible)?] = assignments.map(\.1)
+        for (_, value) in key { arguments.append(value) }
+        arguments.append(eTag)
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+    }
+
+    /// Makes the row of `id` in `table` a bare one, as a row made for an object known only by its
+    /// id (its fields, version and metadata cleared; `type` the default): what the expiry sweep
+    /// leaves of a user or channel whose memberships are still stored, since deleting the row would
+    /// delete them.
+    static func demoteToBare<Entity: ReplicatedEntity>(_ rows: EntityRows<Entity>, id: String, in db: Database) throws {
+        let cleared = Entity.fields.map(\.column).filter { $0 != "type" } + rows.derived.map(\.column)
+            + ["updated", "updated_ns", "etag"] + written
+        let sql = "UPDATE \(rows.table) SET type = ?, \(cleared.map { "\($0) = NULL" }.joined(separator: ", ")) WHERE id = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: [FieldSchema.defaultType, id])
+    }
+
     /// The metadata of `row`'s columns `i...` (``read``), nil when all are NULL.
     static func metadata(_ row: Row, at i: Int, table: String, key: String) throws -> ObjectMetadata? {
         let metadata = ObjectMetadata(

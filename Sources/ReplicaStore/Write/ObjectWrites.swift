@@ -16,8 +16,12 @@ extension ChatStore {
         let rows = Entity.rows
         try Validation.validateStoredIdentifier(entity.id, field: rows.idField)
         if let hidden = ModerationRows.hiddenOutcome(of: entity) { return hidden }
-        return try db.upsert(
+        let outcome = try db.upsert(
             try db.cachedStatement(sql: force ? Entity.forceUpsertSQL : Entity.upsertSQL), try rows.arguments(entity, coding: coding))
+        if outcome == .unchanged, let metadata = entity.metadata {
+            try MetadataColumns.refresh(metadata, table: rows.table, key: ["id": entity.id], eTag: entity.eTag, in: db)
+        }
+        return outcome
     }
 
     /// Writes a user; `force` as in ``upsert(_:force:in:coding:)``.
@@ -122,7 +126,12 @@ extension ChatStore {
         values += MetadataColumns.values(member.metadata)
         values += [member.isPresent, try coding.json(member.presenceState)]
         let arguments = StatementArguments(values)
-        return try db.upsert(try db.cachedStatement(sql: force ? MemberSQL.forceUpsert : MemberSQL.upsert), arguments)
+        let outcome = try db.upsert(try db.cachedStatement(sql: force ? MemberSQL.forceUpsert : MemberSQL.upsert), arguments)
+        if outcome == .unchanged, let metadata = member.metadata {
+            try MetadataColumns.refresh(
+                metadata, table: "members", key: ["channel_id": member.channelId, "user_id": member.userId], eTag: member.eTag, in: db)
+        }
+        return outcome
     }
 
     /// Inserts or updates memberships. Their channel and user are stored too: full objects by the

@@ -106,20 +106,25 @@ extension Reconciler {
     }
 
     /// Removes the stored objects whose `expiresAt` has passed on the replica's clock (after the
-    /// user and channel listings, before the memberships), as the server does (an incremental listing never says so, and no delete event is promised:
-    /// `docs/datasync.md`, choice 2c); one with a pending local op stays, and that op meets the
-    /// server's 404 as a conflict. Returns how many went. Reads an index that only DataSync
+    /// user and channel listings, before the memberships), as the server does (an incremental
+    /// listing never says so, and no delete event is promised: `docs/datasync.md`, choice 2c);
+    /// one with a pending local op stays, and that op meets the server's 404 as a conflict. A
+    /// user or channel whose memberships are still stored is made bare instead of removed, so
+    /// that they stay. Returns how many went. Reads an index that only DataSync
     /// objects fill: nothing on App Context.
     func sweepExpired() async throws(StoreError) -> Int {
         let now = clock.now
         let removed = try await store.storeTransaction { tx in
             let overlay = LocalOverlay(tx: tx)
             var removed: [ExpiringObject] = []
-            for object in try tx.expiredObjects(at: now) {
+            // Memberships first: a user or channel whose stored memberships all expired goes
+            // whole; one with memberships left is made bare, and they stay.
+            let expired = try tx.expiredObjects(at: now)
+            for object in expired.filter({ $0.kind == .membership }) + expired.filter({ $0.kind != .membership }) {
                 let gone: Bool
                 switch object.kind {
-                case .user: gone = try overlay.serverLacks(.users, id: object.id)
-                case .channel: gone = try overlay.serverLacks(.channels, id: object.id)
+                case .user: gone = try overlay.serverExpired(.users, id: object.id)
+                case .channel: gone = try overlay.serverExpired(.channels, id: object.id)
                 case .membership: gone = try overlay.serverLacks(channelId: object.id, userId: object.userId ?? "")
                 }
                 if gone { removed.append(object) }

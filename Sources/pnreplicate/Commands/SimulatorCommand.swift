@@ -122,7 +122,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                 let usage = ValidationError("--datasync-class \(text): give NAME[:VERSION]=EXTENDS:TTL-SECONDS, e.g. ChatUser:1=User:31536000")
                 let sides = text.split(separator: "=", omittingEmptySubsequences: false)
                 guard sides.count == 2 else { throw usage }
-                let head = sides[0].split(separator: ":", omittingEmptySubsequences: false), tail = sides[1].split(separator: ":")
+                let head = sides[0].split(separator: ":", omittingEmptySubsequences: false)
+                let tail = sides[1].split(separator: ":", omittingEmptySubsequences: false)
                 guard (1...2).contains(head.count), let name = head.first.map(String.init), !name.isEmpty,
                       name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }),
                       let version = head.count == 2 ? Int(head[1]) : 1, version > 0,
@@ -133,12 +134,15 @@ struct SimulatorCommand: AsyncParsableCommand {
                 return DataSyncClass(
                     name: name, version: version, kind: extends == "Membership" ? .relationship : .entity,
                     extends: extends, ttlSeconds: ttl,
-                    properties: extends == "Membership" ? [:] : DataSyncClass.user.properties)
+                    properties: extends == "User" ? DataSyncClass.user.properties : extends == "Channel" ? DataSyncClass.channel.properties : [:])
             }
         }
 
         func validate() throws {
-            _ = try dataSyncClasses()
+            let defined = try dataSyncClasses().map(\.name)
+            for name in datasyncEventsOff where !(["User", "Channel", "Membership"] + defined).contains(name) {
+                throw ValidationError("--datasync-events-off \(name): no such class (User, Channel, Membership, or one --datasync-class defines)")
+            }
             guard let objects = ChatKeyset.Objects(rawValue: keysetObjects) else {
                 throw ValidationError("--keyset-objects must be app-context or datasync")
             }
