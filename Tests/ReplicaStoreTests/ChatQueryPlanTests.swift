@@ -20,4 +20,25 @@ struct ChatQueryPlanTests {
         #expect(text.contains("message_actions_deleted"), "\(text)")
         #expect(!text.contains("SCAN msg"), "no full scan of messages: \(text)")
     }
+
+    /// The plan's lines of `sql` on a store.
+    static func plan(_ sql: String, _ arguments: StatementArguments = []) throws -> String {
+        let store = try Fixture.store()
+        return try store.fetchNow(StoreQuery { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+        }).joined(separator: "\n")
+    }
+
+    @Test("the configuration problem the status reads at each outbox count walks its partial index, never the pending ops")
+    func configurationProblemPlan() throws {
+        let text = try Self.plan(OutboxReads.configurationProblem)
+        #expect(text.contains("outbox_configuration") && !text.contains("outbox_ready"), "\(text)")
+    }
+
+    @Test("the expiry sweep after every object pull reads the expiry indexes alone (App Context stores leave them empty)")
+    func expirySweepPlan() throws {
+        let text = try Self.plan(ExpiringObject.select(followedBy: nil), [0])
+        for index in ["users_expiry", "channels_expiry", "members_expiry"] { #expect(text.contains("USING INDEX \(index)"), "\(text)") }
+        #expect(!text.contains("SCAN"), "no full scan: \(text)")
+    }
 }
