@@ -33,7 +33,7 @@ public struct ExpiringObject: Hashable, Sendable, Codable, CustomStringConvertib
     public var expiresAt: ISOTimestamp
 
     /// An expiring object: `id` is the user's or channel's id, or for a membership its channel,
-    /// with `userId` its user (``ChatQueries/expiringObjects(followedBy:before:)`` makes them).
+    /// with `userId` its user (`ChatQueries.expiringObjects(followedBy:before:)` makes them).
     public init(kind: Kind, id: String, userId: String? = nil, expiresAt: ISOTimestamp) {
         self.kind = kind
         self.id = id
