@@ -46,12 +46,14 @@ public struct ExpiringObject: Hashable, Sendable, Codable, CustomStringConvertib
         "\(kind.rawValue) \(id)\(userId.map { "/\($0)" } ?? "") expires \(expiresAt)"
     }
 
-    /// The rows of `sql`'s `kind, id, user_id, expires_at` columns.
+    /// The rows of `sql`'s `kind, id, user_id, expires_at, expires_ns` columns: `expiresAt` as the
+    /// server wrote it, or from `expires_ns` (what the query compared) when that text cannot be read,
+    /// so that no expiring object is left out of a warning or the sweep.
     static func rows(_ db: Database, sql: String, arguments: StatementArguments) throws -> [ExpiringObject] {
-        try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
-            guard let kind = Kind(rawValue: row[0]), let text: String = row[3], let expiresAt = try? ISOTimestamp(parsing: text)
-            else { return nil }
-            return ExpiringObject(kind: kind, id: row[1], userId: row[2], expiresAt: expiresAt)
+        try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            let text: String? = row[3]
+            let expiresAt = text.flatMap { try? ISOTimestamp(parsing: $0) } ?? ISOTimestamp(nanoseconds: row[4])
+            return ExpiringObject(kind: Kind(rawValue: row[0]) ?? .user, id: row[1], userId: row[2], expiresAt: expiresAt)
         }
     }
 
