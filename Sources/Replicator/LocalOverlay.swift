@@ -168,8 +168,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
     func revert(_ entry: OutboxEntry) throws {
         func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try tx.decodeSnapshot(T.self, of: entry) }
         switch entry.operation {
-        case .send(_, let messageId, _, _, _, _):
-            try tx.deleteUnsentMessage(id: messageId)
+        case .send(let send):
+            try tx.deleteUnsentMessage(id: send.messageId)
         case .addReaction(let reaction):
             try tx.deleteUnsentActions(messageId: reaction.messageId, type: reaction.type, value: reaction.value)
         case .removeReaction:
@@ -224,7 +224,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
             try reapplyPending(channel: channel, user: user)
         case .readPositions(let positions):
             for channel in positions.channels { try reapplyPending(channel: channel, user: positions.user) }
-        default:
+        case .send, .addReaction, .removeReaction, .setUser, .removeUser, .setChannel, .removeChannel, .mention, .receipt,
+             .hardDelete, .report, .setMuteList, .invite, .push:
             try reapplyPending(target: entry.target)
         }
     }

@@ -149,7 +149,7 @@ struct StoreRulesTests {
         let tt = Timetoken(rawValue: 17_900_000_000_000_007)
         let target = ReactionTarget(channel: "general", messageId: "m1", messageTimetoken: tt, type: "reaction", value: "👍")
         return [
-            .send(channel: "general", messageId: "m1", message: ["text": "hi"], meta: ["k": "v"], customMessageType: "text-v2"),
+            .send(MessageSend(channel: "general", messageId: "m1", message: ["text": "hi"], meta: ["k": "v"], customMessageType: "text-v2")),
             .addReaction(target),
             .removeReaction(target, actionTimetoken: tt),
             .setMembership(channel: "general", user: "alice", fields: ["status": "joined"]),

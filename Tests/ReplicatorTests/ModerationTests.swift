@@ -242,7 +242,8 @@ struct ModerationTests {
         await #expect(throws: OutboxError.self) { try await world.outbox.edit(message: id, text: "edited after the ban") }
         let ops = try await world.entries()
         #expect(ops.map(\.kind) == [.send], "the refused edit queued nothing and changed no op")
-        guard case .send(let channel, _, let message, _, _, _) = try #require(ops.first).operation else { return }
+        guard let send = try #require(ops.first).operation.send else { return }
+        let (channel, message) = (send.channel, send.message)
         #expect(channel == "open" && message.objectValue?["text"] == "before the ban")
         // A thread of a banned channel has the channel's ban; a muted user may not edit either.
         await #expect(throws: OutboxError.self) {

@@ -102,11 +102,11 @@ struct StoredErrorTextTests {
 struct PublishSizeTests {
     /// The bytes of `entry`'s publish as the check counts them.
     static func publishedBytes(_ entry: OutboxEntry) throws -> Int {
-        guard case .send(let channel, _, let message, let meta, _, _) = entry.operation else {
+        guard let send = entry.operation.send else {
             Issue.record("op \(entry.id) is not a publish")
             return 0
         }
-        return Validation.publishedByteCount(message: message, channel: channel, meta: meta)
+        return Validation.publishedByteCount(message: send.message, channel: send.channel, meta: send.meta)
     }
 
     @Test("a 32,766-byte text is refused at enqueue, naming size and limit, and nothing is stored")

@@ -10,18 +10,15 @@ import ReplicaModel
 ///
 /// ```swift
 /// switch entry.operation {
-/// case .send(let channel, let messageId, _, _, _, _): print("publish \(messageId) to \(channel)")
+/// case .send(let send): print("publish \(send.messageId) to \(send.channel)")
 /// case .setUser(let id, let fields): print("PATCH user \(id): \(fields.keys.sorted())")
-/// default: break
+/// case let other: print(other.kind.rawValue)
 /// }
 /// ```
 public enum OutboxOperation: Sendable, Hashable {
-    /// Publish `message` (the chat payload with its `id`) to `channel`, with `meta` (the app's
-    /// meta plus `pnr_op`, the op id) and the message's `custom_message_type`, if any. With
-    /// `files`, the op first uploads the files of its `file_uploads` rows, then publishes them in
-    /// that shape (`docs/files.md`).
-    case send(channel: String, messageId: String, message: JSONValue, meta: JSONValue?, customMessageType: String? = nil,
-              files: FileShape? = nil)
+    /// Publish a chat message (``MessageSend``: its channel, id, payload, meta, custom message
+    /// type and file shape).
+    case send(MessageSend)
     /// Add the current user's reaction (a message action).
     case addReaction(ReactionTarget)
     /// Remove the current user's reaction; `actionTimetoken` when it was known at enqueue time.
@@ -95,7 +92,9 @@ public enum OutboxOperation: Sendable, Hashable {
     public var fields: [String: JSONValue]? {
         switch self {
         case .setMembership(_, _, let fields), .setUser(_, let fields), .setChannel(_, let fields): fields
-        default: nil
+        case .send, .addReaction, .removeReaction, .removeMembership, .removeUser, .removeChannel, .mention, .receipt,
+             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+            nil
         }
     }
 
@@ -105,7 +104,9 @@ public enum OutboxOperation: Sendable, Hashable {
         case .setMembership(let channel, let user, _): .setMembership(channel: channel, user: user, fields: fields)
         case .setUser(let id, _): .setUser(id: id, fields: fields)
         case .setChannel(let id, _): .setChannel(id: id, fields: fields)
-        default: self
+        case .send, .addReaction, .removeReaction, .removeMembership, .removeUser, .removeChannel, .mention, .receipt,
+             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+            self
         }
     }
 
@@ -122,17 +123,24 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(var notice):
             notice.messageTimetoken = timetoken
             return .mention(notice)
-        default:
+        case .send, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .receipt,
+             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
             return self
         }
+    }
+
+    /// The send's message, for a send; nil for other operations.
+    public var send: MessageSend? {
+        if case .send(let send) = self { send } else { nil }
     }
 
     /// The channel the operation concerns: a message's or reaction's channel (a mention event's
     /// message's channel), a membership's channel, an edited channel. Nil for user operations.
     public var channel: String? {
         switch self {
-        case .send(let channel, _, _, _, _, _), .setMembership(let channel, _, _), .removeMembership(let channel, _),
-             .setChannel(let channel, _), .removeChannel(let channel):
+        case .send(let send): send.channel
+        case .setMembership(let channel, _, _), .removeMembership(let channel, _), .setChannel(let channel, _),
+             .removeChannel(let channel):
             channel
         case .addReaction(let target), .removeReaction(let target, _): target.channel
         case .mention(let notice): notice.channel
@@ -152,18 +160,20 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.user
         case .invite(let notice): notice.user
         case .readPositions(let positions): positions.user
-        default: nil
+        case .send, .addReaction, .removeReaction, .setChannel, .removeChannel, .receipt, .hardDelete, .report, .push: nil
         }
     }
 
     /// The message's own id (sends, reactions and mention events); nil otherwise.
     public var messageId: String? {
         switch self {
-        case .send(_, let id, _, _, _, _): id
+        case .send(let send): send.messageId
         case .addReaction(let target), .removeReaction(let target, _): target.messageId
         case .mention(let notice): notice.messageId
         case .hardDelete(_, let id, _, _), .report(_, let id, _): id
-        default: nil
+        case .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .receipt,
+             .setMuteList, .invite, .push, .readPositions:
+            nil
         }
     }
 
@@ -174,7 +184,9 @@ public enum OutboxOperation: Sendable, Hashable {
         case .addReaction(let target), .removeReaction(let target, _): target.messageTimetoken
         case .mention(let notice): notice.messageTimetoken
         case .receipt(_, let timetoken), .hardDelete(_, _, let timetoken, _): timetoken
-        default: nil
+        case .send, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .report,
+             .setMuteList, .invite, .push, .readPositions:
+            nil
         }
     }
 
@@ -182,275 +194,14 @@ public enum OutboxOperation: Sendable, Hashable {
     public var reaction: ReactionTarget? {
         switch self {
         case .addReaction(let target), .removeReaction(let target, _): target
-        default: nil
+        case .send, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .mention,
+             .receipt, .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+            nil
         }
     }
 
     /// A reaction removal's action timetoken, when it was known at enqueue time.
     public var actionTimetoken: Timetoken? {
         if case .removeReaction(_, let timetoken) = self { timetoken } else { nil }
-    }
-
-    /// Whether the operation deletes its object (a user, a channel or a membership).
-    public var isRemoval: Bool {
-        switch self {
-        case .removeMembership, .removeUser, .removeChannel: true
-        default: false
-        }
-    }
-}
-
-/// How a send with files publishes them (`docs/files.md`, "Two shapes").
-public enum FileShape: String, Sendable, Hashable, Codable {
-    /// One file message (`publish-file`, stored): `{"message": <the message>, "file": {…}}`. The
-    /// file message carries the exactly-once guarantee. What the core SDKs' `sendFile` sends.
-    case fileMessage
-    /// The Chat SDK's: each file announced by a `store=0` file event (at most once), then the
-    /// text message with the files in its `files`, which carries the exactly-once guarantee.
-    case chatText
-}
-
-/// A reaction of the current user: (message, type, value).
-public struct ReactionTarget: Sendable, Hashable {
-    /// The message's channel.
-    public var channel: String
-    /// The message's own id.
-    public var messageId: String
-    /// The message's timetoken, when it was known at enqueue time (nil while the message is pending).
-    public var messageTimetoken: Timetoken?
-    /// The action type (`reaction` for emoji reactions).
-    public var type: String
-    /// The action value (the emoji).
-    public var value: String
-
-    /// A reaction target.
-    public init(channel: String, messageId: String, messageTimetoken: Timetoken?, type: String, value: String) {
-        self.channel = channel
-        self.messageId = messageId
-        self.messageTimetoken = messageTimetoken
-        self.type = type
-        self.value = value
-    }
-}
-
-/// A device's mobile push registration change: channels added or removed, or the device removed
-/// from every channel. The device is a token with its service: `fcm`, or `apns2` with the app's
-/// topic (bundle id) and environment.
-public struct PushRegistration: Sendable, Hashable, Codable {
-    /// What changes.
-    public enum Change: Sendable, Hashable, Codable {
-        /// The device gets pushes of these channels too.
-        case add([String])
-        /// The device no longer gets pushes of these channels.
-        case remove([String])
-        /// The device gets no pushes at all.
-        case removeDevice
-    }
-
-    /// The device token (FCM registration token, or the APNs token in hex).
-    public var token: String
-    /// `fcm` or `apns2`.
-    public var service: String
-    /// The APNs topic (the app's bundle id); nil for FCM.
-    public var topic: String?
-    /// The APNs environment (`development`, `production`); nil for FCM.
-    public var environment: String?
-    /// What changes.
-    public var change: Change
-
-    /// A registration change.
-    public init(token: String, service: String, topic: String? = nil, environment: String? = nil, change: Change) {
-        self.token = token
-        self.service = service
-        self.topic = topic
-        self.environment = environment
-        self.change = change
-    }
-}
-
-/// An invitation event to publish: `user` is invited to `channel` (of type `channelType`, as the
-/// event announces it). The event goes to the channel named after the user's id.
-public struct InviteNotice: Sendable, Hashable {
-    /// The invited user (the event's channel).
-    public var user: String
-    /// The channel they are invited to.
-    public var channel: String
-    /// The channel's type (`direct`, `group`, `public`, `unknown`).
-    public var channelType: String
-
-    /// An invitation event.
-    public init(user: String, channel: String, channelType: String) {
-        self.user = user
-        self.channel = channel
-        self.channelType = channelType
-    }
-
-    /// The event's body.
-    public var body: JSONValue { ChatConversations.inviteEvent(channelType: channelType, channelId: channel) }
-}
-
-/// A mention event to publish: `user` was mentioned in the message `messageId` of `channel`.
-/// The event goes to the channel named after the user's id, as the Chat SDK sends it.
-public struct MentionNotice: Sendable, Hashable {
-    /// The mentioned user (the event's channel).
-    public var user: String
-    /// The message's channel.
-    public var channel: String
-    /// The message's own id.
-    public var messageId: String
-    /// The message's timetoken, when it was known at enqueue time (nil while the message is pending).
-    public var messageTimetoken: Timetoken?
-    /// The thread's parent channel, when the message is in a thread.
-    public var parentChannel: String?
-    /// The Chat SDK's push keys (`pn_fcm`, `pn_apns`) the event carries, when the app sends pushes.
-    public var push: JSONValue?
-
-    /// A mention event.
-    public init(
-        user: String, channel: String, messageId: String, messageTimetoken: Timetoken?, parentChannel: String? = nil, push: JSONValue? = nil
-    ) {
-        self.user = user
-        self.channel = channel
-        self.messageId = messageId
-        self.messageTimetoken = messageTimetoken
-        self.parentChannel = parentChannel
-        self.push = push
-    }
-}
-
-/// An op row whose payload lacks what its kind needs.
-struct IncompletePayload: Error, CustomStringConvertible {
-    var kind: OutboxKind
-    var field: String
-    var description: String { "a \(kind.rawValue) op has no \(field)" }
-}
-
-extension OutboxOperation {
-    /// Reads an operation from its row form; throws when the payload lacks a field its kind needs.
-    init(kind: OutboxKind, payload p: OutboxPayload) throws {
-        func need<T>(_ value: T?, _ field: String) throws -> T {
-            guard let value else { throw IncompletePayload(kind: kind, field: field) }
-            return value
-        }
-        func reaction() throws -> ReactionTarget {
-            ReactionTarget(
-                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
-                messageTimetoken: p.messageTimetoken, type: try need(p.actionType, "actionType"),
-                value: try need(p.actionValue, "actionValue"))
-        }
-        switch kind {
-        case .send:
-            self = .send(
-                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
-                message: try need(p.message, "message"), meta: p.meta, customMessageType: p.customMessageType,
-                files: try p.fileShape.map { text in try need(FileShape(rawValue: text), "fileShape") })
-        case .addReaction: self = .addReaction(try reaction())
-        case .removeReaction: self = .removeReaction(try reaction(), actionTimetoken: p.actionTimetoken)
-        case .setMembership:
-            self = .setMembership(channel: try need(p.channel, "channel"), user: try need(p.user, "user"), fields: p.fields ?? [:])
-        case .removeMembership: self = .removeMembership(channel: try need(p.channel, "channel"), user: try need(p.user, "user"))
-        case .setUser: self = .setUser(id: try need(p.user, "user"), fields: p.fields ?? [:])
-        case .removeUser: self = .removeUser(id: try need(p.user, "user"))
-        case .setChannel: self = .setChannel(id: try need(p.channel, "channel"), fields: p.fields ?? [:])
-        case .removeChannel: self = .removeChannel(id: try need(p.channel, "channel"))
-        case .mention:
-            self = .mention(MentionNotice(
-                user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
-                messageId: try need(p.messageId, "messageId"), messageTimetoken: p.messageTimetoken,
-                parentChannel: p.parentChannel, push: p.message))
-        case .receipt:
-            self = .receipt(channel: try need(p.channel, "channel"), messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"))
-        case .hardDelete:
-            self = .hardDelete(
-                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
-                messageTimetoken: try need(p.messageTimetoken, "messageTimetoken"), preserveFiles: p.preserveFiles ?? false)
-        case .report:
-            self = .report(
-                channel: try need(p.channel, "channel"), messageId: try need(p.messageId, "messageId"),
-                body: try need(p.message, "message"))
-        case .setMuteList:
-            self = .setMuteList(
-                owner: try need(p.user, "user"), muted: ChatModeration.mutedUsers(fromCustom: try need(p.fields, "fields")["custom"]))
-        case .push:
-            self = .push(try need(p.message.flatMap { try? $0.decode(as: PushRegistration.self) }, "message"))
-        case .readPositions:
-            let marks = try need(p.message.flatMap { try? $0.decode(as: [ReadMark].self) }, "message")
-            self = .readPositions(ReadPositions(user: try need(p.user, "user"), marks: marks))
-        case .invite:
-            self = .invite(InviteNotice(
-                user: try need(p.user, "user"), channel: try need(p.channel, "channel"),
-                channelType: try need(p.message?.objectValue?["channelType"]?.stringValue, "message.channelType")))
-        }
-    }
-
-    /// The row form (the `outbox.payload` column), with the `rebase` flag.
-    func payload(rebase: Bool) -> OutboxPayload {
-        var p = OutboxPayload()
-        p.rebase = rebase ? true : nil
-        switch self {
-        case .send(let channel, let messageId, let message, let meta, let customMessageType, let files):
-            p.fileShape = files?.rawValue
-            p.channel = channel
-            p.messageId = messageId
-            p.message = message
-            p.meta = meta
-            p.customMessageType = customMessageType
-        case .addReaction(let target), .removeReaction(let target, _):
-            p.channel = target.channel
-            p.messageId = target.messageId
-            p.messageTimetoken = target.messageTimetoken
-            p.actionType = target.type
-            p.actionValue = target.value
-            if case .removeReaction(_, let actionTimetoken) = self { p.actionTimetoken = actionTimetoken }
-        case .setMembership(let channel, let user, let fields):
-            p.channel = channel
-            p.user = user
-            p.fields = fields
-        case .removeMembership(let channel, let user):
-            p.channel = channel
-            p.user = user
-        case .setUser(let id, let fields):
-            p.user = id
-            p.fields = fields
-        case .removeUser(let id):
-            p.user = id
-        case .setChannel(let id, let fields):
-            p.channel = id
-            p.fields = fields
-        case .removeChannel(let id):
-            p.channel = id
-        case .mention(let notice):
-            p.user = notice.user
-            p.channel = notice.channel
-            p.messageId = notice.messageId
-            p.messageTimetoken = notice.messageTimetoken
-            p.parentChannel = notice.parentChannel
-            p.message = notice.push
-        case .receipt(let channel, let timetoken):
-            p.channel = channel
-            p.messageTimetoken = timetoken
-        case .hardDelete(let channel, let id, let timetoken, let preserveFiles):
-            p.channel = channel
-            p.messageId = id
-            p.messageTimetoken = timetoken
-            p.preserveFiles = preserveFiles ? true : nil
-        case .report(let channel, let id, let body):
-            p.channel = channel
-            p.messageId = id
-            p.message = body
-        case .setMuteList(let owner, let muted):
-            p.user = owner
-            p.fields = ChatModeration.muteListFields(owner: owner, muted: muted)
-        case .invite(let notice):
-            p.user = notice.user
-            p.channel = notice.channel
-            p.message = notice.body
-        case .push(let registration):
-            p.message = try? JSONValue(encoding: registration)
-        case .readPositions(let positions):
-            p.user = positions.user
-            p.message = try? JSONValue(encoding: positions.marks)
-        }
-        return p
     }
 }

@@ -51,7 +51,7 @@ extension Reconciler {
     }
 
     private func settleAutomatically(_ entry: OutboxEntry, report: inout ConflictReport) async throws {
-        guard let entity = Self.entity(of: entry.kind) else { return }
+        guard let entity = entry.kind.traits.conflictEntity else { return }
         let history = try await store.fetch(store.queries.conflicts(ofOp: entry.id))
         if history.contains(where: \.isOpen) {
             report.waiting += 1
@@ -80,7 +80,7 @@ extension Reconciler {
         }
         guard let opId = record.opId,
               let entry = try await store.fetch(store.queries.outboxEntry(id: opId)), entry.state == .conflict,
-              let entity = Self.entity(of: entry.kind)
+              let entity = entry.kind.traits.conflictEntity
         else {
             if !record.isOpen { throw ReconcilerError.conflictClosed(conflictId) }
             throw ReconcilerError.conflictOpGone(conflictId, opId: record.opId)
@@ -217,7 +217,7 @@ extension Reconciler {
         return ConflictContext(
             entity: entity, id: id, opId: entry.id, base: baseFields, local: local,
             remote: ThreeWayMerge.normalize(remote.fields, entity: entity), edit: edit,
-            isRemoval: entry.operation.isRemoval,
+            isRemoval: entry.kind.traits.isRemoval,
             localEditedAt: entry.createdAt,
             remoteUpdated: remote.updated, remoteETag: remote.eTag)
     }
@@ -230,14 +230,5 @@ extension Reconciler {
             try await self.fetch(scope, body)
         }[channel]
         return try found.map { (.object(try $0.wireFields), $0.updated, $0.eTag) }
-    }
-
-    static func entity(of kind: OutboxKind) -> ConflictEntity? {
-        switch kind {
-        case .setUser, .removeUser: .user
-        case .setChannel, .removeChannel: .channel
-        case .setMembership, .removeMembership: .membership
-        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push, .readPositions: nil
-        }
     }
 }

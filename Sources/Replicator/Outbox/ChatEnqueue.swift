@@ -21,8 +21,9 @@ extension OpTransaction {
         let message = try messageRef(messageId)
         try requireEditPermission(messageId: messageId, userId: userId)
         if let sendOp = message.sendOp, let send = try tx.op(id: sendOp), send.isCertainlyUnsent,
-           case .send(let channel, _, .object(var body), let meta, _, _) = send.operation
+           let queued = send.operation.send, case .object(var body) = queued.message
         {
+            let (channel, meta) = (queued.channel, queued.meta)
             body["text"] = .string(text)   // pnreplicate's and the Chat SDK's text share the key
             try Validation.validatePublishSize(message: .object(body), channel: channel, meta: meta)
             try foldEdit(into: send, body: body, now: now)
@@ -221,8 +222,7 @@ extension OpTransaction {
         try tx.deleteMessage(id: messageId)
         try insert(
             NewOutboxRow(.hardDelete(channel: message.channel, messageId: messageId, messageTimetoken: timetoken, preserveFiles: preserveFiles),
-                         lane: OutboxKeys.sendLane(message.channel), target: OutboxKeys.hardDelete(messageId),
-                         baseSnapshot: try tx.snapshot(stored)),
+                         opId: opId, baseSnapshot: try tx.snapshot(stored)),
             id: opId, now: now)
         return OutboxReceipt(value: nil, opId: opId, disposition: .enqueued)
     }

@@ -17,9 +17,8 @@ extension OpTransaction {
         if let stored = try tx.channel(id: id) { return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged) }
         let local = try Channel.placeholder(id: id).applying(fields)
         try tx.upsert(channel: local, force: true)
-        let target = OutboxKeys.channel(id)
         try insert(
-            NewOutboxRow(.setChannel(id: id, fields: fields), lane: target, target: target, baseETag: OutboxKeys.createOnlyBase),
+            NewOutboxRow(.setChannel(id: id, fields: fields), opId: opId, baseETag: OutboxKeys.createOnlyBase),
             id: opId, now: now)
         return OutboxReceipt(value: local, opId: opId, disposition: .enqueued)
     }
@@ -75,10 +74,8 @@ extension OpTransaction {
         guard membership.opId != nil else { return membership }
         let channelType = try tx.channel(id: channelId)?.type
         let notice = InviteNotice(user: user, channel: channelId, channelType: channelType ?? ChatConversations.unknownType)
-        try insert(
-            NewOutboxRow(
-                .invite(notice), lane: OutboxKeys.member(channelId, user), target: OutboxKeys.invite(channelId, user), dependsOn: channelOp),
-            id: opIds(), now: now)
+        let inviteOp = opIds()
+        try insert(NewOutboxRow(.invite(notice), opId: inviteOp, dependsOn: channelOp), id: inviteOp, now: now)
         return membership
     }
 
@@ -93,10 +90,9 @@ extension OpTransaction {
         }
         let local = try Member(channelId: channelId, userId: userId).applying(fields)
         try tx.upsert(member: local, force: true)
-        let lane = OutboxKeys.member(channelId, userId)
         try insert(
             NewOutboxRow(
-                .setMembership(channel: channelId, user: userId, fields: fields), lane: lane, target: lane,
+                .setMembership(channel: channelId, user: userId, fields: fields), opId: opId,
                 baseETag: OutboxKeys.createOnlyBase, dependsOn: channelOp),
             id: opId, now: now)
         return OutboxReceipt(value: local, opId: opId, disposition: .enqueued)
@@ -162,8 +158,7 @@ extension OpTransaction {
         case .removeDevice:
             break
         }
-        let lane = OutboxKeys.pushLane(registration.token)
-        try insert(NewOutboxRow(.push(registration), lane: lane, target: "\(lane)/\(opId)"), id: opId, now: now)
+        try insert(NewOutboxRow(.push(registration), opId: opId), id: opId, now: now)
         return OutboxReceipt(value: registration, opId: opId, disposition: .enqueued)
     }
 }

@@ -18,7 +18,9 @@ extension OpTransaction {
         switch operation {
         case .setUser(let id, _), .removeUser(let id), .setMembership(_, let id, _), .removeMembership(_, let id):
             if ChatModeration.isHidden(user: id) { throw OutboxError.hiddenUser(id) }
-        default: break
+        case .send, .addReaction, .removeReaction, .setChannel, .removeChannel, .mention, .receipt, .hardDelete, .report,
+             .setMuteList, .invite, .push, .readPositions:
+            break
         }
         guard let channel = operation.channel else { return }
         if ChatModeration.isHidden(channel: channel) { throw OutboxError.hiddenChannel(channel) }
@@ -26,14 +28,17 @@ extension OpTransaction {
               let restriction = try tx.restriction(user: user, channel: channel)
                 ?? ChatSDKFormat.threadParent(ofChannel: channel).flatMap({ try tx.restriction(user: user, channel: $0) })
         else { return }
+        let refused: Bool
         switch operation {
-        case .removeMembership(_, let member) where member == user: return
-        case .report: return
-        case .send where restriction.mute: throw OutboxError.restricted(restriction)
-        case .addReaction(let target) where restriction.mute && target.type == ChatSDKFormat.editedType:
-            throw OutboxError.restricted(restriction)
-        default: if restriction.ban { throw OutboxError.restricted(restriction) }
+        case .removeMembership(_, let member) where member == user: refused = false
+        case .report: refused = false
+        case .send: refused = restriction.mute || restriction.ban
+        case .addReaction(let target): refused = restriction.ban || (restriction.mute && target.type == ChatSDKFormat.editedType)
+        case .removeReaction, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .mention,
+             .receipt, .hardDelete, .setMuteList, .invite, .push, .readPositions:
+            refused = restriction.ban
         }
+        if refused { throw OutboxError.restricted(restriction) }
     }
 }
 
@@ -51,9 +56,7 @@ extension OpTransaction {
         try Validation.validatePublishSize(
             message: body, channel: ChatModeration.moderationChannel(for: message.channelId), meta: ["pnr_op": .string(opId)])
         try insert(
-            NewOutboxRow(
-                .report(channel: message.channelId, messageId: messageId, body: body),
-                lane: OutboxKeys.reportLane(message.channelId), target: OutboxKeys.report(messageId, opId: opId)),
+            NewOutboxRow(.report(channel: message.channelId, messageId: messageId, body: body), opId: opId),
             id: opId, now: now)
         return OutboxReceipt(value: body, opId: opId, disposition: .enqueued)
     }
@@ -84,8 +87,7 @@ extension OpTransaction {
             change = earlier.then(change)
         }
         let (id, disposition) = try insertOrReplaceWhole(
-            NewOutboxRow(
-                .setMuteList(owner: owner, muted: list), lane: target, target: target, baseSnapshot: try tx.snapshot(change)),
+            NewOutboxRow(.setMuteList(owner: owner, muted: list), opId: opId, baseSnapshot: try tx.snapshot(change)),
             id: opId, now: now)
         try tx.setShownMutes(owner: owner, list)
         return OutboxReceipt(value: list, opId: id, disposition: disposition)

@@ -128,25 +128,23 @@ extension Outbox {
     /// is probed first) of a kind that needs nothing looked up (``prepare(_:resolved:)`` does
     /// nothing for it). Only such an op is marked in flight by a merged completion.
     static func sendsAsIs(_ entry: OutboxEntry) -> Bool {
-        guard entry.state == .pending, !entry.kind.needsMessageTimetoken else { return false }
-        if case .send(_, _, _, _, _, .some) = entry.operation { return false }
-        switch entry.kind {
-        case .removeReaction: return false
-        case .setMembership, .removeMembership: return !entry.rebase && entry.baseETag == nil
-        case .setUser, .setChannel: return !entry.rebase && entry.baseETag != OutboxKeys.createOnlyBase
-        case .setMuteList, .invite, .readPositions: return false
-        default: return true
+        guard entry.state == .pending else { return false }
+        switch entry.kind.traits.preparation {
+        case .nothing: return entry.operation.send?.files == nil
+        case .messageTimetoken, .actionTimetoken, .serverState: return false
+        case .membershipBase: return !entry.rebase && entry.baseETag == nil
+        case .objectBase: return !entry.rebase && entry.baseETag != OutboxKeys.createOnlyBase
         }
     }
 
     /// Looks up what the request needs (the message's or action's timetoken, the server's eTag or
     /// membership); false when that ended the attempt (the op was completed, rescheduled or parked).
     private func prepare(_ entry: inout OutboxEntry, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
-        if case .send(_, _, _, _, _, let shape?) = entry.operation {
+        if let shape = entry.operation.send?.files {
             // A send with files: its upload steps first (Outbox+Files.swift).
             return try await uploadFiles(entry, shape: shape, resolved: &resolved)
         }
-        if entry.kind.needsMessageTimetoken {
+        if entry.kind.traits.needsMessageTimetoken {
             resolved.messageTimetoken = try await messageTimetoken(of: entry)
             guard resolved.messageTimetoken != nil else {
                 let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
@@ -272,19 +270,17 @@ extension Outbox {
     private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved)
         throws(WireError) -> Completion
     {
-        switch entry.kind {
-        case .send:
+        switch entry.kind.traits.route {
+        case .publish, .signal:
             return .published(try PubNubClient.publishTimetoken(from: response))
-        case .addReaction:
+        case .addAction:
             return .reaction(try PubNubClient.messageAction(from: response).actionTimetoken)
-        case .mention, .receipt, .report, .invite:
-            return .published(try PubNubClient.publishTimetoken(from: response))
         case .push:
             try PubNubPush.acknowledgement(from: response, operation: "push")
             return .none
-        case .removeReaction, .hardDelete:
+        case .removeAction, .deleteHistory:
             return .none
-        case .setUser, .setChannel, .setMembership, .readPositions, .setMuteList, .removeMembership, .removeUser, .removeChannel:
+        case .objectWrite:
             // Object writes are answered by the object backend (``send(_:resolved:lane:)``).
             return .none
         }

@@ -23,8 +23,8 @@ extension Outbox {
     /// Looks for an ambiguous op's effect before anything is resent.
     func probe(_ entry: OutboxEntry) async throws -> ProbeVerdict {
         switch entry.operation {
-        case .send(let channel, let messageId, _, _, _, _):
-            return try await probePublish(entry, in: channel, messageId: messageId)
+        case .send(let send):
+            return try await probePublish(entry, in: send.channel, messageId: send.messageId)
         case .mention(let notice):
             return try await probePublish(entry, in: notice.user, messageId: nil)
         case .report(let channel, _, _):

@@ -72,7 +72,7 @@ extension OpTransaction {
         }
         for batch in fresh {
             let id = opId()
-            try insert(NewOutboxRow(.readPositions(ReadPositions(user: user, marks: batch)), lane: target, target: target), id: id, now: now)
+            try insert(NewOutboxRow(.readPositions(ReadPositions(user: user, marks: batch)), opId: id), id: id, now: now)
             for mark in batch { result[mark.channel] = (id, .enqueued) }
         }
         return result
@@ -83,12 +83,9 @@ extension OpTransaction {
     /// it there), otherwise the set becomes the removal.
     func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
         try checkRestrictions(op.operation)
-        let setKind: OutboxKind = switch op.operation.kind {
-        case .removeMembership: .setMembership
-        case .removeUser: .setUser
-        default: .setChannel
-        }
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == setKind {
+        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent,
+           let setKind = op.operation.kind.traits.replacesSet, latest.kind == setKind
+        {
             if latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase, try tx.ops(target: op.target).count == 1 {
                 // The removal writes the local rows itself.
                 let removed = try withdraw(latest, undo: .keep)
@@ -189,12 +186,11 @@ extension OpTransaction {
     /// An edit of a message whose publish certainly has not gone out: the publish takes the new
     /// text (`body`, already checked against the publish limit), and no action is queued.
     func foldEdit(into send: OutboxEntry, body: [String: JSONValue], now: Date) throws {
-        guard case .send(let channel, let id, _, let meta, let customMessageType, let files) = send.operation else { return }
+        guard var message = send.operation.send else { return }
         try checkRestrictions(send.operation)
         var send = send
-        send.operation = .send(
-            channel: channel, messageId: id, message: .object(body), meta: meta, customMessageType: customMessageType,
-            files: files)
+        message.message = .object(body)
+        send.operation = .send(message)
         send.coalesced.append("edited before it was sent")
         send.updatedAt = now
         try tx.save(send)
@@ -227,8 +223,7 @@ extension OpTransaction {
             try tx.save(latest)
         } else {
             try insert(
-                NewOutboxRow(.receipt(channel: channelId, messageTimetoken: timetoken), lane: target, target: target,
-                             dependsOn: membershipOp),
+                NewOutboxRow(.receipt(channel: channelId, messageTimetoken: timetoken), opId: opId, dependsOn: membershipOp),
                 id: opId, now: now)
         }
     }

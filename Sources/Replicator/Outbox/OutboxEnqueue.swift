@@ -46,10 +46,10 @@ extension OpTransaction {
         try tx.upsert(message: pending)
         try insert(
             NewOutboxRow(
-                .send(
+                .send(MessageSend(
                     channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue,
-                    customMessageType: pending.customMessageType, files: files?.shape),
-                lane: OutboxKeys.sendLane(pending.channelId), target: OutboxKeys.message(pending.id)),
+                    customMessageType: pending.customMessageType, files: files?.shape)),
+                opId: opId),
             id: opId, now: now)
         if let files { try tx.insertFileUploads(files.rows) }
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
@@ -111,8 +111,7 @@ extension OpTransaction {
             let keys = try pushKeys(text: message.text, sender: userId, channel: channel)
             if !keys.isEmpty { notice.push = .object(keys) }
             try insert(
-                NewOutboxRow(.mention(notice), lane: OutboxKeys.mentionLane(messageId), target: OutboxKeys.mention(messageId, user),
-                             dependsOn: opId),
+                NewOutboxRow(.mention(notice), opId: id, dependsOn: opId),
                 id: id, now: now)
             mentionOps.append(id)
         }
@@ -162,8 +161,7 @@ extension OpTransaction {
             channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: action.type,
             value: action.value)
         try insert(
-            NewOutboxRow(.addReaction(reaction), lane: OutboxKeys.reactionLane(messageId), target: target,
-                         dependsOn: message.timetoken == nil ? message.sendOp : nil),
+            NewOutboxRow(.addReaction(reaction), opId: opId, dependsOn: message.timetoken == nil ? message.sendOp : nil),
             id: opId, now: now)
         return OutboxReceipt(value: action, opId: opId, disposition: .enqueued)
     }
@@ -185,8 +183,7 @@ extension OpTransaction {
         let reaction = ReactionTarget(
             channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: value)
         try insert(
-            NewOutboxRow(.removeReaction(reaction, actionTimetoken: stored.actionTimetoken),
-                         lane: OutboxKeys.reactionLane(messageId), target: target,
+            NewOutboxRow(.removeReaction(reaction, actionTimetoken: stored.actionTimetoken), opId: opId,
                          baseSnapshot: try tx.snapshot(stored),
                          dependsOn: message.timetoken == nil ? message.sendOp : nil),
             id: opId, now: now)
@@ -201,10 +198,8 @@ extension OpTransaction {
         let stored = try tx.member(channelId: channelId, userId: userId)
         let local = try (stored ?? Member(channelId: channelId, userId: userId)).applying(fields)
         try tx.upsert(member: local, force: true)
-        let target = OutboxKeys.member(channelId, userId)
         let op = NewOutboxRow(
-            .setMembership(channel: channelId, user: userId, fields: fields), lane: target, target: target,
-            baseETag: stored?.eTag,
+            .setMembership(channel: channelId, user: userId, fields: fields), opId: opId, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
         let (id, disposition) = try insertOrMerge(op, id: opId, now: now)
         return OutboxReceipt(value: local, opId: id, disposition: disposition)
@@ -215,10 +210,9 @@ extension OpTransaction {
         -> OutboxReceipt<Member>
     {
         let stored = try tx.member(channelId: channelId, userId: userId)
-        let target = OutboxKeys.member(channelId, userId)
         try tx.deleteMember(channelId: channelId, userId: userId)
         let op = NewOutboxRow(
-            .removeMembership(channel: channelId, user: userId), lane: target, target: target, baseETag: stored?.eTag,
+            .removeMembership(channel: channelId, user: userId), opId: opId, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
         let (id, disposition) = try insertOrReplace(op, id: opId, now: now)
         return OutboxReceipt(value: nil, opId: id, disposition: disposition)
@@ -228,14 +222,14 @@ extension OpTransaction {
     func enqueueSetUser(opId: String, id: String, fields: [String: JSONValue], now: Date) throws -> OutboxReceipt<User> {
         try enqueueSet(
             id: id, fields: fields, stored: try tx.user(id: id), write: { try tx.upsert(user: $0, force: true) },
-            operation: .setUser(id: id, fields: fields), target: OutboxKeys.user(id), kind: "user", opId: opId, now: now)
+            operation: .setUser(id: id, fields: fields), kind: "user", opId: opId, now: now)
     }
 
     /// Removes a user locally (with its memberships) and queues the DELETE.
     func enqueueRemoveUser(opId: String, id: String, now: Date) throws -> OutboxReceipt<User> {
         let stored = try tx.user(id: id)
         try tx.deleteUser(id: id)
-        let receipt = try enqueueEdit(.removeUser(id: id), target: OutboxKeys.user(id), stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(.removeUser(id: id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
     }
 
@@ -245,7 +239,7 @@ extension OpTransaction {
     {
         try enqueueSet(
             id: id, fields: fields, stored: try tx.channel(id: id), write: { try tx.upsert(channel: $0, force: true) },
-            operation: .setChannel(id: id, fields: fields), target: OutboxKeys.channel(id), kind: "channel", opId: opId,
+            operation: .setChannel(id: id, fields: fields), kind: "channel", opId: opId,
             now: now)
     }
 
@@ -253,12 +247,12 @@ extension OpTransaction {
     /// files the PATCH with the stored version as its base.
     private func enqueueSet<Object: ReplicatedEntity & VersionedObject & Encodable>(
         id: String, fields: [String: JSONValue], stored: Object?, write: (Object) throws -> Void,
-        operation: OutboxOperation, target: String, kind: String, opId: String, now: Date
+        operation: OutboxOperation, kind: String, opId: String, now: Date
     ) throws -> OutboxReceipt<Object> {
         if fields.isEmpty { throw OutboxError.emptyEdit("\(kind) \(id)") }
         let local = try (stored ?? Object.placeholder(id: id)).applying(fields)
         try write(local)
-        let receipt = try enqueueEdit(operation, target: target, stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(operation, stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
     }
 
@@ -266,18 +260,18 @@ extension OpTransaction {
     func enqueueRemoveChannel(opId: String, id: String, now: Date) throws -> OutboxReceipt<Channel> {
         let stored = try tx.channel(id: id)
         try tx.deleteChannel(id: id)
-        let receipt = try enqueueEdit(.removeChannel(id: id), target: OutboxKeys.channel(id), stored: stored, opId: opId, now: now)
+        let receipt = try enqueueEdit(.removeChannel(id: id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
     }
 
     /// Files a user or channel op with the stored version as its base (eTag, `updated`, snapshot).
     private func enqueueEdit<Object: VersionedObject & Encodable>(
-        _ operation: OutboxOperation, target: String, stored: Object?, opId: String, now: Date
+        _ operation: OutboxOperation, stored: Object?, opId: String, now: Date
     ) throws -> (String?, OutboxDisposition) {
         let op = NewOutboxRow(
-            operation, lane: target, target: target, baseETag: stored?.eTag,
+            operation, opId: opId, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
-        return operation.isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
+        return operation.kind.traits.isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
     }
 
     /// The channel, timetoken and unsent publish op of a stored message.

@@ -134,15 +134,15 @@ enum FailureDecision: Sendable, Hashable {
 
     /// The answers that prove an op's effect is in place although the request failed.
     private static func opRule(_ error: ServiceError, kind: OutboxKind) -> FailureDecision? {
-        switch (error.status, kind) {
-        case (409, .addReaction):
-            return .done
-        case (400, .removeReaction) where error.message.localizedCaseInsensitiveContains("no matching"):
-            return .done
-        case (404, .removeUser), (404, .removeChannel), (404, .removeMembership):
+        switch kind.traits.doneAnswer {
+        case .conflict409?:
+            return error.status == 409 ? .done : nil
+        case .noMatching400?:
+            return error.status == 400 && error.message.localizedCaseInsensitiveContains("no matching") ? .done : nil
+        case .notFound404?:
             // Already gone: a resend whose first answer was lost, or another writer's removal.
-            return .done
-        default:
+            return error.status == 404 ? .done : nil
+        case nil:
             return nil
         }
     }

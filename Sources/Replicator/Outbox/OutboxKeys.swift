@@ -53,6 +53,58 @@ enum OutboxKeys {
     /// read, and one that exists finishes the op without a request, kept as the server has it.
     /// Never sent (no `If-Match` goes with it).
     static let createOnlyBase = "pnr:create-only"
+
+    /// The lane and target an op is filed under, from its operation (and, for the kinds whose
+    /// every op is its own target, its id): the one switch that decides where each kind goes.
+    static func filing(of operation: OutboxOperation, opId: String) -> (lane: String, target: String) {
+        switch operation {
+        case .send(let send):
+            return (sendLane(send.channel), message(send.messageId))
+        case .addReaction(let target) where target.type == ChatSDKFormat.editedType:
+            // One edit at a time per message: unsent edits are merged into the queued one.
+            return (reactionLane(target.messageId), edit(target.messageId))
+        case .addReaction(let target), .removeReaction(let target, _):
+            return (reactionLane(target.messageId), reaction(target.messageId, target.type, target.value))
+        case .setMembership(let channel, let user, _), .removeMembership(let channel, let user):
+            return (member(channel, user), member(channel, user))
+        case .setUser(let id, _), .removeUser(let id):
+            return (user(id), user(id))
+        case .setChannel(let id, _), .removeChannel(let id):
+            return (channel(id), channel(id))
+        case .mention(let notice):
+            return (mentionLane(notice.messageId), mention(notice.messageId, notice.user))
+        case .receipt(let channel, _):
+            return (receipt(channel), receipt(channel))
+        case .hardDelete(let channel, let messageId, _, _):
+            // After the channel's sends: a message is deleted only once it is published.
+            return (sendLane(channel), hardDelete(messageId))
+        case .report(let channel, let messageId, _):
+            return (reportLane(channel), report(messageId, opId: opId))
+        case .setMuteList(let owner, _):
+            return (muteList(owner), muteList(owner))
+        case .invite(let notice):
+            // After the pending membership that invites the user (same lane).
+            return (member(notice.channel, notice.user), invite(notice.channel, notice.user))
+        case .push(let registration):
+            return (pushLane(registration.token), "\(pushLane(registration.token))/\(opId)")
+        case .readPositions(let positions):
+            return (readPositions(positions.user), readPositions(positions.user))
+        }
+    }
+}
+
+extension NewOutboxRow {
+    /// A row for `operation`, filed under the lane and target ``OutboxKeys/filing(of:opId:)``
+    /// gives it.
+    init(
+        _ operation: OutboxOperation, opId: String, baseETag: String? = nil, baseUpdated: String? = nil,
+        baseSnapshot: String? = nil, dependsOn: String? = nil
+    ) {
+        let filing = OutboxKeys.filing(of: operation, opId: opId)
+        self.init(
+            operation, lane: filing.lane, target: filing.target, baseETag: baseETag, baseUpdated: baseUpdated,
+            baseSnapshot: baseSnapshot, dependsOn: dependsOn)
+    }
 }
 
 extension OutboxState {

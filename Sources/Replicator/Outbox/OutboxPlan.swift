@@ -173,10 +173,10 @@ extension Outbox {
                 var steps: [PlannedStep]?
                 do {
                     var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
-                    if case .send(_, _, _, _, _, let shape?) = entry.operation {
+                    if let shape = entry.operation.send?.files {
                         (steps, resolved.files) = try await Self.fileSteps(entry, shape: shape, outbox: outbox)
                     }
-                    if entry.kind.needsMessageTimetoken {
+                    if entry.kind.traits.needsMessageTimetoken {
                         if let known = entry.operation.messageTimetoken {
                             resolved.messageTimetoken = known
                         } else {
@@ -202,7 +202,7 @@ extension Outbox {
                     opId: entry.id, position: position, kind: entry.kind, lane: entry.lane, state: entry.state,
                     attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
                     coalesced: entry.coalesced, request: request, requestNote: note,
-                    encryption: request != nil && entry.kind.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil,
+                    encryption: request != nil && entry.kind.traits.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil,
                     steps: steps))
             }
             return plan

@@ -57,8 +57,9 @@ enum OutboxRequests {
         }
         do {
             switch entry.operation {
-            case .send(let channel, _, let message, let meta, let customMessageType, let shape):
-                guard let shape else {
+            case .send(let send):
+                let (channel, message, meta, customMessageType) = (send.channel, send.message, send.meta, send.customMessageType)
+                guard let shape = send.files else {
                     return try client.publishRequest(
                         PublishRequest(channel: channel, message: message, meta: meta, customMessageType: customMessageType))
                 }
@@ -175,23 +176,6 @@ extension OutboxRequests {
             return .setMemberships(user: positions.user, sets, answering: positions.channels)
         case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .invite, .push:
             return nil
-        }
-    }
-}
-
-// What an op kind needs of its request (the store only names the kinds).
-extension OutboxKind {
-    /// Whether the op publishes a message payload, which a crypto module encrypts (sends, mention
-    /// and invitation events and reports, as the Chat SDK's publishes are; never actions, App
-    /// Context or signals).
-    public var encryptsPayload: Bool { self == .send || self == .mention || self == .report || self == .invite }
-
-    /// Whether the op's request names its message by timetoken (reactions and mention events):
-    /// such an op waits until the message has one.
-    public var needsMessageTimetoken: Bool {
-        switch self {
-        case .addReaction, .removeReaction, .mention: true
-        default: false
         }
     }
 }

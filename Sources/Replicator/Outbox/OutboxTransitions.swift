@@ -106,8 +106,8 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.serverFailures += serverFailure ? 1 : 0
         entry.updatedAt = now
         try tx.save(entry)
-        if case .send(_, let messageId, _, _, _, _) = entry.operation {
-            try tx.setDelivery(messageId: messageId, to: state == .dead ? .failed : .pending)
+        if let send = entry.operation.send {
+            try tx.setDelivery(messageId: send.messageId, to: state == .dead ? .failed : .pending)
         }
         switch state {
         case .dead:
@@ -161,7 +161,8 @@ final class OpTransaction<Custom: ChatCustomData> {
         switch result {
         case .published(let tt):
             timetoken = tt
-            if case .send(let channel, let messageId, _, _, _, _) = entry.operation {
+            if let send = entry.operation.send {
+                let (channel, messageId) = (send.channel, send.messageId)
                 // A timetoken names one message of a channel: an answer that gives ours one that
                 // another stored message holds is wrong (a broken or hostile server), and taking
                 // it would make two messages one. Not believed: the op turns ambiguous and its
@@ -252,7 +253,7 @@ final class OpTransaction<Custom: ChatCustomData> {
             op.baseUpdated = server.updated?.description
             op.baseSnapshot = snapshot
             try tx.save(op)
-            if op.operation.isRemoval { break }
+            if op.kind.traits.isRemoval { break }
         }
     }
 
@@ -272,7 +273,7 @@ final class OpTransaction<Custom: ChatCustomData> {
         entry.nextAttemptAt = nil
         entry.serverFailures = 0
         entry.updatedAt = now
-        if case .send(_, let messageId, _, _, _, _) = entry.operation {
+        if let messageId = entry.operation.send?.messageId {
             // It is sent again now, after later messages of its channel may have gone: its place
             // in the local order moves to the end, so a later message's probe floor (earlier local
             // order) never includes it.
