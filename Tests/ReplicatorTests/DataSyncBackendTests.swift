@@ -98,23 +98,23 @@ struct DataSyncBackendTests {
             case .array(let items)?:
                 rows = items.compactMap(\.objectValue)
                 switch family {
-                case "users": _ = try await replay.reconciler.applyPulled(users: try await backend.users(ObjectPageRequest(), as: FlatCustom.self).items)
-                case "channels": _ = try await replay.reconciler.applyPulled(channels: try await backend.channels(ObjectPageRequest(), as: FlatCustom.self).items)
+                case "users": _ = try await replay.reconciler.objectSync.applyPulled(users: try await backend.users(ObjectPageRequest(), as: FlatCustom.self).items)
+                case "channels": _ = try await replay.reconciler.objectSync.applyPulled(channels: try await backend.channels(ObjectPageRequest(), as: FlatCustom.self).items)
                 default:
                     let owner = rows.first?["userId"]?.stringValue ?? "me"
                     let batch = try await backend.memberships(of: .user(owner), channels: nil, ObjectPageRequest(), as: Custom.self)
                     #expect(batch.skipped.isEmpty, "\(recording.id): \(batch.skipped)")
-                    _ = try await replay.reconciler.replaceMemberships(of: .user(owner), server: batch.items)
+                    _ = try await replay.reconciler.objectSync.replaceMemberships(of: .user(owner), server: batch.items)
                 }
             case .object(let row)?:
                 rows = [row]
                 let decoded = try PubNubDataSync.row(from: recording.response(), operation: recording.id)
                 switch family {
-                case "users": _ = try await replay.reconciler.applyPulled(users: [try DataSyncMapping.user(decoded, as: FlatCustom.self)])
-                case "channels": _ = try await replay.reconciler.applyPulled(channels: [try DataSyncMapping.channel(decoded, as: FlatCustom.self)])
+                case "users": _ = try await replay.reconciler.objectSync.applyPulled(users: [try DataSyncMapping.user(decoded, as: FlatCustom.self)])
+                case "channels": _ = try await replay.reconciler.objectSync.applyPulled(channels: [try DataSyncMapping.channel(decoded, as: FlatCustom.self)])
                 default:
                     let member = try DataSyncMapping.membership(decoded, as: Custom.self)
-                    _ = try await replay.reconciler.replaceMemberships(of: .user(member.userId), server: [member])
+                    _ = try await replay.reconciler.objectSync.replaceMemberships(of: .user(member.userId), server: [member])
                 }
             default:
                 #expect(recording.method == "DELETE", "\(recording.id): no record only for a delete")
@@ -159,12 +159,12 @@ struct DataSyncBackendTests {
             // A delete needs something to delete: the record as an earlier version.
             if verb == "delete" {
                 switch type {
-                case "user": _ = try await replay.reconciler.applyPulled(users: [try ChatUser<FlatCustom>(id: id, name: "Old", updated: ISOTimestamp(nanoseconds: 0), eTag: "old")])
-                case "channel": _ = try await replay.reconciler.applyPulled(channels: [try ChatChannel<FlatCustom>(id: id, name: "Old", updated: ISOTimestamp(nanoseconds: 0), eTag: "old")])
+                case "user": _ = try await replay.reconciler.objectSync.applyPulled(users: [try ChatUser<FlatCustom>(id: id, name: "Old", updated: ISOTimestamp(nanoseconds: 0), eTag: "old")])
+                case "channel": _ = try await replay.reconciler.objectSync.applyPulled(channels: [try ChatChannel<FlatCustom>(id: id, name: "Old", updated: ISOTimestamp(nanoseconds: 0), eTag: "old")])
                 default: break
                 }
             }
-            let result = try await replay.reconciler.applyLive(answer.envelopes, advancing: [], through: nil)
+            let result = try await replay.reconciler.live.applyLive(answer.envelopes, advancing: [], through: nil)
             #expect(result.unreadableChannels.isEmpty, "\(recording.id)")
             let store = replay.store
             switch (type, verb) {

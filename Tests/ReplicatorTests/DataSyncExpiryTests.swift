@@ -138,10 +138,10 @@ struct DataSyncExpiryTests {
         func deleteEvent(_ id: String) throws -> [SubscribeEnvelope] {
             try event("delete", ["id": .string(id), "deletedAt": "2026-09-28T05:56:25.631142Z"])
         }
-        let unknown = try await world.reconciler.applyLive(try deleteEvent("m-unknown"), advancing: [], through: nil)
+        let unknown = try await world.reconciler.live.applyLive(try deleteEvent("m-unknown"), advancing: [], through: nil)
         #expect(unknown.objectsChanged == 0 && unknown.unreadableChannels.isEmpty, "an id the store does not hold changes nothing")
         #expect(try await store.fetch(store.queries.member(channelId: "random", userId: "me")) != nil)
-        let result = try await world.reconciler.applyLive(try deleteEvent("m-1"), advancing: [], through: nil)
+        let result = try await world.reconciler.live.applyLive(try deleteEvent("m-1"), advancing: [], through: nil)
         #expect(result.objectsChanged == 1)
         #expect(result.applied.map(\.subject) == ["random/me"] && result.applied.map(\.outcome) == ["removed"])
         #expect(try await store.fetch(store.queries.member(channelId: "random", userId: "me")) == nil)
@@ -152,11 +152,11 @@ struct DataSyncExpiryTests {
         try await keyset.create(.channels, DataSyncObject(id: "later", payload: ["name": "Later"]))
         try await keyset.create(.memberships, DataSyncObject(id: "m-later", channelId: "later", userId: "me", status: "joined"))
         let record = try #require(await keyset.server.dataSyncRecord(.memberships, id: "m-later"))
-        _ = try await world.reconciler.applyLive(try event("create", record), advancing: [], through: nil)
+        _ = try await world.reconciler.live.applyLive(try event("create", record), advancing: [], through: nil)
         #expect(try await store.fetch(store.queries.member(channelId: "later", userId: "me"))?.metadata?.backendId == nil)
         _ = try await world.reconciler.pullObjects(full: false)
         #expect(try await store.fetch(store.queries.member(channelId: "later", userId: "me"))?.metadata?.backendId == "m-later")
-        _ = try await world.reconciler.applyLive(try deleteEvent("m-later"), advancing: [], through: nil)
+        _ = try await world.reconciler.live.applyLive(try deleteEvent("m-later"), advancing: [], through: nil)
         #expect(try await store.fetch(store.queries.member(channelId: "later", userId: "me")) == nil)
     }
 

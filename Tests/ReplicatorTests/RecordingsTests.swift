@@ -278,8 +278,8 @@ struct RecordingsTests {
         _ r: RecordedAnswer, _ entries: [HistoryMessage], raw: [JSONValue], channel: String, _ replay: Replay
     ) async throws {
         #expect(entries.count == raw.count, "\(r.id): \(entries.count) of \(raw.count) entries decoded")
-        let messages = try entries.map { try Reconciler<Custom>.message($0, channel: channel) }
-        _ = try await replay.reconciler.applyHistoryPage(messages, checkpoint: nil)
+        let messages = try entries.map { try HistorySync<Custom>.message($0, channel: channel) }
+        _ = try await replay.reconciler.history.applyHistoryPage(messages, checkpoint: nil)
         // A v2 entry keeps an empty meta for the reconciler to drop (v3 and live decoders drop it themselves).
         try await expectStored(raw.map { RawMessage($0.objectValue ?? [:], live: false) }, channel: channel, r, replay.store)
     }
@@ -287,7 +287,7 @@ struct RecordingsTests {
     /// Applies a subscribe answer as live sync does: each envelope is applied or deliberately
     /// ignored, none skipped; messages and App Context changes are then found stored.
     static func landLive(_ r: RecordedAnswer, _ live: SubscribeAnswer, _ replay: Replay) async throws {
-        let result = try await replay.reconciler.applyLive(live.envelopes, advancing: [], through: nil)
+        let result = try await replay.reconciler.live.applyLive(live.envelopes, advancing: [], through: nil)
         #expect(result.unreadableChannels.isEmpty, "\(r.id)")
         for record in result.applied {
             #expect(record.kind != "unreadable" && !record.outcome.hasPrefix("skipped"), "\(r.id): \(record)")
@@ -328,7 +328,7 @@ struct RecordingsTests {
             case .set: await answer(r, { try await client.setUser(id: id, fields: UserEdit<FlatCustom>()) }).map { [$0] }
             case .remove: await answer(r, readsBody: false) { try await client.removeUser(id: id) }.map { [] }
             }
-            _ = try await replay.reconciler.applyPulled(users: decoded ?? [])
+            _ = try await replay.reconciler.objectSync.applyPulled(users: decoded ?? [])
         } else {
             let decoded: [ChatChannel<FlatCustom>]? = switch r.verb {
             case .list: await answer(r, { try await client.listChannels() })?.data
@@ -336,7 +336,7 @@ struct RecordingsTests {
             case .set: await answer(r, { try await client.setChannel(id: id, fields: ChannelEdit<FlatCustom>()) }).map { [$0] }
             case .remove: await answer(r, readsBody: false) { try await client.removeChannel(id: id) }.map { [] }
             }
-            _ = try await replay.reconciler.applyPulled(channels: decoded ?? [])
+            _ = try await replay.reconciler.objectSync.applyPulled(channels: decoded ?? [])
         }
         for raw in r.dataObjects {
             let id = raw["id"]?.stringValue ?? "?"
@@ -365,7 +365,7 @@ struct RecordingsTests {
             })?.data.map { try $0.model(userId: owner) }
         }
         let side = channel.map { MembershipSide.channel($0) } ?? .user(owner)
-        _ = try await replay.reconciler.replaceMemberships(of: side, server: server ?? [])
+        _ = try await replay.reconciler.objectSync.replaceMemberships(of: side, server: server ?? [])
         for raw in r.dataObjects {
             let other = raw[channel == nil ? "channel" : "uuid"]?.objectValue ?? [:], otherId = other["id"]?.stringValue ?? "?"
             let (channelId, userId) = channel.map { ($0, otherId) } ?? (otherId, owner)
@@ -383,9 +383,9 @@ struct RecordingsTests {
         let raws = r.dataObjects, tts = actions.map(\.messageTimetoken)
         guard let oldest = tts.min(), let newest = tts.max(), let last = actions.map(\.actionTimetoken.rawValue).max() else { return }
         #expect(actions.count == raws.count, "\(r.id): \(actions.count) of \(raws.count) actions decoded")
-        let seeds = try Set(tts).map { try Reconciler<Custom>.message(HistoryMessage(message: "seed", timetoken: $0), channel: channel) }
-        _ = try await replay.reconciler.applyHistoryPage(seeds, checkpoint: nil)
-        _ = try await replay.reconciler.replaceReactions(
+        let seeds = try Set(tts).map { try HistorySync<Custom>.message(HistoryMessage(message: "seed", timetoken: $0), channel: channel) }
+        _ = try await replay.reconciler.history.applyHistoryPage(seeds, checkpoint: nil)
+        _ = try await replay.reconciler.reactionSync.replaceReactions(
             channel: channel, window: oldest...newest, server: try actions.map { try $0.model(channel: channel) },
             snapshot: Timetoken(rawValue: last + 1), currentUser: "me")
         let store = replay.store

@@ -27,13 +27,14 @@ public enum ConflictTake: String, Sendable, Hashable, CaseIterable {
     case merged
 }
 
-extension Reconciler {
-    /// Settles every conflicted edit in the outbox with the policy of its entity kind, writing one
-    /// conflict-log entry per decision. An op that went back to the queue is sent by the next
-    /// drain; one already settled automatically ``ConflictPolicies/maxAutomaticAttempts`` times
-    /// is left in `conflict` for a person, with an open log entry.
+/// Settles conflicted ops with the app's policies, and one conflict as the app decides it,
+/// logging each one (`docs/conflicts.md`).
+struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
+    let context: PullContext<Custom>
+
+    /// What ``Reconciler/resolveConflicts`` does (its doc says how).
     @discardableResult
-    public func resolveConflicts() async throws -> ConflictReport {
+    func resolveConflicts() async throws -> ConflictReport {
         var report = ConflictReport()
         // Only the conflicted rows: a started replica settles on every conflict it meets, and the
         // outbox may hold thousands of unsent ops.
@@ -70,11 +71,9 @@ extension Reconciler {
         if decision == .manual { report.waiting += 1 } else { report.resolved += 1 }
     }
 
-    /// Resolves a conflict waiting for a person (an open log entry, or any entry whose op is
-    /// still in conflict) by taking the local edit, the server's version or their merge. The
-    /// server's version is fetched again first, so the decision is made against what it holds now.
+    /// What ``Reconciler/resolve`` does (its doc says how).
     @discardableResult
-    public func resolve(conflictId: Int64, take: ConflictTake) async throws -> ConflictRecord {
+    func resolve(conflictId: Int64, take: ConflictTake) async throws -> ConflictRecord {
         guard let record = try await store.fetch(store.queries.conflict(id: conflictId)) else {
             throw ReconcilerError.conflictNotFound(conflictId)
         }

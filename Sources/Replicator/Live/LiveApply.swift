@@ -75,7 +75,11 @@ public struct LiveEventRecord: Sendable, Hashable, Codable {
     public var outcome: String
 }
 
-extension Reconciler {
+/// What a live subscribe answer changes: its events applied through the same rules as a pull,
+/// presence answers, a gap's fill, and an object refreshed from the server.
+struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
+    let context: PullContext<Custom>
+
     /// Applies the events of one subscribe answer in one transaction, through the same rules as
     /// a pull: messages are upserted by id (the echo of an own publish finishes its send op),
     /// reactions and App Context changes respect pending local ops (``LocalOverlay``). When
@@ -92,13 +96,10 @@ extension Reconciler {
         let logger = logger, objects = objects
         let currentUser = userId
         let now = clock.now
-        var trusted = trustedTime
-        for envelope in envelopes {
-            if envelope.event == .message || envelope.event == .file, let timetoken = envelope.timetoken {
-                trusted.stored(message: timetoken)
-            }
+        let stored = envelopes.compactMap { envelope in
+            envelope.event == .message || envelope.event == .file ? envelope.timetoken : nil
         }
-        let through = cursor.flatMap { trusted.clamp($0) }
+        let through = cursor.flatMap { context.serverTime.clamp($0, including: stored) }
         do {
             let applied = try await ops.commit { ops in
                 var result = LiveApplyResult()
@@ -140,7 +141,7 @@ extension Reconciler {
                 }
                 return result
             }
-            trustedTime = trusted
+            context.serverTime.stored(messages: stored)
             return applied
         } catch {
             throw ChatStore<Custom>.storeError(error)
@@ -182,7 +183,7 @@ extension Reconciler {
                 message: envelope.payload, timetoken: timetoken, uuid: envelope.publisher, meta: envelope.meta,
                 messageType: envelope.kind, customMessageType: envelope.customMessageType)
             entry.decryptionError = envelope.decryptionError
-            let message = try Self.message(entry, channel: channel)
+            let message = try HistorySync<Custom>.message(entry, channel: channel)
             var one = HistoryPageResult()
             try ServerMessages<Custom>.apply(message, ops: ops, lookups: &lookups, into: &one, logger: logger)
             result.messages.add(one)
@@ -429,7 +430,7 @@ extension HistoryPageResult {
 
 // The pulls live sync runs when the stream may have lost something: a gap fill, and one object
 // read whole when a live event carried only part of it.
-extension Reconciler {
+extension LiveApply {
     /// What a gap fill stored.
     struct GapFill {
         var inserted = 0
@@ -447,15 +448,16 @@ extension Reconciler {
     ) async throws -> GapFill {
         var fill = GapFill()
         // Decided once: the members and reactions listed are those of exactly these channels.
-        let hot = channels.filter { isHot($0) }
+        let marked = context.hot
+        let hot = channels.filter { marked.contains($0) }
         let snapshot = hot.isEmpty ? nil : try await serverSnapshot(atLeast: through)
-        _ = try await pullObjects(full: nil, members: .exactly(hot), snapshot: snapshot)
-        for report in try await pullHistory(channels: channels, progress: progress) {
+        _ = try await objectSync.pullObjects(full: nil, members: .exactly(hot), snapshot: snapshot)
+        for report in try await history.pullHistory(channels: channels, progress: progress) {
             if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
             fill.inserted += report.inserted
         }
         for channel in hot {
-            let result = try await pullReactions(channel: channel, snapshot: snapshot)
+            let result = try await reactionSync.pullReactions(channel: channel, snapshot: snapshot)
             fill.reactionChanges += result.added + result.removed
         }
         fill.listed = Set(hot)
@@ -471,13 +473,13 @@ extension Reconciler {
                 try await objects.user(id: id, as: Custom.User.self)
             }
             guard let user else { return try await serverLacks(object) }
-            _ = try await applyPulled(users: [user])
+            _ = try await objectSync.applyPulled(users: [user])
         case .channel(let id):
             let channel = try await fetch("channel:\(id)") { [objects] () async throws(WireError) in
                 try await objects.channel(id: id, as: Custom.Channel.self)
             }
             guard let channel else { return try await serverLacks(object) }
-            _ = try await applyPulled(channels: [channel])
+            _ = try await objectSync.applyPulled(channels: [channel])
         }
     }
 

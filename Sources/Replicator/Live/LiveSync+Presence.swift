@@ -45,7 +45,7 @@ extension LiveSync {
         let channels = needsHereNow.sorted()
         do {
             let answer = try await reconciler.client.hereNowAll(channels: channels, includeState: true)
-            let counts = try await reconciler.applyHereNow(answer, channels: channels)
+            let counts = try await reconciler.live.applyHereNow(answer, channels: channels)
             needsHereNow.subtract(channels)
             statistics.presenceRefreshes += 1
             hub.send(.presenceRefreshed(counts))

@@ -265,7 +265,7 @@ public actor LiveSync<Custom: ChatCustomData> {
                 await reconciler.verifyServerTime()
                 // A handshake cursor ahead of the verified time (or a day ahead of this device's
                 // clock, when none is verified) is a broken answer, not the present.
-                guard await reconciler.isPlausible(cursor: cursor.timetoken) else {
+                guard reconciler.isPlausible(cursor: cursor.timetoken) else {
                     throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor in the future: \(cursor)")
                 }
                 self.cursor = cursor
@@ -310,7 +310,7 @@ public actor LiveSync<Custom: ChatCustomData> {
             gap = .cursorReset
         } else if answer.cursor.timetoken.date.timeIntervalSince(cursor.timetoken.date) > options.maximumCursorJump {
             gap = .cursorJump
-        } else if await !reconciler.isPlausible(cursor: answer.cursor.timetoken) {
+        } else if !reconciler.isPlausible(cursor: answer.cursor.timetoken) {
             // Ahead of the time this device verified by more than its clock moved since: a lie
             // (TrustedTime). Its events are applied; the cursor is not continued from.
             gap = .cursorJump
@@ -326,7 +326,7 @@ public actor LiveSync<Custom: ChatCustomData> {
                 "events": "\(answer.envelopes.count - envelopes.count)",
             ])
         }
-        var result = try await reconciler.applyLive(envelopes, advancing: advancing, through: answer.cursor.timetoken)
+        var result = try await reconciler.live.applyLive(envelopes, advancing: advancing, through: answer.cursor.timetoken)
         for envelope in answer.envelopes where !requested.contains(envelope.channel) {
             result.ignored += 1
             result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "skipped: not subscribed"))
@@ -366,7 +366,7 @@ public actor LiveSync<Custom: ChatCustomData> {
         }
         for object in result.incomplete.sorted(by: { $0.description < $1.description }) {
             do {
-                try await reconciler.refresh(object)
+                try await reconciler.live.refresh(object)
             } catch {
                 if Self.stopsRun(error) { throw error }
                 logger.warning("could not fetch an object a live event changed", metadata: ["object": "\(object)", "error": "\(error)"])
@@ -388,13 +388,13 @@ public actor LiveSync<Custom: ChatCustomData> {
         do {
             let history = Set(filling.keys).intersection(messageChannels).sorted()
             let tally = ProgressTally(channels: filling.count, hub: hub)
-            let filled = try await reconciler.fillGap(channels: history, through: through, progress: tally.add)
+            let filled = try await reconciler.live.fillGap(channels: history, through: through, progress: tally.add)
             report.recoveredMessages = filled.inserted
             report.reactionChanges = filled.reactionChanges
             let now = clock.now
             // The cursor is not trusted alone (TrustedTime): the live checkpoints move at most
             // to the newest trusted time, and stay where they are while nothing is trusted.
-            let applied = await reconciler.trustedCheckpoint(for: through)
+            let applied = reconciler.trustedCheckpoint(for: through)
             let lagging = Set(filling.keys).subtracting(filled.listed)
             try await reconciler.store.storeTransaction { tx in
                 // Cold channels: their reactions and members were not listed over the gap.

@@ -4,68 +4,6 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// Options of a `Reconciler`.
-public struct ReconcilerOptions: Sendable {
-    /// Messages per history page for one channel (1-100); default 100.
-    public var pageSize = 100
-    /// Messages per channel when several channels share one history request (1-25); default 25.
-    public var multiChannelPageSize = 25
-    /// A catch-up's fetcher runs ahead of its writer by up to this many pages, and pages that are
-    /// ready together are committed in one transaction (with the checkpoint after the last), so a
-    /// fast network pays one commit per several pages; default 32 (3,200 messages: about 30 ms
-    /// of the writer on a laptop-class core, and a few MB held). 1 commits every page alone. On a
-    /// slow network the pages arrive one by one and commit one by one, as soon as each is fetched.
-    public var pagesPerCommit = 32
-    /// Channels per shared history request; default 500, PubNub's most for one request
-    /// (`docs/reconciler.md`).
-    public var channelsPerRequest = 500
-    /// The most bytes the channel ids of one shared history request take in its path, percent-
-    /// encoded with their separators; default 8192, well under the 32 KiB a URL may have. A
-    /// request holds ``channelsPerRequest`` channels or fewer when their ids are long.
-    public var channelBytesPerRequest = 8192
-    /// On a channel's first pull, how many of its newest messages to fetch (older ones come with
-    /// `Reconciler.loadOlder(channel:limit:)`); nil fetches the whole history. Default nil.
-    public var initialMessages: Int?
-    /// Channels to pull besides the current user's memberships and the channels with stored messages.
-    public var channels: [String] = []
-    /// Pull every user of the keyset (`listUsers`); default true. Turn it off for large keysets.
-    public var pullAllUsers = true
-    /// Pull every channel of the keyset (`listChannels`); default true.
-    public var pullAllChannels = true
-    /// Read the current user's mute list (`PN_PRV.<userId>.mute1`, one `GET` per object pull), as
-    /// the Chat SDK does with `syncMutedUsers`; default true. Off, a pull does not read it (live
-    /// sync still follows it, and each mute list write reads the server's list first).
-    public var syncMuteList = true
-    /// List every channel's reactions and members on each sync and gap fill, as if every channel
-    /// were hot (`Reconciler.markHot(_:)`). Default false: only hot channels are listed, and the
-    /// cost of a sync follows what changed, not the keyset. Turn it on for an app with a handful
-    /// of channels that wants every one complete; each channel then costs two or three requests
-    /// per sync and per reconnect (docs/reconciler.md, "Hot and cold channels").
-    public var everyChannelHot = false
-    /// A full object listing (which also removes what the server deleted) at least this often;
-    /// incremental listings (`updated` filter) in between. Default one hour.
-    public var fullListingInterval: TimeInterval = 3600
-    /// How a failed pull request is retried (pulls are reads: every failure but a 4xx is retried).
-    public var retry = RetryPolicy()
-    /// Attempts of one pull request before the pull of that scope stops with the error; default 8.
-    public var maxAttempts = 8
-    /// Conflict policies per entity kind.
-    public var conflicts = ConflictPolicies()
-    /// Test hook: runs inside each history page's transaction before it commits; throwing rolls
-    /// the page and its checkpoint back together, as a crash at that point would.
-    public var beforeHistoryCommit: (@Sendable (String) throws -> Void)?
-
-    /// How far PubNub's `/time` and the device clock may disagree (seconds) for the time to be
-    /// trusted; default 120. Checkpoints never claim a time the device has not verified: a
-    /// subscribe cursor alone is never trusted (docs/reliability.md, "Which times a checkpoint
-    /// trusts"). A device whose clock is further off than this still works; its checkpoints
-    /// then move only with the messages it stores.
-    public var clockTolerance: TimeInterval = 120
-
-    /// Default options.
-    public init() {}
-}
-
 /// The reconciler: pulls history, reactions and App Context objects from PubNub into the store,
 /// resumably, and settles conflicted edits with the app's policies, logging each one.
 ///
@@ -122,32 +60,24 @@ public struct ReconcilerOptions: Sendable {
 ///
 /// - ``resolveConflicts()``
 /// - ``resolve(conflictId:take:)``
-public actor Reconciler<Custom: ChatCustomData> {
+public actor Reconciler<Custom: ChatCustomData>: ReconcilerPart {
     /// A message with the store's custom type.
     public typealias Message = ChatMessage<Custom.Message>
 
+    /// What the reconciler's parts share (``PullContext``).
+    nonisolated let context: PullContext<Custom>
     /// The store.
-    public nonisolated let store: ChatStore<Custom>
+    public nonisolated var store: ChatStore<Custom> { context.store }
     /// The wire client.
-    public nonisolated let client: PubNubClient
+    public nonisolated var client: PubNubClient { context.client }
     /// The outbox whose ops a pull may finish and whose conflicts are settled; optional.
-    public nonisolated let outbox: Outbox<Custom>?
-    /// The owner of op state: the app's outbox, or one of the reconciler's own when none was
-    /// given. Every op change a pull or a settlement makes goes through it, so each is announced.
-    let ops: Outbox<Custom>
+    public nonisolated var outbox: Outbox<Custom>? { context.outbox }
     /// Where users, channels and memberships are read (the outbox's backend, ``Outbox/objects``).
-    public nonisolated var objects: any ObjectBackend { ops.objects }
+    public nonisolated var objects: any ObjectBackend { context.ops.objects }
     /// The options.
-    public nonisolated let options: ReconcilerOptions
-    let clock: any ReplicaClock
-    var random: any RandomNumberGenerator & Sendable
-    let logger: Logger
-    /// The server times this device verified (the cursor trust rule).
-    var trustedTime: TrustedTime
-    /// The newest `/time` answer, trusted or not: the snapshot listings are taken against.
-    var lastServerTime: Timetoken?
-    /// Which channels are hot (``markHot(_:)``).
-    nonisolated let hot: HotChannels
+    public nonisolated var options: ReconcilerOptions { context.options }
+    /// The current user.
+    public nonisolated var userId: String { context.client.configuration.userId }
 
     /// A reconciler over `store` and `client`; pass the app's `outbox` so that pulls can finish
     /// its publishes and conflicts can be settled.
@@ -157,60 +87,8 @@ public actor Reconciler<Custom: ChatCustomData> {
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         logger: Logger = Logger(label: "pnreplicate.reconciler")
     ) {
-        self.store = store
-        self.client = client
-        self.outbox = outbox
-        ops = outbox ?? Outbox(store: store, client: client, clock: clock, logger: logger)
-        self.options = options
-        self.clock = clock
-        self.random = random
-        self.logger = logger
-        trustedTime = TrustedTime(tolerance: options.clockTolerance)
-        hot = HotChannels(everyChannel: options.everyChannelHot)
-    }
-
-    /// The current user.
-    public nonisolated var userId: String { client.configuration.userId }
-
-    /// Runs one pull request, retrying failures that a later attempt can fix (offline, lost
-    /// answers, 5xx, 429 after its Retry-After) with backoff on the injected clock.
-    ///
-    /// Within ``sync(pushDeadline:deadline:full:progress:)`` with a deadline, no request starts
-    /// after it and no backoff waits past it: the pull stops with
-    /// ``ReconcilerError/deadlineExceeded(scope:)``.
-    func fetch<T: Sendable>(_ what: String, _ body: () async throws(WireError) -> T) async throws -> T {
-        let deadline = SyncDeadline.current
-        var attempt = 0
-        while true {
-            if let deadline, clock.now > deadline { throw ReconcilerError.deadlineExceeded(scope: what) }
-            attempt += 1
-            do {
-                return try await body()
-            } catch {
-                // Offline: one more try, then the pull stops rather than wait out every backoff.
-                let limit = Self.isOffline(error) ? min(2, options.maxAttempts) : options.maxAttempts
-                guard let wait = Self.retryWait(error), attempt < limit else {
-                    throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)
-                }
-                let delay = options.retry.wait(afterAttempt: attempt, atLeast: wait, using: &random)
-                let wake = clock.now.addingTimeInterval(delay)
-                if let deadline, wake > deadline {
-                    throw ReconcilerError.pullFailed(scope: what, attempts: attempt, error: error)
-                }
-                logger.debug("pull request failed; retrying", metadata: ["scope": "\(what)", "error": "\(error)"])
-                try await clock.sleep(until: wake)
-            }
-        }
-    }
-
-    /// Whether a failed pull means the rest of this sync's pulls would fail the same way: the
-    /// server could not be reached (after the request's retries) or the sync's deadline passed.
-    static func endsPulls(_ error: any Error) -> Bool {
-        switch error as? ReconcilerError {
-        case .deadlineExceeded?: return true
-        case .pullFailed(_, _, let error)?: return error.retryability.isUnreachable || error.retryability == .waitForToken
-        default: return false
-        }
+        context = PullContext(
+            store: store, client: client, outbox: outbox, options: options, clock: clock, random: random, logger: logger)
     }
 
     /// The Access Manager denial a failed request or pull carries, if any (`docs/access.md`).
@@ -221,24 +99,169 @@ public actor Reconciler<Custom: ChatCustomData> {
         default: return nil
         }
     }
+}
 
-    /// Whether a failed pull must stop the whole sync: the store itself failed (disk full, I/O
-    /// error), so nothing more can be recorded.
-    static func stopsSync(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
-
-    /// Whether the request never left the device.
-    static func isOffline(_ error: WireError) -> Bool { error.retryability == .notSent }
-
-    /// Whether a pull failed because the device is offline.
-    static func isOffline(_ error: any Error) -> Bool {
-        if case ReconcilerError.pullFailed(_, _, let wire)? = error as? ReconcilerError { return isOffline(wire) }
-        return false
+// The work of each part (``HistorySync``, ``ObjectSync``, ``ReactionSync``, ``UnreadCounts``,
+// ``ConflictResolver``), as the reconciler's API.
+extension Reconciler {
+    /// Catches up the history of `channels` from their checkpoints to now. Quiet channels share
+    /// requests (up to ``ReconcilerOptions/channelsPerRequest`` channels whose ids take at most
+    /// ``ReconcilerOptions/channelBytesPerRequest`` bytes of the path, 25 messages each); a
+    /// channel with more to fetch, or with no checkpoint yet, is paged on its own.
+    ///
+    /// A channel whose pull fails is reported with its error; the others go on.
+    public func pullHistory(
+        channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil
+    ) async throws -> [ChannelPullReport] {
+        try await history.pullHistory(channels: channels, progress: progress)
     }
 
-    /// The least wait before retrying a failed read, or nil when retrying cannot help. A read has
-    /// no effect to look for, so every retryable class is simply sent again
-    /// (``PubNubWire/WireError/Retryability/minimumWait``).
-    static func retryWait(_ error: WireError) -> TimeInterval? { error.retryability.minimumWait }
+    /// Pages one channel's history backward from now to its checkpoint, applying each page with
+    /// the checkpoint's new position in one transaction. An interrupted catch-up (crash, error)
+    /// resumes at the page where it stopped; messages published meanwhile are fetched by the
+    /// next round, which runs until a round's first page is short.
+    ///
+    /// Pipelined: a fetcher requests and decodes the round's pages on the other core while the
+    /// writer commits; up to ``ReconcilerOptions/pagesPerCommit`` pages wait for the writer (so
+    /// memory stays bounded), and pages that are ready together commit together, each
+    /// transaction with the checkpoint after its last page.
+    @discardableResult
+    public func catchUp(
+        channel: String, progress: (@Sendable (PullProgress) -> Void)? = nil
+    ) async throws -> ChannelPullReport {
+        try await history.catchUp(channel: channel, progress: progress)
+    }
+
+    /// Scroll-back: the page of messages just older than the oldest stored one (`start` = the
+    /// oldest local timetoken, exclusive). Returns the messages stored, oldest first; fewer than
+    /// `limit` means the channel's history begins there.
+    public func loadOlder(channel: String, limit: Int = 100) async throws -> [Message] {
+        try await history.loadOlder(channel: channel, limit: limit)
+    }
+
+    /// Reads the server's history of `channel` without storing it, with PubNub's exact
+    /// semantics: `start` exclusive, `end` inclusive, oldest first, at most `limit` (≤ 100).
+    /// `reverse` takes the oldest slice instead of the newest (legacy v2 history, which carries
+    /// no publisher), and like PubNub it is ignored when both bounds are given.
+    public func remoteHistory(
+        channel: String, start: Timetoken? = nil, end: Timetoken? = nil, reverse: Bool = false, limit: Int = 100
+    ) async throws -> [Message] {
+        try await history.remoteHistory(channel: channel, start: start, end: end, reverse: reverse, limit: limit)
+    }
+
+    /// Pulls App Context objects: users and channels (incrementally with an `updated` filter, or
+    /// in full at least every ``ReconcilerOptions/fullListingInterval``, removing what the server
+    /// no longer has), the current user's memberships, and the members of the hot channels
+    /// (``markHot(_:)``) and of `channels` (both in full: membership lists carry no deletions
+    /// otherwise). A cold channel's members are not listed: they lag until it is hot or refreshed
+    /// (``refresh(channel:)``), and its member checkpoint says since when.
+    ///
+    /// Objects with unsent local edits keep showing them over the server's version.
+    public func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
+        try await objectSync.pullObjects(full: full, channels: channels)
+    }
+
+    /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the hot channels
+    /// (``markHot(_:)``), the current user's stored memberships and every channel with stored
+    /// messages.
+    public func channelsOfInterest(extra: [String] = []) async throws -> [String] {
+        try await objectSync.channelsOfInterest(extra: extra)
+    }
+
+    /// Whether the current Access Manager token (if any) grants reading `channel`: channels the
+    /// app never named (the user's own, the Chat SDK's moderation ones) are followed only then.
+    /// A grant only a pattern the client will not evaluate could give does not count: one channel
+    /// the server does not grant would have it refuse a whole subscribe.
+    public nonisolated func tokenAllowsReading(_ channel: String) -> Bool {
+        objectSync.tokenAllowsReading(channel)
+    }
+
+    /// Reads the current user's mute list (a 404: they have none) and stores it under the unsent
+    /// mute and unmute ops. Returns whether the list the app sees changed.
+    @discardableResult
+    public func pullMuteList() async throws -> Bool {
+        try await objectSync.pullMuteList()
+    }
+
+    /// Makes the stored reactions (all message actions) on the channel's stored messages equal to
+    /// the server's, with the outbox's unsent reaction changes laid over them (read-your-writes).
+    ///
+    /// The server's actions are listed from the present (a `time` request fixes the snapshot)
+    /// back to the oldest stored message, then replace the local set in one transaction. The
+    /// channel's reaction checkpoint then says they are complete up to that snapshot.
+    @discardableResult
+    public func pullReactions(channel: String) async throws -> ReactionSyncResult {
+        try await reactionSync.pullReactions(channel: channel)
+    }
+
+    /// Reads again every stored message whose payload could not be decrypted
+    /// (``undecryptableContentType``) with the client's crypto module: each one that decrypts now
+    /// replaces its marked row with the message it holds, all in one transaction. Run it after
+    /// the app supplies the right cipher key (`pnreplicate decrypt-pending`);
+    /// ``sync(pushDeadline:deadline:full:progress:)`` runs it before its history pull, and a pull
+    /// or live event that brings a marked message again, readable now, replaces it as well.
+    public func decryptPending() async throws -> DecryptPendingReport {
+        try await history.decryptPending()
+    }
+
+    /// PubNub's own unread counts of the user's channels, as the Chat SDK's
+    /// `getUnreadMessagesCounts` reads them: the message-counts API after each stored read
+    /// position (timetoken 0 where there is none), 100 channels a request.
+    ///
+    /// Use it for channels whose history the store has not pulled in full (the local
+    /// ``ReplicaStore/ChatQueries/unreadCounts(for:)`` counts only what the store holds). PubNub's
+    /// counts differ from the local rule: they include the user's own and soft-deleted messages,
+    /// and PubNub caps each at 10,000 (`docs/chat.md`).
+    ///
+    /// - Parameter channels: only these channels (default: every membership of the user in the store).
+    public func remoteUnreadCounts(channels: [String]? = nil) async throws -> [String: Int] {
+        try await unread.remoteUnreadCounts(channels: channels)
+    }
+
+    /// The user's unread counts, exact from the store wherever it can be, from PubNub elsewhere.
+    ///
+    /// The store's count is exact when the store holds every message after the read position:
+    /// the position is at or after the oldest stored message of the channel (history pulls keep
+    /// what is stored contiguous up to the present). A channel without a read position, or read
+    /// only up to a point older than anything stored, is asked of PubNub
+    /// (``remoteUnreadCounts(channels:)``). Offline, use the store's
+    /// ``ReplicaStore/ChatQueries/unreadCounts(for:)``, which needs no network.
+    public func unreadCounts() async throws -> [String: UnreadCount] {
+        try await unread.unreadCounts()
+    }
+
+    /// Settles every conflicted edit in the outbox with the policy of its entity kind, writing one
+    /// conflict-log entry per decision. An op that went back to the queue is sent by the next
+    /// drain; one already settled automatically ``ConflictPolicies/maxAutomaticAttempts`` times
+    /// is left in `conflict` for a person, with an open log entry.
+    @discardableResult
+    public func resolveConflicts() async throws -> ConflictReport {
+        try await conflictResolver.resolveConflicts()
+    }
+
+    /// Resolves a conflict waiting for a person (an open log entry, or any entry whose op is
+    /// still in conflict) by taking the local edit, the server's version or their merge. The
+    /// server's version is fetched again first, so the decision is made against what it holds now.
+    @discardableResult
+    public func resolve(conflictId: Int64, take: ConflictTake) async throws -> ConflictRecord {
+        try await conflictResolver.resolve(conflictId: conflictId, take: take)
+    }
+}
+
+// What the history marks stored messages with.
+extension Reconciler {
+    /// The content type of a message whose payload could not be decrypted (a wrong or missing
+    /// cipher key, or corrupt data): `content` holds the payload as received, `text` is empty.
+    /// ``decryptPending()`` reads such messages again once the key is right.
+    public static var undecryptableContentType: String { "pubnub/undecryptable" }
+    /// The content type of a message whose payload is not in the chat format.
+    public static var foreignContentType: String { "pubnub/raw" }
+    /// The content type of a message in the PubNub Chat SDK's format (`{"type":"text","text":…,
+    /// "files":[]}`): its text is the payload's `text`, with mentions and links in it
+    /// (``ReplicaModel/ChatSDKFormat/textContentType``).
+    public static var chatSDKTextContentType: String { ChatSDKFormat.textContentType }
+    /// The user id given to a message whose publisher history did not name.
+    public static var unknownPublisher: String { "unknown" }
 }
 
 // MARK: Hot and cold channels (the rule is HotChannels')
@@ -283,68 +306,10 @@ extension Reconciler {
     @discardableResult
     public func refresh(channel: String) async throws -> ChannelRefreshReport {
         var report = ChannelRefreshReport(channel: channel)
-        report.history = try await catchUp(channel: channel)
+        report.history = try await history.catchUp(channel: channel)
         let snapshot = try await serverSnapshot(atLeast: nil)
-        report.reactions = try await pullReactions(channel: channel, snapshot: snapshot)
-        report.members = try await pullMembers(channel: channel, snapshot: snapshot)
+        report.reactions = try await reactionSync.pullReactions(channel: channel, snapshot: snapshot)
+        report.members = try await objectSync.pullMembers(channel: channel, snapshot: snapshot)
         return report
     }
-
-    /// A server time to list reactions and members against: the `/time` this reconciler took
-    /// last when it is at or after `atLeast` (a fill's gap end), otherwise a new one, never
-    /// before `atLeast` (a server answering an earlier time is listed up to the gap's end).
-    func serverSnapshot(atLeast floor: Timetoken?) async throws -> Timetoken {
-        if let last = lastServerTime, let floor, last >= floor { return last }
-        let answer = try await fetch("time") { () async throws(WireError) -> Timetoken in try await client.time() }
-        takeServerTime(answer)
-        return floor.map { max(answer, $0) } ?? answer
-    }
-
-    /// Records that the listing of `scope` (a channel's reactions or members) made the store
-    /// equal to the server's as of `snapshot` (``ListingLag/listed(_:snapshot:through:tx:now:)``). The time
-    /// recorded is never one this device has not verified: a `/time` in the future, from a broken
-    /// or hostile server, is clamped like a live checkpoint (``TrustedTime``), or to the device's
-    /// clock plus the tolerance when nothing is verified.
-    func saveListing(_ scope: String, snapshot: Timetoken) async throws {
-        let deviceCeiling = (try? Timetoken(date: clock.now.addingTimeInterval(options.clockTolerance))) ?? snapshot
-        let recorded = trustedCheckpoint(for: snapshot) ?? min(snapshot, deviceCeiling)
-        let now = clock.now
-        try await store.storeTransaction { tx in try ListingLag.listed(scope, snapshot: snapshot, through: recorded, tx: tx, now: now) }
-    }
-}
-
-/// Errors of the reconciler.
-public enum ReconcilerError: Error, Sendable, CustomStringConvertible {
-    /// A pull request kept failing (or failed for good); what was applied before stays applied
-    /// and the checkpoint is where the last applied page left it.
-    case pullFailed(scope: String, attempts: Int, error: WireError)
-    /// No conflict log entry with this id.
-    case conflictNotFound(Int64)
-    /// The entry was already resolved.
-    case conflictClosed(Int64)
-    /// The entry's op is no longer in the outbox.
-    case conflictOpGone(Int64, opId: String?)
-    /// A limit out of range.
-    case invalidArgument(String)
-    /// The sync's deadline passed before this pull could finish; what was applied stays applied
-    /// and the next sync resumes from the checkpoint.
-    case deadlineExceeded(scope: String)
-
-    /// A one-line explanation.
-    public var description: String {
-        switch self {
-        case .pullFailed(let scope, let attempts, let error):
-            "pull of \(scope) failed after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(error)"
-        case .conflictNotFound(let id): "no conflict \(id) in the log"
-        case .conflictClosed(let id): "conflict \(id) is already resolved"
-        case .conflictOpGone(let id, let opId): "conflict \(id): its op \(opId ?? "-") is no longer in the outbox"
-        case .invalidArgument(let message): message
-        case .deadlineExceeded(let scope): "pull of \(scope) stopped: the sync's deadline passed"
-        }
-    }
-}
-
-/// The deadline of the sync running in this task, read by every pull request it makes.
-enum SyncDeadline {
-    @TaskLocal static var current: Date?
 }

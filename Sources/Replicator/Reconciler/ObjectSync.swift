@@ -27,16 +27,14 @@ public struct ObjectPullReport: Sendable, Hashable {
     public init() {}
 }
 
-extension Reconciler {
-    /// Pulls App Context objects: users and channels (incrementally with an `updated` filter, or
-    /// in full at least every ``ReconcilerOptions/fullListingInterval``, removing what the server
-    /// no longer has), the current user's memberships, and the members of the hot channels
-    /// (``markHot(_:)``) and of `channels` (both in full: membership lists carry no deletions
-    /// otherwise). A cold channel's members are not listed: they lag until it is hot or refreshed
-    /// (``refresh(channel:)``), and its member checkpoint says since when.
-    ///
-    /// Objects with unsent local edits keep showing them over the server's version.
-    public func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
+/// A reconciler's users, channels and memberships: listing them from the object backend (full or
+/// since the last listing), storing them with the pending ops laid over, sweeping what expired,
+/// and the Chat SDK's mute list. `docs/reconciler.md`, "Objects".
+struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
+    let context: PullContext<Custom>
+
+    /// What ``Reconciler/pullObjects`` does (its doc says how).
+    func pullObjects(full: Bool? = nil, channels: [String]? = nil) async throws -> ObjectPullReport {
         try await pullObjects(full: full, members: .hot(and: channels ?? []), snapshot: nil).report
     }
 
@@ -87,7 +85,7 @@ extension Reconciler {
         }
         let listed: [String]
         switch members {
-        case .hot(let extra): listed = try await channelsOfInterest(extra: extra).filter { isHot($0) || extra.contains($0) }
+        case .hot(let extra): listed = try await channelsOfInterest(extra: extra).filter { hot.contains($0) || extra.contains($0) }
         case .exactly(let channels): listed = channels
         }
         var taken = snapshot
@@ -142,7 +140,7 @@ extension Reconciler {
         do {
             return try await body()
         } catch {
-            guard let denial = Self.accessDenial(in: error), case .notGranted = denial.reason else { throw error }
+            guard let denial = Reconciler<Custom>.accessDenial(in: error), case .notGranted = denial.reason else { throw error }
             logger.warning("listing skipped: the token does not grant it", metadata: ["listing": "\(what)", "missing": "\(denial.missing)"])
             return ObjectSyncResult()
         }
@@ -225,18 +223,8 @@ extension Reconciler {
         }
     }
 
-    /// Logs the objects of a page that were left out because they could not be read (an invalid
-    /// id, a wrong type): one bad object from the server never stops a listing.
-    func logSkipped(_ reasons: [String], scope: String) {
-        for reason in reasons {
-            logger.warning("skipped an object the server sent", metadata: ["scope": "\(scope)", "reason": "\(reason)"])
-        }
-    }
-
-    /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the hot channels
-    /// (``markHot(_:)``), the current user's stored memberships and every channel with stored
-    /// messages.
-    public func channelsOfInterest(extra: [String] = []) async throws -> [String] {
+    /// What ``Reconciler/channelsOfInterest`` does (its doc says how).
+    func channelsOfInterest(extra: [String] = []) async throws -> [String] {
         var stored = try await store.fetch(store.queries.channelIds(memberOrWithMessages: userId))
         // The user's own channel (the Chat SDK's mentions and invitations) only when the token
         // lets it be read: Access Manager would refuse the sync's history of it otherwise.
@@ -244,11 +232,8 @@ extension Reconciler {
         return Array(Set(options.channels + extra + hot.marked + stored)).sorted()
     }
 
-    /// Whether the current Access Manager token (if any) grants reading `channel`: channels the
-    /// app never named (the user's own, the Chat SDK's moderation ones) are followed only then.
-    /// A grant only a pattern the client will not evaluate could give does not count: one channel
-    /// the server does not grant would have it refuse a whole subscribe.
-    public nonisolated func tokenAllowsReading(_ channel: String) -> Bool {
+    /// What ``Reconciler/tokenAllowsReading`` does (its doc says how).
+    func tokenAllowsReading(_ channel: String) -> Bool {
         guard let token = client.access.parsedToken else { return true }
         return token.grants.allows(AccessRequirement(.channel, channel, .read))
     }
@@ -291,7 +276,7 @@ public struct ObjectSyncResult: Sendable, Hashable {
     }
 }
 
-extension Reconciler {
+extension ObjectSync {
     /// Stores pulled users (newer `updated` wins, same eTag is a no-op) in one transaction; a user
     /// with unsent edits in the outbox keeps showing them over the new server version.
     func applyPulled(users: [ChatUser<Custom.User>]) async throws(StoreError) -> ObjectSyncResult {
@@ -370,11 +355,10 @@ extension Reconciler {
 // restrictions come with their memberships listing (no request of their own: the store turns
 // each moderation membership into a restriction; `replaceMemberships` prunes the lifted ones);
 // the mute list is one `GET` of the user object `PN_PRV.<userId>.mute1` per object pull.
-extension Reconciler {
-    /// Reads the current user's mute list (a 404: they have none) and stores it under the unsent
-    /// mute and unmute ops. Returns whether the list the app sees changed.
+extension ObjectSync {
+    /// What ``Reconciler/pullMuteList`` does (its doc says how).
     @discardableResult
-    public func pullMuteList() async throws -> Bool {
+    func pullMuteList() async throws -> Bool {
         let owner = userId, id = ChatModeration.muteListId(of: owner)
         let user = try await fetch("mute-list") { [objects] () async throws(WireError) -> ChatUser<JSONValue>? in
             try await objects.user(id: id, as: JSONValue.self)

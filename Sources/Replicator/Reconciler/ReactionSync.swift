@@ -7,15 +7,14 @@ import ReplicaStore
 
 // MARK: Pulling
 
-extension Reconciler {
-    /// Makes the stored reactions (all message actions) on the channel's stored messages equal to
-    /// the server's, with the outbox's unsent reaction changes laid over them (read-your-writes).
-    ///
-    /// The server's actions are listed from the present (a `time` request fixes the snapshot)
-    /// back to the oldest stored message, then replace the local set in one transaction. The
-    /// channel's reaction checkpoint then says they are complete up to that snapshot.
+/// A reconciler's reactions (message actions): listing a channel's and storing them with the
+/// pending ops laid over. `docs/reconciler.md`, "Reactions".
+struct ReactionSync<Custom: ChatCustomData>: ReconcilerPart {
+    let context: PullContext<Custom>
+
+    /// What ``Reconciler/pullReactions`` does (its doc says how).
     @discardableResult
-    public func pullReactions(channel: String) async throws -> ReactionSyncResult {
+    func pullReactions(channel: String) async throws -> ReactionSyncResult {
         try await pullReactions(channel: channel, snapshot: nil)
     }
 
@@ -77,7 +76,7 @@ private struct ReactionKey: Hashable {
     var user: String
 }
 
-extension Reconciler {
+extension ReactionSync {
     /// Makes the stored actions on a channel's messages in `window` (message timetokens,
     /// inclusive) equal to `server`, the complete listing taken just before `snapshot`, in one
     /// transaction.

@@ -46,14 +46,14 @@ public struct PullProgress: Sendable, Hashable {
     public var items: Int
 }
 
-extension Reconciler {
-    /// Catches up the history of `channels` from their checkpoints to now. Quiet channels share
-    /// requests (up to ``ReconcilerOptions/channelsPerRequest`` channels whose ids take at most
-    /// ``ReconcilerOptions/channelBytesPerRequest`` bytes of the path, 25 messages each); a
-    /// channel with more to fetch, or with no checkpoint yet, is paged on its own.
-    ///
-    /// A channel whose pull fails is reported with its error; the others go on.
-    public func pullHistory(
+/// A reconciler's history: pulling each channel's new messages (resumably, 100 channels a
+/// request), scrolling back, reading a range of the server's history, and applying pages with
+/// their checkpoint in one transaction. `docs/reconciler.md`, "History".
+struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
+    let context: PullContext<Custom>
+
+    /// What ``Reconciler/pullHistory`` does (its doc says how).
+    func pullHistory(
         channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> [ChannelPullReport] {
         var reports: [String: ChannelPullReport] = [:]
@@ -72,7 +72,7 @@ extension Reconciler {
         // A channel pulled for the first time may turn out empty (the user's own channel, a new
         // conversation): it gets a checkpoint, so that later syncs share a request for it, only
         // from a time trusted before its request. One `/time` when none is trusted yet.
-        if firstPulls > 0, trustedTime.ceiling == nil { await verifyServerTime() }
+        if firstPulls > 0, context.serverTime.ceiling == nil { await verifyServerTime() }
         var index = 0
         while index < shared.count {
             // As many channels as PubNub takes in one request and the URL holds.
@@ -172,17 +172,9 @@ extension Reconciler {
         return results
     }
 
-    /// Pages one channel's history backward from now to its checkpoint, applying each page with
-    /// the checkpoint's new position in one transaction. An interrupted catch-up (crash, error)
-    /// resumes at the page where it stopped; messages published meanwhile are fetched by the
-    /// next round, which runs until a round's first page is short.
-    ///
-    /// Pipelined: a fetcher requests and decodes the round's pages on the other core while the
-    /// writer commits; up to ``ReconcilerOptions/pagesPerCommit`` pages wait for the writer (so
-    /// memory stays bounded), and pages that are ready together commit together, each
-    /// transaction with the checkpoint after its last page.
+    /// What ``Reconciler/catchUp`` does (its doc says how).
     @discardableResult
-    public func catchUp(
+    func catchUp(
         channel: String, progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> ChannelPullReport {
         let scope = SyncCheckpoint.history(channel)
@@ -193,7 +185,7 @@ extension Reconciler {
         // A time this device trusts from before the request, less a margin for a publish not yet
         // in history when the request was answered: an empty history then holds nothing up to
         // it either (a channel with no message yet: the user's own, a new conversation).
-        let trustedBefore = trustedTime.ceiling.map { Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0) }
+        let trustedBefore = context.serverTime.ceiling.map { Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0) }
         while true {
             // One round: from the fill cursor (or now) down to just above `applied`.
             let round = historyRound(channel: channel, pageSize: pageSize, from: checkpoint)
@@ -345,10 +337,8 @@ extension Reconciler {
         }.makeAsyncIterator()
     }
 
-    /// Scroll-back: the page of messages just older than the oldest stored one (`start` = the
-    /// oldest local timetoken, exclusive). Returns the messages stored, oldest first; fewer than
-    /// `limit` means the channel's history begins there.
-    public func loadOlder(channel: String, limit: Int = 100) async throws -> [Message] {
+    /// What ``Reconciler/loadOlder`` does (its doc says how).
+    func loadOlder(channel: String, limit: Int = 100) async throws -> [Message] {
         guard (1...100).contains(limit) else { throw ReconcilerError.invalidArgument("limit must be 1-100, got \(limit)") }
         let oldest = try await store.oldestTimetoken(channel: channel)
         let query = HistoryQuery(channels: [channel], max: limit, start: oldest)
@@ -366,11 +356,8 @@ extension Reconciler {
         return messages
     }
 
-    /// Reads the server's history of `channel` without storing it, with PubNub's exact
-    /// semantics: `start` exclusive, `end` inclusive, oldest first, at most `limit` (≤ 100).
-    /// `reverse` takes the oldest slice instead of the newest (legacy v2 history, which carries
-    /// no publisher), and like PubNub it is ignored when both bounds are given.
-    public func remoteHistory(
+    /// What ``Reconciler/remoteHistory`` does (its doc says how).
+    func remoteHistory(
         channel: String, start: Timetoken? = nil, end: Timetoken? = nil, reverse: Bool = false, limit: Int = 100
     ) async throws -> [Message] {
         guard (1...100).contains(limit) else { throw ReconcilerError.invalidArgument("limit must be 1-100, got \(limit)") }
@@ -413,7 +400,7 @@ extension Reconciler {
 
     /// A history entry as a chat message. A payload in pnreplicate's (the unified chat) format
     /// keeps its id; any other payload is kept whole in `content` (content type
-    /// ``foreignContentType``) under an id made from its channel and timetoken.
+    /// ``Reconciler<Custom>.foreignContentType``) under an id made from its channel and timetoken.
     /// A file message (``ReplicaModel/ChatFile/fileMessageType``) is read from its inner `message`
     /// with its `file` attached; a Chat SDK text message's `files` are attached too
     /// (``ReplicaModel/ChatFile/split(payload:messageType:)``).
@@ -433,16 +420,16 @@ extension Reconciler {
     }
 
     private static func payloadMessage(_ entry: HistoryMessage, channel: String) throws -> Message {
-        let publisher = entry.uuid ?? unknownPublisher
+        let publisher = entry.uuid ?? Reconciler<Custom>.unknownPublisher
         if entry.decryptionError != nil {
             // Kept as received, marked, so that `decryptPending()` can read it once the key is right.
             let make = { (user: String) throws -> Message in
                 try Message(
-                    id: MessageIdentity.derivedId(channel: channel, timetoken: entry.timetoken), text: "", contentType: undecryptableContentType, content: entry.message,
+                    id: MessageIdentity.derivedId(channel: channel, timetoken: entry.timetoken), text: "", contentType: Reconciler<Custom>.undecryptableContentType, content: entry.message,
                     createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken, userId: user, channelId: channel)
             }
             if let message = try? make(publisher) { return message }
-            return try make(unknownPublisher)
+            return try make(Reconciler<Custom>.unknownPublisher)
         }
         if let payload = MessagePayload<Custom.Message>(json: entry.message),
            let message = try? Message(payload: payload, channelId: channel, userId: publisher, timetoken: entry.timetoken)
@@ -461,25 +448,13 @@ extension Reconciler {
         func foreign(_ userId: String) throws -> Message {
             try Message(
                 id: MessageIdentity.derivedId(channel: channel, timetoken: entry.timetoken), text: text ?? "",
-                contentType: chatText != nil && text != nil ? chatSDKTextContentType : foreignContentType,
+                contentType: chatText != nil && text != nil ? Reconciler<Custom>.chatSDKTextContentType : Reconciler<Custom>.foreignContentType,
                 content: entry.message, createdAt: ISOTimestamp(date: entry.timetoken.date), timetoken: entry.timetoken,
                 userId: userId, channelId: channel)
         }
         // A publisher id the model refuses must not block the channel: the message is kept, its author unknown.
         if let message = try? foreign(publisher) { return message }
-        return try foreign(unknownPublisher)
+        return try foreign(Reconciler<Custom>.unknownPublisher)
     }
 
-    /// The content type of a message whose payload could not be decrypted (a wrong or missing
-    /// cipher key, or corrupt data): `content` holds the payload as received, `text` is empty.
-    /// ``decryptPending()`` reads such messages again once the key is right.
-    public static var undecryptableContentType: String { "pubnub/undecryptable" }
-    /// The content type of a message whose payload is not in the chat format.
-    public static var foreignContentType: String { "pubnub/raw" }
-    /// The content type of a message in the PubNub Chat SDK's format (`{"type":"text","text":…,
-    /// "files":[]}`): its text is the payload's `text`, with mentions and links in it
-    /// (``ReplicaModel/ChatSDKFormat/textContentType``).
-    public static var chatSDKTextContentType: String { ChatSDKFormat.textContentType }
-    /// The user id given to a message whose publisher history did not name.
-    public static var unknownPublisher: String { "unknown" }
 }
