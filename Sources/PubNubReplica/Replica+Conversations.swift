@@ -16,7 +16,7 @@ extension Replica {
     /// ```
     @discardableResult
     public func openDirectConversation(with user: String, name: String? = nil) async throws -> ConversationReceipt<Custom> {
-        try await write { try await $0.openDirectConversation(with: user, name: name) }
+        try await write { try await $0.conversations.openDirectConversation(with: user, name: name) }
     }
 
     /// Creates a group conversation and invites `users` (`createGroupConversation`).
@@ -24,50 +24,50 @@ extension Replica {
     public func createGroupConversation(with users: [String], channelId: String? = nil, name: String? = nil) async throws
         -> ConversationReceipt<Custom>
     {
-        try await write { try await $0.createGroupConversation(with: users, channelId: channelId, name: name) }
+        try await write { try await $0.conversations.createGroupConversation(with: users, channelId: channelId, name: name) }
     }
 
     /// Creates a public conversation anyone may join (`createPublicConversation`).
     @discardableResult
     public func createPublicConversation(channelId: String? = nil, name: String? = nil) async throws -> ConversationReceipt<Custom> {
-        try await write { try await $0.createPublicConversation(channelId: channelId, name: name) }
+        try await write { try await $0.conversations.createPublicConversation(channelId: channelId, name: name) }
     }
 
     /// Invites `user` to `channel` (`Channel.invite`): a pending membership and an `invite` event.
     @discardableResult
     public func invite(_ user: String, to channel: String) async throws -> OutboxReceipt<ChatMember<Custom>> {
-        try await write { try await $0.invite(user, to: channel) }
+        try await write { try await $0.conversations.invite(user, to: channel) }
     }
 
     /// Accepts an invitation: joins the channel, which replaces `pending`.
     @discardableResult
     public func acceptInvitation(to channel: String) async throws -> OutboxReceipt<ChatMember<Custom>> {
-        try await write { try await $0.acceptInvitation(to: channel) }
+        try await write { try await $0.conversations.acceptInvitation(to: channel) }
     }
 
     /// Forwards a sent message to `channel` (`forwardMessage`).
     @discardableResult
     public func forward(message messageId: String, to channel: String) async throws -> OutboxReceipt<ChatMessage<Custom.Message>> {
-        try await write { try await $0.forward(message: messageId, to: channel) }
+        try await write { try await $0.conversations.forward(message: messageId, to: channel) }
     }
 
     /// Marks every channel of the current user read up to its newest stored message
     /// (`markAllMessagesAsRead`); see `Outbox.markAllRead()` for how it is sent.
     @discardableResult
     public func markAllRead() async throws -> [String: OutboxReceipt<ChatMember<Custom>>] {
-        try await write { try await $0.markAllRead() }
+        try await write { try await $0.memberships.markAllRead() }
     }
 
     /// Removes the thread of a message (`removeThreadChannel`); `soft` keeps its channel marked `deleted`.
     @discardableResult
     public func removeThread(ofMessage messageId: String, soft: Bool = false) async throws -> [String] {
-        try await write { try await $0.removeThread(ofMessage: messageId, soft: soft) }
+        try await write { try await $0.conversations.removeThread(ofMessage: messageId, soft: soft) }
     }
 
     /// Restores a removed thread (`restoreThreadChannel`).
     @discardableResult
     public func restoreThread(ofMessage messageId: String) async throws -> [String] {
-        try await write { try await $0.restoreThread(ofMessage: messageId) }
+        try await write { try await $0.conversations.restoreThread(ofMessage: messageId) }
     }
 
     /// Registers this device for the pushes of `channels` (`registerPushChannels`); messages carry
@@ -79,19 +79,19 @@ extension Replica {
     /// ```
     @discardableResult
     public func registerPush(_ device: PushDevice, channels: [String]) async throws -> OutboxReceipt<PushRegistration> {
-        try await write { try await $0.registerPush(device, channels: channels) }
+        try await write { try await $0.push.registerPush(device, channels: channels) }
     }
 
     /// Stops the pushes of `channels` to `device`.
     @discardableResult
     public func unregisterPush(_ device: PushDevice, channels: [String]) async throws -> OutboxReceipt<PushRegistration> {
-        try await write { try await $0.unregisterPush(device, channels: channels) }
+        try await write { try await $0.push.unregisterPush(device, channels: channels) }
     }
 
     /// Removes `device` from every channel's pushes (sign-out).
     @discardableResult
     public func removePushDevice(_ device: PushDevice) async throws -> OutboxReceipt<PushRegistration> {
-        try await write { try await $0.removePushDevice(device) }
+        try await write { try await $0.push.removePushDevice(device) }
     }
 
     /// The channels PubNub sends pushes of to `device` now, read from the server (the Chat SDK's
@@ -120,27 +120,27 @@ extension Replica {
 // setting them needs the keyset's secret key, which an app never holds).
 extension Replica {
     /// Reports a message to the channel's moderators (the Chat SDK's `Message.report`): works
-    /// offline, sent exactly once. See `Outbox.report(message:reason:)`.
+    /// offline, sent exactly once. See `ModerationWrites.report(message:reason:)`.
     ///
     /// ```swift
     /// try await replica.report(message: message.id, reason: "spam")
     /// ```
     @discardableResult
     public func report(message messageId: String, reason: String) async throws -> OutboxReceipt<JSONValue> {
-        try await write { try await $0.report(message: messageId, reason: reason) }
+        try await write { try await $0.moderation.report(message: messageId, reason: reason) }
     }
 
     /// Mutes users: their messages leave the default message queries at once, and the mute list
     /// (`PN_PRV.<userId>.mute1`) is written when online, for the user's other devices.
     @discardableResult
     public func mute(users: [String]) async throws -> OutboxReceipt<[String]> {
-        try await write { try await $0.mute(users: users) }
+        try await write { try await $0.moderation.mute(users: users) }
     }
 
     /// Unmutes users: their messages show again at once.
     @discardableResult
     public func unmute(users: [String]) async throws -> OutboxReceipt<[String]> {
-        try await write { try await $0.unmute(users: users) }
+        try await write { try await $0.moderation.unmute(users: users) }
     }
 
     /// The current user's restrictions (banned or muted by a moderator), by channel; observable.

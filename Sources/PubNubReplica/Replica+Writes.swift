@@ -35,7 +35,7 @@ extension Replica {
     public func addReaction(_ value: String, type: String = ChatSDKFormat.reactionType, toMessage messageId: String) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
-        try await write { try await $0.addReaction(value, type: type, toMessage: messageId) }
+        try await write { try await $0.messages.addReaction(value, type: type, toMessage: messageId) }
     }
 
     /// Removes this user's reaction from a message; an unsent add of the same reaction is
@@ -43,13 +43,13 @@ extension Replica {
     public func removeReaction(_ value: String, type: String = ChatSDKFormat.reactionType, fromMessage messageId: String) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
-        try await write { try await $0.removeReaction(value, type: type, fromMessage: messageId) }
+        try await write { try await $0.messages.removeReaction(value, type: type, fromMessage: messageId) }
     }
 
     /// Edits the text of a message (the Chat SDK's `edited` action; only the author's edits show
     /// unless moderators are configured: `docs/chat.md`). Unsent edits of one message fold into one.
     public func edit(message messageId: String, text: String) async throws -> OutboxReceipt<ChatMessageAction> {
-        try await write { try await $0.edit(message: messageId, text: text) }
+        try await write { try await $0.messages.edit(message: messageId, text: text) }
     }
 
     /// Deletes a message: soft (the Chat SDK's `deleted` action, restorable) unless `hard`. A hard
@@ -63,7 +63,7 @@ extension Replica {
     public func deleteMessage(id messageId: String, hard: Bool = false, preserveFiles: Bool = false) async throws
         -> OutboxReceipt<ChatMessageAction>
     {
-        try await write { try await $0.deleteMessage(id: messageId, hard: hard, preserveFiles: preserveFiles) }
+        try await write { try await $0.messages.deleteMessage(id: messageId, hard: hard, preserveFiles: preserveFiles) }
     }
 
     /// Restores a message this user soft-deleted, as the Chat SDK's `restore` (its `deleted`
@@ -72,7 +72,7 @@ extension Replica {
     /// Throws `OutboxError.deletedByOthers` when another user deleted it too: PubNub lets a user
     /// remove only their own actions, so nothing is queued.
     public func restoreMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
-        try await write { try await $0.restoreMessage(id: messageId) }
+        try await write { try await $0.messages.restoreMessage(id: messageId) }
     }
 
     /// Withdraws a message that has not been sent, with the reactions waiting on it; returns
@@ -82,7 +82,7 @@ extension Replica {
     /// unknown, and `OutboxError.messageNotPending` once it was sent (delete it instead).
     @discardableResult
     public func discardMessage(id messageId: String) async throws -> [String] {
-        try await write { try await $0.discardMessage(id: messageId) }
+        try await write { try await $0.messages.discardMessage(id: messageId) }
     }
 
     /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's
@@ -98,12 +98,12 @@ extension Replica {
     /// Throws `OutboxError.channelNotFound` when the channel is not in the store and
     /// `OutboxError.messageNotSent` for a message without a timetoken yet.
     public func pinMessage(id messageId: String, in channel: String? = nil) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
-        try await write { try await $0.pinMessage(id: messageId, in: channel) }
+        try await write { try await $0.messages.pinMessage(id: messageId, in: channel) }
     }
 
     /// Unpins whatever is pinned in `channel`; `unchanged` when nothing is.
     public func unpinMessage(in channel: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
-        try await write { try await $0.unpinMessage(in: channel) }
+        try await write { try await $0.messages.unpinMessage(in: channel) }
     }
 
     /// Moves this user's read position in a channel forward, as the Chat SDK's
@@ -115,7 +115,7 @@ extension Replica {
     public func markRead(channel: String, upTo timetoken: Timetoken, force: Bool = false) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
-        try await write { try await $0.markRead(channel: channel, upTo: timetoken, force: force) }
+        try await write { try await $0.memberships.markRead(channel: channel, upTo: timetoken, force: force) }
     }
 
     // MARK: Users, channels, memberships
@@ -125,7 +125,7 @@ extension Replica {
     public func setMembership(channel: String, user: String? = nil, edit: MemberEdit<Custom>) async throws
         -> OutboxReceipt<ChatMember<Custom>>
     {
-        try await write { try await $0.setMembership(channel: channel, user: user, edit: edit) }
+        try await write { try await $0.memberships.setMembership(channel: channel, user: user, edit: edit) }
     }
 
     /// Joins a channel as the Chat SDK's `join`: the user's membership (status `joined` unless
@@ -137,36 +137,36 @@ extension Replica {
     /// ```
     @discardableResult
     public func join(channel: String, edit: MemberEdit<Custom> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
-        try await write { try await $0.join(channel: channel, edit: edit) }
+        try await write { try await $0.memberships.join(channel: channel, edit: edit) }
     }
 
     /// Removes a membership (this user's unless `user` is given): leaving a channel.
     @discardableResult
     public func removeMembership(channel: String, user: String? = nil) async throws -> OutboxReceipt<ChatMember<Custom>> {
-        try await write { try await $0.removeMembership(channel: channel, user: user) }
+        try await write { try await $0.memberships.removeMembership(channel: channel, user: user) }
     }
 
     /// Creates or edits a user's metadata (sent with the stored eTag: a concurrent change is a
     /// conflict settled by the configured policy).
     public func setUser(id: String, edit: UserEdit<Custom.User>) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
-        try await write { try await $0.setUser(id: id, edit: edit) }
+        try await write { try await $0.metadata.setUser(id: id, edit: edit) }
     }
 
     /// Deletes a user's metadata.
     @discardableResult
     public func removeUser(id: String) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
-        try await write { try await $0.removeUser(id: id) }
+        try await write { try await $0.metadata.removeUser(id: id) }
     }
 
     /// Creates or edits a channel's metadata (sent with the stored eTag, as ``setUser(id:edit:)``).
     public func setChannel(id: String, edit: ChannelEdit<Custom.Channel>) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
-        try await write { try await $0.setChannel(id: id, edit: edit) }
+        try await write { try await $0.metadata.setChannel(id: id, edit: edit) }
     }
 
     /// Deletes a channel's metadata.
     @discardableResult
     public func removeChannel(id: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
-        try await write { try await $0.removeChannel(id: id) }
+        try await write { try await $0.metadata.removeChannel(id: id) }
     }
 
     // MARK: What waits

@@ -29,9 +29,9 @@ struct ChatSemanticsTests {
         let world = try World()
         let message = try await Self.sentMessage(world)
         world.transport.use(FaultPlan(seed: 1, profile: .offline))
-        let first = try await world.outbox.edit(message: message.id, text: "hello?")
-        let second = try await world.outbox.edit(message: message.id, text: "hello!")
-        let third = try await world.outbox.edit(message: message.id, text: "Hello!")
+        let first = try await world.outbox.messages.edit(message: message.id, text: "hello?")
+        let second = try await world.outbox.messages.edit(message: message.id, text: "hello!")
+        let third = try await world.outbox.messages.edit(message: message.id, text: "Hello!")
         let op = try #require(first.opId)
         #expect(second.disposition == .merged(into: op) && third.disposition == .merged(into: op))
         #expect(try await Self.shown(world, message.id)?.shownText == "Hello!", "an edit in the outbox shows at once")
@@ -61,7 +61,7 @@ struct ChatSemanticsTests {
         let world = try World(profile: .offline)
         let sent = try await world.outbox.send(text: "typo", to: "c", contentType: ChatSDKFormat.textContentType)
         let id = try #require(sent.value?.id), sendOp = try #require(sent.opId)
-        let edit = try await world.outbox.edit(message: id, text: "fixed")
+        let edit = try await world.outbox.messages.edit(message: id, text: "fixed")
         #expect(edit.disposition == .merged(into: sendOp))
         #expect(try await Self.shown(world, id)?.text == "fixed")
         world.transport.use(FaultPlan(seed: 1, profile: .none))
@@ -78,7 +78,7 @@ struct ChatSemanticsTests {
         let world = try World()
         let kept = try await Self.sentMessage(world, "kept")
         let message = try await Self.sentMessage(world, "to delete")
-        _ = try await world.outbox.deleteMessage(id: message.id)
+        _ = try await world.outbox.messages.deleteMessage(id: message.id)
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).map(\.id) == [kept.id])
         let all = try await world.store.fetch(world.store.queries.messages(inChannel: "c", includeDeleted: true))
         #expect(all.map(\.id) == [kept.id, message.id] && all.map(\.isDeleted) == [false, true])
@@ -87,7 +87,7 @@ struct ChatSemanticsTests {
         #expect(deleted.map(\.type) == ["deleted"] && deleted.map(\.value) == ["deleted"])
         #expect(deleted.first?.messageTimetoken == message.timetoken.rawValue)
 
-        let restored = try await world.outbox.restoreMessage(id: message.id)
+        let restored = try await world.outbox.messages.restoreMessage(id: message.id)
         #expect(restored.disposition == .enqueued)
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).map(\.id) == [kept.id, message.id])
         // A pull before the removal is sent keeps the local restore.
@@ -102,13 +102,13 @@ struct ChatSemanticsTests {
         // Deleted by the Chat SDK on another device too (its rule: anyone's deletion counts):
         // PubNub lets only that user remove it.
         try await world.store.setEditAuthority(.anyone)
-        _ = try await world.outbox.deleteMessage(id: message.id)
+        _ = try await world.outbox.messages.deleteMessage(id: message.id)
         _ = try await world.outbox.drain()
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
         _ = try await other.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "deleted", value: "deleted")
         _ = try await world.reconciler().pullReactions(channel: "c")
         await #expect(throws: OutboxError.deletedByOthers(messageId: message.id, users: ["sdk-user"])) {
-            try await world.outbox.restoreMessage(id: message.id)
+            try await world.outbox.messages.restoreMessage(id: message.id)
         }
         #expect(try await Self.shown(world, message.id)?.isDeleted == true)
         #expect(try await world.entries().isEmpty)
@@ -133,8 +133,8 @@ struct ChatSemanticsTests {
         let kept = try await Self.sentMessage(world, "kept")
         let message = try await Self.sentMessage(world, "secret")
         world.transport.use(FaultPlan(seed: 1, profile: .offline))
-        _ = try await world.outbox.addReaction("👍", toMessage: message.id)   // unsent: goes with the message
-        let receipt = try await world.outbox.deleteMessage(id: message.id, hard: true)
+        _ = try await world.outbox.messages.addReaction("👍", toMessage: message.id)   // unsent: goes with the message
+        let receipt = try await world.outbox.messages.deleteMessage(id: message.id, hard: true)
         #expect(try await Self.shown(world, message.id) == nil)
         #expect(try await world.entries().map(\.kind) == [.hardDelete])
         let plan = try await world.outbox.plan()
@@ -145,7 +145,7 @@ struct ChatSemanticsTests {
         // Discarded while unsent: the message comes back as it was; deleted again, then sent.
         _ = try await world.outbox.discard(opId: try #require(receipt.opId))
         #expect(try await Self.shown(world, message.id)?.text == "secret")
-        _ = try await world.outbox.deleteMessage(id: message.id, hard: true)
+        _ = try await world.outbox.messages.deleteMessage(id: message.id, hard: true)
         world.transport.use(FaultPlan(seed: 1, profile: .none))
         _ = try await world.reconciler().pullHistory(channels: ["c"])
         #expect(try await Self.shown(world, message.id) == nil, "a pull before the delete is sent skips it")
@@ -162,12 +162,12 @@ struct ChatSemanticsTests {
         let world = try World(profile: .offline)
         let sent = try await world.outbox.send(text: "oops", to: "c")
         let id = try #require(sent.value?.id)
-        let deletion = try await world.outbox.deleteMessage(id: id)
+        let deletion = try await world.outbox.messages.deleteMessage(id: id)
         #expect(deletion.disposition == .cancelled([try #require(sent.opId)]))
         let left = try await world.entries()
         #expect(try await Self.shown(world, id) == nil && left.isEmpty)
-        await #expect(throws: OutboxError.messageNotFound("nope")) { try await world.outbox.edit(message: "nope", text: "x") }
-        await #expect(throws: OutboxError.messageNotFound("nope")) { try await world.outbox.deleteMessage(id: "nope") }
+        await #expect(throws: OutboxError.messageNotFound("nope")) { try await world.outbox.messages.edit(message: "nope", text: "x") }
+        await #expect(throws: OutboxError.messageNotFound("nope")) { try await world.outbox.messages.deleteMessage(id: "nope") }
     }
 }
 
@@ -183,8 +183,8 @@ struct ReadAndPinTests {
         channel.name = .set("C")
         channel.type = .set(channelType)
         channel.custom = .set(["topic": "news"])
-        _ = try await world.outbox.setChannel(id: "c", edit: channel)
-        _ = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined", custom: ["role": "mod"]))
+        _ = try await world.outbox.metadata.setChannel(id: "c", edit: channel)
+        _ = try await world.outbox.memberships.setMembership(channel: "c", edit: MemberEdit(status: "joined", custom: ["role": "mod"]))
         _ = try await world.outbox.drain()
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
         _ = try await other.setMemberships(userId: "sdk-user", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
@@ -207,8 +207,8 @@ struct ReadAndPinTests {
         let theirs = try await Self.publish(other, 4)
         _ = try await world.reconciler().pullHistory(channels: ["c"])
         world.transport.use(FaultPlan(seed: 1, profile: .offline))
-        for timetoken in theirs.prefix(3) { _ = try await world.outbox.markRead(channel: "c", upTo: timetoken) }
-        let older = try await world.outbox.markRead(channel: "c", upTo: theirs[0])
+        for timetoken in theirs.prefix(3) { _ = try await world.outbox.memberships.markRead(channel: "c", upTo: timetoken) }
+        let older = try await world.outbox.memberships.markRead(channel: "c", upTo: theirs[0])
         #expect(older.disposition == .unchanged, "read positions only move forward")
         #expect(try await world.entries().map(\.kind) == [.setMembership, .receipt])
         let unread = try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me"))
@@ -236,7 +236,7 @@ struct ReadAndPinTests {
     func countsFromPubNubAndObservation() async throws {
         let (world, other) = try await Self.setUp()
         let early = try await Self.publish(other, 3)
-        _ = try await world.outbox.markRead(channel: "c", upTo: early[0])
+        _ = try await world.outbox.memberships.markRead(channel: "c", upTo: early[0])
         _ = try await world.outbox.drain()
         // The store never pulled the channel's history: its count (0) is not the whole story.
         #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me")) == 0)
@@ -255,10 +255,10 @@ struct ReadAndPinTests {
     func publicChannelAndRefusal() async throws {
         let (world, other) = try await Self.setUp(channelType: "public")
         let theirs = try await Self.publish(other, 1)
-        _ = try await world.outbox.markRead(channel: "c", upTo: theirs[0])
+        _ = try await world.outbox.memberships.markRead(channel: "c", upTo: theirs[0])
         #expect(try await world.entries().map(\.kind) == [.setMembership])
         await #expect(throws: OutboxError.notAMember(channel: "elsewhere", user: "me")) {
-            try await world.outbox.markRead(channel: "elsewhere", upTo: theirs[0])
+            try await world.outbox.memberships.markRead(channel: "elsewhere", upTo: theirs[0])
         }
     }
 
@@ -295,7 +295,7 @@ struct ReadAndPinTests {
         let reconciler = try world.reconciler()
         _ = try await reconciler.pullHistory(channels: ["c"])
         let messages = try await world.store.fetch(world.store.queries.messages(inChannel: "c"))
-        _ = try await world.outbox.pinMessage(id: messages[0].id)
+        _ = try await world.outbox.messages.pinMessage(id: messages[0].id)
         #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c"))?.id == messages[0].id)
         let before = world.transport.requests.count
         _ = try await world.outbox.drain()
@@ -310,12 +310,12 @@ struct ReadAndPinTests {
         _ = try await reconciler.pullObjects(channels: ["c"])
         #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c"))?.id == messages[1].id)
 
-        _ = try await world.outbox.unpinMessage(in: "c")
+        _ = try await world.outbox.messages.unpinMessage(in: "c")
         #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c")) == nil)
         _ = try await world.outbox.drain()
         server = try await other.getChannel(id: "c", as: FlatCustom.self)
         #expect(server.custom == ["topic": "news"])
-        #expect(try await world.outbox.unpinMessage(in: "c").disposition == .unchanged)
-        await #expect(throws: OutboxError.channelNotFound("nowhere")) { try await world.outbox.unpinMessage(in: "nowhere") }
+        #expect(try await world.outbox.messages.unpinMessage(in: "c").disposition == .unchanged)
+        await #expect(throws: OutboxError.channelNotFound("nowhere")) { try await world.outbox.messages.unpinMessage(in: "nowhere") }
     }
 }

@@ -108,17 +108,17 @@ struct ChatTwoDeviceTests {
                 let messages = try await device.store.fetch(device.store.queries.messages(inChannel: "c", includeDeleted: true))
                 let message = messages[dice.pick(messages.count)]
                 switch dice.pick(5) {
-                case 0, 1: _ = try await device.outbox.edit(message: message.id, text: "\(name)\(step) \(message.text)")
+                case 0, 1: _ = try await device.outbox.messages.edit(message: message.id, text: "\(name)\(step) \(message.text)")
                 case 2:
                     if message.isDeleted {
-                        do { _ = try await device.outbox.restoreMessage(id: message.id) } catch OutboxError.deletedByOthers {}
+                        do { _ = try await device.outbox.messages.restoreMessage(id: message.id) } catch OutboxError.deletedByOthers {}
                     } else {
-                        _ = try await device.outbox.deleteMessage(id: message.id)
+                        _ = try await device.outbox.messages.deleteMessage(id: message.id)
                     }
                 case 3:
-                    if let timetoken = message.timetoken { _ = try await device.outbox.markRead(channel: "c", upTo: timetoken) }
+                    if let timetoken = message.timetoken { _ = try await device.outbox.memberships.markRead(channel: "c", upTo: timetoken) }
                 default:
-                    if message.timetoken != nil { _ = try await device.outbox.pinMessage(id: message.id) }
+                    if message.timetoken != nil { _ = try await device.outbox.messages.pinMessage(id: message.id) }
                 }
             }
         }

@@ -10,7 +10,7 @@ import Testing
 struct CoalescingSafetyTests {
     /// Sets membership "c" to `joined` and leaves the op as a lost answer leaves it: ambiguous.
     static func ambiguousJoin(_ world: World) async throws {
-        let first = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
+        let first = try await world.outbox.memberships.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
         let firstOp = try #require(first.opId)
         _ = try await world.outbox.markInflightForTest(firstOp, now: world.clock.now)
         try await world.outbox.recordFailureForTest(
@@ -25,8 +25,8 @@ struct CoalescingSafetyTests {
         // The first set's attempt went out and its answer was lost: it may be on the server.
         try await Self.ambiguousJoin(world)
         // A second set (made on no server version) and then a removal.
-        let second = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "muted"))
-        let removal = try await world.outbox.removeMembership(channel: "c")
+        let second = try await world.outbox.memberships.setMembership(channel: "c", edit: MemberEdit(status: "muted"))
+        let removal = try await world.outbox.memberships.removeMembership(channel: "c")
         #expect(removal.disposition == .merged(into: try #require(second.opId)))
         world.transport.use(FaultPlan(seed: 1, profile: .none))
         let report = try await world.outbox.drain()
@@ -43,8 +43,8 @@ struct CoalescingSafetyTests {
         _ = try await world.observer().setMemberships(
             userId: "me", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
         // Then the user leaves the channel and joins it again as admin.
-        _ = try await world.outbox.removeMembership(channel: "c")
-        _ = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "admin"))
+        _ = try await world.outbox.memberships.removeMembership(channel: "c")
+        _ = try await world.outbox.memberships.setMembership(channel: "c", edit: MemberEdit(status: "admin"))
         world.transport.use(FaultPlan(seed: 1, profile: .none))
         let report = try await world.outbox.drain()
         // The probe finds the first set applied; the removal goes on that version; the last set
@@ -57,8 +57,8 @@ struct CoalescingSafetyTests {
     @Test("a removal after the only unsent set of an object never synced cancels both")
     func removalCancelsNeverSyncedSet() async throws {
         let world = try World(profile: .offline)
-        let set = try await world.outbox.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
-        let removal = try await world.outbox.removeMembership(channel: "c")
+        let set = try await world.outbox.memberships.setMembership(channel: "c", edit: MemberEdit(status: "joined"))
+        let removal = try await world.outbox.memberships.removeMembership(channel: "c")
         #expect(removal.disposition == .cancelled([try #require(set.opId)]))
         #expect(try await world.entries().isEmpty)
     }

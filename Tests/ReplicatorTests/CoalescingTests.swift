@@ -21,8 +21,8 @@ struct CoalescingTests {
         let message = try await world.outbox.send(text: "hi", to: "general")
         _ = try await world.outbox.drain()
         let before = world.transport.requests.count
-        let add = try await world.outbox.addReaction("👍", toMessage: message.value!.id)
-        let remove = try await world.outbox.removeReaction("👍", fromMessage: message.value!.id)
+        let add = try await world.outbox.messages.addReaction("👍", toMessage: message.value!.id)
+        let remove = try await world.outbox.messages.removeReaction("👍", fromMessage: message.value!.id)
         #expect(remove.disposition == .cancelled([add.opId!]) && remove.opId == nil)
         _ = try await world.outbox.drain()
         #expect(world.transport.requests.count == before)
@@ -35,7 +35,7 @@ struct CoalescingTests {
         let world = try World()
         let message = try await world.outbox.send(text: "hi", to: "general")
         _ = try await world.outbox.drain()
-        let add = try await world.outbox.addReaction("👍", toMessage: message.value!.id)
+        let add = try await world.outbox.messages.addReaction("👍", toMessage: message.value!.id)
         // A gateway forwards the add, then answers 500: the reaction is on the server.
         let server = world.server
         let applied = Flag()
@@ -47,7 +47,7 @@ struct CoalescingTests {
         world.transport.script(.serverError(status: 500))
         _ = try await world.outbox.drain(until: world.clock.now)
         #expect(try await world.entries().first?.lastFailure?.httpStatus == 500)
-        let remove = try await world.outbox.removeReaction("👍", fromMessage: message.value!.id)
+        let remove = try await world.outbox.messages.removeReaction("👍", fromMessage: message.value!.id)
         #expect(remove.disposition == .enqueued && remove.opId != add.opId)
         _ = try await world.outbox.drain()
         let actions = try await world.observer().listMessageActions(channel: "general")
@@ -61,7 +61,7 @@ struct CoalescingTests {
         let observer = try world.observer()
         let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
         try await world.store.load(users: [remote])
-        _ = try await world.outbox.setUser(id: "u1", edit: name("A"))
+        _ = try await world.outbox.metadata.setUser(id: "u1", edit: name("A"))
         let outbox = world.outbox
         let second = Flag()
         world.transport.onRequest { request in
@@ -69,7 +69,7 @@ struct CoalescingTests {
             second.set()
             var status = UserEdit<FlatCustom>()
             status.status = .set("away")
-            _ = try? await outbox.setUser(id: "u1", edit: status)
+            _ = try? await outbox.metadata.setUser(id: "u1", edit: status)
         }
         let report = try await world.outbox.drain()
         #expect(report.conflicts == 0 && report.completed == 2)
@@ -86,11 +86,11 @@ struct CoalescingTests {
         let observer = try world.observer()
         let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
         try await world.store.load(users: [remote])
-        let first = try await world.outbox.setUser(id: "u1", edit: name("A"))
+        let first = try await world.outbox.metadata.setUser(id: "u1", edit: name("A"))
         var second = UserEdit<FlatCustom>()
         second.status = .set("away")
         second.name = .set("B")
-        let merged = try await world.outbox.setUser(id: "u1", edit: second)
+        let merged = try await world.outbox.metadata.setUser(id: "u1", edit: second)
         #expect(merged.disposition == .merged(into: first.opId!) && merged.opId == first.opId)
         _ = try await world.outbox.drain()
         let patches = world.transport.requests.filter { $0.method == .patch }
@@ -106,9 +106,9 @@ struct CoalescingTests {
     @Test("membership set then remove of one never synced: nothing is sent")
     func membershipSetThenRemove() async throws {
         let world = try World()
-        let set = try await world.outbox.setMembership(channel: "new", edit: MemberEdit(status: "joined"))
+        let set = try await world.outbox.memberships.setMembership(channel: "new", edit: MemberEdit(status: "joined"))
         #expect(set.value?.status == "joined")
-        let remove = try await world.outbox.removeMembership(channel: "new")
+        let remove = try await world.outbox.memberships.removeMembership(channel: "new")
         #expect(remove.disposition == .cancelled([set.opId!]))
         _ = try await world.outbox.drain()
         #expect(world.transport.requests.isEmpty)
@@ -119,8 +119,8 @@ struct CoalescingTests {
     func sendThenDiscard() async throws {
         let world = try World()
         let message = try await world.outbox.send(text: "oops", to: "general")
-        let reaction = try await world.outbox.addReaction("😬", toMessage: message.value!.id)
-        let removed = try await world.outbox.discardMessage(id: message.value!.id)
+        let reaction = try await world.outbox.messages.addReaction("😬", toMessage: message.value!.id)
+        let removed = try await world.outbox.messages.discardMessage(id: message.value!.id)
         #expect(Set(removed) == [message.opId!, reaction.opId!])
         _ = try await world.outbox.drain()
         #expect(world.transport.requests.isEmpty)
@@ -132,7 +132,7 @@ struct CoalescingTests {
     func reactionWaitsForParent() async throws {
         let world = try World()
         let message = try await world.outbox.send(text: "parent", to: "general")
-        let reaction = try await world.outbox.addReaction("🎉", toMessage: message.value!.id)
+        let reaction = try await world.outbox.messages.addReaction("🎉", toMessage: message.value!.id)
         let plan = try await world.outbox.plan()
         #expect(plan.last?.waiting == "parent \(message.opId!) pending")
         world.transport.script(.offline, .offline)
@@ -156,7 +156,7 @@ struct CoalescingTests {
         try await world.store.load(channels: [remote])
         var edit = ChannelEdit<FlatCustom>()
         edit.name = .set("Renamed")
-        let receipt = try await world.outbox.setChannel(id: "c1", edit: edit)
+        let receipt = try await world.outbox.metadata.setChannel(id: "c1", edit: edit)
         #expect(try await world.store.fetch(world.store.queries.channel(id: "c1"))?.name == "Renamed")
         world.transport.script(.forbidden)
         _ = try await world.outbox.drain()
@@ -198,7 +198,7 @@ struct CoalescingTests {
         world.transport.script(.dropResponse, .offline)
         _ = try await world.outbox.drain(until: world.clock.now)
         await #expect(throws: OutboxError.mayHaveBeenApplied(opId: message.opId!, state: .ambiguous)) {
-            try await world.outbox.discardMessage(id: message.value!.id)
+            try await world.outbox.messages.discardMessage(id: message.value!.id)
         }
     }
 

@@ -79,8 +79,8 @@ struct ConflictFixture {
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Local")
         edit.custom = .set(["a": 2, "b": 1])
-        _ = try await world.outbox.setUser(id: "u1", edit: edit)
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "local"))
+        _ = try await world.outbox.metadata.setUser(id: "u1", edit: edit)
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "local"))
         world.clock.advance(by: 1)
         if !remoteFirst { try await remoteEdit() }
     }
@@ -234,7 +234,7 @@ struct ConflictPolicyTests {
     @Test("a conflicted membership removal is decided by the tie rule, not silently undone")
     func removal() async throws {
         let f = try await ConflictFixture(policy: .fieldMerge(tie: .local))
-        _ = try await f.world.outbox.removeMembership(channel: "general")
+        _ = try await f.world.outbox.memberships.removeMembership(channel: "general")
         _ = try await f.run()
         #expect(try await f.serverMembership() == nil)
         let entry = try #require(try await f.log().first { $0.entityKind == "membership" })
@@ -267,7 +267,7 @@ struct MembershipWriteTests {
                 userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "base", type: "team", custom: ["m": 1])],
                 remove: []))
         _ = try await world.reconciler().pullObjects(full: true)
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "away"))
         _ = try await world.outbox.drain(until: world.clock.now.addingTimeInterval(60))
         let member = try await observer.getMemberships(userId: "me", as: DefaultChatCustom.self).data.first
         #expect(member?.status == "away" && member?.type == "team" && member?.custom == ["m": 1])

@@ -81,7 +81,7 @@ extension World {
     /// A device (user `me`) whose joins of `channels` have reached the simulator.
     static func joined(_ channels: [String]) async throws -> World {
         let world = try World()
-        for channel in channels { _ = try await world.outbox.join(channel: channel) }
+        for channel in channels { _ = try await world.outbox.memberships.join(channel: channel) }
         _ = try await world.outbox.drain()
         return world
     }
@@ -92,12 +92,12 @@ struct ConversationTests {
     @Test("a direct conversation opened offline gets the Chat SDK's channel id, type, the host's membership, a pending invitation and one invite event")
     func directOffline() async throws {
         let world = try World()
-        let opened = try await world.outbox.openDirectConversation(with: "bob")
+        let opened = try await world.outbox.conversations.openDirectConversation(with: "bob")
         #expect(opened.channelId == ChatSDKFormat.directChannelId("me", "bob"))
         #expect(opened.channel?.type == "direct" && opened.membership?.status == "joined" && opened.invitations.map(\.status) == ["pending"])
         #expect(try await world.store.fetch(world.store.queries.invitations(for: "bob")).map(\.channelId) == [opened.channelId])
         // Again: the store holds everything, nothing more is queued.
-        let again = try await world.outbox.openDirectConversation(with: "bob")
+        let again = try await world.outbox.conversations.openDirectConversation(with: "bob")
         #expect(again.opIds.isEmpty && again.channelId == opened.channelId)
         _ = try await world.outbox.send(text: "hi bob", to: opened.channelId)
         let report = try await world.outbox.drain()
@@ -118,7 +118,7 @@ struct ConversationTests {
     func directFromBothSides() async throws {
         let world = try World()
         let bob = try ChatSDKConversations(world.server, userId: "bob")
-        _ = try await world.outbox.openDirectConversation(with: "bob")
+        _ = try await world.outbox.conversations.openDirectConversation(with: "bob")
         _ = try await world.outbox.send(text: "from me", to: ChatSDKFormat.directChannelId("me", "bob"))
         // Bob's Chat SDK opens it first (it finds no channel, creates it and invites me).
         let id = try await bob.openDirect(with: "me")
@@ -156,7 +156,7 @@ struct ConversationTests {
         #expect(feed.first?.event.kind == .mention(messageTimetoken: tt, channel: "general", parentChannel: nil))
         #expect(feed.first?.message.shownText == "hey [me](pn-user://me)")
         // Accepting: the join replaces `pending`.
-        _ = try await world.outbox.acceptInvitation(to: "team")
+        _ = try await world.outbox.conversations.acceptInvitation(to: "team")
         #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).isEmpty)
         _ = try await world.outbox.drain()
         let member = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data.first { $0.uuid.id == "me" }
@@ -211,7 +211,7 @@ struct ConversationTests {
 
         // A channel id of 80 bytes: its thread id would be 121, over PubNub's 92.
         let long = String(repeating: "c", count: 80)
-        _ = try await world.outbox.join(channel: long)
+        _ = try await world.outbox.memberships.join(channel: long)
         let tt = try await ChatSDKConversations(world.server, userId: "alice").send("root", to: long)
         _ = try await world.sync()
         let longKey = DraftKey(channelId: long, threadRoot: tt)
@@ -238,9 +238,9 @@ struct ConversationTests {
         _ = try await world.sync()
         let original = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first)
         await #expect(throws: OutboxError.forwardToSameChannel("general")) {
-            try await world.outbox.forward(message: original.id, to: "general")
+            try await world.outbox.conversations.forward(message: original.id, to: "general")
         }
-        let receipt = try await world.outbox.forward(message: original.id, to: "elsewhere")
+        let receipt = try await world.outbox.conversations.forward(message: original.id, to: "elsewhere")
         #expect(receipt.value?.id != original.id && receipt.value?.channelId == "elsewhere")
         _ = try await world.outbox.drain()
         let sent = try #require(await world.server.storedMessages(channel: "elsewhere").first)
@@ -289,17 +289,17 @@ struct ConversationTests {
         let world = try World()
         let fcm = try PushDevice(token: "fcm-token-1", type: .fcm)
         let apns = try PushDevice(token: "a1b2c3", type: .apns2(topic: "com.example.chat", environment: .production))
-        _ = try await world.outbox.registerPush(fcm, channels: ["general", "direct.1"])
-        _ = try await world.outbox.registerPush(apns, channels: ["general"])
-        _ = try await world.outbox.unregisterPush(fcm, channels: ["general"])
-        await #expect(throws: OutboxError.self) { try await world.outbox.registerPush(fcm, channels: []) }
-        await #expect(throws: ModelValidationError.self) { try await world.outbox.registerPush(fcm, channels: ["a,b"]) }
+        _ = try await world.outbox.push.registerPush(fcm, channels: ["general", "direct.1"])
+        _ = try await world.outbox.push.registerPush(apns, channels: ["general"])
+        _ = try await world.outbox.push.unregisterPush(fcm, channels: ["general"])
+        await #expect(throws: OutboxError.self) { try await world.outbox.push.registerPush(fcm, channels: []) }
+        await #expect(throws: ModelValidationError.self) { try await world.outbox.push.registerPush(fcm, channels: ["a,b"]) }
         #expect(await world.server.pushChannels(of: fcm).isEmpty, "nothing sent offline")
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
         #expect(await world.server.pushChannels(of: fcm) == ["direct.1"])
         #expect(await world.server.pushChannels(of: apns) == ["general"])
-        _ = try await world.outbox.removePushDevice(apns)
+        _ = try await world.outbox.push.removePushDevice(apns)
         _ = try await world.outbox.drain()
         #expect(await world.server.pushChannels(of: apns).isEmpty)
     }
@@ -315,8 +315,8 @@ struct ConversationTests {
         user.name = .set("Me Myself")
         var channel = ChannelEdit<FlatCustom>()
         channel.name = .set("General")
-        _ = try await world.outbox.setUser(id: "me", edit: user)
-        _ = try await world.outbox.setChannel(id: "general", edit: channel)
+        _ = try await world.outbox.metadata.setUser(id: "me", edit: user)
+        _ = try await world.outbox.metadata.setChannel(id: "general", edit: channel)
         var draft = MessageDraft()
         try draft.insertText(offset: 0, text: "hi bob")
         try draft.addMention(offset: 3, length: 3, target: .user("bob"))
@@ -369,17 +369,17 @@ struct ConversationTests {
         let stored = try await world.store.fetch(world.store.queries.messages(inChannel: "general"))
         let started = try #require(stored.first { $0.timetoken == theirs })
         await #expect(throws: OutboxError.notAllowedToChange(messageId: started.id, author: "alice")) {
-            try await world.outbox.removeThread(ofMessage: started.id)
+            try await world.outbox.conversations.removeThread(ofMessage: started.id)
         }
         let message = try #require(stored.first { $0.timetoken == root })
-        await #expect(throws: OutboxError.noThread(message.id)) { try await world.outbox.removeThread(ofMessage: message.id) }
+        await #expect(throws: OutboxError.noThread(message.id)) { try await world.outbox.conversations.removeThread(ofMessage: message.id) }
         let key = DraftKey(channelId: "general", threadRoot: root)
         _ = try await world.store.editDraft(key) { $0.update(text: "my reply") }
         _ = try await world.outbox.send(draft: key)
         _ = try await world.outbox.drain()
         let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
 
-        #expect(try await world.outbox.removeThread(ofMessage: message.id).count == 2)
+        #expect(try await world.outbox.conversations.removeThread(ofMessage: message.id).count == 2)
         #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).map(\.root.id) == [started.id], "gone at once")
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
@@ -388,7 +388,7 @@ struct ConversationTests {
         await #expect(throws: WireError.self) { try await world.observer().getChannel(id: thread, as: JSONValue.self) }
 
         // A hard removal deleted the thread channel: as in the Chat SDK, nothing to restore.
-        #expect(try await world.outbox.restoreThread(ofMessage: message.id).isEmpty)
+        #expect(try await world.outbox.conversations.restoreThread(ofMessage: message.id).isEmpty)
         #expect(try await world.entries().isEmpty)
 
         // Soft: the channel is kept with status `deleted`; restore clears it.
@@ -401,10 +401,10 @@ struct ConversationTests {
         _ = try await world.outbox.drain()
         let secondThread = ChatSDKFormat.threadChannel(of: "general", root: other)
         #expect(try await world.store.fetch(world.store.queries.channel(id: secondThread)) != nil)
-        #expect(try await world.outbox.removeThread(ofMessage: second.id, soft: true).count == 2)
+        #expect(try await world.outbox.conversations.removeThread(ofMessage: second.id, soft: true).count == 2)
         _ = try await world.outbox.drain()
         #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == "deleted")
-        #expect(try await world.outbox.restoreThread(ofMessage: second.id).count == 2)
+        #expect(try await world.outbox.conversations.restoreThread(ofMessage: second.id).count == 2)
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
         #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == nil)
@@ -414,8 +414,8 @@ struct ConversationTests {
     @Test("the user's own channel and an empty conversation get a checkpoint on their first pull: later syncs ask for every channel in one shared history request")
     func emptyChannelsShareRequests() async throws {
         let world = try World()
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.openDirectConversation(with: "bob")
+        _ = try await world.outbox.memberships.join(channel: "general")
+        _ = try await world.outbox.conversations.openDirectConversation(with: "bob")
         _ = try await world.outbox.drain()
         try await ChatSDKConversations(world.server, userId: "alice").send("hi", to: "general")
         _ = try await world.sync()
@@ -465,7 +465,7 @@ struct ConversationTests {
     @Test("an empty channel's first checkpoint is set 10 s below the time trusted before its request, so a message published just before is fetched next")
     func emptyCheckpointMargin() async throws {
         let world = try World()
-        _ = try await world.outbox.openDirectConversation(with: "bob")
+        _ = try await world.outbox.conversations.openDirectConversation(with: "bob")
         _ = try await world.outbox.drain()
         _ = try await world.sync()
         let id = ChatSDKFormat.directChannelId("me", "bob")
@@ -485,7 +485,7 @@ struct ConversationTests {
         let bob = try ChatSDKConversations(world.server, userId: "bob")
         _ = try await bob.client.setMemberships(
             userId: "bob", set: (0..<250).map { MembershipSet<JSONValue>(id: "room-\($0)") }, as: WireChat.self)
-        _ = try await world.outbox.createGroupConversation(with: ["bob"], channelId: "team")
+        _ = try await world.outbox.conversations.createGroupConversation(with: ["bob"], channelId: "team")
         let requests = try await RequestBudgetTests.requests(world) { _ = try await world.outbox.drain() }
         #expect(try await world.entries().isEmpty)
         #expect(requests.filter { $0 == "getMemberships" }.count == 2, "me and bob, one each: \(RequestBudgetTests.tally(requests))")
@@ -500,9 +500,9 @@ struct ConversationTests {
         _ = try await carol.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
         try await carol.invite("bob", to: "team", type: "group")
         let before = await world.server.storedMessages(channel: "bob").count
-        _ = try await world.outbox.join(channel: "team")
+        _ = try await world.outbox.memberships.join(channel: "team")
         _ = try await world.outbox.drain()
-        _ = try await world.outbox.invite("bob", to: "team")
+        _ = try await world.outbox.conversations.invite("bob", to: "team")
         let report = try await world.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.completed == 2, "the membership and the skipped event: \(report)")
         #expect(await world.server.storedMessages(channel: "bob").count == before, "no second invitation")

@@ -248,9 +248,9 @@ struct DataSyncBackendTests {
         #expect(try await store.fetch(store.queries.member(channelId: "random", userId: "me"))?.status == "joined")
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Me 2")
-        _ = try await world.outbox.setUser(id: "me", edit: edit)
-        _ = try await world.outbox.setMembership(channel: "random", edit: MemberEdit(status: "muted"))
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "pinned"))
+        _ = try await world.outbox.metadata.setUser(id: "me", edit: edit)
+        _ = try await world.outbox.memberships.setMembership(channel: "random", edit: MemberEdit(status: "muted"))
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "pinned"))
         let sent = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
         #expect(sent.deadLetters == 0 && sent.conflicts == 0)
         let me = try #require(try await keyset.record(.users, "me"))
@@ -270,7 +270,7 @@ struct DataSyncBackendTests {
         _ = try await world.reconciler.pullObjects(full: true)
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Local")
-        _ = try await world.outbox.setUser(id: "u1", edit: edit)
+        _ = try await world.outbox.metadata.setUser(id: "u1", edit: edit)
         keyset.clock.advance(by: 1)
         let remote = await keyset.server.dataSyncAsAdmin(try keyset.admin.patchRequest(.users, id: "u1", [.add(JSONPointer(["payload", "custom"]), ["a": 2])]))
         #expect(remote.status == 200)
@@ -290,8 +290,8 @@ struct DataSyncBackendTests {
         _ = try await world.reconciler.pullObjects(full: true)
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Local")
-        _ = try await world.outbox.setUser(id: "u1", edit: edit)
-        _ = try await world.outbox.setMembership(channel: "random", edit: MemberEdit(status: "local"))
+        _ = try await world.outbox.metadata.setUser(id: "u1", edit: edit)
+        _ = try await world.outbox.memberships.setMembership(channel: "random", edit: MemberEdit(status: "local"))
         keyset.clock.advance(by: 1)
         for (resource, id, pointer, value) in [(DataSyncResource.users, "u1", ["payload", "name"], JSONValue.string("Remote")), (.memberships, "m-1", ["status"], JSONValue.string("remote"))] {
             let answer = await keyset.server.dataSyncAsAdmin(try keyset.admin.patchRequest(resource, id: id, [.add(JSONPointer(pointer), value)]))
@@ -323,24 +323,24 @@ struct DataSyncBackendTests {
         edit.name = .set("Alice")
         await #expect(throws: OutboxError.identifierRefused(
             field: "user.id", id: "alice smith", backend: "datasync", reason: "a DataSync id cannot contain whitespace")
-        ) { try await world.outbox.setUser(id: "alice smith", edit: edit) }
-        await #expect(throws: OutboxError.self) { try await world.outbox.join(channel: "two\u{00A0}words") }
+        ) { try await world.outbox.metadata.setUser(id: "alice smith", edit: edit) }
+        await #expect(throws: OutboxError.self) { try await world.outbox.memberships.join(channel: "two\u{00A0}words") }
         var named = ChannelEdit<FlatCustom>()
         named.name = .set("Wide")
         await #expect(throws: OutboxError.self) {
-            try await world.outbox.setChannel(id: String(repeating: "c", count: 40) + "\u{2003}", edit: named)
+            try await world.outbox.metadata.setChannel(id: String(repeating: "c", count: 40) + "\u{2003}", edit: named)
         }
         let store = world.store
         #expect(try await store.fetch(store.queries.outboxCount()) == 0, "nothing queued")
         #expect(try await store.fetch(store.queries.user(id: "alice smith")) == nil, "nothing stored")
         #expect(try await store.fetch(store.queries.member(channelId: "two\u{00A0}words", userId: "me")) == nil)
-        _ = try await world.outbox.setUser(id: "alice-smith", edit: edit)
+        _ = try await world.outbox.metadata.setUser(id: "alice-smith", edit: edit)
         #expect(try await store.fetch(store.queries.outboxCount()) == 1, "an id DataSync holds is queued")
 
         let appContext = try ChatStore<Custom>.open(at: SimulatedDevice<Custom>.temporaryStorePath())
         let client = try PubNubClient.simulated(InProcessTransport(server: keyset.server), userId: "me", clock: keyset.clock)
         let outbox = Outbox(store: appContext, client: client, clock: keyset.clock)
-        _ = try await outbox.setUser(id: "alice smith", edit: edit)
+        _ = try await outbox.metadata.setUser(id: "alice smith", edit: edit)
         #expect(try await appContext.fetch(appContext.queries.outboxCount()) == 1, "App Context holds ids with spaces")
     }
 

@@ -30,15 +30,15 @@ struct DataSyncExpiryTests {
         #expect(try await store.fetch(store.queries.channel(id: "general"))?.metadata?.className == "Channel")
 
         // An edit goes out and its answer is stored: the metadata stays.
-        _ = try await world.outbox.setMembership(channel: "random", edit: MemberEdit(status: "away"))
+        _ = try await world.outbox.memberships.setMembership(channel: "random", edit: MemberEdit(status: "away"))
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Me again")
-        _ = try await world.outbox.setUser(id: "me", edit: edit)
+        _ = try await world.outbox.metadata.setUser(id: "me", edit: edit)
         let sent = try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60))
         #expect(sent.deadLetters == 0 && sent.conflicts == 0)
         var created = ChannelEdit<FlatCustom>()
         created.name = .set("Fresh")
-        _ = try await world.outbox.setChannel(id: "fresh", edit: created)
+        _ = try await world.outbox.metadata.setChannel(id: "fresh", edit: created)
         #expect(try await world.outbox.drain(until: keyset.clock.now.addingTimeInterval(60)).completed == 1)
         let fresh = try #require(try await store.fetch(store.queries.channel(id: "fresh")))
         let freshRecord = try await keyset.record(.channels, "fresh")
@@ -80,8 +80,8 @@ struct DataSyncExpiryTests {
         let store = world.store
         var edit = ChannelEdit<FlatCustom>()
         edit.name = .set("Still here")
-        _ = try await world.outbox.setChannel(id: "random", edit: edit)
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "waiting"))
+        _ = try await world.outbox.metadata.setChannel(id: "random", edit: edit)
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "waiting"))
         // Five days on, another client adds a channel and makes me a member: these outlive the rest.
         keyset.clock.advance(by: 5 * 86_400)
         try await keyset.create(.channels, DataSyncObject(id: "late", payload: ["name": "Late"]))

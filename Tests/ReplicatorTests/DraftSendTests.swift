@@ -114,7 +114,7 @@ struct DraftSendTests {
         #expect(mentions.count == 2)
         #expect(mentions.allSatisfy { $0.request == nil && $0.requestNote == "not known yet: the message's timetoken" })
         let messageId = try #require(receipt.message.value?.id), sendOp = try #require(receipt.message.opId)
-        let discarded = try await world.outbox.discardMessage(id: messageId)
+        let discarded = try await world.outbox.messages.discardMessage(id: messageId)
         #expect(Set(discarded) == Set([sendOp] + receipt.mentionOpIds))
         #expect(try await world.entries().isEmpty)
     }

@@ -112,7 +112,7 @@ struct ErrorClassTests {
         let observer = try world.observer()
         let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "One")))
         try await world.store.load(users: [try ChatUser(id: "u1", name: "One", updated: remote.updated, eTag: remote.eTag)])
-        let receipt = try await world.outbox.setUser(id: "u1", edit: { var e = UserEdit<FlatCustom>(); e.name = .set("Mine"); return e }())
+        let receipt = try await world.outbox.metadata.setUser(id: "u1", edit: { var e = UserEdit<FlatCustom>(); e.name = .set("Mine"); return e }())
         _ = try await observer.setUser(id: "u1", fields: { var f = UserEdit<FlatCustom>(); f.name = .set("Theirs"); return f }())
         let report = try await world.outbox.drain()
         #expect(report.conflicts == 1)
@@ -222,6 +222,6 @@ extension Outbox where Custom == DefaultChatCustom {
     func addReactionTarget(_ world: World) async throws -> String {
         let message = try await send(text: "target", to: "general")
         _ = try await drain()
-        return try await addReaction("👍", toMessage: message.value!.id).opId!
+        return try await messages.addReaction("👍", toMessage: message.value!.id).opId!
     }
 }

@@ -54,7 +54,7 @@ struct FileIntegrityTests {
     static func hardDeleteFirst(of userId: String, on device: SimulatedDevice<DefaultChatCustom>) async throws -> DrainReport {
         let messages = try await device.store.fetch(device.store.queries.messages(inChannel: "general"))
         let message = try #require(messages.first { $0.userId == userId }, "no message of \(userId)")
-        _ = try await device.outbox.deleteMessage(id: message.id, hard: true)
+        _ = try await device.outbox.messages.deleteMessage(id: message.id, hard: true)
         return try await device.outbox.drain()
     }
 
@@ -99,7 +99,7 @@ struct FileIntegrityTests {
         let held = try await carol.store.fetch(carol.store.queries.messages(inChannel: "general"))
         try #require(held.count == 1 && held[0].userId == "bob" && held[0].files.map(\.id) == [file.id], "\(held.map { ($0.userId, $0.files) })")
 
-        _ = try await carol.outbox.deleteMessage(id: held[0].id, hard: true)
+        _ = try await carol.outbox.messages.deleteMessage(id: held[0].id, hard: true)
         let report = try await carol.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.orphanedFiles == 0, "\(report)")
         #expect(Self.deletes(of: file.id, by: carol).isEmpty, "\(Self.deletes(of: file.id, by: carol))")
@@ -115,7 +115,7 @@ struct FileIntegrityTests {
         let server = PubNubServer(clock: clock)
         let (alice, file) = try await Self.aliceSends(server, clock)
         let original = try #require(try await alice.store.fetch(alice.store.queries.messages(inChannel: "general")).first)
-        _ = try await alice.outbox.deleteMessage(id: original.id, hard: true, preserveFiles: true)
+        _ = try await alice.outbox.messages.deleteMessage(id: original.id, hard: true, preserveFiles: true)
         _ = try await alice.outbox.drain()
         #expect(try await Self.stillThere(file, on: server))
         clock.advance(by: 7200)
@@ -136,12 +136,12 @@ struct FileIntegrityTests {
         _ = try await bob.reconciler.markHot("general")
         _ = try await bob.sync()
         let original = try #require(try await bob.store.fetch(bob.store.queries.messages(inChannel: "general")).first)
-        let forwarded = try #require(try await bob.outbox.forward(message: original.id, to: "random").value)
+        let forwarded = try #require(try await bob.outbox.conversations.forward(message: original.id, to: "random").value)
         _ = try await bob.outbox.drain()
         let sent = try #require(try await bob.store.fetch(bob.store.queries.message(id: forwarded.id)))
         try #require(sent.files.map(\.id) == [file.id] && sent.timetoken != nil)
 
-        _ = try await bob.outbox.deleteMessage(id: forwarded.id, hard: true)
+        _ = try await bob.outbox.messages.deleteMessage(id: forwarded.id, hard: true)
         let report = try await bob.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.orphanedFiles == 0, "\(report)")
         #expect(Self.deletes(of: file.id, by: bob).isEmpty, "\(Self.deletes(of: file.id, by: bob))")
@@ -169,7 +169,7 @@ struct FileIntegrityTests {
         let server = PubNubServer(clock: clock)
         let (alice, file) = try await Self.aliceSends(server, clock)
         let id = try #require(try await alice.store.fetch(alice.store.queries.messages(inChannel: "general")).first?.id)
-        _ = try await alice.outbox.deleteMessage(id: id, hard: true, preserveFiles: true)
+        _ = try await alice.outbox.messages.deleteMessage(id: id, hard: true, preserveFiles: true)
         let before = alice.transport.requests.count
         _ = try await alice.outbox.drain()
         #expect(Self.deletes(of: file.id, by: alice).isEmpty)
@@ -181,7 +181,7 @@ struct FileIntegrityTests {
         let second = try #require(try await alice.outbox.send(files: [OutgoingFile(data: Data("b".utf8), name: "b.txt")], to: "general").value?.id)
         _ = try await alice.outbox.drain()
         let uploaded = try #require(try await alice.store.fetch(alice.store.queries.message(id: second))?.files.first?.id)
-        _ = try await alice.outbox.deleteMessage(id: second, hard: true)
+        _ = try await alice.outbox.messages.deleteMessage(id: second, hard: true)
         let mark = alice.transport.requests.count
         _ = try await alice.outbox.drain()
         let made = alice.transport.requests.dropFirst(mark).map { "\($0.method) \($0.pathSegments.prefix(2).joined(separator: "/"))" }
@@ -200,7 +200,7 @@ struct FileIntegrityTests {
         let held = try await carol.store.fetch(carol.store.queries.messages(inChannel: "general"))
         try #require(held.count == 2)
         #expect(held.allSatisfy { $0.files.isEmpty }, "\(held.map(\.files))")
-        for message in held { _ = try await carol.outbox.deleteMessage(id: message.id, hard: true) }
+        for message in held { _ = try await carol.outbox.messages.deleteMessage(id: message.id, hard: true) }
         _ = try await carol.outbox.drain()
         #expect(carol.transport.requests.filter { $0.pathSegments.prefix(2) == ["v1", "files"] }.isEmpty)
         // And the wire client refuses them whoever asks.

@@ -128,8 +128,8 @@ struct FileScenarioTests {
         let forged = try #require(try await bob.store.fetch(bob.store.queries.messages(inChannel: aliceSent.channelId))
             .first { $0.userId == "mallory" }, "seed \(seed)")
         bob.transport.use(FaultPlan(seed: seed, profile: .flaky))
-        _ = try await bob.outbox.deleteMessage(id: forged.id, hard: true)
-        _ = try await bob.outbox.deleteMessage(id: bobSent.id, hard: true)
+        _ = try await bob.outbox.messages.deleteMessage(id: forged.id, hard: true)
+        _ = try await bob.outbox.messages.deleteMessage(id: bobSent.id, hard: true)
         try await devices[1].drainDying(after: 1 + Int(random.next() % 4), seed: seed &+ 99)
         devices[1].device.transport.use(FaultPlan(seed: 0, profile: .none))
         for _ in 0..<3 where try await devices[1].device.store.reading({ try $0.fileOrphans().count + $0.ops(states: [.pending, .ambiguous, .inflight]).count }) > 0 {

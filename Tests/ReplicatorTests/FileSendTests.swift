@@ -180,7 +180,7 @@ struct FileSendTests {
         // Another file on the channel stays.
         let other = try await observer.files.generateUploadURL(channel: "general", name: "keep.txt")
         try await observer.files.upload(other, bytes: Data("keep".utf8), contentType: "text/plain")
-        _ = try await a.outbox.deleteMessage(id: id, hard: true)
+        _ = try await a.outbox.messages.deleteMessage(id: id, hard: true)
         let report = try await a.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0, "\(report)")
         #expect(try await Self.serverFiles(observer, "general").map(\.id) == [other.id])

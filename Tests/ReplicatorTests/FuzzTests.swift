@@ -94,19 +94,19 @@ struct FuzzCase {
         for i in 0..<(1 + Int(random.next() % 2)) {
             sent.append(try await outbox.send(text: "fuzz \(i)", to: i == 0 ? "general" : "side", content: ["n": .int(Int64(i))]).value!.id)
         }
-        _ = try await outbox.addReaction("❤️", toMessage: sent[0])
-        if pulled { _ = try await outbox.addReaction("😂", toMessage: "srv-0") }
+        _ = try await outbox.messages.addReaction("❤️", toMessage: sent[0])
+        if pulled { _ = try await outbox.messages.addReaction("😂", toMessage: "srv-0") }
         if roll(0.5) {
             var edit = UserEdit<FlatCustom>()
             edit.name = .set("Me \(index)")
-            _ = try await outbox.setUser(id: "me", edit: edit)
+            _ = try await outbox.metadata.setUser(id: "me", edit: edit)
         }
         if roll(0.5) {
             var edit = ChannelEdit<FlatCustom>()
             edit.details = .set("fuzzed")
-            _ = try await outbox.setChannel(id: "general", edit: edit)
+            _ = try await outbox.metadata.setChannel(id: "general", edit: edit)
         }
-        if roll(0.5) { _ = try await outbox.setMembership(channel: "general", edit: MemberEdit(status: "away")) }
+        if roll(0.5) { _ = try await outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "away")) }
 
         var before: [String: OpSnapshot] = [:]
         for entry in try await store.fetch(store.queries.outbox()) { before[entry.id] = OpSnapshot(operation: entry.operation) }

@@ -173,7 +173,7 @@ struct HostileInputTests {
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("x")
         await #expect(throws: ModelValidationError.reservedIdentifier(field: "user.id", id: id)) {
-            _ = try await world.outbox.setUser(id: id, edit: edit)
+            _ = try await world.outbox.metadata.setUser(id: id, edit: edit)
         }
         await #expect(throws: ModelValidationError.self) { _ = try await world.outbox.send(text: "hi", to: id) }
         #expect(try await world.entries().isEmpty)

@@ -124,22 +124,22 @@ struct LiveScenario {
                 let mine = try await d.device.store.fetch(d.device.store.queries.actions(ofMessage: message.id))
                     .contains { $0.userId == d.userId && $0.value == value }
                 if mine {
-                    _ = try await d.device.outbox.removeReaction(value, fromMessage: message.id)
+                    _ = try await d.device.outbox.messages.removeReaction(value, fromMessage: message.id)
                 } else {
-                    _ = try await d.device.outbox.addReaction(value, toMessage: message.id)
+                    _ = try await d.device.outbox.messages.addReaction(value, toMessage: message.id)
                 }
             case 30..<34:
                 if random.next() % 2 == 0 {
                     var edit = UserEdit<FlatCustom>()
                     edit.name = .set("\(d.userId) at \(step)")
-                    _ = try await d.device.outbox.setUser(id: d.userId, edit: edit)
+                    _ = try await d.device.outbox.metadata.setUser(id: d.userId, edit: edit)
                 } else {
                     var edit = ChannelEdit<FlatCustom>()
                     edit.details = .set("by \(d.userId) at \(step)")
-                    _ = try await d.device.outbox.setChannel(id: pick(Self.channels), edit: edit)
+                    _ = try await d.device.outbox.metadata.setChannel(id: pick(Self.channels), edit: edit)
                 }
             case 34..<37:
-                _ = try await d.device.outbox.setMembership(channel: pick(Self.channels), edit: MemberEdit(status: pick(["joined", "muted", "away"])))
+                _ = try await d.device.outbox.memberships.setMembership(channel: pick(Self.channels), edit: MemberEdit(status: pick(["joined", "muted", "away"])))
             case 37..<43:
                 try await webPublish(1 + Int(random.next() % 5), to: pick(Self.channels))
             case 43..<45:

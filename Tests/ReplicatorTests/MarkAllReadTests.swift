@@ -46,7 +46,7 @@ struct MarkAllReadTests {
         _ = try await world.sync()
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 2, "lobby": 2, "quiet": 2])
 
-        let moved = try await world.outbox.markAllRead()
+        let moved = try await world.outbox.memberships.markAllRead()
         #expect(Set(moved.keys) == ["general", "lobby", "quiet"])
         #expect(Set(moved.values.compactMap(\.opId)).count == 1, "every channel's position is in one op")
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 0, "lobby": 0, "quiet": 0])
@@ -77,26 +77,26 @@ struct MarkAllReadTests {
         for member in stored { #expect(member.eTag == after[member.channelId]?.eTag, "\(member.channelId): the answer's eTag is stored") }
 
         // The next edit of one membership is based on the batch's answer: no conflict.
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "away"))
         let next = try await world.outbox.drain()
         #expect(next.conflicts == 0 && next.remaining == 0)
         #expect(try await Self.serverMemberships(world)["general"]?.status == "away")
-        #expect(try await world.outbox.markAllRead().isEmpty, "nothing moves again")
+        #expect(try await world.outbox.memberships.markAllRead().isEmpty, "nothing moves again")
     }
 
     @Test("offline, a second mark all read and a mark read of a channel in the batch raise the positions in the same op; one PATCH sends the newest")
     func coalesces() async throws {
         let (world, alice, _) = try await Self.world(["general", "lobby"])
-        let first = try await world.outbox.markAllRead()
+        let first = try await world.outbox.memberships.markAllRead()
         let batch = try #require(first["general"]?.opId)
         let newer = try await alice.send("later", to: "general")
         try await Self.pull(world)
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me"))["general"] == 1)
-        let second = try await world.outbox.markAllRead()
+        let second = try await world.outbox.memberships.markAllRead()
         #expect(Set(second.keys) == ["general"] && second["general"]?.disposition == .merged(into: batch))
         let newest = try await alice.send("newest", to: "lobby")
         try await Self.pull(world)
-        let single = try await world.outbox.markRead(channel: "lobby", upTo: newest)
+        let single = try await world.outbox.memberships.markRead(channel: "lobby", upTo: newest)
         #expect(single.opId == batch && single.disposition == .merged(into: batch))
 
         let entries = try await world.entries()
@@ -115,7 +115,7 @@ struct MarkAllReadTests {
     @Test("until it is sent, each membership shows its new position over what a pull brings; what another device changed shows too")
     func laidOverPulls() async throws {
         let (world, alice, newest) = try await Self.world(["general", "lobby"])
-        _ = try await world.outbox.markAllRead()
+        _ = try await world.outbox.memberships.markAllRead()
         _ = try await alice.client.setMemberships(
             userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "away", custom: ["color": "blue"])], as: WireChat.self)
         try await Self.pull(world)
@@ -133,15 +133,15 @@ struct MarkAllReadTests {
     @Test("a channel with an unsent edit of its membership takes its position in that edit; an edit made after the batch waits for it and does not conflict")
     func membershipEdits() async throws {
         let (world, _, newest) = try await Self.world(["general", "lobby", "quiet"])
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "away"))
-        let moved = try await world.outbox.markAllRead()
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+        let moved = try await world.outbox.memberships.markAllRead()
         let entries = try await world.entries()
         let edit = try #require(entries.first { $0.kind == .setMembership })
         #expect(moved["general"]?.opId == edit.id, "merged into the unsent edit")
         let batch = try #require(entries.first { $0.kind == .readPositions })
         #expect(batch.readPositions?.channels.sorted() == ["lobby", "quiet"])
 
-        let later = try await world.outbox.setMembership(channel: "lobby", edit: MemberEdit(status: "away"))
+        let later = try await world.outbox.memberships.setMembership(channel: "lobby", edit: MemberEdit(status: "away"))
         let waiting = try #require(try await world.entries().first { $0.id == later.opId })
         #expect(waiting.dependsOn == batch.id, "waits for the batch that writes the same membership")
 
@@ -157,7 +157,7 @@ struct MarkAllReadTests {
     @Test("sent after the server moved on: a later position is not written back, a membership removed elsewhere is not made again; nothing to write, no PATCH")
     func serverAhead() async throws {
         let (world, alice, newest) = try await Self.world(["general", "lobby"])
-        _ = try await world.outbox.markAllRead()
+        _ = try await world.outbox.memberships.markAllRead()
         let later = try await alice.send("read elsewhere", to: "general")
         _ = try await alice.client.setMemberships(
             userId: "me", set: [MembershipSet<JSONValue>(id: "general", custom: [ChatSDKFormat.lastReadKey: .string(String(later.rawValue))])],
@@ -179,7 +179,7 @@ struct MarkAllReadTests {
     func chunks() async throws {
         let channels = (0..<101).map { String(format: "room-%03d", $0) }
         let (world, _, _) = try await Self.world(channels)
-        let moved = try await world.outbox.markAllRead()
+        let moved = try await world.outbox.memberships.markAllRead()
         #expect(moved.count == 101)
         let batches = try await world.entries().compactMap(\.readPositions)
         #expect(batches.map(\.marks.count).sorted() == [1, 100])
@@ -195,8 +195,8 @@ struct MarkAllReadTests {
     func discard() async throws {
         let (world, _, _) = try await Self.world(["general", "lobby"])
         let before = try await world.store.fetch(world.store.queries.unreadCounts(for: "me"))
-        let batch = try #require(try await world.outbox.markAllRead()["general"]?.opId)
-        let edit = try await world.outbox.setMembership(channel: "lobby", edit: MemberEdit(status: "away"))
+        let batch = try #require(try await world.outbox.memberships.markAllRead()["general"]?.opId)
+        let edit = try await world.outbox.memberships.setMembership(channel: "lobby", edit: MemberEdit(status: "away"))
         let removed = try await world.outbox.discard(opId: batch)
         #expect(removed.count == 3, "the batch and its two receipts: \(removed)")
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == before)
@@ -209,7 +209,7 @@ struct MarkAllReadTests {
     @Test("the PATCH's answer lost: the op turns ambiguous and its next attempt reads the server, finds the positions there and writes nothing again")
     func lostAnswer() async throws {
         let (world, _, newest) = try await Self.world(["general", "lobby"])
-        _ = try await world.outbox.markAllRead()
+        _ = try await world.outbox.memberships.markAllRead()
         world.transport.script(.none, .dropResponse)
         let sent = world.transport.requests.count
         let report = try await world.outbox.drain()
@@ -226,8 +226,8 @@ struct MarkAllReadTests {
     @Test("refused by the server: a dead letter, visible; the receipts wait for it, a membership edit that waited for it goes, and the positions keep showing until it is discarded; then each shows what the server holds")
     func refused() async throws {
         let (world, _, _) = try await Self.world(["general", "lobby"])
-        let batch = try #require(try await world.outbox.markAllRead()["general"]?.opId)
-        let edit = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+        let batch = try #require(try await world.outbox.memberships.markAllRead()["general"]?.opId)
+        let edit = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "away"))
         world.transport.script(.none, .forbidden)
         let report = try await world.outbox.drain()
         #expect(report.deadLetters == 1 && report.remaining == 2, "the two receipts wait: \(report)")
@@ -254,7 +254,7 @@ struct MarkAllReadTests {
         let (world, _, _) = try await Self.world(["general", "lobby"])
         try await ChatSDKClient(world.server, userId: "admin").restrict("me", in: "general", ban: true, mute: false)
         _ = try await world.sync()
-        let moved = try await world.outbox.markAllRead()
+        let moved = try await world.outbox.memberships.markAllRead()
         #expect(Set(moved.keys) == ["lobby"])
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 1, "lobby": 0])
         #expect(try await world.entries().compactMap(\.readPositions).flatMap(\.channels) == ["lobby"])

@@ -172,14 +172,14 @@ struct MessageIdentityTests {
         // This user ("me") is no moderator: editing or deleting Alice's message is refused, nothing queued.
         try await world.store.setEditAuthority(.author)
         await #expect(throws: OutboxError.notAllowedToChange(messageId: "a1", author: "alice")) {
-            _ = try await world.outbox.edit(message: "a1", text: "mine now")
+            _ = try await world.outbox.messages.edit(message: "a1", text: "mine now")
         }
         await #expect(throws: OutboxError.notAllowedToChange(messageId: "a1", author: "alice")) {
-            _ = try await world.outbox.deleteMessage(id: "a1")
+            _ = try await world.outbox.messages.deleteMessage(id: "a1")
         }
         #expect(try await world.entries().isEmpty)
         try await world.store.setEditAuthority(.authorAndModerators(["me"]))
-        #expect(try await world.outbox.edit(message: "a1", text: "moderated by me").opId != nil)
+        #expect(try await world.outbox.messages.edit(message: "a1", text: "moderated by me").opId != nil)
         await #expect(throws: StoreError.self) { try await world.store.setEditAuthority(.authorAndModerators(["a,b"])) }
     }
 }

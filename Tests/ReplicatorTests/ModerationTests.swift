@@ -79,8 +79,8 @@ struct ModerationTests {
     static func moderatedKeyset() async throws -> (World, ChatSDKClient) {
         let world = try World()
         let admin = try ChatSDKClient(world.server, userId: "admin")
-        _ = try await world.outbox.join(channel: "general")
-        _ = try await world.outbox.join(channel: "side")
+        _ = try await world.outbox.memberships.join(channel: "general")
+        _ = try await world.outbox.memberships.join(channel: "side")
         _ = try await world.outbox.drain()
         try await ChatSDKClient(world.server, userId: "troll").send("buy now", to: "general")
         try await ChatSDKClient(world.server, userId: "bob").send("hi all", to: "general")
@@ -130,7 +130,7 @@ struct ModerationTests {
             try await world.outbox.send(text: "let me in", to: "general")
         }
         let bob = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first)
-        await #expect(throws: OutboxError.self) { try await world.outbox.addReaction("👍", toMessage: bob.id) }
+        await #expect(throws: OutboxError.self) { try await world.outbox.messages.addReaction("👍", toMessage: bob.id) }
         await #expect(throws: OutboxError.restricted(ChannelRestriction(userId: "me", channelId: "side", ban: false, mute: true))) {
             try await world.outbox.send(text: "psst", to: "side")
         }
@@ -139,7 +139,7 @@ struct ModerationTests {
         }
         #expect(try await world.entries().isEmpty, "nothing was queued")
         // Reporting a message of a channel one is banned from is allowed.
-        #expect(try await world.outbox.report(message: bob.id, reason: "rude").opId != nil)
+        #expect(try await world.outbox.moderation.report(message: bob.id, reason: "rude").opId != nil)
 
         try await admin.restrict("me", in: "general", ban: false, mute: false)
         _ = try await world.reconciler().sync()
@@ -161,8 +161,8 @@ struct ModerationTests {
         #expect(all.map(\.userId) == ["troll", "bob"] && all.map(\.isFromMutedUser) == [true, false])
 
         world.transport.use(FaultPlan(seed: 2, profile: .offline))
-        let unmute = try await world.outbox.unmute(users: ["troll"])
-        let mute = try await world.outbox.mute(users: ["bob", "zed"])
+        let unmute = try await world.outbox.moderation.unmute(users: ["troll"])
+        let mute = try await world.outbox.moderation.mute(users: ["bob", "zed"])
         #expect(unmute.value == [] && mute.value == ["bob", "zed"])
         #expect(mute.disposition == .merged(into: try #require(unmute.opId)), "one write for both")
         #expect(try await world.store.fetch(queries.messages(inChannel: "general")).map(\.userId) == ["troll"], "at once, offline")
@@ -185,9 +185,9 @@ struct ModerationTests {
         _ = try await laptop.reconciler().sync()
         phone.transport.use(FaultPlan(seed: 4, profile: .offline))
         laptop.transport.use(FaultPlan(seed: 5, profile: .offline))
-        _ = try await phone.outbox.mute(users: ["ann"])
-        _ = try await laptop.outbox.mute(users: ["ben"])
-        _ = try await laptop.outbox.unmute(users: ["troll"])
+        _ = try await phone.outbox.moderation.mute(users: ["ann"])
+        _ = try await laptop.outbox.moderation.mute(users: ["ben"])
+        _ = try await laptop.outbox.moderation.unmute(users: ["troll"])
         phone.transport.use(FaultPlan(seed: 4, profile: .none))
         laptop.transport.use(FaultPlan(seed: 5, profile: .none))
         _ = try await phone.outbox.drain()
@@ -205,10 +205,10 @@ struct ModerationTests {
         _ = try await world.reconciler().sync()
         let gate = RequestGate { $0.pathSegments.contains("PN_PRV.me.mute1") && $0.method == .get }
         world.transport.onRequest { await gate.pass($0) }
-        let first = try await world.outbox.mute(users: ["ann"])
+        let first = try await world.outbox.moderation.mute(users: ["ann"])
         let drain = Task { try await world.outbox.drain() }
         await gate.waitUntilHolding()
-        let second = try await world.outbox.mute(users: ["ben"])
+        let second = try await world.outbox.moderation.mute(users: ["ben"])
         #expect(second.disposition == .merged(into: try #require(first.opId)), "the op has not been marked in flight yet")
         await gate.open()
         _ = try await drain.value
@@ -220,7 +220,7 @@ struct ModerationTests {
 
         // Offline: mute zed; another device unmutes troll; a pull shows both changes.
         world.transport.use(FaultPlan(seed: 6, profile: .offline))
-        _ = try await world.outbox.mute(users: ["zed"])
+        _ = try await world.outbox.moderation.mute(users: ["zed"])
         try await ChatSDKClient(world.server, userId: "me").writeMuteList(owner: "me", ["ann", "ben"])
         world.transport.use(FaultPlan(seed: 6, profile: .none))
         _ = try await world.reconciler().pullMuteList()
@@ -239,7 +239,7 @@ struct ModerationTests {
         try await admin.restrict("me", in: "open", ban: true, mute: false)
         _ = try await world.reconciler().pullObjects()
         world.transport.use(FaultPlan(seed: 7, profile: .offline))
-        await #expect(throws: OutboxError.self) { try await world.outbox.edit(message: id, text: "edited after the ban") }
+        await #expect(throws: OutboxError.self) { try await world.outbox.messages.edit(message: id, text: "edited after the ban") }
         let ops = try await world.entries()
         #expect(ops.map(\.kind) == [.send], "the refused edit queued nothing and changed no op")
         guard let send = try #require(ops.first).operation.send else { return }
@@ -249,8 +249,8 @@ struct ModerationTests {
         await #expect(throws: OutboxError.self) {
             try await world.outbox.send(text: "in a thread", to: ChatSDKFormat.threadChannel(of: "general", root: Timetoken(rawValue: 17_000_000_000_000_000)))
         }
-        await #expect(throws: OutboxError.hiddenUser("PN_PRV.me.mute1")) { try await world.outbox.removeUser(id: "PN_PRV.me.mute1") }
-        await #expect(throws: OutboxError.hiddenUser("PN_PRV.x")) { try await world.outbox.mute(users: ["PN_PRV.x"]) }
+        await #expect(throws: OutboxError.hiddenUser("PN_PRV.me.mute1")) { try await world.outbox.metadata.removeUser(id: "PN_PRV.me.mute1") }
+        await #expect(throws: OutboxError.hiddenUser("PN_PRV.x")) { try await world.outbox.moderation.mute(users: ["PN_PRV.x"]) }
     }
 
     @Test("live sync follows the moderation event channel and the mute list only when the token lets them be read")
@@ -279,7 +279,7 @@ struct ModerationTests {
             let crashed = try World(seed: seed, path: path, clock: world.clock, server: world.server)
             _ = try await crashed.reconciler().sync()
             crashed.transport.use(FaultPlan(seed: seed, profile: .flaky))
-            let receipt = try await crashed.outbox.report(message: bob.id, reason: "spam \(seed)")
+            let receipt = try await crashed.outbox.moderation.report(message: bob.id, reason: "spam \(seed)")
             _ = try? await crashed.outbox.drain()
             let recovered = try crashed.reopened(seed: seed + 100, profile: .flaky, path: path)
             for _ in 0..<20 where !(try await recovered.entries().isEmpty) {

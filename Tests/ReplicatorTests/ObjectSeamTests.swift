@@ -111,8 +111,8 @@ struct SeamConflictFixture {
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Local")
         edit.custom = .set(["a": 2, "b": 1])
-        _ = try await world.outbox.setUser(id: "u1", edit: edit)
-        _ = try await world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "local"))
+        _ = try await world.outbox.metadata.setUser(id: "u1", edit: edit)
+        _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "local"))
         clock.advance(by: 1)
         if !remoteFirst { await remoteEdit() }
     }
@@ -220,7 +220,7 @@ struct ObjectSeamConflictTests {
     @Test("a conflicted membership removal is decided by the tie rule", arguments: families)
     func removal(_ capabilities: ObjectBackendCapabilities) async throws {
         let f = try await SeamConflictFixture(policy: .fieldMerge(tie: .local), capabilities: capabilities)
-        _ = try await f.world.outbox.removeMembership(channel: "general")
+        _ = try await f.world.outbox.memberships.removeMembership(channel: "general")
         _ = try await f.run()
         #expect(await f.serverMembership() == nil)
         #expect(try await f.log().first { $0.entityKind == "membership" }.map { !$0.isOpen && $0.automatic } == true)
@@ -248,7 +248,7 @@ struct ObjectSeamConflictTests {
         let before = await f.objects.requests.count
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Again")
-        _ = try await f.world.outbox.setUser(id: "u1", edit: edit)
+        _ = try await f.world.outbox.metadata.setUser(id: "u1", edit: edit)
         f.device.link.loseAnswers(1)
         _ = try await f.world.outbox.drain(until: f.world.clock.now.addingTimeInterval(60))
         f.world.clock.advance(by: 600)
@@ -269,7 +269,7 @@ extension ObjectSeamConflictTests {
         let f = try await SeamConflictFixture(policy: .serverWins, capabilities: capabilities)
         _ = try await f.run()
         let logged = try await f.log().count
-        _ = try await f.world.outbox.setMembership(channel: "general", edit: MemberEdit(status: "after the loss"))
+        _ = try await f.world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "after the loss"))
         f.device.link.loseAnswers(1)
         _ = try await f.world.outbox.drain(until: f.world.clock.now.addingTimeInterval(60))
         f.world.clock.advance(by: 600)
@@ -313,21 +313,21 @@ struct ObjectSeamTwoDeviceTests {
                 var edit = ChannelEdit<FlatCustom>()
                 edit.name = .set("\(name)-\(seed)")
                 edit.custom = .set(["k": .string(name), "j": 1])
-                _ = try await device.world.outbox.setChannel(id: "c1", edit: edit)
+                _ = try await device.world.outbox.metadata.setChannel(id: "c1", edit: edit)
                 expectedConflicts += 1
             }
             if dice.roll(0.75) {
                 var edit = UserEdit<FlatCustom>()
                 edit.status = .set("\(name)-status")
-                _ = try await device.world.outbox.setUser(id: "me", edit: edit)
+                _ = try await device.world.outbox.metadata.setUser(id: "me", edit: edit)
                 expectedConflicts += 1
             }
             if dice.roll(0.75) {
-                _ = try await device.world.outbox.setMembership(channel: "c1", edit: MemberEdit(status: "\(name)-\(seed)"))
+                _ = try await device.world.outbox.memberships.setMembership(channel: "c1", edit: MemberEdit(status: "\(name)-\(seed)"))
                 expectedConflicts += 1
             }
             if name == "A", dice.roll(0.5) {
-                _ = try await device.world.outbox.removeMembership(channel: "c2")  // nobody else touches c2
+                _ = try await device.world.outbox.memberships.removeMembership(channel: "c2")  // nobody else touches c2
             }
             // An offline drain attempt fails without sending anything.
             _ = try await device.world.outbox.drain(until: clock.now.addingTimeInterval(5))

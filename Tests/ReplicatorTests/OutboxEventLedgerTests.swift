@@ -27,17 +27,17 @@ struct OutboxEventLedgerTests {
             let channel = ["c0", "c1", "c2"][Int(random.next() % 3)]
             ids.append(try await world.outbox.send(text: "m\(i)", to: channel).value!.id)
         }
-        _ = try await world.outbox.addReaction("👍", toMessage: ids[0])
-        _ = try await world.outbox.removeReaction("👍", fromMessage: ids[0])  // cancels the add
-        _ = try await world.outbox.addReaction("❤️", toMessage: ids[1])
-        _ = try await world.outbox.setMembership(channel: "c0", edit: MemberEdit(status: "joined"))
-        _ = try await world.outbox.setMembership(channel: "c0", edit: MemberEdit(status: "muted"))  // merged
-        _ = try await world.outbox.setMembership(channel: "c9", edit: MemberEdit(status: "joined"))
-        _ = try await world.outbox.removeMembership(channel: "c9")  // cancels the never-synced set
+        _ = try await world.outbox.messages.addReaction("👍", toMessage: ids[0])
+        _ = try await world.outbox.messages.removeReaction("👍", fromMessage: ids[0])  // cancels the add
+        _ = try await world.outbox.messages.addReaction("❤️", toMessage: ids[1])
+        _ = try await world.outbox.memberships.setMembership(channel: "c0", edit: MemberEdit(status: "joined"))
+        _ = try await world.outbox.memberships.setMembership(channel: "c0", edit: MemberEdit(status: "muted"))  // merged
+        _ = try await world.outbox.memberships.setMembership(channel: "c9", edit: MemberEdit(status: "joined"))
+        _ = try await world.outbox.memberships.removeMembership(channel: "c9")  // cancels the never-synced set
         var rename = UserEdit<FlatCustom>()
         rename.name = .set("Me")
-        _ = try await world.outbox.setUser(id: "me", edit: rename)
-        try await world.outbox.discardMessage(id: ids[29])
+        _ = try await world.outbox.metadata.setUser(id: "me", edit: rename)
+        try await world.outbox.messages.discardMessage(id: ids[29])
         _ = try await world.outbox.drain(until: world.clock.now.addingTimeInterval(120))
         try await ledger.expectMatch(world.store, events: listener.flush(), "offline, seed \(seed)")
 
@@ -75,7 +75,7 @@ struct OutboxEventLedgerTests {
         for id in ["u1", "u2"] {
             var edit = UserEdit<FlatCustom>()
             edit.name = .set("Local")
-            _ = try await world.outbox.setUser(id: id, edit: edit)
+            _ = try await world.outbox.metadata.setUser(id: id, edit: edit)
         }
         world.clock.advance(by: 1)
         await world.server.remoteEditUser(id: "u1", fields: ["name": "Remote"])

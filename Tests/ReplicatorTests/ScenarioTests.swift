@@ -58,14 +58,14 @@ struct Scenario {
             channelOf[id] = channel
             if random.next() % 10 == 0 {
                 let value = pick(["👍", "❤️", "😂"], &random)
-                _ = try await world.outbox.addReaction(value, toMessage: id)
+                _ = try await world.outbox.messages.addReaction(value, toMessage: id)
                 reactions[id, default: []].insert(value)
             }
         }
         for _ in 0..<max(3, messages / 40) {
             let channel = pick(Self.channels, &random)
             let status = pick(["joined", "muted", "admin"], &random)
-            _ = try await world.outbox.setMembership(channel: channel, edit: MemberEdit(status: status))
+            _ = try await world.outbox.memberships.setMembership(channel: channel, edit: MemberEdit(status: status))
             memberships[channel] = .some(status)
         }
         let offline = try await world.outbox.drain(until: world.clock.now.addingTimeInterval(120))
@@ -99,21 +99,21 @@ struct Scenario {
         let delivered = try await world.store.fetch(world.store.queries.messages(byUser: "me")).filter { $0.timetoken != nil }
         for message in delivered where random.next() % 8 == 0 {
             let value = pick(["🎉", "👀"], &random)
-            _ = try await world.outbox.addReaction(value, toMessage: message.id)
+            _ = try await world.outbox.messages.addReaction(value, toMessage: message.id)
             reactions[message.id, default: []].insert(value)
             if random.next() % 4 == 0 {
-                _ = try await world.outbox.removeReaction(value, fromMessage: message.id)
+                _ = try await world.outbox.messages.removeReaction(value, fromMessage: message.id)
                 reactions[message.id]?.remove(value)
             }
         }
         for _ in 0..<max(3, messages / 40) {
             let channel = pick(Self.channels, &random)
             if random.next() % 3 == 0 {
-                _ = try await world.outbox.removeMembership(channel: channel)
+                _ = try await world.outbox.memberships.removeMembership(channel: channel)
                 memberships[channel] = .some(nil)
             } else {
                 let status = pick(["joined", "muted", "admin"], &random)
-                _ = try await world.outbox.setMembership(channel: channel, edit: MemberEdit(status: status))
+                _ = try await world.outbox.memberships.setMembership(channel: channel, edit: MemberEdit(status: status))
                 memberships[channel] = .some(status)
             }
         }

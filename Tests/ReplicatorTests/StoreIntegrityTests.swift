@@ -18,7 +18,7 @@ struct StoreIntegrityTests {
         _ = try await world.reconciler().pullHistory(channels: ["c"])
         let far = Timetoken(rawValue: .max)
         await #expect(throws: OutboxError.implausibleReadPosition(far, ceiling: ReadPosition.ceiling(now: world.clock.now))) {
-            try await world.outbox.markRead(channel: "c", upTo: far)
+            try await world.outbox.memberships.markRead(channel: "c", upTo: far)
         }
         #expect(try await world.entries().isEmpty)
 
@@ -29,17 +29,17 @@ struct StoreIntegrityTests {
             as: DefaultChatCustom.self)
         _ = try await world.reconciler().pullObjects(channels: ["c"])
         #expect(try await world.store.fetch(world.store.queries.readPositions(of: "me"))["c"] == .some(ahead))
-        let repaired = try await world.outbox.markRead(channel: "c", upTo: theirs[1])
+        let repaired = try await world.outbox.memberships.markRead(channel: "c", upTo: theirs[1])
         #expect(repaired.disposition == .enqueued, "a position in the future does not make this one 'older'")
         #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me")) == 2)
 
         // Positions only move forward, unless forced (a repair).
-        #expect(try await world.outbox.markRead(channel: "c", upTo: theirs[0]).disposition == .unchanged)
-        _ = try await world.outbox.markRead(channel: "c", upTo: theirs[0], force: true)
+        #expect(try await world.outbox.memberships.markRead(channel: "c", upTo: theirs[0]).disposition == .unchanged)
+        _ = try await world.outbox.memberships.markRead(channel: "c", upTo: theirs[0], force: true)
         #expect(try await world.store.fetch(world.store.queries.readPositions(of: "me"))["c"] == .some(theirs[0]))
         // Within the tolerance (another device's clock a little ahead) is fine.
         let soon = try Timetoken(date: world.clock.now.addingTimeInterval(ReadPosition.tolerance - 1))
-        #expect(try await world.outbox.markRead(channel: "c", upTo: soon).opId != nil)
+        #expect(try await world.outbox.memberships.markRead(channel: "c", upTo: soon).opId != nil)
     }
 
     @Test("a write lock held by another process past the busy timeout is a wait for the live sync, not its end; nothing is lost")
@@ -219,7 +219,7 @@ struct IdentifierRuleTests {
         var edit = ChannelEdit<FlatCustom>()
         edit.name = .set("Renamed")
         await #expect(throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "':'")) {
-            _ = try await world.outbox.setChannel(id: odd, edit: edit)
+            _ = try await world.outbox.metadata.setChannel(id: odd, edit: edit)
         }
         #expect(try await world.store.fetch(world.store.queries.channel(id: odd))?.name == "Odd", "nothing changed locally")
         #expect(try await world.entries().isEmpty)

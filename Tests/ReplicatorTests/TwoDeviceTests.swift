@@ -184,27 +184,27 @@ struct TwoDeviceTests {
                 var edit = ChannelEdit<FlatCustom>()
                 edit.name = .set("\(name)-\(seed)")
                 edit.custom = .set(["k": .string(name), "j": 1])
-                _ = try await device.outbox.setChannel(id: "c1", edit: edit)
+                _ = try await device.outbox.metadata.setChannel(id: "c1", edit: edit)
                 expectedConflicts += 1
             }
             if dice.roll(0.75) {
                 var edit = UserEdit<FlatCustom>()
                 edit.status = .set("\(name)-status")
-                _ = try await device.outbox.setUser(id: "me", edit: edit)
+                _ = try await device.outbox.metadata.setUser(id: "me", edit: edit)
                 expectedConflicts += 1
             }
             if dice.roll(0.75) {
-                _ = try await device.outbox.setMembership(channel: "c1", edit: MemberEdit(status: "\(name)-\(seed)"))
+                _ = try await device.outbox.memberships.setMembership(channel: "c1", edit: MemberEdit(status: "\(name)-\(seed)"))
                 expectedConflicts += 1
             }
             if name == "A", dice.roll(0.5) {
                 // Nobody else touches c2: no conflict.
-                _ = try await device.outbox.removeMembership(channel: "c2")
+                _ = try await device.outbox.memberships.removeMembership(channel: "c2")
             }
             let messages = try await device.store.fetch(device.store.queries.messages(inChannel: "c1"))
             let target = messages[dice.pick(messages.count)].id
-            _ = try await device.outbox.addReaction(["👍", "🎉", "❤️"][dice.pick(3)], toMessage: target)
-            if dice.roll(0.5) { _ = try await device.outbox.removeReaction("❤️", fromMessage: messages[0].id) }
+            _ = try await device.outbox.messages.addReaction(["👍", "🎉", "❤️"][dice.pick(3)], toMessage: target)
+            if dice.roll(0.5) { _ = try await device.outbox.messages.removeReaction("❤️", fromMessage: messages[0].id) }
             for index in 0..<(1 + dice.pick(2)) { _ = try await device.outbox.send(text: "\(name) \(index)", to: "c1") }
         }
         clock.advance(by: 1)

@@ -169,6 +169,19 @@ public actor Outbox<Custom: ChatCustomData> {
         }
     }
 
+    /// The writes of messages that exist: edits, deletion and restore, reactions, pins.
+    public nonisolated var messages: MessageWrites<Custom> { MessageWrites(outbox: self) }
+    /// The writes of memberships and read positions.
+    public nonisolated var memberships: MembershipWrites<Custom> { MembershipWrites(outbox: self) }
+    /// The writes of user and channel metadata.
+    public nonisolated var metadata: MetadataWrites<Custom> { MetadataWrites(outbox: self) }
+    /// The Chat SDK's conversations, invitations, forwarding and threads.
+    public nonisolated var conversations: ConversationWrites<Custom> { ConversationWrites(outbox: self) }
+    /// The Chat SDK's moderation writes: reports, mutes.
+    public nonisolated var moderation: ModerationWrites<Custom> { ModerationWrites(outbox: self) }
+    /// Mobile push registration.
+    public nonisolated var push: PushWrites<Custom> { PushWrites(outbox: self) }
+
     /// The current user: the author of sends and reactions.
     public nonisolated var userId: String { client.configuration.userId }
 

@@ -55,13 +55,13 @@ struct LoopDemoCommand: AsyncParsableCommand {
             clock.advance(by: 1)
             for text in ["on my way", "5 minutes", "here"] { _ = try await a.outbox.send(text: text, to: "general") }
             let welcome = try await a.store.fetch(a.store.queries.messages(inChannel: "general"))[0]
-            _ = try await a.outbox.addReaction("👍", toMessage: welcome.id)
+            _ = try await a.outbox.messages.addReaction("👍", toMessage: welcome.id)
             var rename = ChannelEdit<FlatCustom>()
             rename.name = .set("General (A)")
-            _ = try await a.outbox.setChannel(id: "general", edit: rename)
+            _ = try await a.outbox.metadata.setChannel(id: "general", edit: rename)
             var describe = ChannelEdit<FlatCustom>()
             describe.details = .set("Everyone, B says hi")
-            _ = try await b.outbox.setChannel(id: "general", edit: describe)
+            _ = try await b.outbox.metadata.setChannel(id: "general", edit: describe)
             say("2. offline: the web renames the channel; then A sends 3 messages, reacts and renames it; B edits its description")
             say("3. pnreplicate --dry-run on A:")
             for entry in try await a.outbox.plan() {
