@@ -115,7 +115,7 @@ public struct ChatKeyset: Sendable, Hashable {
             for (user, channels) in memberships.sorted(by: { $0.key < $1.key }) {
                 for start in stride(from: 0, to: channels.count, by: 100) {
                     let set = channels[start..<min(start + 100, channels.count)].map { MembershipSet<JSONValue>(id: $0, status: "joined") }
-                    try await perform(try client.setMembershipsRequest(userId: user, set: set, remove: []))
+                    try await perform(try client.appContext.setMembershipsRequest(userId: user, set: set, remove: []))
                 }
             }
         case .dataSync:
@@ -151,7 +151,7 @@ public struct ChatKeyset: Sendable, Hashable {
             let timetokens = await server.seedMessages(channel: channel, payloads, publisher: publisher)
             guard reactionEvery > 0 else { continue }
             for (n, timetoken) in timetokens.enumerated() where n % reactionEvery == 0 {
-                try await perform(try client.addMessageActionRequest(
+                try await perform(try client.messageActions.addMessageActionRequest(
                     channel: channel, messageTimetoken: Timetoken(rawValue: timetoken), type: "reaction", value: "👍"))
             }
         }

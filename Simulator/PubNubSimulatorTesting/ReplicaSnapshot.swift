@@ -85,15 +85,15 @@ public struct ReplicaSnapshot: Equatable, Sendable, CustomStringConvertible {
         let client = try PubNubClient.simulated(InProcessTransport(server: server), userId: userId)
         // Through the library's pagers, so a repeated cursor is an error rather than a short
         // listing; a page with entries the client cannot read makes the snapshot fail too.
-        for try await page in client.userPages(as: JSONValue.self) {
+        for try await page in client.appContext.userPages(as: JSONValue.self) {
             try Self.refuseSkipped(page.skipped, in: "users")
             for user in page.data { users[user.id] = try Self.object(user) }
         }
-        for try await page in client.channelPages(as: JSONValue.self) {
+        for try await page in client.appContext.channelPages(as: JSONValue.self) {
             try Self.refuseSkipped(page.skipped, in: "channels")
             for channel in page.data { self.channels[channel.id] = try Self.object(channel) }
         }
-        for try await page in client.membershipPages(userId: userId, as: custom) {
+        for try await page in client.appContext.membershipPages(userId: userId, as: custom) {
             try Self.refuseSkipped(page.skipped, in: "memberships of \(userId)")
             for member in page.data {
                 memberships[member.channel.id] = try Self.membership(status: member.status, eTag: member.eTag, custom: member.custom)

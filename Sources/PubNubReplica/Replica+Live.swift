@@ -139,7 +139,7 @@ extension Replica {
     /// print("\(here.occupancy) here:", here.occupants.map(\.userId))
     /// ```
     public func hereNow(channel: String) async throws -> ChannelOccupancy {
-        let answer = try await client.hereNowAll(channels: [channel], includeState: true)
+        let answer = try await client.presence.hereNowAll(channels: [channel], includeState: true)
         return answer.channels[channel] ?? ChannelOccupancy(occupancy: 0, occupants: [])
     }
 

@@ -138,7 +138,20 @@ extension ChatChannel: AppContextObject {
     static var noun: String { "Channel" }
 }
 
-extension PubNubClient {
+/// App Context through a client (`client.appContext`): users, channels, memberships and members,
+/// read, listed, paged, set and removed (`/v2/objects/`). The object backend `AppContextBackend`
+/// is built on it.
+///
+/// ```swift
+/// let alice = try await client.appContext.getUser(id: "alice")
+/// ```
+public struct PubNubAppContext: PubNubService {
+    /// The client whose keys, origin, transport, token and crypto module are used.
+    public let client: PubNubClient
+
+    /// AppContext through `client`.
+    public init(client: PubNubClient) { self.client = client }
+
     static let objectInclude = "custom,status,type"
 
     func objectRequest(
@@ -174,7 +187,7 @@ extension PubNubClient {
         -> WireRequest
     {
         objectRequest(
-            .patch, [E.pathSegment, id], query: [QueryItem("include", Self.objectInclude)], body: try Self.json(fields),
+            .patch, [E.pathSegment, id], query: [QueryItem("include", Self.objectInclude)], body: try PubNubClient.json(fields),
             ifMatch: ifMatch, operation: "set\(E.noun)")
     }
 
@@ -219,12 +232,12 @@ extension PubNubClient {
     public static func page<T: Decodable & Sendable & Hashable>(of type: T.Type, from response: WireResponse, operation: String)
         throws(WireError) -> ObjectPage<T>
     {
-        try decode(ObjectPage<T>.self, from: response, operation: operation)
+        try PubNubClient.decode(ObjectPage<T>.self, from: response, operation: operation)
     }
 
     /// Decodes the object (`data`) of a get or set answer: a ``ReplicaModel/ChatUser`` or ``ReplicaModel/ChatChannel``.
     public static func object<T: Decodable>(_ type: T.Type, from response: WireResponse, operation: String) throws(WireError) -> T {
-        try decode(ObjectEnvelope<T>.self, from: response, operation: operation).data
+        try PubNubClient.decode(ObjectEnvelope<T>.self, from: response, operation: operation).data
     }
 
     // MARK: Channels
@@ -359,7 +372,7 @@ struct MembershipBody<Custom: CustomData>: Encodable {
     }
 }
 
-extension PubNubClient {
+extension PubNubAppContext {
     static let membershipInclude = "custom,status,type,channel,channel.custom,channel.type,channel.status"
     static let memberInclude = "custom,status,type,uuid,uuid.custom,uuid.type,uuid.status"
 
@@ -378,7 +391,7 @@ extension PubNubClient {
     ) throws(WireError) -> WireRequest {
         objectRequest(
             .patch, ["uuids", userId, "channels"], query: try query.items(include: Self.membershipInclude),
-            body: try Self.json(MembershipBody(key: "channel", set: set, delete: remove)), operation: "setMemberships")
+            body: try PubNubClient.json(MembershipBody(key: "channel", set: set, delete: remove)), operation: "setMemberships")
     }
 
     /// Sets and removes memberships of a user; returns the user's membership page after the change.
@@ -406,13 +419,13 @@ extension PubNubClient {
     ) async throws(WireError) -> ObjectPage<WireChannelMember<C>> {
         let request = objectRequest(
             .patch, ["channels", channelId, "uuids"], query: try query.items(include: Self.memberInclude),
-            body: try Self.json(MembershipBody(key: "uuid", set: set, delete: remove)), operation: "setMembers")
+            body: try PubNubClient.json(MembershipBody(key: "uuid", set: set, delete: remove)), operation: "setMembers")
         return try await perform(request, as: ObjectPage<WireChannelMember<C>>.self)
     }
 }
 
 // The App Context pagers (the engine and the stop rule are in Pagers.swift).
-extension PubNubClient {
+extension PubNubAppContext {
     /// Every user of the keyset matching `query` (scope `users`); see ``ObjectPages``.
     public func userPages<C: CustomData>(_ query: ObjectListQuery = ObjectListQuery(), as custom: C.Type = FlatCustom.self)
         -> ObjectPages<ChatUser<C>>

@@ -301,7 +301,19 @@ struct MessageCountsResponse: Decodable {
     let channels: [String: Int]
 }
 
-extension PubNubClient {
+/// Message Persistence through a client (`client.history`): fetching history (with or without
+/// message actions, and the legacy v2 form), paging it, message counts, and deleting a range.
+///
+/// ```swift
+/// let page = try await client.history.fetchHistory(HistoryQuery(channels: ["general"], max: 25))
+/// ```
+public struct PubNubHistory: PubNubService {
+    /// The client whose keys, origin, transport, token and crypto module are used.
+    public let client: PubNubClient
+
+    /// History through `client`.
+    public init(client: PubNubClient) { self.client = client }
+
     /// The largest `max` the server allows for this query.
     public static func historyCap(channelCount: Int, withActions: Bool) -> Int {
         channelCount > 1 || withActions ? 25 : 100
@@ -413,7 +425,7 @@ extension PubNubClient {
 }
 
 // The history pager (the engine and the stop rule are in Pagers.swift).
-extension PubNubClient {
+extension PubNubHistory {
     /// The history of `channel` back from `start` (exclusive; nil: now) to `end` (inclusive),
     /// `pageSize` messages per request; see ``HistoryPages``. Errors are `WireError`,
     /// ``PagingError`` and `CancellationError`; no request is retried.

@@ -18,7 +18,7 @@ import ReplicaModel
 ///
 /// ```swift
 /// // Look for a message published since `floor`, newest page first; stop as soon as it is found.
-/// for try await page in client.historyPages(channel: "general", end: floor) {
+/// for try await page in client.history.historyPages(channel: "general", end: floor) {
 ///     if let hit = page.messages.first(where: { $0.timetoken == wanted }) { return hit }
 /// }
 /// ```
@@ -28,7 +28,7 @@ import ReplicaModel
 ///
 /// ```swift
 /// let pages = HistoryPages(channel: "general", end: floor, scope: "history:general") { query in
-///     try await withRetries { try await client.fetchHistory(query) }
+///     try await withRetries { try await client.history.fetchHistory(query) }
 /// }
 /// ```
 public struct HistoryPages: AsyncSequence, Sendable {
@@ -64,14 +64,14 @@ public struct HistoryPages: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - pageSize: messages per request, clamped to 1-100.
     ///   - scope: names the listing in ``PagingError``; default `history:<channel>`.
-    ///   - fetch: makes one request, e.g. `{ try await client.fetchHistory($0) }`; wrap it to
+    ///   - fetch: makes one request, e.g. `{ try await client.history.fetchHistory($0) }`; wrap it to
     ///     retry or to enforce a deadline. Its errors reach the caller unchanged.
     public init(
         channel: String, pageSize: Int = 100, start: Timetoken? = nil, end: Timetoken? = nil, scope: String? = nil,
         fetch: @escaping @Sendable (HistoryQuery) async throws -> HistoryPage
     ) {
         self.channel = channel
-        self.pageSize = Swift.min(Swift.max(1, pageSize), PubNubClient.historyCap(channelCount: 1, withActions: false))
+        self.pageSize = Swift.min(Swift.max(1, pageSize), PubNubHistory.historyCap(channelCount: 1, withActions: false))
         self.start = start
         self.end = end
         self.scope = scope ?? "history:\(channel)"

@@ -37,7 +37,7 @@ public struct MessageActionsQuery: Sendable, Hashable {
 ///
 /// ```swift
 /// var actions: [WireMessageAction] = []
-/// for try await page in client.messageActionPages(channel: "general", end: oldestMessage) {
+/// for try await page in client.messageActions.messageActionPages(channel: "general", end: oldestMessage) {
 ///     actions += page.data
 /// }
 /// ```
@@ -58,7 +58,7 @@ public struct MessageActionPages: AsyncSequence, Sendable {
     ///
     /// - Parameters:
     ///   - scope: names the listing in ``PagingError``; default `actions:<channel>`.
-    ///   - fetch: makes one request, e.g. `{ try await client.listMessageActions($0) }`; wrap it
+    ///   - fetch: makes one request, e.g. `{ try await client.messageActions.listMessageActions($0) }`; wrap it
     ///     to retry. Its errors reach the caller unchanged.
     public init(
         channel: String, start: Timetoken? = nil, end: Timetoken? = nil, limit: Int = 100, scope: String? = nil,

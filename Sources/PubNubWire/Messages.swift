@@ -168,7 +168,19 @@ struct ActionResponse: Decodable {
     let data: WireMessageAction
 }
 
-extension PubNubClient {
+/// Message actions through a client (`client.messageActions`): adding, removing and listing the
+/// actions (reactions, edits, deletions) on a channel's messages.
+///
+/// ```swift
+/// let page = try await client.messageActions.listMessageActions(channel: "general")
+/// ```
+public struct PubNubMessageActions: PubNubService {
+    /// The client whose keys, origin, transport, token and crypto module are used.
+    public let client: PubNubClient
+
+    /// MessageActions through `client`.
+    public init(client: PubNubClient) { self.client = client }
+
     /// The request ``addMessageAction(channel:messageTimetoken:type:value:)`` sends.
     public func addMessageActionRequest(
         channel: String, messageTimetoken: Timetoken, type: String, value: String
@@ -179,7 +191,7 @@ extension PubNubClient {
             method: .post,
             pathSegments: ["v1", "message-actions", configuration.subscribeKey, "channel", channel, "message", messageTimetoken.description],
             query: commonQuery(), headers: ["Content-Type": "application/json; charset=UTF-8"],
-            body: try Self.json(Body(type: type, value: value)), operation: "addMessageAction")
+            body: try PubNubClient.json(Body(type: type, value: value)), operation: "addMessageAction")
     }
 
     /// Adds an action to a message. A 409 (`conflict`) means this user already added it.
@@ -194,7 +206,7 @@ extension PubNubClient {
     public static func messageAction(from response: WireResponse, operation: String = "addMessageAction") throws(WireError)
         -> WireMessageAction
     {
-        try decode(ActionResponse.self, from: response, operation: operation).data
+        try PubNubClient.decode(ActionResponse.self, from: response, operation: operation).data
     }
 
     /// The request ``removeMessageAction(channel:messageTimetoken:actionTimetoken:)`` sends.
@@ -233,7 +245,7 @@ extension PubNubClient {
 }
 
 // The message action pager (the engine and the stop rule are in Pagers.swift).
-extension PubNubClient {
+extension PubNubMessageActions {
     /// Lists message actions with a ``MessageActionsQuery``.
     public func listMessageActions(_ query: MessageActionsQuery) async throws(WireError) -> MessageActionsPage {
         try await listMessageActions(channel: query.channel, start: query.start, end: query.end, limit: query.limit)

@@ -20,7 +20,7 @@ import ReplicaModel
 /// prefetched.
 ///
 /// ```swift
-/// for try await page in client.membershipPages(userId: "alice", as: DefaultChatCustom.self) {
+/// for try await page in client.appContext.membershipPages(userId: "alice", as: DefaultChatCustom.self) {
 ///     if let membership = page.data.first(where: { $0.channel.id == "general" }) { return membership }
 /// }
 /// ```
@@ -35,7 +35,7 @@ public struct ObjectPages<Item: Decodable & Sendable & Hashable>: AsyncSequence,
     ///
     /// - Parameters:
     ///   - scope: names the listing in ``PagingError`` (e.g. `objects:users`, `members:general`).
-    ///   - fetch: makes one request, e.g. `{ try await client.listUsers($0) }`; wrap it to retry.
+    ///   - fetch: makes one request, e.g. `{ try await client.appContext.listUsers($0) }`; wrap it to retry.
     ///     Its errors reach the caller unchanged.
     public init(
         scope: String, query: ObjectListQuery = ObjectListQuery(),

@@ -11,7 +11,7 @@ import ReplicaModel
 ///
 /// ```swift
 /// do {
-///     for try await page in client.historyPages(channel: "general") { store(page.messages) }
+///     for try await page in client.history.historyPages(channel: "general") { store(page.messages) }
 /// } catch let error as PagingError {
 ///     log("the server ignored start: \(error)")       // the pages before it were delivered
 /// }

@@ -100,7 +100,7 @@ public struct PresenceEvent: Sendable, Hashable {
 /// ```swift
 /// var query = HereNowRequest(channels: ["general"])
 /// query.includeState = true
-/// let answer = try await client.hereNow(query)
+/// let answer = try await client.presence.hereNow(query)
 /// answer.channels["general"]?.occupants   // [PresentUser(userId: "alice", state: ["mood": "busy"])]
 /// ```
 public struct HereNowRequest: Sendable, Hashable {
@@ -187,36 +187,18 @@ public struct SignalRequest: Sendable, Hashable {
     }
 }
 
-extension PubNubClient {
-    /// PubNub's default signal limit: 64 bytes of payload. Counted here as the bytes of the
-    /// payload's compact JSON (sorted keys, UTF-8), before URL encoding; see `docs/presence.md`.
-    public static let signalSizeLimit = 64
+/// Presence through a client (`client.presence`): who is here now, where a user is, heartbeats,
+/// leaving, and presence state.
+///
+/// ```swift
+/// let answer = try await client.presence.hereNow(HereNowRequest(channels: ["general"]))
+/// ```
+public struct PubNubPresence: PubNubService {
+    /// The client whose keys, origin, transport, token and crypto module are used.
+    public let client: PubNubClient
 
-    /// The request ``signal(_:)`` sends: `GET /signal/{pub}/{sub}/0/{channel}/0/{json}`. A payload
-    /// over ``signalSizeLimit`` is refused here (``WireError/payloadTooLarge(operation:bytes:limit:)``),
-    /// before anything is sent.
-    public func signalRequest(_ signal: SignalRequest) throws(WireError) -> WireRequest {
-        guard !configuration.publishKey.isEmpty else { throw .invalidConfiguration("publishKey is empty") }
-        guard !signal.channel.isEmpty else { throw .invalidArgument("a signal needs a channel") }
-        let body = try Self.json(signal.message)
-        guard body.count <= Self.signalSizeLimit else {
-            throw .payloadTooLarge(operation: "signal", bytes: body.count, limit: Self.signalSizeLimit)
-        }
-        var query = commonQuery()
-        if let type = signal.customMessageType { query.append(QueryItem("custom_message_type", type)) }
-        return WireRequest(
-            method: .get,
-            pathSegments: ["signal", configuration.publishKey, configuration.subscribeKey, "0", signal.channel, "0",
-                           String(decoding: body, as: UTF8.self)],
-            query: query, operation: "signal")
-    }
-
-    /// Sends a signal and returns its timetoken. Signals are at-most-once and never stored:
-    /// nothing retries them (a typing indicator that arrives late is worse than one that never
-    /// arrives).
-    public func signal(_ signal: SignalRequest) async throws(WireError) -> Timetoken {
-        try Self.publishTimetoken(from: try await perform(try signalRequest(signal)))
-    }
+    /// Presence through `client`.
+    public init(client: PubNubClient) { self.client = client }
 
     // MARK: Presence requests
 
@@ -338,7 +320,7 @@ extension PubNubClient {
         var query = commonQuery()
         if let timeout { query.append(QueryItem("heartbeat", String(timeout))) }
         if let state, !state.isEmpty {
-            query.append(QueryItem("state", String(decoding: try Self.json(JSONValue.object(state)), as: UTF8.self)))
+            query.append(QueryItem("state", String(decoding: try PubNubClient.json(JSONValue.object(state)), as: UTF8.self)))
         }
         if !channelGroups.isEmpty { query.append(QueryItem("channel-group", channelGroups.sorted().joined(separator: ","))) }
         return WireRequest(method: .get, pathSegments: presencePath(["channel", list, "heartbeat"]), query: query, operation: "heartbeat")
@@ -374,7 +356,7 @@ extension PubNubClient {
     {
         let list = try Self.channelList(channels, groups: channelGroups, operation: "set-state")
         var query = commonQuery()
-        query.append(QueryItem("state", String(decoding: try Self.json(JSONValue.object(state)), as: UTF8.self)))
+        query.append(QueryItem("state", String(decoding: try PubNubClient.json(JSONValue.object(state)), as: UTF8.self)))
         if !channelGroups.isEmpty { query.append(QueryItem("channel-group", channelGroups.sorted().joined(separator: ","))) }
         let request = WireRequest(
             method: .get, pathSegments: presencePath(["channel", list, "uuid", configuration.userId, "data"]), query: query,
@@ -405,5 +387,38 @@ extension PubNubClient {
             throw .decoding(operation: "get-state", status: response.status, message: "neither payload.channels nor channel")
         }
         return payload.isNull ? [:] : [channel: payload]
+    }
+}
+
+// Signals: at-most-once, never stored (typing indicators, read receipts).
+extension PubNubClient {
+    /// PubNub's default signal limit: 64 bytes of payload. Counted here as the bytes of the
+    /// payload's compact JSON (sorted keys, UTF-8), before URL encoding; see `docs/presence.md`.
+    public static let signalSizeLimit = 64
+
+    /// The request ``signal(_:)`` sends: `GET /signal/{pub}/{sub}/0/{channel}/0/{json}`. A payload
+    /// over ``signalSizeLimit`` is refused here (``WireError/payloadTooLarge(operation:bytes:limit:)``),
+    /// before anything is sent.
+    public func signalRequest(_ signal: SignalRequest) throws(WireError) -> WireRequest {
+        guard !configuration.publishKey.isEmpty else { throw .invalidConfiguration("publishKey is empty") }
+        guard !signal.channel.isEmpty else { throw .invalidArgument("a signal needs a channel") }
+        let body = try Self.json(signal.message)
+        guard body.count <= Self.signalSizeLimit else {
+            throw .payloadTooLarge(operation: "signal", bytes: body.count, limit: Self.signalSizeLimit)
+        }
+        var query = commonQuery()
+        if let type = signal.customMessageType { query.append(QueryItem("custom_message_type", type)) }
+        return WireRequest(
+            method: .get,
+            pathSegments: ["signal", configuration.publishKey, configuration.subscribeKey, "0", signal.channel, "0",
+                           String(decoding: body, as: UTF8.self)],
+            query: query, operation: "signal")
+    }
+
+    /// Sends a signal and returns its timetoken. Signals are at-most-once and never stored:
+    /// nothing retries them (a typing indicator that arrives late is worse than one that never
+    /// arrives).
+    public func signal(_ signal: SignalRequest) async throws(WireError) -> Timetoken {
+        try Self.publishTimetoken(from: try await perform(try signalRequest(signal)))
     }
 }

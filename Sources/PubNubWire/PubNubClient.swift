@@ -5,97 +5,50 @@ import ReplicaModel
 /// Speaks PubNub's REST protocol through a ``Transport``. One method per endpoint; every method
 /// throws ``WireError`` and nothing else. No retries here: that is the outbox's job.
 ///
+/// Each of PubNub's APIs is a value over the client (``PubNubService``): ``appContext``,
+/// ``history``, ``messageActions``, ``presence``, ``files``, ``push``, ``dataSync``. Publishing,
+/// signals, subscribe and `/time` are the client's own.
+///
+/// ```swift
+/// let client = PubNubClient(configuration: configuration, transport: URLSessionTransport())
+/// let timetoken = try await client.publish(PublishRequest(channel: "general", message: ["text": "hi"]))
+/// let page = try await client.history.fetchHistory(HistoryQuery(channels: ["general"], max: 25))
+/// ```
+///
 /// ## Topics
 ///
 /// ### Creating a client
 ///
-/// - ``init(configuration:transport:logger:)``
+/// - ``init(configuration:transport:crypto:access:logger:)``
 /// - ``configuration``
 /// - ``transport``
 /// - ``perform(_:)``
 ///
-/// ### Publishing
+/// ### Publishing and signals
 ///
 /// - ``publish(_:)``
 /// - ``publishRequest(_:)``
 /// - ``publishTimetoken(from:)``
+/// - ``signal(_:)``
+/// - ``signalRequest(_:)``
 /// - ``time()``
-///
-/// ### History
-///
-/// - ``fetchHistory(_:)``
-/// - ``fetchHistoryWithActions(_:)``
-/// - ``fetchLegacyHistory(_:)``
-/// - ``historyPages(channel:pageSize:start:end:)``
-/// - ``historyCap(channelCount:withActions:)``
-/// - ``messageCounts(channels:since:)``
-/// - ``deleteMessages(channel:start:end:)``
 ///
 /// ### Subscribe
 ///
 /// - ``subscribe(_:)``
 /// - ``subscribeRequest(_:)``
 /// - ``handshake(_:)``
-/// - ``leave(channels:)``
 /// - ``subscribeAnswer(from:operation:)``
 ///
-/// ### Message actions
+/// ### PubNub's other APIs
 ///
-/// - ``addMessageAction(channel:messageTimetoken:type:value:)``
-/// - ``addMessageActionRequest(channel:messageTimetoken:type:value:)``
-/// - ``messageAction(from:operation:)``
-/// - ``removeMessageAction(channel:messageTimetoken:actionTimetoken:)``
-/// - ``removeMessageActionRequest(channel:messageTimetoken:actionTimetoken:)``
-/// - ``listMessageActions(channel:start:end:limit:)``
-/// - ``listMessageActions(_:)``
-/// - ``messageActionPages(channel:start:end:limit:)``
-///
-/// ### App Context users
-///
-/// - ``getUser(id:as:)``
-/// - ``listUsers(_:as:)``
-/// - ``userPages(_:as:)``
-/// - ``setUser(id:fields:ifMatch:)``
-/// - ``setUserRequest(id:fields:ifMatch:)``
-/// - ``removeUser(id:)``
-/// - ``removeUserRequest(id:)``
-///
-/// ### App Context channels
-///
-/// - ``getChannel(id:as:)``
-/// - ``listChannels(_:as:)``
-/// - ``channelPages(_:as:)``
-/// - ``setChannel(id:fields:ifMatch:)``
-/// - ``setChannelRequest(id:fields:ifMatch:)``
-/// - ``removeChannel(id:)``
-/// - ``removeChannelRequest(id:)``
-///
-/// ### App Context memberships and members
-///
-/// - ``getMemberships(userId:_:as:)``
-/// - ``membershipPages(userId:_:as:)``
-/// - ``setMemberships(userId:set:remove:query:as:)``
-/// - ``setMembershipsRequest(userId:set:remove:query:)``
-/// - ``getMembers(channelId:_:as:)``
-/// - ``memberPages(channelId:_:as:)``
-/// - ``setMembers(channelId:set:remove:query:as:)``
-///
-/// ### Files
-///
+/// - ``appContext``
+/// - ``history``
+/// - ``messageActions``
+/// - ``presence``
 /// - ``files``
-///
-/// ### Mobile Push
-///
 /// - ``push``
-///
-/// ### DataSync
-///
 /// - ``dataSync``
-///
-/// ### Decoding App Context answers
-///
-/// - ``page(of:from:operation:)``
-/// - ``object(_:from:operation:)``
 public struct PubNubClient: Sendable {
     /// Keys, user id and origin.
     public let configuration: PubNubConfiguration
@@ -121,6 +74,18 @@ public struct PubNubClient: Sendable {
         self.access = access ?? AccessControl(token: configuration.authKey, userId: configuration.userId)
         self.logger = logger
     }
+
+    /// App Context: users, channels, memberships and members (``PubNubAppContext``).
+    public var appContext: PubNubAppContext { PubNubAppContext(client: self) }
+
+    /// Message Persistence: history, its pages, message counts, deleting a range (``PubNubHistory``).
+    public var history: PubNubHistory { PubNubHistory(client: self) }
+
+    /// Message actions: add, remove, list (``PubNubMessageActions``).
+    public var messageActions: PubNubMessageActions { PubNubMessageActions(client: self) }
+
+    /// Presence: here now, where now, heartbeats, leave, state (``PubNubPresence``).
+    public var presence: PubNubPresence { PubNubPresence(client: self) }
 
     /// File Sharing: list, upload, publish file messages, download, delete (``PubNubFiles``).
     public var files: PubNubFiles { PubNubFiles(client: self) }

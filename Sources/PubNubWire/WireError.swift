@@ -53,7 +53,7 @@ extension WireError {
     ///
     /// ```swift
     /// do {
-    ///     return try await client.fetchHistory(query)
+    ///     return try await client.history.fetchHistory(query)
     /// } catch {
     ///     guard let wait = error.retryability.minimumWait else { throw error }   // permanent
     ///     try await Task.sleep(for: .seconds(max(wait, backoff)))                  // then try again

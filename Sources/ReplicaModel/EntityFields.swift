@@ -230,7 +230,7 @@ public struct FieldChanges<Entity: ReplicatedFields>: Hashable, Sendable {
     /// absent; `type` is always set).
     ///
     /// ```swift
-    /// try await client.setUser(id: "ann", fields: UserEdit(try ChatUser(id: "ann", name: "Ann")))
+    /// try await client.appContext.setUser(id: "ann", fields: UserEdit(try ChatUser(id: "ann", name: "Ann")))
     /// ```
     public init(_ entity: Entity) {
         for field in Entity.fields {

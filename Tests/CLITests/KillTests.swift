@@ -124,8 +124,8 @@ struct KillTests {
     static func history(of channel: String, _ client: PubNubClient) async throws -> [HistoryMessage] {
         var messages: [HistoryMessage] = []
         for try await page in HistoryPages(channel: channel, fetch: { query in
-            for _ in 0..<99 { if let page = try? await client.fetchHistory(query) { return page } }
-            return try await client.fetchHistory(query)
+            for _ in 0..<99 { if let page = try? await client.history.fetchHistory(query) { return page } }
+            return try await client.history.fetchHistory(query)
         }) {
             messages = page.messages + messages
         }

@@ -91,7 +91,7 @@ struct Publisher {
     /// The timetoken of `id` among the newest messages of the channel, or nil.
     private func lookUp(_ id: String) async throws -> Timetoken? {
         for _ in 0..<50 {
-            guard let page = try? await client.fetchHistory(HistoryQuery(channels: [channel], max: 100)) else { continue }
+            guard let page = try? await client.history.fetchHistory(HistoryQuery(channels: [channel], max: 100)) else { continue }
             return (page.channels[channel] ?? []).first { entry in
                 if case .object(let body) = entry.message, case .string(id)? = body["id"] { return true }
                 return false

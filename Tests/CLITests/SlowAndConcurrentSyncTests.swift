@@ -169,7 +169,7 @@ struct SlowAndConcurrentSyncTests {
         var ids: [String] = []
         var start: Timetoken?
         for _ in 0..<1_000 {
-            let page = try await client.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start))
+            let page = try await client.history.fetchHistory(HistoryQuery(channels: [channel], max: 100, start: start))
             let messages = page.channels[channel] ?? []
             ids = messages.map { message -> String in
                 if case .object(let body) = message.message, case .string(let id)? = body["id"] { return id }

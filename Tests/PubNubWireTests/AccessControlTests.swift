@@ -160,7 +160,7 @@ struct AccessControlTests {
         #expect(need.missing(in: grants) == [])
         #expect(need.missing(in: grants, undecidedIsMet: false) == [AccessRequirement(.channel, name, .write)])
         // What other entries grant is still decided on the device.
-        let denial = await Self.denial { _ = try await client.fetchHistory(HistoryQuery(channels: [name])) }
+        let denial = await Self.denial { _ = try await client.history.fetchHistory(HistoryQuery(channels: [name])) }
         #expect(denial?.reason == .notGranted([AccessRequirement(.channel, name, .read)]))
     }
 

@@ -52,7 +52,7 @@ struct ErrorDecodingTests {
     func malformedSuccess() async throws {
         let pubnub = try client(RecordingTransport(body: #"{"status":200,"channels":"#))
         await #expect {
-            try await pubnub.fetchHistory(HistoryQuery(channels: ["a"]))
+            try await pubnub.history.fetchHistory(HistoryQuery(channels: ["a"]))
         } throws: { error in
             if case WireError.decoding(let operation, 200, _) = error { return operation == "fetchHistory" }
             return false

@@ -64,7 +64,7 @@ struct PagerTests {
             }
         }
         var ids: [String] = []
-        for try await page in try client(transport).userPages() { ids += page.data.map(\.id) }
+        for try await page in try client(transport).appContext.userPages() { ids += page.data.map(\.id) }
         #expect(ids.count == 140)
         #expect(transport.requests.map { parameter("start", $0) } == [nil, "MTAw"])
         #expect(transport.requests.allSatisfy { parameter("limit", $0) == "100" })
@@ -90,11 +90,11 @@ struct PagerTests {
         }
         let counted = server()
         var ids = 0
-        for try await page in try client(counted).userPages(ObjectListQuery(count: true)) { ids += page.data.count }
+        for try await page in try client(counted).appContext.userPages(ObjectListQuery(count: true)) { ids += page.data.count }
         #expect(ids == 200)
         #expect(counted.requests.count == 2)
         let uncounted = server()
-        for try await _ in try client(uncounted).userPages() {}
+        for try await _ in try client(uncounted).appContext.userPages() {}
         #expect(uncounted.requests.count == 3)
 
         // A total that changes while paging (objects removed meanwhile) is not trusted: page 1
@@ -107,7 +107,7 @@ struct PagerTests {
             }
         }
         var shifted = 0
-        for try await page in try client(shifting).userPages(ObjectListQuery(count: true)) { shifted += page.data.count }
+        for try await page in try client(shifting).appContext.userPages(ObjectListQuery(count: true)) { shifted += page.data.count }
         #expect(shifted == 250 && shifting.requests.count == 3)
     }
 
@@ -118,7 +118,7 @@ struct PagerTests {
                 ? userPage((0..<9).map { "a\($0)" } + [".."], next: "p2") : userPage(["z"], next: "p3")
         }
         var pages: [ObjectPage<ChatUser<FlatCustom>>] = []
-        for try await page in try client(transport).userPages(ObjectListQuery(limit: 10)) { pages.append(page) }
+        for try await page in try client(transport).appContext.userPages(ObjectListQuery(limit: 10)) { pages.append(page) }
         #expect(pages.map(\.data.count) == [9, 1])
         #expect(pages.first?.skipped.count == 1)
         #expect(transport.requests.count == 2)
@@ -128,7 +128,7 @@ struct PagerTests {
     func objectEmptyPage() async throws {
         let transport = RecordingTransport { _ in userPage([], next: nil) }
         var pages = 0
-        for try await page in try client(transport).membershipPages(userId: "me", as: DefaultChatCustom.self) {
+        for try await page in try client(transport).appContext.membershipPages(userId: "me", as: DefaultChatCustom.self) {
             #expect(page.data.isEmpty)
             pages += 1
         }
@@ -141,7 +141,7 @@ struct PagerTests {
         let transport = RecordingTransport { _ in userPage((0..<100).map { "u\($0)" }, next: "same") }
         var delivered = 0
         await #expect(throws: PagingError.noProgress(scope: "users", cursor: "same")) {
-            for try await _ in try client(transport).userPages() { delivered += 1 }
+            for try await _ in try client(transport).appContext.userPages() { delivered += 1 }
         }
         #expect(transport.requests.count == 2)
         #expect(delivered == 2)
@@ -151,7 +151,7 @@ struct PagerTests {
     func objectStartCursorIsSeen() async throws {
         let transport = RecordingTransport { _ in userPage((0..<100).map { "u\($0)" }, next: "here") }
         await #expect(throws: PagingError.noProgress(scope: "members:general", cursor: "here")) {
-            for try await _ in try client(transport).memberPages(
+            for try await _ in try client(transport).appContext.memberPages(
                 channelId: "general", ObjectListQuery(start: "here"), as: DefaultChatCustom.self) {}
         }
         #expect(transport.requests.count == 1)
@@ -162,7 +162,7 @@ struct PagerTests {
         let transport = RecordingTransport { request in
             userPage((0..<100).map { "u\($0)" }, next: "c\(parameter("start", request) ?? "")x")
         }
-        let pages = try client(transport).userPages()
+        let pages = try client(transport).appContext.userPages()
         #expect(transport.requests.isEmpty)
         var iterator = pages.makeAsyncIterator()
         _ = try await iterator.next()
@@ -177,7 +177,7 @@ struct PagerTests {
     func stopEarlySkipsGuard() async throws {
         let transport = RecordingTransport { _ in userPage((0..<100).map { "u\($0)" }, next: "same") }
         var found: String?
-        for try await page in try client(transport).userPages() {
+        for try await page in try client(transport).appContext.userPages() {
             found = page.data.last?.id
             break
         }
@@ -192,7 +192,7 @@ struct PagerTests {
         let transport = RecordingTransport { request in
             userPage((0..<100).map { "u\($0)" }, next: "c\(parameter("start", request) ?? "")x")
         }
-        let pages = try client(transport).userPages()
+        let pages = try client(transport).appContext.userPages()
         let task = Task {
             var iterator = pages.makeAsyncIterator()
             _ = try await iterator.next()
@@ -206,7 +206,7 @@ struct PagerTests {
     @Test("a task cancelled before the first page makes no request")
     func cancelledBeforeStart() async throws {
         let transport = RecordingTransport { _ in userPage([], next: nil) }
-        let pages = try client(transport).historyPages(channel: "general")
+        let pages = try client(transport).history.historyPages(channel: "general")
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             for try await _ in pages {}
@@ -218,7 +218,7 @@ struct PagerTests {
     @Test("the fetch's error reaches the caller unchanged and finishes the pager")
     func fetchErrorPassesThrough() async throws {
         let transport = RecordingTransport { _ throws(TransportFailure) in throw .notSent(reason: "offline") }
-        var iterator = try client(transport).userPages().makeAsyncIterator()
+        var iterator = try client(transport).appContext.userPages().makeAsyncIterator()
         await #expect(throws: WireError.transport(.notSent(reason: "offline"))) { _ = try await iterator.next() }
         #expect(try await iterator.next() == nil)
         #expect(transport.requests.count == 1)
@@ -229,7 +229,7 @@ struct PagerTests {
     @Test("history pages back from now to the floor, each page starting at the previous page's oldest")
     func historyBackward() async throws {
         let transport = historyServer(channel: "general", count: 250)
-        let pager = try client(transport).historyPages(channel: "general", pageSize: 100, end: tt(21))
+        let pager = try client(transport).history.historyPages(channel: "general", pageSize: 100, end: tt(21))
         var pages: [HistoryPages.Page] = []
         for try await page in pager { pages.append(page) }
         #expect(pages.map(\.messages.count) == [100, 100, 30])
@@ -243,7 +243,7 @@ struct PagerTests {
     func historyExactMultiple() async throws {
         let transport = historyServer(channel: "general", count: 200)
         var pages: [HistoryPages.Page] = []
-        for try await page in try client(transport).historyPages(channel: "general", start: tt(201)) { pages.append(page) }
+        for try await page in try client(transport).history.historyPages(channel: "general", start: tt(201)) { pages.append(page) }
         #expect(pages.map(\.messages.count) == [100, 100, 0])
         #expect(pages.last?.isLast == true)
         #expect(transport.requests.map { parameter("start", $0) } == [tt(201), tt(101), tt(1)].map(\.description))
@@ -253,7 +253,7 @@ struct PagerTests {
     func historyEmpty() async throws {
         let transport = historyServer(channel: "general", count: 5)
         var pages: [HistoryPages.Page] = []
-        for try await page in try client(transport).historyPages(channel: "general", end: tt(6)) { pages.append(page) }
+        for try await page in try client(transport).history.historyPages(channel: "general", end: tt(6)) { pages.append(page) }
         #expect(pages == [HistoryPages.Page(messages: [], isLast: true)])
     }
 
@@ -267,7 +267,7 @@ struct PagerTests {
             return server(stripped)
         }
         var pages: [HistoryPages.Page] = []
-        for try await page in try client(transport).historyPages(channel: "general", end: tt(61)) { pages.append(page) }
+        for try await page in try client(transport).history.historyPages(channel: "general", end: tt(61)) { pages.append(page) }
         #expect(pages.map(\.messages.count) == [40])
         #expect(pages.first?.isLast == true)
         #expect(transport.requests.count == 1)
@@ -285,7 +285,7 @@ struct PagerTests {
         var delivered = 0
         await #expect(throws: PagingError.noProgress(scope: "probe", cursor: tt(151).description)) {
             // A caller's own fetch (here: no retries) behind the pager.
-            let pages = HistoryPages(channel: "general", scope: "probe") { query in try await pubnub.fetchHistory(query) }
+            let pages = HistoryPages(channel: "general", scope: "probe") { query in try await pubnub.history.fetchHistory(query) }
             for try await _ in pages { delivered += 1 }
         }
         #expect(transport.requests.count == 2 && delivered == 2)
@@ -316,7 +316,7 @@ struct PagerTests {
             }
         }
         var all: [Timetoken] = []
-        for try await page in try client(transport).messageActionPages(channel: "general", start: tt(1000), end: tt(0), limit: 2) {
+        for try await page in try client(transport).messageActions.messageActionPages(channel: "general", start: tt(1000), end: tt(0), limit: 2) {
             all += page.data.map(\.actionTimetoken)
         }
         #expect(all.count == 6)
@@ -328,7 +328,7 @@ struct PagerTests {
     func actionsEmptyAndNoProgress() async throws {
         let empty = RecordingTransport { _ in json(["status": 200, "data": []]) }
         var count = 0
-        for try await page in try client(empty).messageActionPages(channel: "general") {
+        for try await page in try client(empty).messageActions.messageActionPages(channel: "general") {
             #expect(page.data.isEmpty)
             count += 1
         }
@@ -338,7 +338,7 @@ struct PagerTests {
             json(["status": 200, "data": .array([action(tt(5))]), "more": ["start": .string(tt(50).description)]])
         }
         await #expect(throws: PagingError.noProgress(scope: "actions:general", cursor: tt(50).description)) {
-            for try await _ in try client(stuck).messageActionPages(channel: "general", start: tt(50)) {}
+            for try await _ in try client(stuck).messageActions.messageActionPages(channel: "general", start: tt(50)) {}
         }
         #expect(stuck.requests.count == 1)
     }

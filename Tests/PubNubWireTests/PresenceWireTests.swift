@@ -6,7 +6,7 @@ import Testing
 @Suite("Presence and signals on the wire")
 struct PresenceWireTests {
     static func answer(_ body: String, single: String? = nil) throws -> HereNowAnswer {
-        try PubNubClient.hereNowAnswer(from: WireResponse(status: 200, body: Data(body.utf8)), singleChannel: single)
+        try PubNubPresence.hereNowAnswer(from: WireResponse(status: 200, body: Data(body.utf8)), singleChannel: single)
     }
 
     @Test("here-now answers of the references (one channel, with state, occupancy only, several channels) decode to one shape")
@@ -43,19 +43,19 @@ struct PresenceWireTests {
         var query = HereNowRequest(channels: ["b", "a"], includeState: true)
         query.limit = 5000
         query.offset = 10
-        let hereNow = try client.hereNowRequest(query)
+        let hereNow = try client.presence.hereNowRequest(query)
         #expect(hereNow.encodedPath == "/v2/presence/sub-key/sub-c-test/channel/a,b")
         #expect(hereNow.queryValue("state") == "1" && hereNow.queryValue("disable_uuids") == "0")
         #expect(hereNow.queryValue("limit") == "1000" && hereNow.queryValue("offset") == "10")
-        #expect(try client.hereNowRequest(HereNowRequest(channels: [])).encodedPath == "/v2/presence/sub-key/sub-c-test")
-        let heartbeat = try client.heartbeatRequest(channels: ["b", "a"], timeout: 60, state: ["a": ["k": 1]])
+        #expect(try client.presence.hereNowRequest(HereNowRequest(channels: [])).encodedPath == "/v2/presence/sub-key/sub-c-test")
+        let heartbeat = try client.presence.heartbeatRequest(channels: ["b", "a"], timeout: 60, state: ["a": ["k": 1]])
         #expect(heartbeat.encodedPath == "/v2/presence/sub-key/sub-c-test/channel/a,b/heartbeat")
         #expect(heartbeat.queryValue("heartbeat") == "60" && heartbeat.queryValue("state") == #"{"a":{"k":1}}"#)
-        #expect(throws: WireError.self) { try client.heartbeatRequest(channels: ["a,b"]) }
-        #expect(throws: WireError.self) { try client.heartbeatRequest(channels: []) }
-        try await client.leave(channels: ["x"])
+        #expect(throws: WireError.self) { try client.presence.heartbeatRequest(channels: ["a,b"]) }
+        #expect(throws: WireError.self) { try client.presence.heartbeatRequest(channels: []) }
+        try await client.presence.leave(channels: ["x"])
         #expect(transport.requests.last?.encodedPath == "/v2/presence/sub-key/sub-c-test/channel/x/leave")
-        _ = try await client.setPresenceState(["mood": "ok"], channels: ["x"])
+        _ = try await client.presence.setPresenceState(["mood": "ok"], channels: ["x"])
         #expect(transport.requests.last?.encodedPath == "/v2/presence/sub-key/sub-c-test/channel/x/uuid/me/data")
         #expect(transport.requests.last?.queryValue("state") == #"{"mood":"ok"}"#)
     }
@@ -64,15 +64,15 @@ struct PresenceWireTests {
     func stateAndWhereNow() async throws {
         let single = try client(RecordingTransport(
             body: #"{"status":200,"uuid":"u","service":"Presence","message":"OK","payload":{"k":"v"},"channel":"ch"}"#))
-        #expect(try await single.presenceState(userId: "u", channels: ["ch"]) == ["ch": ["k": "v"]])
+        #expect(try await single.presence.presenceState(userId: "u", channels: ["ch"]) == ["ch": ["k": "v"]])
         let many = try client(RecordingTransport(
             body: #"{"status":200,"message":"OK","service":"Presence","payload":{"channels":{"a":{"k":1},"b":null}}}"#))
-        #expect(try await many.presenceState(userId: "u", channels: ["a", "b"]) == ["a": ["k": 1]])
+        #expect(try await many.presence.presenceState(userId: "u", channels: ["a", "b"]) == ["a": ["k": 1]])
         let whereNow = try client(RecordingTransport(
             body: #"{"status":200,"message":"OK","payload":{"channels":["ch",3]},"service":"Presence"}"#))
-        #expect(try await whereNow.whereNow(userId: "u") == ["ch"])
+        #expect(try await whereNow.presence.whereNow(userId: "u") == ["ch"])
         let broken = try client(RecordingTransport(body: #"{"status":200}"#))
-        await #expect(throws: WireError.self) { _ = try await broken.whereNow(userId: "u") }
+        await #expect(throws: WireError.self) { _ = try await broken.presence.whereNow(userId: "u") }
     }
 
     @Test("a signal is a GET with the JSON in the path; 64 bytes pass, 65 are refused before sending")

@@ -69,15 +69,15 @@ struct RequestShapeTests {
     func historyCaps() async throws {
         let transport = RecordingTransport(body: #"{"status":200,"error":false,"error_message":"","channels":{}}"#)
         let pubnub = try client(transport)
-        _ = try await pubnub.fetchHistory(HistoryQuery(channels: ["a"], max: 500, start: 20, end: 10))
-        _ = try await pubnub.fetchHistory(HistoryQuery(channels: ["a", "b"], max: 100))
-        _ = try await pubnub.fetchHistoryWithActions(HistoryQuery(channels: ["a"]))
+        _ = try await pubnub.history.fetchHistory(HistoryQuery(channels: ["a"], max: 500, start: 20, end: 10))
+        _ = try await pubnub.history.fetchHistory(HistoryQuery(channels: ["a", "b"], max: 100))
+        _ = try await pubnub.history.fetchHistoryWithActions(HistoryQuery(channels: ["a"]))
         let requests = transport.requests
         #expect(requests.map { $0.queryValue("max") } == ["100", "25", "25"])
         #expect(requests[0].queryValue("start") == "20" && requests[0].queryValue("end") == "10")
         #expect(requests[1].encodedPath == "/v3/history/sub-key/sub-c-test/channel/a,b")
         #expect(requests[2].encodedPath == "/v3/history-with-actions/sub-key/sub-c-test/channel/a")
-        await #expect(throws: WireError.self) { try await pubnub.fetchHistoryWithActions(HistoryQuery(channels: ["a", "b"])) }
+        await #expect(throws: WireError.self) { try await pubnub.history.fetchHistoryWithActions(HistoryQuery(channels: ["a", "b"])) }
     }
 
     @Test("set user sends If-Match and only the given fields; null clears")
@@ -86,7 +86,7 @@ struct RequestShapeTests {
         var fields = UserEdit<FlatCustom>()
         fields.name = .set("Jane")
         fields.email = .set(nil)
-        let request = try pubnub.setUserRequest(id: "u1", fields: fields, ifMatch: "AYGyoY3gre71eA")
+        let request = try pubnub.appContext.setUserRequest(id: "u1", fields: fields, ifMatch: "AYGyoY3gre71eA")
         #expect(request.method == .patch && request.encodedPath == "/v2/objects/sub-c-test/uuids/u1")
         #expect(request.headers["If-Match"] == "AYGyoY3gre71eA")
         #expect(try JSONValue(jsonData: request.body!) == ["name": "Jane", "email": nil])
@@ -95,7 +95,7 @@ struct RequestShapeTests {
     @Test("membership PATCH sends set and delete lists keyed by channel")
     func membershipShape() throws {
         let pubnub = try client(RecordingTransport(body: "{}"))
-        let request = try pubnub.setMembershipsRequest(
+        let request = try pubnub.appContext.setMembershipsRequest(
             userId: "me", set: [MembershipSet<FlatCustom>(id: "c1", status: "active", custom: ["k": "v"])], remove: ["c2"])
         #expect(request.encodedPath == "/v2/objects/sub-c-test/uuids/me/channels")
         #expect(

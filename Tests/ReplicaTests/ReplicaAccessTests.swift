@@ -21,7 +21,7 @@ struct ReplicaAccessTests {
     /// A world whose server enforces Access Manager (the setup runs before it does).
     static func world() async throws -> ReplicaWorld {
         let world = try await ReplicaWorld()
-        _ = try await world.web.perform(try world.web.setMembershipsRequest(
+        _ = try await world.web.perform(try world.web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "side", status: "joined")], remove: []))
         await world.server.configureAccess(secretKey: "sec-c-test")
         return world
@@ -148,7 +148,7 @@ struct ReplicaAccessTests {
     func limitedPeer() async throws {
         let world = try await ReplicaWorld()
         // Set up as an admin before Access Manager is on: "secret" has a message, alice is a member of both.
-        _ = try await world.web.perform(try world.web.setMembershipsRequest(
+        _ = try await world.web.perform(try world.web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "secret", status: "joined")], remove: []))
         let secretMessage = try await world.web.publish(PublishRequest(channel: "secret", message: .string("classified")))
         await world.server.configureAccess(secretKey: "sec-c-test")
@@ -161,8 +161,8 @@ struct ReplicaAccessTests {
         edit.name = .set("mine")
         let requests: [(String, WireRequest)] = [
             ("publish", try raw.publishRequest(PublishRequest(channel: "secret", message: .string("x")))),
-            ("react", try raw.addMessageActionRequest(channel: "secret", messageTimetoken: secretMessage, type: "reaction", value: "👍")),
-            ("set channel", try raw.setChannelRequest(id: "secret", fields: edit, ifMatch: nil)),
+            ("react", try raw.messageActions.addMessageActionRequest(channel: "secret", messageTimetoken: secretMessage, type: "reaction", value: "👍")),
+            ("set channel", try raw.appContext.setChannelRequest(id: "secret", fields: edit, ifMatch: nil)),
             ("list files", try raw.files.listFilesRequest(channel: "secret")),
             ("subscribe", try raw.subscribeRequest(SubscribeRequest(channels: ["secret"]))),
         ]

@@ -20,7 +20,7 @@ struct ReplicaWorld {
         await server.configureSubscribe(SubscribeSettings(hold: hold))
         web = try PubNubClient.simulated(InProcessTransport(server: server), userId: "web")
         transport = InProcessTransport(server: server, plan: FaultPlan(seed: 1, profile: profile))
-        _ = try await web.perform(try web.setMembershipsRequest(
+        _ = try await web.perform(try web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "general", status: "joined")], remove: []))
     }
 
@@ -172,7 +172,7 @@ struct ReplicaTests {
     @Test("while catching up, the status counts the history read so far; live clears it", .timeLimit(.minutes(10)))
     func catchUpProgress() async throws {
         let world = try await ReplicaWorld()
-        _ = try await world.web.perform(try world.web.setMembershipsRequest(
+        _ = try await world.web.perform(try world.web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "random", status: "joined")], remove: []))
         for index in 1...150 { _ = try await world.web.publish(PublishRequest(channel: "general", message: .string("g\(index)"))) }
         for index in 1...40 { _ = try await world.web.publish(PublishRequest(channel: "random", message: .string("r\(index)"))) }
@@ -214,7 +214,7 @@ struct ReplicaTests {
         let world = try await ReplicaWorld()
         let timetoken = try await world.web.publish(PublishRequest(
             channel: "general", message: ["id": "m1", "text": "hi", "createdAt": "2026-01-01T00:00:00Z"]))
-        _ = try await world.web.addMessageAction(channel: "general", messageTimetoken: timetoken, type: "reaction", value: "👍")
+        _ = try await world.web.messageActions.addMessageAction(channel: "general", messageTimetoken: timetoken, type: "reaction", value: "👍")
         let replica = try Replica<DefaultChatCustom>(world.configuration)
         await replica.start()
         await status(of: replica) { $0.connection == .live }
@@ -310,7 +310,7 @@ struct ReplicaConversationTests {
         let chat = try await replica.openDirectConversation(with: "bob")
         #expect(chat.channelId == ChatSDKFormat.directChannelId("alice", "bob"))
         #expect(try await replica.fetch(replica.invitations).isEmpty, "bob is invited, not alice")
-        _ = try await world.web.perform(try world.web.setMembershipsRequest(
+        _ = try await world.web.perform(try world.web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "team", status: "pending")], remove: []))
         _ = try await world.web.publish(PublishRequest(channel: "alice", message: ChatConversations.inviteEvent(channelType: "group", channelId: "team")))
         await replica.start()
@@ -319,7 +319,7 @@ struct ReplicaConversationTests {
         _ = await status(of: replica) { $0.connection == .live && $0.pending == 0 && $0.sending == 0 }
         #expect(try await replica.fetch(replica.invitations).map(\.channelId) == ["team"])
         #expect(try await replica.fetch(replica.mentions).isEmpty)
-        let members = try await world.web.getMembers(channelId: chat.channelId, as: DefaultChatCustom.self).data
+        let members = try await world.web.appContext.getMembers(channelId: chat.channelId, as: DefaultChatCustom.self).data
         #expect(Set(members.map(\.uuid.id)) == ["alice", "bob"])
         await replica.stop()
     }

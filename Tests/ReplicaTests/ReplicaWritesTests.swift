@@ -37,7 +37,7 @@ struct ReplicaWritesTests {
         _ = try await replica.restoreMessage(id: first)
         report = try await replica.sendPending()
         #expect(report.deadLetters == 0 && report.remaining == 0, "\(report)")
-        let channel = try await world.web.getChannel(id: "general", as: FlatCustom.self)
+        let channel = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self)
         let sent = try #require(try await replica.fetch(replica.queries.messages(inChannel: "general")).first { $0.id == first })
         #expect(channel.custom?["pinnedMessageTimetoken"] == .string(String(try #require(sent.timetoken).rawValue)))
         #expect(!sent.isDeleted, "restored")
@@ -47,14 +47,14 @@ struct ReplicaWritesTests {
         bob.name = .set("Bob")
         _ = try await replica.setUser(id: "bob", edit: bob)
         _ = try await replica.sendPending()
-        #expect(try await world.web.getUser(id: "bob", as: FlatCustom.self).name == "Bob")
+        #expect(try await world.web.appContext.getUser(id: "bob", as: FlatCustom.self).name == "Bob")
         _ = try await replica.removeUser(id: "bob")
         _ = try await replica.removeChannel(id: "general")
         _ = try await replica.removeMembership(channel: "general")
         report = try await replica.sendPending()
         #expect(report.deadLetters == 0 && report.remaining == 0, "\(report)")
-        await #expect(throws: WireError.self) { _ = try await world.web.getUser(id: "bob", as: FlatCustom.self) }
-        await #expect(throws: WireError.self) { _ = try await world.web.getChannel(id: "general", as: FlatCustom.self) }
+        await #expect(throws: WireError.self) { _ = try await world.web.appContext.getUser(id: "bob", as: FlatCustom.self) }
+        await #expect(throws: WireError.self) { _ = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self) }
         #expect(try await replica.fetch(replica.queries.pinnedMessage(inChannel: "general")) == nil)
     }
 
@@ -101,7 +101,7 @@ struct ReplicaConflictTests {
         _ = try await replica.sendPending()
         var renamed = ChannelEdit<FlatCustom>()
         renamed.name = .set("Everyone")
-        _ = try await world.web.setChannel(id: "general", fields: renamed)
+        _ = try await world.web.appContext.setChannel(id: "general", fields: renamed)
         var described = ChannelEdit<FlatCustom>()
         described.details = .set("local words")
         _ = try await replica.setChannel(id: "general", edit: described)
@@ -120,12 +120,12 @@ struct ReplicaConflictTests {
         }
         let record = try #require(open)
         #expect(record.policy == "manual")
-        #expect(try await world.web.getChannel(id: "general", as: FlatCustom.self).details == nil, "nothing sent while it waits")
+        #expect(try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self).details == nil, "nothing sent while it waits")
 
         let resolved = try await replica.resolveConflict(id: record.id, take: .local)
         #expect(resolved.policy == "take:local" && !resolved.isOpen)
         await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.conflicts == 0 }
-        let server = try await world.web.getChannel(id: "general", as: FlatCustom.self)
+        let server = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self)
         #expect(server.details == "local words" && server.name == "Everyone", "the local edit over the server's version: \(server)")
         await #expect(throws: ReconcilerError.self) { try await replica.resolveConflict(id: record.id, take: .remote) }
         await replica.stop()
@@ -143,7 +143,7 @@ struct ReplicaConflictTests {
         }
         #expect(settled?.isOpen == false && settled?.automatic == true, "\(String(describing: settled))")
         await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.conflicts == 0 }
-        let server = try await world.web.getChannel(id: "general", as: FlatCustom.self)
+        let server = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self)
         #expect(server.details == "local words" && server.name == "Everyone", "merged over the server's version: \(server)")
         await replica.stop()
     }

@@ -46,7 +46,7 @@ struct ChatSemanticsTests {
         // The Chat SDK on another device edits later: by default another user's edit does not
         // count; under the Chat SDK's rule its text shows, after a pull.
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
-        _ = try await other.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "edited", value: "Hi [Al](pn-user://al)")
+        _ = try await other.messageActions.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "edited", value: "Hi [Al](pn-user://al)")
         _ = try await world.reconciler().pullReactions(channel: "c")
         #expect(try await Self.shown(world, message.id)?.shownText == "Hello!")
         try await world.store.setEditAuthority(.anyone)
@@ -105,7 +105,7 @@ struct ChatSemanticsTests {
         _ = try await world.outbox.messages.deleteMessage(id: message.id)
         _ = try await world.outbox.drain()
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
-        _ = try await other.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "deleted", value: "deleted")
+        _ = try await other.messageActions.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "deleted", value: "deleted")
         _ = try await world.reconciler().pullReactions(channel: "c")
         await #expect(throws: OutboxError.deletedByOthers(messageId: message.id, users: ["sdk-user"])) {
             try await world.outbox.messages.restoreMessage(id: message.id)
@@ -119,7 +119,7 @@ struct ChatSemanticsTests {
         let world = try World()
         let message = try await Self.sentMessage(world)
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
-        _ = try await other.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "deleted", value: "deleted")
+        _ = try await other.messageActions.addMessageAction(channel: "c", messageTimetoken: message.timetoken, type: "deleted", value: "deleted")
         _ = try await world.reconciler().pullReactions(channel: "c")
         #expect(try await Self.shown(world, message.id)?.isDeleted == false)
         try await world.store.setEditAuthority(.anyone)
@@ -187,7 +187,7 @@ struct ReadAndPinTests {
         _ = try await world.outbox.memberships.setMembership(channel: "c", edit: MemberEdit(status: "joined", custom: ["role": "mod"]))
         _ = try await world.outbox.drain()
         let other = try World.client(InProcessTransport(server: world.server), userId: "sdk-user")
-        _ = try await other.setMemberships(userId: "sdk-user", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
+        _ = try await other.appContext.setMemberships(userId: "sdk-user", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
         return (world, other)
     }
 
@@ -219,7 +219,7 @@ struct ReadAndPinTests {
         _ = try await world.outbox.drain()
         let sent = world.transport.requests.dropFirst(before).map(\.operation).filter { !$0.hasPrefix("get") }
         #expect(sent == ["setMemberships", "signal"], "one write (after its base check), then the signal: \(sent)")
-        let page = try await other.getMembers(channelId: "c", as: DefaultChatCustom.self)
+        let page = try await other.appContext.getMembers(channelId: "c", as: DefaultChatCustom.self)
         let mine = try #require(page.data.first { $0.uuid.id == "me" })
         #expect(mine.custom == ["role": "mod", "lastReadMessageTimetoken": .string(String(theirs[2].rawValue))])
         // PubNub's own counts after the stored position (they would include our own messages too).
@@ -269,7 +269,7 @@ struct ReadAndPinTests {
         _ = try await world.outbox.send(text: "mine", to: "c")
         _ = try await world.outbox.drain()
         // The Chat SDK on another device marks sdk-user's position (a string timetoken).
-        _ = try await other.setMemberships(
+        _ = try await other.appContext.setMemberships(
             userId: "sdk-user",
             set: [MembershipSet(id: "c", status: "joined", custom: ["lastReadMessageTimetoken": .string(String(theirs[3].rawValue))])],
             as: DefaultChatCustom.self)
@@ -282,7 +282,7 @@ struct ReadAndPinTests {
         #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "me")) == 5)
         #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "c", for: "sdk-user")) == 1,
                 "my message; their own theirs[4] does not count")
-        _ = try await other.addMessageAction(channel: "c", messageTimetoken: theirs[4], type: "deleted", value: "deleted")
+        _ = try await other.messageActions.addMessageAction(channel: "c", messageTimetoken: theirs[4], type: "deleted", value: "deleted")
         _ = try await reconciler.pullReactions(channel: "c")
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["c": 4])
         #expect(try await world.store.fetch(world.store.queries.unreadCount(inChannel: "nowhere", for: "me")) == nil)
@@ -300,20 +300,20 @@ struct ReadAndPinTests {
         let before = world.transport.requests.count
         _ = try await world.outbox.drain()
         #expect(world.transport.requests.dropFirst(before).first?.headers["If-Match"] != nil, "written on the stored eTag")
-        var server = try await other.getChannel(id: "c", as: FlatCustom.self)
+        var server = try await other.appContext.getChannel(id: "c", as: FlatCustom.self)
         #expect(server.custom == ["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[0].rawValue)), "pinnedMessageChannelID": "c"])
 
         // The Chat SDK pins the other message.
         var edit = ChannelEdit<FlatCustom>()
         edit.custom = .set(["topic": "news", "pinnedMessageTimetoken": .string(String(theirs[1].rawValue)), "pinnedMessageChannelID": "c"])
-        _ = try await other.setChannel(id: "c", fields: edit)
+        _ = try await other.appContext.setChannel(id: "c", fields: edit)
         _ = try await reconciler.pullObjects(channels: ["c"])
         #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c"))?.id == messages[1].id)
 
         _ = try await world.outbox.messages.unpinMessage(in: "c")
         #expect(try await world.store.fetch(world.store.queries.pinnedMessage(inChannel: "c")) == nil)
         _ = try await world.outbox.drain()
-        server = try await other.getChannel(id: "c", as: FlatCustom.self)
+        server = try await other.appContext.getChannel(id: "c", as: FlatCustom.self)
         #expect(server.custom == ["topic": "news"])
         #expect(try await world.outbox.messages.unpinMessage(in: "c").disposition == .unchanged)
         await #expect(throws: OutboxError.channelNotFound("nowhere")) { try await world.outbox.messages.unpinMessage(in: "nowhere") }

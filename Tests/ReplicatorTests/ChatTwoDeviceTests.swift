@@ -52,10 +52,10 @@ struct ChatScreen: Equatable, CustomStringConvertible {
                 deleted.insert(id)
             }
         }
-        let channel = try await observer.getChannel(id: "c", as: FlatCustom.self)
+        let channel = try await observer.appContext.getChannel(id: "c", as: FlatCustom.self)
         if case .string(let raw)? = channel.custom?.values["pinnedMessageTimetoken"], let tt = UInt64(raw) { pinned = ids[tt] }
         var mine: Timetoken?
-        for member in try await observer.getMembers(channelId: "c", as: DefaultChatCustom.self).data {
+        for member in try await observer.appContext.getMembers(channelId: "c", as: DefaultChatCustom.self).data {
             if case .string(let raw)? = member.custom?.values["lastReadMessageTimetoken"], let tt = UInt64(raw) {
                 receipts[member.uuid.id] = Timetoken(rawValue: tt)
                 if member.uuid.id == "me" { mine = Timetoken(rawValue: tt) }
@@ -81,9 +81,9 @@ struct ChatTwoDeviceTests {
         let dice = Dice(seed: seed)
         await server.remoteEditChannel(id: "c", fields: ["name": "C", "type": "group", "custom": ["topic": "t"]])
         let other = try World.client(InProcessTransport(server: server), userId: "other")
-        _ = try await other.perform(try other.setMembershipsRequest(
+        _ = try await other.perform(try other.appContext.setMembershipsRequest(
             userId: "me", set: [MembershipSet<JSONValue>(id: "c", status: "joined", custom: ["role": "mod"])], remove: []))
-        _ = try await other.perform(try other.setMembershipsRequest(
+        _ = try await other.perform(try other.appContext.setMembershipsRequest(
             userId: "other", set: [MembershipSet<JSONValue>(id: "c", status: "joined")], remove: []))
         _ = await server.seedMessages(channel: "c", (0..<3).map { chatPayload("o\($0)") }, publisher: "other")
         _ = await server.seedMessages(channel: "c", (0..<2).map { chatPayload("me\($0)") }, publisher: "me")
@@ -125,7 +125,7 @@ struct ChatTwoDeviceTests {
         // Meanwhile the Chat SDK elsewhere edits a message and another user writes.
         clock.advance(by: 1)
         let seeded = await server.storedMessages(channel: "c")
-        _ = try await other.addMessageAction(
+        _ = try await other.messageActions.addMessageAction(
             channel: "c", messageTimetoken: Timetoken(rawValue: seeded[dice.pick(seeded.count)].timetoken), type: "edited", value: "sdk edit")
         _ = try await other.publish(PublishRequest(channel: "c", message: chatPayload("late")))
 

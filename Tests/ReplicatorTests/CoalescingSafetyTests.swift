@@ -31,7 +31,7 @@ struct CoalescingSafetyTests {
         world.transport.use(FaultPlan(seed: 1, profile: .none))
         let report = try await world.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.conflicts == 0, "\(report)")
-        let memberships = try await world.observer().getMemberships(userId: "me", as: DefaultChatCustom.self)
+        let memberships = try await world.observer().appContext.getMemberships(userId: "me", as: DefaultChatCustom.self)
         #expect(memberships.data.isEmpty, "the removal must reach the server: \(memberships.data.map(\.channel.id))")
     }
 
@@ -40,7 +40,7 @@ struct CoalescingSafetyTests {
         let world = try World(profile: .offline)
         // The first set went out and its answer was lost: it may be on the server (it is, below).
         try await Self.ambiguousJoin(world)
-        _ = try await world.observer().setMemberships(
+        _ = try await world.observer().appContext.setMemberships(
             userId: "me", set: [MembershipSet(id: "c", status: "joined")], as: DefaultChatCustom.self)
         // Then the user leaves the channel and joins it again as admin.
         _ = try await world.outbox.memberships.removeMembership(channel: "c")
@@ -50,7 +50,7 @@ struct CoalescingSafetyTests {
         // The probe finds the first set applied; the removal goes on that version; the last set
         // creates the membership again instead of seeing its own removal as someone else's.
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.conflicts == 0, "\(report)")
-        let memberships = try await world.observer().getMemberships(userId: "me", as: DefaultChatCustom.self)
+        let memberships = try await world.observer().appContext.getMemberships(userId: "me", as: DefaultChatCustom.self)
         #expect(memberships.data.map(\.status) == ["admin"])
     }
 

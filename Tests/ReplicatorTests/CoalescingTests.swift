@@ -50,7 +50,7 @@ struct CoalescingTests {
         let remove = try await world.outbox.messages.removeReaction("👍", fromMessage: message.value!.id)
         #expect(remove.disposition == .enqueued && remove.opId != add.opId)
         _ = try await world.outbox.drain()
-        let actions = try await world.observer().listMessageActions(channel: "general")
+        let actions = try await world.observer().messageActions.listMessageActions(channel: "general")
         #expect(actions.data.isEmpty)
         #expect(try await world.entries().isEmpty)
     }
@@ -59,7 +59,7 @@ struct CoalescingTests {
     func editWhileInflight() async throws {
         let world = try World()
         let observer = try world.observer()
-        let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
+        let remote = try await observer.appContext.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
         try await world.store.load(users: [remote])
         _ = try await world.outbox.metadata.setUser(id: "u1", edit: name("A"))
         let outbox = world.outbox
@@ -73,7 +73,7 @@ struct CoalescingTests {
         }
         let report = try await world.outbox.drain()
         #expect(report.conflicts == 0 && report.completed == 2)
-        let server = try await observer.getUser(id: "u1")
+        let server = try await observer.appContext.getUser(id: "u1")
         #expect(server.name == "A" && server.status == "away")
         let patches = world.transport.requests.filter { $0.method == .patch }
         #expect(patches.count == 2 && patches[0].headers["If-Match"] == remote.eTag)
@@ -84,7 +84,7 @@ struct CoalescingTests {
     func userEditsMerge() async throws {
         let world = try World()
         let observer = try world.observer()
-        let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
+        let remote = try await observer.appContext.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "Old")))
         try await world.store.load(users: [remote])
         let first = try await world.outbox.metadata.setUser(id: "u1", edit: name("A"))
         var second = UserEdit<FlatCustom>()
@@ -151,7 +151,7 @@ struct CoalescingTests {
     func discardRevertsDeadEdit() async throws {
         let world = try World()
         let observer = try world.observer()
-        let remote = try await observer.setChannel(
+        let remote = try await observer.appContext.setChannel(
             id: "c1", fields: ChannelEdit<FlatCustom>(try ChatChannel(id: "c1", name: "Original")))
         try await world.store.load(channels: [remote])
         var edit = ChannelEdit<FlatCustom>()

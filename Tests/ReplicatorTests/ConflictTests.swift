@@ -68,7 +68,7 @@ struct ConflictFixture {
         observer = try world.observer()
         await world.server.remoteEditUser(id: "u1", fields: Self.base)
         _ = try await observer.perform(
-            try observer.setMembershipsRequest(
+            try observer.appContext.setMembershipsRequest(
                 userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "base", custom: ["m": 1])], remove: []))
         _ = try await reconciler.pullObjects(full: true)
         world.clock.advance(by: 1)
@@ -88,14 +88,14 @@ struct ConflictFixture {
     func remoteEdit() async throws {
         await world.server.remoteEditUser(id: "u1", fields: ["name": "Remote", "status": "away", "custom": ["a": 1, "b": 3]])
         _ = try await observer.perform(
-            try observer.setMembershipsRequest(
+            try observer.appContext.setMembershipsRequest(
                 userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "remote", custom: ["m": 2])], remove: []))
     }
 
-    func serverUser() async throws -> ChatUser<JSONValue> { try await observer.getUser(id: "u1", as: JSONValue.self) }
+    func serverUser() async throws -> ChatUser<JSONValue> { try await observer.appContext.getUser(id: "u1", as: JSONValue.self) }
 
     func serverMembership() async throws -> WireMembership<DefaultChatCustom>? {
-        try await observer.getMemberships(userId: "me", as: DefaultChatCustom.self).data.first { $0.channel.id == "general" }
+        try await observer.appContext.getMemberships(userId: "me", as: DefaultChatCustom.self).data.first { $0.channel.id == "general" }
     }
 
     func localUser() async throws -> ChatUser<FlatCustom>? { try await world.store.fetch(world.store.queries.user(id: "u1")) }
@@ -263,13 +263,13 @@ struct MembershipWriteTests {
         let world = try World()
         let observer = try world.observer()
         _ = try await observer.perform(
-            try observer.setMembershipsRequest(
+            try observer.appContext.setMembershipsRequest(
                 userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "base", type: "team", custom: ["m": 1])],
                 remove: []))
         _ = try await world.reconciler().pullObjects(full: true)
         _ = try await world.outbox.memberships.setMembership(channel: "general", edit: MemberEdit(status: "away"))
         _ = try await world.outbox.drain(until: world.clock.now.addingTimeInterval(60))
-        let member = try await observer.getMemberships(userId: "me", as: DefaultChatCustom.self).data.first
+        let member = try await observer.appContext.getMemberships(userId: "me", as: DefaultChatCustom.self).data.first
         #expect(member?.status == "away" && member?.type == "team" && member?.custom == ["m": 1])
     }
 }

@@ -26,23 +26,23 @@ struct ChatSDKConversations {
     func openDirect(with other: String) async throws -> String {
         let id = ChatSDKFormat.directChannelId(user, other)
         do {
-            _ = try await client.getChannel(id: id, as: JSONValue.self)
+            _ = try await client.appContext.getChannel(id: id, as: JSONValue.self)
         } catch {
-            _ = try await client.setChannel(
+            _ = try await client.appContext.setChannel(
                 id: id, fields: ChannelEdit<JSONValue>(wireFields: ["name": .string(id), "type": "direct"]), ifMatch: nil)
         }
-        _ = try await client.setMemberships(userId: user, set: [MembershipSet<JSONValue>(id: id)], as: WireChat.self)
+        _ = try await client.appContext.setMemberships(userId: user, set: [MembershipSet<JSONValue>(id: id)], as: WireChat.self)
         try await invite(other, to: id, type: "direct")
         return id
     }
 
     /// `invite`: nothing for a member; else a pending membership, its read position, the event.
     func invite(_ other: String, to channel: String, type: String) async throws {
-        let members = try await client.getMembers(channelId: channel, ObjectListQuery(filter: "uuid.id == '\(other)'"), as: WireChat.self)
+        let members = try await client.appContext.getMembers(channelId: channel, ObjectListQuery(filter: "uuid.id == '\(other)'"), as: WireChat.self)
         guard members.data.isEmpty else { return }
-        _ = try await client.setMemberships(
+        _ = try await client.appContext.setMemberships(
             userId: other, set: [MembershipSet<JSONValue>(id: channel, status: "pending")], as: WireChat.self)
-        _ = try await client.setMemberships(
+        _ = try await client.appContext.setMemberships(
             userId: other, set: [MembershipSet<JSONValue>(id: channel, custom: [ChatSDKFormat.lastReadKey: "17000000000000000"])],
             as: WireChat.self)
         _ = try await client.publish(PublishRequest(
@@ -65,13 +65,13 @@ struct ChatSDKConversations {
     @discardableResult
     func reply(_ text: String, in channel: String, to root: Timetoken, mentioning mentioned: String? = nil) async throws -> Timetoken {
         let thread = ChatSDKFormat.threadChannel(of: channel, root: root)
-        _ = try await client.setChannel(
+        _ = try await client.appContext.setChannel(
             id: thread,
             fields: ChannelEdit<JSONValue>(wireFields: ["description": .string(ChatConversations.threadDescription(channel: channel, root: root))]),
             ifMatch: nil)
-        let actions = try await client.messageActionPages(channel: channel, end: root).reduce(into: []) { $0 += $1.data }
+        let actions = try await client.messageActions.messageActionPages(channel: channel, end: root).reduce(into: []) { $0 += $1.data }
         if !actions.contains(where: { $0.messageTimetoken == root && $0.type == ChatSDKFormat.threadRootType }) {
-            _ = try await client.addMessageAction(channel: channel, messageTimetoken: root, type: ChatSDKFormat.threadRootType, value: thread)
+            _ = try await client.messageActions.addMessageAction(channel: channel, messageTimetoken: root, type: ChatSDKFormat.threadRootType, value: thread)
         }
         return try await send(text, to: thread, mentioning: mentioned, parent: mentioned == nil ? nil : channel)
     }
@@ -105,9 +105,9 @@ struct ConversationTests {
         #expect(report.deadLetters == 0 && left.isEmpty, "\(left)")
 
         let observer = try world.observer()
-        let channel = try await observer.getChannel(id: opened.channelId, as: JSONValue.self)
+        let channel = try await observer.appContext.getChannel(id: opened.channelId, as: JSONValue.self)
         #expect(channel.type == "direct" && channel.name == opened.channelId)
-        let members = try await observer.getMembers(channelId: opened.channelId, as: WireChat.self).data
+        let members = try await observer.appContext.getMembers(channelId: opened.channelId, as: WireChat.self).data
         #expect(Set(members.map { "\($0.uuid.id):\($0.status ?? "-")" }) == ["me:joined", "bob:pending"])
         let events = await world.server.storedMessages(channel: "bob")
         #expect(events.map(\.message) == [ChatConversations.inviteEvent(channelType: "direct", channelId: opened.channelId)])
@@ -126,7 +126,7 @@ struct ConversationTests {
         #expect(id == ChatSDKFormat.directChannelId("me", "bob"))
         _ = try await world.sync()
         #expect(try await world.entries().isEmpty)
-        let members = try await world.observer().getMembers(channelId: id, as: WireChat.self).data
+        let members = try await world.observer().appContext.getMembers(channelId: id, as: WireChat.self).data
         #expect(members.count == 2)
         #expect(members.first { $0.uuid.id == "bob" }?.status == nil, "bob's own membership is kept, not made pending")
         #expect(members.first { $0.uuid.id == "me" }?.status == "pending", "my membership write is create-only: bob's invitation stays, as in the Chat SDK")
@@ -142,7 +142,7 @@ struct ConversationTests {
     func invitationsAndMentions() async throws {
         let world = try await World.joined(["general"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
-        _ = try await alice.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
+        _ = try await alice.client.appContext.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
         try await alice.invite("me", to: "team", type: "group")
         let tt = try await alice.send("hey [me](pn-user://me)", to: "general", mentioning: "me")
         _ = try await world.sync()
@@ -159,7 +159,7 @@ struct ConversationTests {
         _ = try await world.outbox.conversations.acceptInvitation(to: "team")
         #expect(try await world.store.fetch(world.store.queries.invitations(for: "me")).isEmpty)
         _ = try await world.outbox.drain()
-        let member = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data.first { $0.uuid.id == "me" }
+        let member = try await world.observer().appContext.getMembers(channelId: "team", as: WireChat.self).data.first { $0.uuid.id == "me" }
         #expect(member?.status == "joined")
         // A second sync stores nothing twice.
         let again = try await world.sync()
@@ -205,7 +205,7 @@ struct ConversationTests {
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
         let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
-        let channel = try await world.observer().getChannel(id: thread, as: JSONValue.self)
+        let channel = try await world.observer().appContext.getChannel(id: thread, as: JSONValue.self)
         #expect(channel.details == ChatConversations.threadDescription(channel: "general", root: root))
         #expect(await world.server.storedMessages(channel: thread).count == 1)
 
@@ -250,7 +250,7 @@ struct ConversationTests {
         _ = try await world.reconciler.pullHistory(channels: ["elsewhere"])
         let stored = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "elsewhere")).first)
         #expect(stored.files.map(\.id) == ["f-1"] && stored.id == receipt.value?.id)
-        let history = try await world.observer().fetchHistory(HistoryQuery(channels: ["elsewhere"]))
+        let history = try await world.observer().history.fetchHistory(HistoryQuery(channels: ["elsewhere"]))
         let meta = history.channels["elsewhere"]?.first?.meta?.objectValue
         #expect(meta?["originalPublisher"] == "alice" && meta?["originalChannelId"] == "general")
         #expect(meta?["quotedMessage"] == ["timetoken": "1"], "the original's meta is kept")
@@ -345,7 +345,7 @@ struct ConversationTests {
         // The user's channel is filled after a gap like a channel with messages.
         #expect(try await live.followedChannels().messages == ["general", "me"])
         let alice = try ChatSDKConversations(world.server, userId: "alice")
-        _ = try await alice.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
+        _ = try await alice.client.appContext.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
         try await alice.invite("me", to: "team", type: "group")
         let tt = try await alice.send("hi [me](pn-user://me)", to: "general", mentioning: "me")
         try await LiveWorld.settle(live)
@@ -383,9 +383,9 @@ struct ConversationTests {
         #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).map(\.root.id) == [started.id], "gone at once")
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
-        let actions = try await world.observer().messageActionPages(channel: "general", end: root).reduce(into: []) { $0 += $1.data }
+        let actions = try await world.observer().messageActions.messageActionPages(channel: "general", end: root).reduce(into: []) { $0 += $1.data }
         #expect(!actions.contains { $0.type == ChatSDKFormat.threadRootType && $0.messageTimetoken == root })
-        await #expect(throws: WireError.self) { try await world.observer().getChannel(id: thread, as: JSONValue.self) }
+        await #expect(throws: WireError.self) { try await world.observer().appContext.getChannel(id: thread, as: JSONValue.self) }
 
         // A hard removal deleted the thread channel: as in the Chat SDK, nothing to restore.
         #expect(try await world.outbox.conversations.restoreThread(ofMessage: message.id).isEmpty)
@@ -403,11 +403,11 @@ struct ConversationTests {
         #expect(try await world.store.fetch(world.store.queries.channel(id: secondThread)) != nil)
         #expect(try await world.outbox.conversations.removeThread(ofMessage: second.id, soft: true).count == 2)
         _ = try await world.outbox.drain()
-        #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == "deleted")
+        #expect(try await world.observer().appContext.getChannel(id: secondThread, as: JSONValue.self).status == "deleted")
         #expect(try await world.outbox.conversations.restoreThread(ofMessage: second.id).count == 2)
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
-        #expect(try await world.observer().getChannel(id: secondThread, as: JSONValue.self).status == nil)
+        #expect(try await world.observer().appContext.getChannel(id: secondThread, as: JSONValue.self).status == nil)
         #expect(try await world.store.fetch(world.store.queries.threads(inChannel: "general")).count == 2)
     }
 
@@ -446,7 +446,7 @@ struct ConversationTests {
         _ = try await mallory.client.publish(PublishRequest(
             channel: "general", message: ChatSDKFormat.mentionEvent(messageTimetoken: real, channel: "general", parentChannel: nil)))
         // An action naming the thread of a message nobody sent.
-        _ = try await mallory.client.addMessageAction(
+        _ = try await mallory.client.messageActions.addMessageAction(
             channel: "general", messageTimetoken: Timetoken(rawValue: 17_000_000_000_000_001), type: ChatSDKFormat.threadRootType,
             value: ChatSDKFormat.threadChannel(of: "general", root: Timetoken(rawValue: 17_000_000_000_000_001)))
         try await world.reconciler.markHot("general")
@@ -483,13 +483,13 @@ struct ConversationTests {
     func inviteLooksUpOneMembership() async throws {
         let world = try World()
         let bob = try ChatSDKConversations(world.server, userId: "bob")
-        _ = try await bob.client.setMemberships(
+        _ = try await bob.client.appContext.setMemberships(
             userId: "bob", set: (0..<250).map { MembershipSet<JSONValue>(id: "room-\($0)") }, as: WireChat.self)
         _ = try await world.outbox.conversations.createGroupConversation(with: ["bob"], channelId: "team")
         let requests = try await RequestBudgetTests.requests(world) { _ = try await world.outbox.drain() }
         #expect(try await world.entries().isEmpty)
         #expect(requests.filter { $0 == "getMemberships" }.count == 2, "me and bob, one each: \(RequestBudgetTests.tally(requests))")
-        let members = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data
+        let members = try await world.observer().appContext.getMembers(channelId: "team", as: WireChat.self).data
         #expect(Set(members.map { "\($0.uuid.id):\($0.status ?? "-")" }) == ["me:joined", "bob:pending"])
     }
 
@@ -497,7 +497,7 @@ struct ConversationTests {
     func inviteOfAnInvitee() async throws {
         let world = try World()
         let carol = try ChatSDKConversations(world.server, userId: "carol")
-        _ = try await carol.client.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
+        _ = try await carol.client.appContext.setChannel(id: "team", fields: ChannelEdit<JSONValue>(wireFields: ["type": "group"]), ifMatch: nil)
         try await carol.invite("bob", to: "team", type: "group")
         let before = await world.server.storedMessages(channel: "bob").count
         _ = try await world.outbox.memberships.join(channel: "team")
@@ -506,7 +506,7 @@ struct ConversationTests {
         let report = try await world.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0 && report.completed == 2, "the membership and the skipped event: \(report)")
         #expect(await world.server.storedMessages(channel: "bob").count == before, "no second invitation")
-        let members = try await world.observer().getMembers(channelId: "team", as: WireChat.self).data
+        let members = try await world.observer().appContext.getMembers(channelId: "team", as: WireChat.self).data
         let bob = try #require(members.first { $0.uuid.id == "bob" })
         #expect(bob.status == "pending" && bob.custom?.objectValue?[ChatSDKFormat.lastReadKey] == "17000000000000000", "carol's invitation is kept")
     }
@@ -520,10 +520,10 @@ struct ConversationTests {
         let second = try await alice.reply("second", in: "general", to: root)
         try await alice.reply("third", in: "general", to: root)
         let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
-        _ = try await alice.client.addMessageAction(
+        _ = try await alice.client.messageActions.addMessageAction(
             channel: thread, messageTimetoken: first, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue)
         let mallory = try ChatSDKConversations(world.server, userId: "mallory")
-        _ = try await mallory.client.addMessageAction(
+        _ = try await mallory.client.messageActions.addMessageAction(
             channel: thread, messageTimetoken: second, type: ChatSDKFormat.deletedType, value: ChatSDKFormat.deletedValue)
         try await world.reconciler.markHot("general")
         try await world.reconciler.markHot(thread)

@@ -29,7 +29,7 @@ struct DraftSendTests {
 
     /// Every history entry of `channel` on the server, oldest first.
     static func history(_ world: World, _ channel: String) async throws -> [HistoryMessage] {
-        let page = try await world.observer().fetchHistory(HistoryQuery(channels: [channel], max: 100))
+        let page = try await world.observer().history.fetchHistory(HistoryQuery(channels: [channel], max: 100))
         return page.channels[channel] ?? []
     }
 

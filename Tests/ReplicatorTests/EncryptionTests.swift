@@ -93,9 +93,9 @@ struct EncryptionTests {
         let stored = try #require(await server.storedMessages(channel: "c").first)
         #expect(stored.message.stringValue?.hasPrefix("UE5FRAFBQ1JI") == true, "\(stored.message)")
         let query = HistoryQuery(channels: ["c"], max: 10)
-        #expect(try await client.fetchHistory(query).channels["c"]?.first?.message == message)
-        #expect(try await client.fetchHistoryWithActions(query).channels["c"]?.first?.message == message)
-        #expect(try await client.fetchLegacyHistory(LegacyHistoryQuery(channel: "c")).messages.first?.message == message)
+        #expect(try await client.history.fetchHistory(query).channels["c"]?.first?.message == message)
+        #expect(try await client.history.fetchHistoryWithActions(query).channels["c"]?.first?.message == message)
+        #expect(try await client.history.fetchLegacyHistory(LegacyHistoryQuery(channel: "c")).messages.first?.message == message)
     }
 
     @Test("without the right key a message is kept as received and marked; decryptPending reads it once the key is right")

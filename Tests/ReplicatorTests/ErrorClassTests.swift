@@ -110,10 +110,10 @@ struct ErrorClassTests {
     func preconditionFailedIsConflict() async throws {
         let world = try World()
         let observer = try world.observer()
-        let remote = try await observer.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "One")))
+        let remote = try await observer.appContext.setUser(id: "u1", fields: UserEdit<FlatCustom>(try ChatUser(id: "u1", name: "One")))
         try await world.store.load(users: [try ChatUser(id: "u1", name: "One", updated: remote.updated, eTag: remote.eTag)])
         let receipt = try await world.outbox.metadata.setUser(id: "u1", edit: { var e = UserEdit<FlatCustom>(); e.name = .set("Mine"); return e }())
-        _ = try await observer.setUser(id: "u1", fields: { var f = UserEdit<FlatCustom>(); f.name = .set("Theirs"); return f }())
+        _ = try await observer.appContext.setUser(id: "u1", fields: { var f = UserEdit<FlatCustom>(); f.name = .set("Theirs"); return f }())
         let report = try await world.outbox.drain()
         #expect(report.conflicts == 1)
         #expect(world.transport.requests.count == 1)

@@ -105,7 +105,7 @@ struct FileIntegrityTests {
         #expect(Self.deletes(of: file.id, by: carol).isEmpty, "\(Self.deletes(of: file.id, by: carol))")
         #expect(try await Self.stillThere(file, on: server))
         // The forged message itself is gone from history; alice's stays.
-        let history = try await carol.observer().fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
+        let history = try await carol.observer().history.fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
         #expect(history.count == 1 && history[0].uuid == "alice")
     }
 

@@ -87,7 +87,7 @@ struct FileScenarioTests {
         var onServer: [String: Int] = [:]
         var fileIds: Set<String> = []
         for channel in ["room-a", "room-b"] {
-            let history = try await observer.fetchHistory(HistoryQuery(channels: [channel], max: 100)).channels[channel] ?? []
+            let history = try await observer.history.fetchHistory(HistoryQuery(channels: [channel], max: 100)).channels[channel] ?? []
             for entry in history {
                 let (body, files) = ChatFile.split(payload: entry.message, messageType: entry.messageType)
                 if let id = body.objectValue?["id"]?.stringValue { onServer[id, default: 0] += 1 }

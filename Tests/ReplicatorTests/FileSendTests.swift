@@ -31,7 +31,7 @@ struct FileSendTests {
 
     /// The file messages of `channel` in history.
     static func fileMessages(_ client: PubNubClient, _ channel: String) async throws -> [HistoryMessage] {
-        let page = try await client.fetchHistory(HistoryQuery(channels: [channel], max: 100))
+        let page = try await client.history.fetchHistory(HistoryQuery(channels: [channel], max: 100))
         return (page.channels[channel] ?? []).filter { $0.messageType == ChatFile.fileMessageType }
     }
 
@@ -57,7 +57,7 @@ struct FileSendTests {
         let observer = try a.observer()
         let files = try await Self.serverFiles(observer, "general")
         try #require(files.count == 1, "seed \(seed): \(files.count) files stored, orphans left: \(files)")
-        let history = try await observer.fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
+        let history = try await observer.history.fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
         switch shape {
         case .fileMessage:
             #expect(history.count == 1 && history[0].messageType == ChatFile.fileMessageType, "seed \(seed): \(history)")
@@ -138,7 +138,7 @@ struct FileSendTests {
         let report = try await a.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0, "step \(step): \(report)")
         let observer = try a.observer()
-        let history = try await observer.fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
+        let history = try await observer.history.fetchHistory(HistoryQuery(channels: ["general"], max: 100)).channels["general"] ?? []
         #expect(history.count == 1, "step \(step): \(history.count) messages")
         let files = try await Self.serverFiles(observer, "general")
         try #require(files.count == 1, "step \(step): \(files.count) files stored (an orphan left?)")

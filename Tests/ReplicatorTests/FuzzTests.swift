@@ -63,14 +63,14 @@ struct FuzzCase {
 
         // The server: two messages with a reaction, a user, a channel and a membership.
         let tts = await server.seedMessages(channel: "general", [chatPayload("srv-0"), chatPayload("srv-1")], publisher: "other")
-        _ = try await honest.addMessageAction(channel: "general", messageTimetoken: Timetoken(rawValue: tts[0]), type: "reaction", value: "👍")
+        _ = try await honest.messageActions.addMessageAction(channel: "general", messageTimetoken: Timetoken(rawValue: tts[0]), type: "reaction", value: "👍")
         var userFields = UserEdit<FlatCustom>()
         userFields.name = .set("Me")
-        _ = try await honest.setUser(id: "me", fields: userFields)
+        _ = try await honest.appContext.setUser(id: "me", fields: userFields)
         var channelFields = ChannelEdit<FlatCustom>()
         channelFields.name = .set("General")
-        _ = try await honest.setChannel(id: "general", fields: channelFields)
-        _ = try await honest.setMemberships(
+        _ = try await honest.appContext.setChannel(id: "general", fields: channelFields)
+        _ = try await honest.appContext.setMemberships(
             userId: "me", set: [MembershipSet<FlatCustom>(id: "general", status: "joined")], as: DefaultChatCustom.self)
 
         // The device: usually synced once (honestly), then offline edits.

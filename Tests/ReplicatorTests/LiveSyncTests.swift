@@ -39,7 +39,7 @@ struct LiveWorld {
     /// Makes `users` members of `channels` on the server.
     func join(_ users: [String], _ channels: [String]) async throws {
         for user in users {
-            _ = try await web.perform(try web.setMembershipsRequest(
+            _ = try await web.perform(try web.appContext.setMembershipsRequest(
                 userId: user, set: channels.map { MembershipSet<JSONValue>(id: $0, status: "joined") }, remove: []))
         }
     }

@@ -25,7 +25,7 @@ struct MarkAllReadTests {
 
     /// The server's memberships of `user`, by channel.
     static func serverMemberships(_ world: World, user: String = "me") async throws -> [String: WireMembership<WireChat>] {
-        let data = try await world.observer().getMemberships(userId: user, as: WireChat.self).data
+        let data = try await world.observer().appContext.getMemberships(userId: user, as: WireChat.self).data
         return Dictionary(uniqueKeysWithValues: data.map { ($0.channel.id, $0) })
     }
 
@@ -42,7 +42,7 @@ struct MarkAllReadTests {
     @Test("one op for every channel that moves, one read and one PATCH when sent, a receipt per channel (none on public ones); the status, the other custom keys and the eTags are the server's")
     func oneOp() async throws {
         let (world, alice, newest) = try await Self.world(["general", "lobby", "quiet"], messages: 2)
-        _ = try await alice.client.setChannel(id: "lobby", fields: ChannelEdit<JSONValue>(wireFields: ["type": "public"]), ifMatch: nil)
+        _ = try await alice.client.appContext.setChannel(id: "lobby", fields: ChannelEdit<JSONValue>(wireFields: ["type": "public"]), ifMatch: nil)
         _ = try await world.sync()
         #expect(try await world.store.fetch(world.store.queries.unreadCounts(for: "me")) == ["general": 2, "lobby": 2, "quiet": 2])
 
@@ -57,7 +57,7 @@ struct MarkAllReadTests {
         // Meanwhile the Chat SDK on another device gives general's membership another custom key.
         let before = try await Self.serverMemberships(world)
         let general = try #require(before["general"]?.custom?.objectValue)
-        _ = try await alice.client.setMemberships(
+        _ = try await alice.client.appContext.setMemberships(
             userId: "me", set: [MembershipSet<JSONValue>(id: "general", custom: .object(general.merging(["color": "blue"]) { $1 }))],
             as: WireChat.self)
 
@@ -116,7 +116,7 @@ struct MarkAllReadTests {
     func laidOverPulls() async throws {
         let (world, alice, newest) = try await Self.world(["general", "lobby"])
         _ = try await world.outbox.memberships.markAllRead()
-        _ = try await alice.client.setMemberships(
+        _ = try await alice.client.appContext.setMemberships(
             userId: "me", set: [MembershipSet<JSONValue>(id: "general", status: "away", custom: ["color": "blue"])], as: WireChat.self)
         try await Self.pull(world)
         let general = try #require(try await world.store.fetch(world.store.queries.memberships(ofUser: "me")).first { $0.channelId == "general" })
@@ -159,10 +159,10 @@ struct MarkAllReadTests {
         let (world, alice, newest) = try await Self.world(["general", "lobby"])
         _ = try await world.outbox.memberships.markAllRead()
         let later = try await alice.send("read elsewhere", to: "general")
-        _ = try await alice.client.setMemberships(
+        _ = try await alice.client.appContext.setMemberships(
             userId: "me", set: [MembershipSet<JSONValue>(id: "general", custom: [ChatSDKFormat.lastReadKey: .string(String(later.rawValue))])],
             as: WireChat.self)
-        _ = try await alice.client.setMemberships(userId: "me", set: [MembershipSet<JSONValue>](), remove: ["lobby"], as: WireChat.self)
+        _ = try await alice.client.appContext.setMemberships(userId: "me", set: [MembershipSet<JSONValue>](), remove: ["lobby"], as: WireChat.self)
 
         let sent = world.transport.requests.count
         let report = try await world.outbox.drain()

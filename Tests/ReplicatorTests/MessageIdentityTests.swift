@@ -85,8 +85,8 @@ struct MessageIdentityTests {
             if round % 2 == 0 { try await live.step() }
         }
         // Mallory edits and deletes Alice's message, as the Chat SDK would let anyone.
-        _ = try await mallory.addMessageAction(channel: "c", messageTimetoken: aliceTT, type: "edited", value: "I owe Mallory 1000 USD")
-        _ = try await mallory.addMessageAction(channel: "c", messageTimetoken: aliceTT, type: "deleted", value: "deleted")
+        _ = try await mallory.messageActions.addMessageAction(channel: "c", messageTimetoken: aliceTT, type: "edited", value: "I owe Mallory 1000 USD")
+        _ = try await mallory.messageActions.addMessageAction(channel: "c", messageTimetoken: aliceTT, type: "deleted", value: "deleted")
 
         _ = try await me.sync()
         try await LiveWorld.settle(live)
@@ -146,7 +146,7 @@ struct MessageIdentityTests {
         let alice = try World.client(InProcessTransport(server: world.server), userId: "alice")
         let mod = try World.client(InProcessTransport(server: world.server), userId: "mod")
         let tt = try await alice.publish(PublishRequest(channel: "c", message: chatPayload("a1", "original")))
-        _ = try await mod.addMessageAction(channel: "c", messageTimetoken: tt, type: "edited", value: "moderated")
+        _ = try await mod.messageActions.addMessageAction(channel: "c", messageTimetoken: tt, type: "edited", value: "moderated")
         _ = try await world.reconciler(options: { var o = ReconcilerOptions(); o.channels = ["c"]; o.everyChannelHot = true; return o }()).sync()
         func shown() async throws -> ChatMessage<DefaultChatCustom.Message>? {
             try await world.store.fetch(world.store.queries.message(id: "a1"))
@@ -156,12 +156,12 @@ struct MessageIdentityTests {
 
         try await world.store.setEditAuthority(.authorAndModerators(["mod"]))
         #expect(try await shown()?.shownText == "moderated")
-        _ = try await alice.addMessageAction(channel: "c", messageTimetoken: tt, type: "edited", value: "author's own")
+        _ = try await alice.messageActions.addMessageAction(channel: "c", messageTimetoken: tt, type: "edited", value: "author's own")
         _ = try await world.reconciler().pullReactions(channel: "c")
         #expect(try await shown()?.shownText == "author's own", "the newest counted edit wins")
 
         try await world.store.setEditAuthority(.author)
-        _ = try await mod.addMessageAction(channel: "c", messageTimetoken: tt, type: "deleted", value: "deleted")
+        _ = try await mod.messageActions.addMessageAction(channel: "c", messageTimetoken: tt, type: "deleted", value: "deleted")
         _ = try await world.reconciler().pullReactions(channel: "c")
         #expect(try await shown()?.isDeleted == false)
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).count == 1)

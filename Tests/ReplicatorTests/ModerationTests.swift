@@ -35,15 +35,15 @@ struct ChatSDKClient {
     /// `{ban, mute, reason}` (or removed when neither), then the `moderation` event.
     func restrict(_ user: String, in channel: String, ban: Bool, mute: Bool, reason: String? = nil) async throws {
         let moderation = ChatModeration.moderationChannel(for: channel)
-        _ = try await client.perform(try client.setChannelRequest(
+        _ = try await client.perform(try client.appContext.setChannelRequest(
             id: moderation, fields: ChannelEdit<JSONValue>(wireFields: ["type": .string(ChatModeration.privateType)]), ifMatch: nil))
         if ban || mute {
-            _ = try await client.setMembers(
+            _ = try await client.appContext.setMembers(
                 channelId: moderation,
                 set: [MembershipSet<JSONValue>(id: user, custom: ChatModeration.restrictionCustom(ban: ban, mute: mute, reason: reason))],
                 as: WireChat.self)
         } else {
-            _ = try await client.setMembers(
+            _ = try await client.appContext.setMembers(
                 channelId: moderation, set: [MembershipSet<JSONValue>](), remove: [user], as: WireChat.self)
         }
         var event = PublishRequest(
@@ -55,7 +55,7 @@ struct ChatSDKClient {
 
     /// The mute list of this client's user, written whole.
     func writeMuteList(owner: String, _ muted: [String]) async throws {
-        _ = try await client.perform(try client.setUserRequest(
+        _ = try await client.perform(try client.appContext.setUserRequest(
             id: ChatModeration.muteListId(of: owner),
             fields: UserEdit<JSONValue>(wireFields: ChatModeration.muteListFields(owner: owner, muted: muted)), ifMatch: nil))
     }
@@ -85,7 +85,7 @@ struct ModerationTests {
         try await ChatSDKClient(world.server, userId: "troll").send("buy now", to: "general")
         try await ChatSDKClient(world.server, userId: "bob").send("hi all", to: "general")
         let bobClient = try ChatSDKClient(world.server, userId: "bob").client
-        _ = try await bobClient.perform(try bobClient.setUserRequest(
+        _ = try await bobClient.perform(try bobClient.appContext.setUserRequest(
             id: "bob", fields: UserEdit<JSONValue>(wireFields: ["name": "Bob"]), ifMatch: nil))
         try await admin.restrict("me", in: "general", ban: true, mute: false, reason: "spamming")
         try await admin.restrict("me", in: "side", ban: false, mute: true)
@@ -168,7 +168,7 @@ struct ModerationTests {
         #expect(try await world.store.fetch(queries.messages(inChannel: "general")).map(\.userId) == ["troll"], "at once, offline")
         world.transport.use(FaultPlan(seed: 2, profile: .none))
         _ = try await world.outbox.drain()
-        let object = try await ChatSDKClient(world.server, userId: "me").client.getUser(
+        let object = try await ChatSDKClient(world.server, userId: "me").client.appContext.getUser(
             id: "PN_PRV.me.mute1", as: JSONValue.self)
         #expect(object.name == "me" && object.type == "pn.prv" && object.custom == ["m": "bob,zed"])
         // The next sync reads the same list back.
@@ -192,7 +192,7 @@ struct ModerationTests {
         laptop.transport.use(FaultPlan(seed: 5, profile: .none))
         _ = try await phone.outbox.drain()
         _ = try await laptop.outbox.drain()
-        let object = try await ChatSDKClient(phone.server, userId: "me").client.getUser(id: "PN_PRV.me.mute1", as: JSONValue.self)
+        let object = try await ChatSDKClient(phone.server, userId: "me").client.appContext.getUser(id: "PN_PRV.me.mute1", as: JSONValue.self)
         #expect(object.custom == ["m": "ann,ben"], "the phone's mute kept, the laptop's mute and unmute applied")
         #expect(try await laptop.store.fetch(laptop.store.queries.mutedUsers(by: "me")) == ["ann", "ben"], "the answer is stored")
         _ = try await phone.reconciler().sync()
@@ -213,7 +213,7 @@ struct ModerationTests {
         await gate.open()
         _ = try await drain.value
         _ = try await world.outbox.drain()
-        let object = try await ChatSDKClient(world.server, userId: "me").client.getUser(id: "PN_PRV.me.mute1", as: JSONValue.self)
+        let object = try await ChatSDKClient(world.server, userId: "me").client.appContext.getUser(id: "PN_PRV.me.mute1", as: JSONValue.self)
         #expect(object.custom == ["m": "ann,ben,troll"], "ben, muted during the read, went with the write")
         #expect(try await world.store.fetch(world.store.queries.mutedUsers(by: "me")) == ["ann", "ben", "troll"])
         #expect(try await world.entries().isEmpty)

@@ -69,9 +69,9 @@ struct PresenceScenarioTests {
                 d.device = try d.device.reopened(plan: plan(d, step), seed: seed &+ UInt64(step))
                 d.live = LiveSync(reconciler: d.device.reconciler, options: d.options, clock: world.clock, random: SplitMix64(seed: seed &+ UInt64(step)))
             case 63..<68:
-                try? await d.device.client.leave(channels: [pick(Self.channels)])
+                try? await d.device.client.presence.leave(channels: [pick(Self.channels)])
             case 68..<74:
-                _ = try? await d.device.client.setPresenceState(["step": .int(Int64(step))], channels: [pick(Self.channels)])
+                _ = try? await d.device.client.presence.setPresenceState(["step": .int(Int64(step))], channels: [pick(Self.channels)])
             case 74..<80:
                 _ = try? await world.web.publish(PublishRequest(channel: pick(Self.channels), message: .string("m\(step)")))
             default:
@@ -94,7 +94,7 @@ struct PresenceScenarioTests {
                     #expect(member.isPresent == here.contains(member.userId),
                             "seed \(seed): \(d.userId) sees \(member.userId) \(member.isPresent == true ? "present" : "absent") on \(channel); the server: \(here.sorted())")
                     if here.contains(member.userId) {
-                        let state = try await world.web.presenceState(userId: member.userId, channels: [channel])[channel]
+                        let state = try await world.web.presence.presenceState(userId: member.userId, channels: [channel])[channel]
                         let expected = state == .object([:]) ? nil : state
                         #expect(member.presenceState == expected,
                                 "seed \(seed): \(d.userId) holds \(member.userId)'s state on \(channel) as \(String(describing: member.presenceState)), the server \(String(describing: expected))")

@@ -38,7 +38,7 @@ struct PresenceWorld {
 
     func join(_ users: [String], _ channel: String) async throws {
         for user in users {
-            _ = try await web.perform(try web.setMembershipsRequest(
+            _ = try await web.perform(try web.appContext.setMembershipsRequest(
                 userId: user, set: [MembershipSet<JSONValue>(id: channel, status: "joined")], remove: []))
         }
     }
@@ -84,13 +84,13 @@ struct PresenceTests {
         #expect(try await present.next { Self.present($0) == ["a", "b"] } != nil)
 
         // A state change arrives with its state.
-        _ = try await liveB.reconciler.client.setPresenceState(["mood": "busy"], channels: ["room"])
+        _ = try await liveB.reconciler.client.presence.setPresenceState(["mood": "busy"], channels: ["room"])
         try await liveA.step()
         let withState = try await present.next { $0.first { $0.userId == "b" }?.presenceState != nil }
         #expect(withState?.first { $0.userId == "b" }?.presenceState == ["mood": "busy"])
 
         // An explicit leave: b is absent at once, and its state is gone.
-        try await liveB.reconciler.client.leave(channels: ["room"])
+        try await liveB.reconciler.client.presence.leave(channels: ["room"])
         try await liveA.step()
         #expect(try await present.next { Self.present($0) == ["a"] } != nil)
         let left = try await a.store.fetch(a.store.queries.member(channelId: "room", userId: "b"))

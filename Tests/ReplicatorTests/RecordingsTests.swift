@@ -167,7 +167,7 @@ struct RecordingsTests {
         case .historyV3, .historyWithActions:
             let query = HistoryQuery(channels: family == .historyV3 ? r.channels() : [r.channels()[0]])
             guard let page = await answer(r, { () async throws(WireError) -> HistoryPage in
-                try await (family == .historyV3 ? client.fetchHistory(query) : client.fetchHistoryWithActions(query))
+                try await (family == .historyV3 ? client.history.fetchHistory(query) : client.history.fetchHistoryWithActions(query))
             }) else { return }
             let raw = r.json?.objectValue?["channels"]?.objectValue ?? [:]
             #expect(Set(page.channels.keys) == Set(raw.keys.map { PercentEncoding.decode($0) ?? $0 }), "\(r.id)")
@@ -178,7 +178,7 @@ struct RecordingsTests {
         case .historyV2:
             let channel = r.channels()[0]
             let query = LegacyHistoryQuery(channel: channel)
-            guard let page = await answer(r, { try await client.fetchLegacyHistory(query) }) else { return }
+            guard let page = await answer(r, { try await client.history.fetchLegacyHistory(query) }) else { return }
             let entries = page.messages.map { HistoryMessage(message: $0.message, timetoken: $0.timetoken, meta: $0.meta) }
             try await landHistory(r, entries, raw: r.json?.arrayValue?.first?.arrayValue ?? [], channel: channel, replay)
         case .subscribe:
@@ -193,14 +193,14 @@ struct RecordingsTests {
             let channel = r.channels()[0]
             let tt = r.segment(after: "message").flatMap { try? Timetoken(parsing: $0) } ?? 1
             let actions: [WireMessageAction]? = switch r.verb {
-            case .list: await answer(r, { try await client.listMessageActions(channel: channel) })?.data
+            case .list: await answer(r, { try await client.messageActions.listMessageActions(channel: channel) })?.data
             case .get, .set:
                 await answer(r) {
-                    try await client.addMessageAction(channel: channel, messageTimetoken: tt, type: "reaction", value: "smile")
+                    try await client.messageActions.addMessageAction(channel: channel, messageTimetoken: tt, type: "reaction", value: "smile")
                 }.map { [$0] }
             case .remove:
                 await answer(r, readsBody: false) {
-                    try await client.removeMessageAction(channel: channel, messageTimetoken: tt, actionTimetoken: 2)
+                    try await client.messageActions.removeMessageAction(channel: channel, messageTimetoken: tt, actionTimetoken: 2)
                 }.map { [] }
             }
             try await landActions(r, actions ?? [], channel: channel, replay)
@@ -215,22 +215,22 @@ struct RecordingsTests {
         case .hereNow:
             // No channel in a real path is a global here-now; the mocks answer about TestChannel.
             let channels = r.requestPath == nil ? ["TestChannel"] : r.segment(after: "channel").map { _ in r.channels() } ?? []
-            guard let present = await answer(r, { try await client.hereNow(HereNowRequest(channels: channels)) }) else { return }
+            guard let present = await answer(r, { try await client.presence.hereNow(HereNowRequest(channels: channels)) }) else { return }
             #expect(payload?.objectValue?["total_occupancy"] ?? top?["occupancy"] == .int(Int64(present.totalOccupancy)), "\(r.id)")
         case .whereNow:
-            let channels = await answer(r, { try await client.whereNow(userId: r.segment(after: "uuid") ?? "me") })
+            let channels = await answer(r, { try await client.presence.whereNow(userId: r.segment(after: "uuid") ?? "me") })
             #expect(channels == nil || channels == payload?.objectValue?["channels"]?.arrayValue?.compactMap(\.stringValue), "\(r.id)")
         case .presenceState where r.path.last == "data":
             let channels = r.channels(or: "channelSwift")
-            let state = await answer(r, { try await client.setPresenceState(["some": "state"], channels: channels) })
+            let state = await answer(r, { try await client.presence.setPresenceState(["some": "state"], channels: channels) })
             #expect(state == nil || state == payload, "\(r.id)")
         case .presenceState:
             let user = r.segment(after: "uuid") ?? "me", channels = r.channels(or: "channelSwift")
-            _ = await answer(r, { try await client.presenceState(userId: user, channels: channels) })
+            _ = await answer(r, { try await client.presence.presenceState(userId: user, channels: channels) })
         // These calls use nothing of a 2xx but its status.
-        case .heartbeat: _ = await answer(r, readsBody: false) { try await client.heartbeat(channels: r.channels()) }
-        case .leave: _ = await answer(r, readsBody: false) { try await client.leave(channels: r.channels()) }
-        case .deleteMessages: _ = await answer(r, readsBody: false) { try await client.deleteMessages(channel: r.channels()[0]) }
+        case .heartbeat: _ = await answer(r, readsBody: false) { try await client.presence.heartbeat(channels: r.channels()) }
+        case .leave: _ = await answer(r, readsBody: false) { try await client.presence.leave(channels: r.channels()) }
+        case .deleteMessages: _ = await answer(r, readsBody: false) { try await client.history.deleteMessages(channel: r.channels()[0]) }
         case .signal, .publish, .time:
             guard let sent = await answer(r, { () async throws(WireError) -> Timetoken in
                 switch family {
@@ -243,10 +243,10 @@ struct RecordingsTests {
             #expect(sent == (raw.indices.contains(index) ? timetoken(raw[index]) : nil), "\(r.id)")
         case .messageCounts:
             let channels = r.channels(after: "message-counts")
-            let counts = await answer(r, { try await client.messageCounts(channels: channels, since: [Timetoken(rawValue: 1)]) })
+            let counts = await answer(r, { try await client.history.messageCounts(channels: channels, since: [Timetoken(rawValue: 1)]) })
             #expect(counts == nil || counts?.mapValues { JSONValue.int(Int64($0)) } == top?["channels"]?.objectValue, "\(r.id)")
         default:
-            _ = await answer(r, { try await client.fetchHistory(HistoryQuery(channels: ["TestChannel"])) })
+            _ = await answer(r, { try await client.history.fetchHistory(HistoryQuery(channels: ["TestChannel"])) })
         }
     }
 
@@ -323,18 +323,18 @@ struct RecordingsTests {
         let id = r.segment(after: users ? "uuids" : "channels") ?? "TestObject"
         if users {
             let decoded: [ChatUser<FlatCustom>]? = switch r.verb {
-            case .list: await answer(r, { try await client.listUsers() })?.data
-            case .get: await answer(r, { try await client.getUser(id: id) }).map { [$0] }
-            case .set: await answer(r, { try await client.setUser(id: id, fields: UserEdit<FlatCustom>()) }).map { [$0] }
-            case .remove: await answer(r, readsBody: false) { try await client.removeUser(id: id) }.map { [] }
+            case .list: await answer(r, { try await client.appContext.listUsers() })?.data
+            case .get: await answer(r, { try await client.appContext.getUser(id: id) }).map { [$0] }
+            case .set: await answer(r, { try await client.appContext.setUser(id: id, fields: UserEdit<FlatCustom>()) }).map { [$0] }
+            case .remove: await answer(r, readsBody: false) { try await client.appContext.removeUser(id: id) }.map { [] }
             }
             _ = try await replay.reconciler.objectSync.applyPulled(users: decoded ?? [])
         } else {
             let decoded: [ChatChannel<FlatCustom>]? = switch r.verb {
-            case .list: await answer(r, { try await client.listChannels() })?.data
-            case .get: await answer(r, { try await client.getChannel(id: id) }).map { [$0] }
-            case .set: await answer(r, { try await client.setChannel(id: id, fields: ChannelEdit<FlatCustom>()) }).map { [$0] }
-            case .remove: await answer(r, readsBody: false) { try await client.removeChannel(id: id) }.map { [] }
+            case .list: await answer(r, { try await client.appContext.listChannels() })?.data
+            case .get: await answer(r, { try await client.appContext.getChannel(id: id) }).map { [$0] }
+            case .set: await answer(r, { try await client.appContext.setChannel(id: id, fields: ChannelEdit<FlatCustom>()) }).map { [$0] }
+            case .remove: await answer(r, readsBody: false) { try await client.appContext.removeChannel(id: id) }.map { [] }
             }
             _ = try await replay.reconciler.objectSync.applyPulled(channels: decoded ?? [])
         }
@@ -355,13 +355,13 @@ struct RecordingsTests {
         let server: [ChatMember<Custom>]?
         if let channel {
             server = try await answer(r, { () async throws(WireError) -> ObjectPage<WireChannelMember<Custom>> in
-                try await (set ? client.setMembers(channelId: channel, set: [], as: Custom.self)
-                    : client.getMembers(channelId: channel, as: Custom.self))
+                try await (set ? client.appContext.setMembers(channelId: channel, set: [], as: Custom.self)
+                    : client.appContext.getMembers(channelId: channel, as: Custom.self))
             })?.data.map { try $0.model(channelId: channel) }
         } else {
             server = try await answer(r, { () async throws(WireError) -> ObjectPage<WireMembership<Custom>> in
-                try await (set ? client.setMemberships(userId: owner, set: [], as: Custom.self)
-                    : client.getMemberships(userId: owner, as: Custom.self))
+                try await (set ? client.appContext.setMemberships(userId: owner, set: [], as: Custom.self)
+                    : client.appContext.getMemberships(userId: owner, as: Custom.self))
             })?.data.map { try $0.model(userId: owner) }
         }
         let side = channel.map { MembershipSide.channel($0) } ?? .user(owner)

@@ -97,7 +97,7 @@ struct RequestBudgetTests {
         let web = try PubNubClient.simulated(
             InProcessTransport(server: server), userId: ChatKeyset.userId(7),
             authToken: tokens ? try await Self.everywhereToken(server, user: ChatKeyset.userId(7)) : nil, clock: clock)
-        _ = try await web.addMessageAction(
+        _ = try await web.messageActions.addMessageAction(
             channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
         let before = try await device.store.fetch(device.store.queries.freshness(ofChannel: hot))
         #expect(before.reactions.completeThrough == nil, "a cold channel's reactions were never listed")
@@ -162,7 +162,7 @@ struct RequestBudgetTests {
         // A gap: the stream loses its place; the fill lists only the hot channel.
         let firstTimetoken = try #require(await world.server.storedMessages(channel: "cold").first?.timetoken)
         for channel in ["hot", "cold"] {
-            _ = try await world.web.addMessageAction(
+            _ = try await world.web.messageActions.addMessageAction(
                 channel: channel, messageTimetoken: Timetoken(rawValue: try #require(
                     await world.server.storedMessages(channel: channel).first?.timetoken)), type: "reaction", value: "🎉")
         }

@@ -148,7 +148,7 @@ struct Scenario {
         for channel in Self.channels {
             var start: Timetoken?
             while true {
-                let page = try await observer.listMessageActions(channel: channel, start: start, limit: 100)
+                let page = try await observer.messageActions.listMessageActions(channel: channel, start: start, limit: 100)
                 for action in page.data where action.uuid == "me" {
                     onServer[timetokens[action.messageTimetoken] ?? "?", default: []].append(action.value)
                 }
@@ -159,7 +159,7 @@ struct Scenario {
         let expected = reactions.filter { !$0.value.isEmpty }
         #expect(onServer.mapValues { $0.sorted() } == expected.mapValues { $0.sorted() }, "seed \(seed): reactions differ")
         // Memberships as last edited.
-        let page = try await observer.getMemberships(
+        let page = try await observer.appContext.getMemberships(
             userId: "me", ObjectListQuery(limit: 100), as: DefaultChatCustom.self)
         let statuses = Dictionary(uniqueKeysWithValues: page.data.map { ($0.channel.id, $0.status) })
         for (channel, status) in memberships {

@@ -24,7 +24,7 @@ struct StoreIntegrityTests {
 
         // Another user writes a position a year ahead into this user's membership.
         let ahead = try Timetoken(date: world.clock.now.addingTimeInterval(365 * 86_400))
-        _ = try await other.setMemberships(
+        _ = try await other.appContext.setMemberships(
             userId: "me", set: [MembershipSet(id: "c", status: "joined", custom: ["lastReadMessageTimetoken": .string(String(ahead.rawValue))])],
             as: DefaultChatCustom.self)
         _ = try await world.reconciler().pullObjects(channels: ["c"])

@@ -59,7 +59,7 @@ struct TwoDeviceTests {
                 await server.remoteEditChannel(id: "c1", fields: ["name": "Base", "custom": ["k": 1, "j": 1]])
                 await server.remoteEditChannel(id: "c2", fields: ["name": "Second"])
                 await server.remoteEditUser(id: "me", fields: ["name": "Me", "status": "here"])
-                _ = try await observer.perform(try observer.setMembershipsRequest(
+                _ = try await observer.perform(try observer.appContext.setMembershipsRequest(
                     userId: "me", set: [MembershipSet<JSONValue>(id: "c1", status: "base"), MembershipSet<JSONValue>(id: "c2", status: "base")],
                     remove: []))
             case .dataSync:
@@ -88,7 +88,7 @@ struct TwoDeviceTests {
             case .appContext:
                 await server.remoteEditChannel(id: "c1", fields: ["name": "Remote", "custom": ["k": 1, "j": 2]])
                 await server.remoteEditUser(id: "me", fields: ["status": "remote", "name": "Me too"])
-                _ = try await observer.perform(try observer.setMembershipsRequest(
+                _ = try await observer.perform(try observer.appContext.setMembershipsRequest(
                     userId: "me", set: [MembershipSet<JSONValue>(id: "c1", status: "remote")], remove: []))
             case .dataSync:
                 let admin = observer.dataSync
@@ -161,7 +161,7 @@ struct TwoDeviceTests {
         try await backend.seed(server, observer: observer)
         let tts = await server.seedMessages(channel: "c1", (0..<4).map { chatPayload("m\($0)") }, publisher: "other")
         let me = try World.client(InProcessTransport(server: server), userId: "me")
-        _ = try await me.addMessageAction(channel: "c1", messageTimetoken: Timetoken(rawValue: tts[0]), type: "reaction", value: "❤️")
+        _ = try await me.messageActions.addMessageAction(channel: "c1", messageTimetoken: Timetoken(rawValue: tts[0]), type: "reaction", value: "❤️")
 
         let a = try backend.device(seed: seed, clock: clock, server: server, policy: policy)
         let b = try backend.device(seed: seed &+ 1000, clock: clock, server: server, policy: policy)

@@ -37,59 +37,59 @@ struct WireFuzzTests {
     static let calls: [(name: String, run: @Sendable (PubNubClient) async throws(WireError) -> Void)] = [
         ("publish", { c throws(WireError) in touch(try await c.publish(PublishRequest(channel: "general", message: ["id": "m"]))) }),
         ("time", { c throws(WireError) in touch(try await c.time()) }),
-        ("fetchHistory", { c throws(WireError) in touch(try await c.fetchHistory(HistoryQuery(channels: ["general", "side"]))) }),
+        ("fetchHistory", { c throws(WireError) in touch(try await c.history.fetchHistory(HistoryQuery(channels: ["general", "side"]))) }),
         ("fetchHistoryWithActions", { c throws(WireError) in
-            touch(try await c.fetchHistoryWithActions(HistoryQuery(channels: ["general"], start: 17_900_000_000_000_500)))
+            touch(try await c.history.fetchHistoryWithActions(HistoryQuery(channels: ["general"], start: 17_900_000_000_000_500)))
         }),
         ("fetchLegacyHistory", { c throws(WireError) in
-            let page = try await c.fetchLegacyHistory(LegacyHistoryQuery(channel: "general"))
+            let page = try await c.history.fetchLegacyHistory(LegacyHistoryQuery(channel: "general"))
             for entry in page.messages { touch(entry.timetoken) }
             touch(page.first)
             touch(page.last)
         }),
-        ("messageCounts", { c throws(WireError) in _ = try await c.messageCounts(channels: ["general", "side"], since: [1, 2]) }),
-        ("deleteMessages", { c throws(WireError) in try await c.deleteMessages(channel: "general", start: 2, end: 1) }),
+        ("messageCounts", { c throws(WireError) in _ = try await c.history.messageCounts(channels: ["general", "side"], since: [1, 2]) }),
+        ("deleteMessages", { c throws(WireError) in try await c.history.deleteMessages(channel: "general", start: 2, end: 1) }),
         ("addMessageAction", { c throws(WireError) in
-            let action = try await c.addMessageAction(channel: "general", messageTimetoken: 17, type: "reaction", value: "👍")
+            let action = try await c.messageActions.addMessageAction(channel: "general", messageTimetoken: 17, type: "reaction", value: "👍")
             touch(action)
         }),
         ("removeMessageAction", { c throws(WireError) in
-            try await c.removeMessageAction(channel: "general", messageTimetoken: 17, actionTimetoken: 18)
+            try await c.messageActions.removeMessageAction(channel: "general", messageTimetoken: 17, actionTimetoken: 18)
         }),
         ("listMessageActions", { c throws(WireError) in
-            let page = try await c.listMessageActions(channel: "general", limit: 100)
+            let page = try await c.messageActions.listMessageActions(channel: "general", limit: 100)
             for action in page.data { touch(action) }
             _ = (page.more?.start.map(touch), page.more?.end.map(touch))
         }),
-        ("getUser", { c throws(WireError) in touch(try await c.getUser(id: "me")) }),
-        ("listUsers", { c throws(WireError) in for user in try await c.listUsers().data { touch(user) } }),
+        ("getUser", { c throws(WireError) in touch(try await c.appContext.getUser(id: "me")) }),
+        ("listUsers", { c throws(WireError) in for user in try await c.appContext.listUsers().data { touch(user) } }),
         ("setUser", { c throws(WireError) in
             var fields = UserEdit<FlatCustom>()
             fields.name = .set("Me")
-            touch(try await c.setUser(id: "me", fields: fields, ifMatch: "e1"))
+            touch(try await c.appContext.setUser(id: "me", fields: fields, ifMatch: "e1"))
         }),
-        ("removeUser", { c throws(WireError) in try await c.removeUser(id: "me") }),
-        ("getChannel", { c throws(WireError) in touch(try await c.getChannel(id: "general")) }),
-        ("listChannels", { c throws(WireError) in for channel in try await c.listChannels().data { touch(channel) } }),
+        ("removeUser", { c throws(WireError) in try await c.appContext.removeUser(id: "me") }),
+        ("getChannel", { c throws(WireError) in touch(try await c.appContext.getChannel(id: "general")) }),
+        ("listChannels", { c throws(WireError) in for channel in try await c.appContext.listChannels().data { touch(channel) } }),
         ("setChannel", { c throws(WireError) in
             var fields = ChannelEdit<FlatCustom>()
             fields.name = .set("General")
-            touch(try await c.setChannel(id: "general", fields: fields))
+            touch(try await c.appContext.setChannel(id: "general", fields: fields))
         }),
-        ("removeChannel", { c throws(WireError) in try await c.removeChannel(id: "general") }),
+        ("removeChannel", { c throws(WireError) in try await c.appContext.removeChannel(id: "general") }),
         ("getMemberships", { c throws(WireError) in
-            for m in try await c.getMemberships(userId: "me", as: DefaultChatCustom.self).data { touch(m, user: "me") }
+            for m in try await c.appContext.getMemberships(userId: "me", as: DefaultChatCustom.self).data { touch(m, user: "me") }
         }),
         ("setMemberships", { c throws(WireError) in
-            let page = try await c.setMemberships(
+            let page = try await c.appContext.setMemberships(
                 userId: "me", set: [MembershipSet<FlatCustom>(id: "general", status: "joined")], as: DefaultChatCustom.self)
             for m in page.data { touch(m, user: "me") }
         }),
         ("getMembers", { c throws(WireError) in
-            for m in try await c.getMembers(channelId: "general", as: DefaultChatCustom.self).data { touch(m, channel: "general") }
+            for m in try await c.appContext.getMembers(channelId: "general", as: DefaultChatCustom.self).data { touch(m, channel: "general") }
         }),
         ("setMembers", { c throws(WireError) in
-            let page = try await c.setMembers(
+            let page = try await c.appContext.setMembers(
                 channelId: "general", set: [MembershipSet<FlatCustom>(id: "me")], remove: ["you"], as: DefaultChatCustom.self)
             for m in page.data { touch(m, channel: "general") }
         }),

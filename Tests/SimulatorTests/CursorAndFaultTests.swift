@@ -12,13 +12,13 @@ struct CursorAndFaultTests {
         for i in 0..<250 {
             var fields = UserEdit<FlatCustom>()
             fields.name = .set("user \(i)")
-            _ = try await sim.client.setUser(id: String(format: "u%03d", i), fields: fields)
+            _ = try await sim.client.appContext.setUser(id: String(format: "u%03d", i), fields: fields)
         }
         var seen: [String] = []
         var cursor: String?
         var pages = 0
         repeat {
-            let page = try await sim.client.listUsers(ObjectListQuery(limit: 100, start: cursor, count: true))
+            let page = try await sim.client.appContext.listUsers(ObjectListQuery(limit: 100, start: cursor, count: true))
             #expect(page.totalCount == 250)
             seen += page.data.map(\.id)
             pages += 1
@@ -26,17 +26,17 @@ struct CursorAndFaultTests {
         } while cursor != nil
         #expect(pages == 3 && seen == (0..<250).map { String(format: "u%03d", $0) })
 
-        let first = try await sim.client.listUsers(ObjectListQuery(limit: 100))
-        let second = try await sim.client.listUsers(ObjectListQuery(limit: 100, start: first.next))
+        let first = try await sim.client.appContext.listUsers(ObjectListQuery(limit: 100))
+        let second = try await sim.client.appContext.listUsers(ObjectListQuery(limit: 100, start: first.next))
         #expect(second.data.first?.id == "u100" && second.prev != nil)
-        let back = try await sim.client.listUsers(ObjectListQuery(limit: 100, end: second.prev))
+        let back = try await sim.client.appContext.listUsers(ObjectListQuery(limit: 100, end: second.prev))
         #expect(back.data.first?.id == "u000" && back.data.count == 100)
 
-        let sorted = try await sim.client.listUsers(ObjectListQuery(limit: 3, sort: ["name:desc"]))
+        let sorted = try await sim.client.appContext.listUsers(ObjectListQuery(limit: 3, sort: ["name:desc"]))
         #expect(sorted.data.map(\.id) == ["u099", "u098", "u097"])  // "user 99" > "user 98" > ... lexically
-        let filtered = try await sim.client.listUsers(ObjectListQuery(filter: #"name LIKE "user 24*""#))
+        let filtered = try await sim.client.appContext.listUsers(ObjectListQuery(filter: #"name LIKE "user 24*""#))
         #expect(filtered.data.map(\.id) == ["u024", "u240", "u241", "u242", "u243", "u244", "u245", "u246", "u247", "u248", "u249"])
-        await #expect(throws: WireError.self) { _ = try await sim.client.listUsers(ObjectListQuery(limit: 101)) }
+        await #expect(throws: WireError.self) { _ = try await sim.client.appContext.listUsers(ObjectListQuery(limit: 101)) }
     }
 
     @Test("a 412 race makes a conditional write meet another device's edit")
@@ -44,9 +44,9 @@ struct CursorAndFaultTests {
         let sim = try InProcess(profile: FaultProfile(name: "race", preconditionRace: 1))
         var fields = ChannelEdit<FlatCustom>()
         fields.name = .set("general")
-        let created = try await sim.client.setChannel(id: "general", fields: fields)  // unconditional: no race
+        let created = try await sim.client.appContext.setChannel(id: "general", fields: fields)  // unconditional: no race
         fields.name = .set("General")
-        let stale = await serviceError { _ = try await sim.client.setChannel(id: "general", fields: fields, ifMatch: created.eTag) }
+        let stale = await serviceError { _ = try await sim.client.appContext.setChannel(id: "general", fields: fields, ifMatch: created.eTag) }
         #expect(stale?.status == 412 && stale?.message == "Channel to update has been modified after it was read.")
         #expect(sim.plan.log.map(\.fault) == [.none, .preconditionRace])
     }

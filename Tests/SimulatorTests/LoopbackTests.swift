@@ -60,54 +60,54 @@ struct LoopbackTests {
             let t3 = try await pubnub.publish(PublishRequest(channel: "a/b", message: big, method: .postGzip))
             #expect(t1 < t2 && t2 < t3)
 
-            let history = try await pubnub.fetchHistory(HistoryQuery(channels: ["a/b"]))
+            let history = try await pubnub.history.fetchHistory(HistoryQuery(channels: ["a/b"]))
             let entries = try #require(history.channels["a/b"])
             #expect(entries.map(\.timetoken) == [t1, t2, t3])
             #expect(entries[0].message == ["id": "1", "text": "hi +"] && entries[0].meta == ["op": "o1"] && entries[0].uuid == "me")
             #expect(entries[2].message == big && entries[1].meta == nil)
 
-            let action = try await pubnub.addMessageAction(channel: "a/b", messageTimetoken: t1, type: "reaction", value: "👍")
-            let withActions = try await pubnub.fetchHistoryWithActions(HistoryQuery(channels: ["a/b"]))
+            let action = try await pubnub.messageActions.addMessageAction(channel: "a/b", messageTimetoken: t1, type: "reaction", value: "👍")
+            let withActions = try await pubnub.history.fetchHistoryWithActions(HistoryQuery(channels: ["a/b"]))
             #expect(withActions.channels["a/b"]?[0].actions?["reaction"]?["👍"]?.map(\.uuid) == ["me"])
-            #expect(try await pubnub.listMessageActions(channel: "a/b").data == [action])
-            try await pubnub.removeMessageAction(channel: "a/b", messageTimetoken: t1, actionTimetoken: action.actionTimetoken)
-            #expect(try await pubnub.listMessageActions(channel: "a/b").data.isEmpty)
+            #expect(try await pubnub.messageActions.listMessageActions(channel: "a/b").data == [action])
+            try await pubnub.messageActions.removeMessageAction(channel: "a/b", messageTimetoken: t1, actionTimetoken: action.actionTimetoken)
+            #expect(try await pubnub.messageActions.listMessageActions(channel: "a/b").data.isEmpty)
 
-            let legacy = try await pubnub.fetchLegacyHistory(LegacyHistoryQuery(channel: "a/b", count: 2, reverse: true))
+            let legacy = try await pubnub.history.fetchLegacyHistory(LegacyHistoryQuery(channel: "a/b", count: 2, reverse: true))
             #expect(legacy.messages.map(\.timetoken) == [t1, t2])
-            #expect(try await pubnub.messageCounts(channels: ["a/b"], since: [t1]) == ["a/b": 2])
+            #expect(try await pubnub.history.messageCounts(channels: ["a/b"], since: [t1]) == ["a/b": 2])
 
             var user = UserEdit<FlatCustom>()
             user.name = .set("Jane")
             user.custom = .set(["title": "Assistant"])
-            let jane = try await pubnub.setUser(id: "jane", fields: user)
-            #expect(try await pubnub.getUser(id: "jane") == jane)
+            let jane = try await pubnub.appContext.setUser(id: "jane", fields: user)
+            #expect(try await pubnub.appContext.getUser(id: "jane") == jane)
             var channel = ChannelEdit<FlatCustom>()
             channel.name = .set("Off-topic")
             channel.details = .set("random")
-            let offTopic = try await pubnub.setChannel(id: "off-topic", fields: channel, ifMatch: nil)
+            let offTopic = try await pubnub.appContext.setChannel(id: "off-topic", fields: channel, ifMatch: nil)
             #expect(offTopic.details == "random")
             channel.name = .set("Off topic")
-            let stale = await serviceError { _ = try await pubnub.setChannel(id: "off-topic", fields: channel, ifMatch: "stale") }
+            let stale = await serviceError { _ = try await pubnub.appContext.setChannel(id: "off-topic", fields: channel, ifMatch: "stale") }
             #expect(stale?.status == 412 && stale?.message == "Channel to update has been modified after it was read.")
-            #expect(try await pubnub.listUsers(ObjectListQuery(count: true)).totalCount == 1)
-            #expect(try await pubnub.listChannels().data.map(\.id) == ["off-topic"])
+            #expect(try await pubnub.appContext.listUsers(ObjectListQuery(count: true)).totalCount == 1)
+            #expect(try await pubnub.appContext.listChannels().data.map(\.id) == ["off-topic"])
 
-            let memberships = try await pubnub.setMemberships(
+            let memberships = try await pubnub.appContext.setMemberships(
                 userId: "jane", set: [MembershipSet<FlatCustom>(id: "off-topic", status: "active")], as: DefaultChatCustom.self)
             #expect(memberships.data.map(\.channel.id) == ["off-topic"] && memberships.data[0].channel.name == "Off-topic")
-            let members = try await pubnub.getMembers(channelId: "off-topic", as: DefaultChatCustom.self)
+            let members = try await pubnub.appContext.getMembers(channelId: "off-topic", as: DefaultChatCustom.self)
             #expect(members.data.map(\.uuid.id) == ["jane"] && members.data[0].uuid.name == "Jane")
-            _ = try await pubnub.setMembers(channelId: "off-topic", set: [], remove: ["jane"], as: DefaultChatCustom.self)
-            #expect(try await pubnub.getMemberships(userId: "jane", as: DefaultChatCustom.self).data.isEmpty)
+            _ = try await pubnub.appContext.setMembers(channelId: "off-topic", set: [], remove: ["jane"], as: DefaultChatCustom.self)
+            #expect(try await pubnub.appContext.getMemberships(userId: "jane", as: DefaultChatCustom.self).data.isEmpty)
 
-            try await pubnub.removeUser(id: "jane")
-            let gone = await serviceError { _ = try await pubnub.getUser(id: "jane") }
+            try await pubnub.appContext.removeUser(id: "jane")
+            let gone = await serviceError { _ = try await pubnub.appContext.getUser(id: "jane") }
             #expect(gone?.status == 404)
-            try await pubnub.removeChannel(id: "off-topic")
-            #expect(await serviceError { _ = try await pubnub.getChannel(id: "off-topic") }?.status == 404)
-            try await pubnub.deleteMessages(channel: "a/b")
-            #expect(try await pubnub.fetchHistory(HistoryQuery(channels: ["a/b"])).channels.isEmpty)
+            try await pubnub.appContext.removeChannel(id: "off-topic")
+            #expect(await serviceError { _ = try await pubnub.appContext.getChannel(id: "off-topic") }?.status == 404)
+            try await pubnub.history.deleteMessages(channel: "a/b")
+            #expect(try await pubnub.history.fetchHistory(HistoryQuery(channels: ["a/b"])).channels.isEmpty)
 
             let wrongKeys = try PubNubConfiguration(
                 publishKey: "nope", subscribeKey: "nope", userId: "me", origin: "http://127.0.0.1:\(port)")

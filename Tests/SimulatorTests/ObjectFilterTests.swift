@@ -289,7 +289,7 @@ struct ObjectFilterTests {
             #expect(listed.status == 200 && listed.ids == ["general", "random"], "\(filter)")
         }
         let client = try PubNubClient.simulated(InProcessTransport(server: server), userId: "alice")
-        let page = try await client.getMemberships(userId: "alice", ObjectListQuery(filter: ChatSDKFilters.notInternalGeneral), as: DefaultChatCustom.self)
+        let page = try await client.appContext.getMemberships(userId: "alice", ObjectListQuery(filter: ChatSDKFilters.notInternalGeneral), as: DefaultChatCustom.self)
         #expect(page.data.map(\.channel.id) == ["general"])
 
         // A refused filter is PubNub's 400, and a PATCH carrying one changes nothing.

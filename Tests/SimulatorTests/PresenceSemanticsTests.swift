@@ -26,7 +26,7 @@ struct PresenceSemanticsTests {
         let world = try await Self.world()
         let watcher = try world.client(userId: "watcher")
         var cursor = try await watcher.handshake(["room-pnpres"])
-        #expect(try await world.client.hereNow(HereNowRequest(channels: ["room"])).channels["room"]?.occupancy == 0)
+        #expect(try await world.client.presence.hereNow(HereNowRequest(channels: ["room"])).channels["room"]?.occupancy == 0)
         let alice = try world.client(userId: "alice")
         var request = SubscribeRequest(channels: ["room"])
         request.heartbeat = 30
@@ -40,7 +40,7 @@ struct PresenceSemanticsTests {
         #expect(await world.server.occupants(of: "room") == ["alice"])
 
         world.clock.advance(by: 25)
-        try await alice.heartbeat(channels: ["room"], timeout: 30)
+        try await alice.presence.heartbeat(channels: ["room"], timeout: 30)
         world.clock.advance(by: 25)
         (events, cursor) = try await Self.presence(watcher, "room", after: cursor)
         #expect(events.isEmpty)
@@ -49,10 +49,10 @@ struct PresenceSemanticsTests {
         #expect(events.map(\.action) == [.timeout] && events.first?.userId == "alice" && events.first?.occupancy == 0)
 
         _ = try await alice.subscribe(request)
-        try await alice.leave(channels: ["room"])
+        try await alice.presence.leave(channels: ["room"])
         (events, cursor) = try await Self.presence(watcher, "room", after: cursor)
         #expect(events.map(\.action) == [.join, .leave])
-        #expect(try await world.client.whereNow(userId: "alice") == [])
+        #expect(try await world.client.presence.whereNow(userId: "alice") == [])
     }
 
     @Test("a subscriber hears its own join: the handshake's cursor comes before it")
@@ -72,24 +72,24 @@ struct PresenceSemanticsTests {
         for user in ["u3", "u1", "u2"] {
             _ = try await world.client(userId: user).subscribe(SubscribeRequest(channels: ["a", "b"]))
         }
-        let one = try await world.client.hereNow(HereNowRequest(channels: ["a"]))
+        let one = try await world.client.presence.hereNow(HereNowRequest(channels: ["a"]))
         #expect(one.channels["a"]?.occupants.map(\.userId) == ["u1", "u2", "u3"])
-        let both = try await world.client.hereNow(HereNowRequest(channels: ["a", "b", "empty"]))
+        let both = try await world.client.presence.hereNow(HereNowRequest(channels: ["a", "b", "empty"]))
         #expect(both.totalOccupancy == 6 && both.channels["empty"]?.occupancy == 0)
-        let global = try await world.client.hereNow(HereNowRequest(channels: []))
+        let global = try await world.client.presence.hereNow(HereNowRequest(channels: []))
         #expect(Set(global.channels.keys) == ["a", "b"])
         var page = HereNowRequest(channels: ["a"])
         page.limit = 2
-        #expect(try await world.client.hereNow(page).channels["a"] == ChannelOccupancy(
+        #expect(try await world.client.presence.hereNow(page).channels["a"] == ChannelOccupancy(
             occupancy: 3, occupants: [PresentUser(userId: "u1"), PresentUser(userId: "u2")]))
-        #expect(try await world.client.hereNowAll(channels: ["a"], includeState: false).channels["a"]?.occupants.count == 3)
-        #expect(try await world.client(userId: "u1").whereNow(userId: "u1") == ["a", "b"])
+        #expect(try await world.client.presence.hereNowAll(channels: ["a"], includeState: false).channels["a"]?.occupants.count == 3)
+        #expect(try await world.client(userId: "u1").presence.whereNow(userId: "u1") == ["a", "b"])
 
         let u1 = try world.client(userId: "u1")
-        #expect(try await u1.setPresenceState(["typing": false], channels: ["a"]) == ["typing": false])
-        #expect(try await u1.presenceState(userId: "u1", channels: ["a"]) == ["a": ["typing": false]])
-        #expect(try await u1.presenceState(userId: "u1", channels: ["a", "b"]) == ["a": ["typing": false]])
-        let withState = try await world.client.hereNow(HereNowRequest(channels: ["a"], includeState: true))
+        #expect(try await u1.presence.setPresenceState(["typing": false], channels: ["a"]) == ["typing": false])
+        #expect(try await u1.presence.presenceState(userId: "u1", channels: ["a"]) == ["a": ["typing": false]])
+        #expect(try await u1.presence.presenceState(userId: "u1", channels: ["a", "b"]) == ["a": ["typing": false]])
+        let withState = try await world.client.presence.hereNow(HereNowRequest(channels: ["a"], includeState: true))
         #expect(withState.channels["a"]?.occupants.first == PresentUser(userId: "u1", state: ["typing": false]))
         let events: [PresenceEvent]
         (events, cursor) = try await Self.presence(watcher, "a", after: cursor)

@@ -23,28 +23,28 @@ struct ServiceErrorTests {
         let tts = try await sim.publish(3, to: "ch")
         for i in 0..<5 {
             sim.clock.advance(by: .microseconds(1))
-            _ = try await sim.client.addMessageAction(channel: "ch", messageTimetoken: tts[0], type: "reaction", value: "v\(i)")
+            _ = try await sim.client.messageActions.addMessageAction(channel: "ch", messageTimetoken: tts[0], type: "reaction", value: "v\(i)")
         }
         let dup = await serviceError {
-            _ = try await sim.client.addMessageAction(channel: "ch", messageTimetoken: tts[0], type: "reaction", value: "v0")
+            _ = try await sim.client.messageActions.addMessageAction(channel: "ch", messageTimetoken: tts[0], type: "reaction", value: "v0")
         }
         #expect(dup?.status == 409 && dup?.reason == .conflict && dup?.message == "Action Already Added")
-        let page = try await sim.client.listMessageActions(channel: "ch", limit: 2)
+        let page = try await sim.client.messageActions.listMessageActions(channel: "ch", limit: 2)
         #expect(page.data.map(\.value) == ["v3", "v4"])
         let more = try #require(page.more)
-        let next = try await sim.client.listMessageActions(channel: "ch", start: more.start, limit: 2)
+        let next = try await sim.client.messageActions.listMessageActions(channel: "ch", start: more.start, limit: 2)
         #expect(next.data.map(\.value) == ["v1", "v2"])
-        let last = try await sim.client.listMessageActions(channel: "ch", start: next.more?.start, limit: 2)
+        let last = try await sim.client.messageActions.listMessageActions(channel: "ch", start: next.more?.start, limit: 2)
         #expect(last.data.map(\.value) == ["v0"] && last.more == nil)
         let target = page.data[1]
         let other = try sim.client(userId: "someone-else")
         let wrongUser = await serviceError {
-            try await other.removeMessageAction(channel: "ch", messageTimetoken: tts[0], actionTimetoken: target.actionTimetoken)
+            try await other.messageActions.removeMessageAction(channel: "ch", messageTimetoken: tts[0], actionTimetoken: target.actionTimetoken)
         }
         #expect(wrongUser?.status == 400 && wrongUser?.message == "Not deleting message action: wrong uuid specified")
-        try await sim.client.removeMessageAction(channel: "ch", messageTimetoken: tts[0], actionTimetoken: target.actionTimetoken)
+        try await sim.client.messageActions.removeMessageAction(channel: "ch", messageTimetoken: tts[0], actionTimetoken: target.actionTimetoken)
         let gone = await serviceError {
-            try await sim.client.removeMessageAction(channel: "ch", messageTimetoken: tts[0], actionTimetoken: target.actionTimetoken)
+            try await sim.client.messageActions.removeMessageAction(channel: "ch", messageTimetoken: tts[0], actionTimetoken: target.actionTimetoken)
         }
         #expect(gone?.message == "No matching message actions to delete")
     }
@@ -54,20 +54,20 @@ struct ServiceErrorTests {
         let sim = try InProcess()
         var fields = UserEdit<FlatCustom>()
         fields.name = .set("Jane")
-        let created = try await sim.client.setUser(id: "jane", fields: fields)
+        let created = try await sim.client.appContext.setUser(id: "jane", fields: fields)
         let eTag = try #require(created.eTag)
         sim.clock.advance(by: .milliseconds(1))
         await sim.server.remoteEditUser(id: "jane", fields: ["name": "Jane (other device)"])
         fields.name = .set("Jane D.")
         sim.clock.advance(by: .milliseconds(1))
-        let stale = await serviceError { _ = try await sim.client.setUser(id: "jane", fields: fields, ifMatch: eTag) }
+        let stale = await serviceError { _ = try await sim.client.appContext.setUser(id: "jane", fields: fields, ifMatch: eTag) }
         #expect(stale?.status == 412 && stale?.reason == .preconditionFailed && stale?.family == .object)
         #expect(stale?.message == "User to update has been modified after it was read.")
-        let current = try await sim.client.getUser(id: "jane")
+        let current = try await sim.client.appContext.getUser(id: "jane")
         #expect(current.name == "Jane (other device)")
-        let updated = try await sim.client.setUser(id: "jane", fields: fields, ifMatch: current.eTag)
+        let updated = try await sim.client.appContext.setUser(id: "jane", fields: fields, ifMatch: current.eTag)
         #expect(updated.name == "Jane D." && updated.eTag != current.eTag && updated.updated! > current.updated!)
-        let missing = await serviceError { _ = try await sim.client.getChannel(id: "nope") }
+        let missing = await serviceError { _ = try await sim.client.appContext.getChannel(id: "nope") }
         #expect(missing?.status == 404 && missing?.message == "Requested object was not found.")
         var nested = ChannelEdit<FlatCustom>()
         nested.name = .set("x")
@@ -117,7 +117,7 @@ struct ServiceErrorTests {
                 if i % 10 == 0 {
                     var fields = UserEdit<FlatCustom>()
                     fields.name = .set("u\(i)")
-                    _ = try? await sim.client.setUser(id: "user", fields: fields)
+                    _ = try? await sim.client.appContext.setUser(id: "user", fields: fields)
                 }
             }
             return (sim.plan.log, await sim.server.stateDigest())

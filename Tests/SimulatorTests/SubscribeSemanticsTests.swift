@@ -93,11 +93,11 @@ struct SubscribeSemanticsTests {
         let world = try await Self.world()
         let cursor = try await world.client.handshake(["c", "me"])
         let tt = try await world.publish(1, to: "c")[0]
-        let action = try await world.client.addMessageAction(channel: "c", messageTimetoken: tt, type: "reaction", value: "👍")
-        try await world.client.removeMessageAction(channel: "c", messageTimetoken: tt, actionTimetoken: action.actionTimetoken)
+        let action = try await world.client.messageActions.addMessageAction(channel: "c", messageTimetoken: tt, type: "reaction", value: "👍")
+        try await world.client.messageActions.removeMessageAction(channel: "c", messageTimetoken: tt, actionTimetoken: action.actionTimetoken)
         await world.server.remoteEditUser(id: "me", fields: ["name": "Me", "email": "me@example.com"])
         await world.server.remoteEditUser(id: "me", fields: ["name": "Me Too"])
-        _ = try await world.client.perform(try world.client.setMembershipsRequest(
+        _ = try await world.client.perform(try world.client.appContext.setMembershipsRequest(
             userId: "me", set: [MembershipSet<JSONValue>(id: "c", status: "joined")], remove: []))
         let answer = try await world.client.subscribe(SubscribeRequest(channels: ["c", "me"], cursor: cursor))
         let events = answer.envelopes.map { ($0.channel, $0.event) }
@@ -133,7 +133,7 @@ struct SubscribeSemanticsTests {
     @Test("leave and heartbeat are acknowledged; a bad subscribe key or timetoken is a 400")
     func presenceAndErrors() async throws {
         let world = try await Self.world()
-        try await world.client.leave(channels: ["c"])
+        try await world.client.presence.leave(channels: ["c"])
         let bad = WireRequest(method: .get, pathSegments: ["v2", "subscribe", "demo", "c", "0"], query: [QueryItem("tt", "x")], operation: "subscribe")
         #expect(await world.server.respond(bad).status == 400)
         let wrongKey = WireRequest(method: .get, pathSegments: ["v2", "subscribe", "nope", "c", "0"], operation: "subscribe")

@@ -41,7 +41,7 @@ func call(_ kind: Call, _ pubnub: PubNubClient) async throws {
     switch kind {
     case .time: _ = try await pubnub.time()
     case .history:
-        let page = try await pubnub.fetchHistory(query)
+        let page = try await pubnub.history.fetchHistory(query)
         precondition(page.channels["bench"]?.count == 100)
     }
 }

@@ -118,7 +118,7 @@ enum FileOwnership {
         var before = deleted
         for _ in 0..<maxHistoryPages {
             guard before > windowStart else { return .delete }
-            let page = try await client.fetchHistory(HistoryQuery(channels: [orphan.channelId], max: 100, start: before, end: windowStart))
+            let page = try await client.history.fetchHistory(HistoryQuery(channels: [orphan.channelId], max: 100, start: before, end: windowStart))
             let messages = page.channels[orphan.channelId] ?? []
             for message in messages {
                 switch files(of: message, crypto: client.crypto != nil) {

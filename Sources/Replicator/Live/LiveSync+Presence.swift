@@ -23,7 +23,7 @@ extension LiveSync {
         let logger = logger
         await Task {
             do {
-                try await client.leave(channels: channels, timeout: timeout)
+                try await client.presence.leave(channels: channels, timeout: timeout)
             } catch {
                 logger.debug("leave on stop failed", metadata: ["error": "\(error)"])
             }
@@ -44,7 +44,7 @@ extension LiveSync {
     func refreshPresence() async throws -> Step {
         let channels = needsHereNow.sorted()
         do {
-            let answer = try await reconciler.client.hereNowAll(channels: channels, includeState: true)
+            let answer = try await reconciler.client.presence.hereNowAll(channels: channels, includeState: true)
             let counts = try await reconciler.live.applyHereNow(answer, channels: channels)
             needsHereNow.subtract(channels)
             statistics.presenceRefreshes += 1

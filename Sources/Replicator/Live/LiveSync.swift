@@ -171,7 +171,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     package func sendHeartbeat() async {
         guard let presence = options.presence, cursor != nil, !subscribed.isEmpty else { return }
         do {
-            try await reconciler.client.heartbeat(channels: subscribed, timeout: presence.timeout, state: presenceState(subscribed))
+            try await reconciler.client.presence.heartbeat(channels: subscribed, timeout: presence.timeout, state: presenceState(subscribed))
             statistics.heartbeats += 1
         } catch {
             statistics.failedHeartbeats += 1

@@ -274,7 +274,7 @@ extension Outbox {
         case .publish, .signal:
             return .published(try PubNubClient.publishTimetoken(from: response))
         case .addAction:
-            return .reaction(try PubNubClient.messageAction(from: response).actionTimetoken)
+            return .reaction(try PubNubMessageActions.messageAction(from: response).actionTimetoken)
         case .push:
             try PubNubPush.acknowledgement(from: response, operation: "push")
             return .none

@@ -66,7 +66,7 @@ extension Outbox {
             floor = Timetoken(rawValue: earlier.rawValue + 1)
         }
         for try await page in HistoryPages(channel: channel, end: floor, scope: "probe \(entry.id) in \(channel)", fetch: {
-            try await self.client.fetchHistory($0)
+            try await self.client.history.fetchHistory($0)
         }) {
             if let found = page.messages.first(where: { Self.isMessage($0, id: messageId, opId: entry.id, publisher: userId) }) {
                 return .applied(.published(found.timetoken))
@@ -186,7 +186,7 @@ extension Outbox {
     /// newer than the message, newest page first.
     func findAction(_ entry: OutboxEntry, messageTimetoken: Timetoken?) async throws -> Timetoken? {
         guard let reaction = entry.operation.reaction, let messageTimetoken else { return nil }
-        for try await page in client.messageActionPages(channel: reaction.channel, end: messageTimetoken) {
+        for try await page in client.messageActions.messageActionPages(channel: reaction.channel, end: messageTimetoken) {
             if let match = page.data.first(where: {
                 $0.messageTimetoken == messageTimetoken && $0.uuid == userId && $0.type == reaction.type
                     && $0.value == reaction.value

@@ -78,12 +78,12 @@ enum OutboxRequests {
                         PublishRequest(channel: channel, message: .object(body), meta: meta, customMessageType: customMessageType))
                 }
             case .addReaction(let reaction):
-                return try client.addMessageActionRequest(
+                return try client.messageActions.addMessageActionRequest(
                     channel: reaction.channel,
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
                     type: reaction.type, value: reaction.value)
             case .removeReaction(let reaction, _):
-                return client.removeMessageActionRequest(
+                return client.messageActions.removeMessageActionRequest(
                     channel: reaction.channel,
                     messageTimetoken: try need(resolved.messageTimetoken, "the message's timetoken"),
                     actionTimetoken: try need(resolved.actionTimetoken, "the action's timetoken"))
@@ -116,7 +116,7 @@ enum OutboxRequests {
                 }
             case .hardDelete(let channel, _, let timetoken, _):
                 // One message: `end` inclusive, `start` exclusive.
-                return client.deleteMessagesRequest(
+                return client.history.deleteMessagesRequest(
                     channel: channel, start: Timetoken(rawValue: timetoken.rawValue &+ 1), end: timetoken)
             case .receipt(let channel, let timetoken):
                 return try client.signalRequest(

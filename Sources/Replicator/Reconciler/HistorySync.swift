@@ -140,11 +140,11 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
     private func pullShared(
         _ group: [(channel: String, checkpoint: SyncCheckpoint)], progress: (@Sendable (PullProgress) -> Void)?
     ) async throws -> [(String, ChannelPullReport, Bool)] {
-        let max = min(options.multiChannelPageSize, PubNubClient.historyCap(channelCount: group.count, withActions: false))
+        let max = min(options.multiChannelPageSize, PubNubHistory.historyCap(channelCount: group.count, withActions: false))
         let floor = group.compactMap(\.checkpoint.applied).min().map(\.next)
         let query = HistoryQuery(channels: group.map(\.channel), max: max, end: floor)
         let page = try await fetch("history:\(group.count) channels") { () async throws(WireError) -> HistoryPage in
-            try await client.fetchHistory(query)
+            try await client.history.fetchHistory(query)
         }
         var results: [(String, ChannelPullReport, Bool)] = []
         for (channel, checkpoint) in group {
@@ -333,7 +333,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
             channel: channel, pageSize: pageSize, start: checkpoint.isFilling ? checkpoint.fillCursor : nil,
             end: checkpoint.applied?.next, scope: scope
         ) { query in
-            try await self.fetch(scope) { () async throws(WireError) -> HistoryPage in try await self.client.fetchHistory(query) }
+            try await self.fetch(scope) { () async throws(WireError) -> HistoryPage in try await self.client.history.fetchHistory(query) }
         }.makeAsyncIterator()
     }
 
@@ -343,7 +343,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
         let oldest = try await store.oldestTimetoken(channel: channel)
         let query = HistoryQuery(channels: [channel], max: limit, start: oldest)
         let page = try await fetch("older:\(channel)") { () async throws(WireError) -> HistoryPage in
-            try await client.fetchHistory(query)
+            try await client.history.fetchHistory(query)
         }
         let messages = try (page.channels[channel] ?? []).map { try Self.message($0, channel: channel) }
         // Scroll-back pages lie below the checkpoint and leave it alone; only into an empty channel
@@ -368,7 +368,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
             query.end = end
             query.reverse = true
             let page = try await fetch("history:\(channel)") { () async throws(WireError) -> LegacyHistoryPage in
-                try await client.fetchLegacyHistory(query)
+                try await client.history.fetchLegacyHistory(query)
             }
             return try page.messages.map { entry in
                 var message = HistoryMessage(message: entry.message, timetoken: entry.timetoken, meta: entry.meta)
@@ -378,7 +378,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
         }
         let query = HistoryQuery(channels: [channel], max: limit, start: start, end: end)
         let page = try await fetch("history:\(channel)") { () async throws(WireError) -> HistoryPage in
-            try await client.fetchHistory(query)
+            try await client.history.fetchHistory(query)
         }
         return try (page.channels[channel] ?? []).map { try Self.message($0, channel: channel) }
     }

@@ -30,7 +30,7 @@ struct ReactionSync<Custom: ChatCustomData>: ReconcilerPart {
             channel: channel, start: snapshot, end: window.lowerBound, limit: 100, scope: scope
         ) { query in
             try await self.fetch(scope) { () async throws(WireError) -> MessageActionsPage in
-                try await self.client.listMessageActions(query)
+                try await self.client.messageActions.listMessageActions(query)
             }
         }
         for try await page in pages {

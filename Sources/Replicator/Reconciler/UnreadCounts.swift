@@ -19,7 +19,7 @@ struct UnreadCounts<Custom: ChatCustomData>: ReconcilerPart {
             let chunk = Array(ordered[start..<min(start + 100, ordered.count)])
             let since = chunk.map { (positions[$0] ?? nil) ?? Timetoken(rawValue: 0) }
             let page = try await fetch("message-counts") { () async throws(WireError) -> [String: Int] in
-                try await client.messageCounts(channels: chunk, since: since)
+                try await client.history.messageCounts(channels: chunk, since: since)
             }
             counts.merge(page) { _, new in new }
         }

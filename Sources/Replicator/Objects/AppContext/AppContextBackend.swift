@@ -40,13 +40,13 @@ public struct AppContextBackend: ObjectBackend {
     public func users<C: CustomData>(_ page: ObjectPageRequest, as custom: C.Type) async throws(WireError)
         -> ObjectBatch<ChatUser<C>>
     {
-        Self.batch(try await client.listUsers(Self.query(page), as: C.self))
+        Self.batch(try await client.appContext.listUsers(Self.query(page), as: C.self))
     }
 
     public func channels<C: CustomData>(_ page: ObjectPageRequest, as custom: C.Type) async throws(WireError)
         -> ObjectBatch<ChatChannel<C>>
     {
-        Self.batch(try await client.listChannels(Self.query(page), as: C.self))
+        Self.batch(try await client.appContext.listChannels(Self.query(page), as: C.self))
     }
 
     public func memberships<C: ChatCustomData>(
@@ -57,10 +57,10 @@ public struct AppContextBackend: ObjectBackend {
         case .user(let user):
             // Narrowed with a filter when every id can be named in one (one request for up to 100).
             let filter = channels.flatMap { $0.allSatisfy(AppContextFilter.canName) ? AppContextFilter.filter($0) : nil }
-            let wire = try await client.getMemberships(userId: user, Self.query(page, filter: filter), as: C.self)
+            let wire = try await client.appContext.getMemberships(userId: user, Self.query(page, filter: filter), as: C.self)
             answer = try Self.models(wire) { element throws(ModelValidationError) in try element.model(userId: user) }
         case .channel(let channel):
-            let wire = try await client.getMembers(channelId: channel, Self.query(page), as: C.self)
+            let wire = try await client.appContext.getMembers(channelId: channel, Self.query(page), as: C.self)
             answer = try Self.models(wire) { element throws(ModelValidationError) in try element.model(channelId: channel) }
         }
         return Self.batch(answer)
@@ -85,7 +85,7 @@ public struct AppContextBackend: ObjectBackend {
 
     public func user<C: CustomData>(id: String, as custom: C.Type) async throws(WireError) -> ChatUser<C>? {
         do {
-            return try await client.getUser(id: id, as: C.self)
+            return try await client.appContext.getUser(id: id, as: C.self)
         } catch {
             if Self.isNotFound(error) { return nil }
             throw error
@@ -94,7 +94,7 @@ public struct AppContextBackend: ObjectBackend {
 
     public func channel<C: CustomData>(id: String, as custom: C.Type) async throws(WireError) -> ChatChannel<C>? {
         do {
-            return try await client.getChannel(id: id, as: C.self)
+            return try await client.appContext.getChannel(id: id, as: C.self)
         } catch {
             if Self.isNotFound(error) { return nil }
             throw error
