@@ -16,7 +16,7 @@ import ReplicaModel
 /// }
 /// ```
 public enum OutboxOperation: Sendable, Hashable {
-    /// Publish a chat message (``MessageSend``: its channel, id, payload, meta, custom message
+    /// Publish a chat message (`MessageSend`: its channel, id, payload, meta, custom message
     /// type and file shape).
     case send(MessageSend)
     /// Add the current user's reaction (a message action).
