@@ -62,7 +62,7 @@ defer { try? FileManager.default.removeItem(at: directory) }
 // Device A, live on both channels (the membership makes them channels of interest).
 let b = try client("b", transportB)
 let a = try client("a", transportA)
-_ = try await a.perform(try a.setMembershipsRequest(
+_ = try await a.perform(try a.appContext.setMembershipsRequest(
     userId: "a", set: [MembershipSet<JSONValue>(id: "latency"), MembershipSet<JSONValue>(id: "ingest")], remove: []))
 let storeA = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("a.sqlite").path)
 let live = LiveSync(reconciler: Reconciler(store: storeA, client: a))

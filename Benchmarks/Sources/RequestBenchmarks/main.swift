@@ -54,7 +54,7 @@ func measure(channels: Int, everyChannelHot: Bool) async throws -> [(String, Int
     let hot = ChatKeyset.channelId(channels / 3)
     if let oldest = await server.storedMessages(channel: hot).first {
         let web = try PubNubClient.simulated(InProcessTransport(server: server), userId: ChatKeyset.userId(7))
-        _ = try await web.addMessageAction(channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
+        _ = try await web.messageActions.addMessageAction(channel: hot, messageTimetoken: Timetoken(rawValue: oldest.timetoken), type: "reaction", value: "❤️")
     }
     try await device.reconciler.markHot(hot)
     rows.append(("hot-refresh", try await count { try await sync() }))
