@@ -95,6 +95,24 @@ struct StoreOptionsGroup: ParsableArguments {
     }
 }
 
+/// A command whose failures are reported as every command reports them (``runReportingErrors(_:)``:
+/// one line on stderr, exit status 1): it implements ``perform()``, and its `run()` is that.
+///
+/// ```swift
+/// struct PingCommand: ReportingCommand {
+///     func perform() async throws { print("pong") }
+/// }
+/// ```
+protocol ReportingCommand: AsyncParsableCommand {
+    /// The command's work; a thrown error is reported and ends the process with status 1.
+    func perform() async throws
+}
+
+extension ReportingCommand {
+    /// Runs ``perform()``, reporting its failure.
+    func run() async throws { try await runReportingErrors { try await perform() } }
+}
+
 /// Runs a command body; any error becomes one line on stderr and exit status 1.
 func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {

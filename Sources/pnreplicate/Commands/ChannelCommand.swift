@@ -8,32 +8,28 @@ struct ChannelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "channel", abstract: "Edit or remove a channel's metadata.", subcommands: [Set.self, Remove.self])
 
-    struct Set: AsyncParsableCommand {
+    struct Set: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Edit a channel (sent with the stored eTag as If-Match).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var fields: ObjectFieldOptions
         @Option(name: .long, help: "Description (an empty string clears it).") var description: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                var edit = try fields.edit(of: ChatChannel<FlatCustom>.self)
-                edit.details = ObjectFieldOptions.update(description)
-                try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setChannel(id: fields.id, edit: edit) }
-            }
+        func perform() async throws {
+            var edit = try fields.edit(of: ChatChannel<FlatCustom>.self)
+            edit.details = ObjectFieldOptions.update(description)
+            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setChannel(id: fields.id, edit: edit) }
         }
     }
 
-    struct Remove: AsyncParsableCommand {
+    struct Remove: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a channel's metadata.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .long, help: "The channel's id.") var id: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeChannel(id: id) }
-            }
+        func perform() async throws {
+            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeChannel(id: id) }
         }
     }
 }

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate checkpoints`: where each pull has got to.
-struct CheckpointsCommand: AsyncParsableCommand {
+struct CheckpointsCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "checkpoints",
         abstract: "Show every pull checkpoint: history, reactions and object listings (reads the store only).",
@@ -19,21 +19,19 @@ struct CheckpointsCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptionsGroup
 
-    func run() async throws {
-        try await runReportingErrors {
-            let store = try options.openForReading()
-            let checkpoints = try await store.fetch(store.queries.checkpoints())
-            if options.json { return try Output.json(checkpoints.map(CheckpointOutput.init)) }
-            Output.columns(
-                ["scope", "applied", "fill top", "fill cursor", "cursor", "updated at"],
-                checkpoints.map { c in
-                    [
-                        c.scope, Output.cell(c.applied), Output.cell(c.fillTop), Output.cell(c.fillCursor),
-                        Output.cell(c.cursor), Output.time(c.updatedAt),
-                    ]
-                },
-                empty: "no checkpoints: nothing was pulled into this store yet")
-        }
+    func perform() async throws {
+        let store = try options.openForReading()
+        let checkpoints = try await store.fetch(store.queries.checkpoints())
+        if options.json { return try Output.json(checkpoints.map(CheckpointOutput.init)) }
+        Output.columns(
+            ["scope", "applied", "fill top", "fill cursor", "cursor", "updated at"],
+            checkpoints.map { c in
+                [
+                    c.scope, Output.cell(c.applied), Output.cell(c.fillTop), Output.cell(c.fillCursor),
+                    Output.cell(c.cursor), Output.time(c.updatedAt),
+                ]
+            },
+            empty: "no checkpoints: nothing was pulled into this store yet")
     }
 }
 

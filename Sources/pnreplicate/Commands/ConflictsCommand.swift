@@ -11,7 +11,7 @@ struct ConflictsCommand: AsyncParsableCommand {
         subcommands: [List.self, Resolve.self])
 
     /// `pnreplicate conflicts list`.
-    struct List: AsyncParsableCommand {
+    struct List: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Every conflict logged, oldest first (reads the store only).",
             discussion: """
@@ -23,26 +23,24 @@ struct ConflictsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: StoreOptionsGroup
 
-        func run() async throws {
-            try await runReportingErrors {
-                let store = try options.openForReading()
-                let records = try await store.fetch(store.queries.conflicts())
-                if options.json { return try Output.json(records.map(ConflictOutput.init)) }
-                Output.columns(
-                    ["id", "time", "kind", "entity", "policy", "decided", "state", "op"],
-                    records.map { r in
-                        [
-                            String(r.id), Output.time(r.createdAt), r.entityKind, r.entityId, r.policy,
-                            r.automatic ? "automatic" : "by hand", r.isOpen ? "open" : "resolved", Output.cell(r.opId),
-                        ]
-                    },
-                    empty: "no conflicts logged")
-            }
+        func perform() async throws {
+            let store = try options.openForReading()
+            let records = try await store.fetch(store.queries.conflicts())
+            if options.json { return try Output.json(records.map(ConflictOutput.init)) }
+            Output.columns(
+                ["id", "time", "kind", "entity", "policy", "decided", "state", "op"],
+                records.map { r in
+                    [
+                        String(r.id), Output.time(r.createdAt), r.entityKind, r.entityId, r.policy,
+                        r.automatic ? "automatic" : "by hand", r.isOpen ? "open" : "resolved", Output.cell(r.opId),
+                    ]
+                },
+                empty: "no conflicts logged")
         }
     }
 
     /// `pnreplicate conflicts resolve ID --take local|remote|merged`.
-    struct Resolve: AsyncParsableCommand {
+    struct Resolve: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Resolve a conflict by taking the local edit, the server's version or their merge.",
             discussion: """
@@ -56,26 +54,24 @@ struct ConflictsCommand: AsyncParsableCommand {
         @Argument(help: "The conflict's id (from `pnreplicate conflicts list`).") var id: Int64
         @Option(name: .long, help: "local, remote or merged.") var take: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                guard let take = ConflictTake(rawValue: take) else {
-                    throw ValidationError("--take must be local, remote or merged, not \"\(take)\"")
-                }
-                let session = try await Session(store: options, connection: connection)
-                let record = try await session.replica.resolveConflict(id: id, take: take)
-                var queued: String?
-                if let opId = record.opId, let entry = try await session.replica.fetch(session.replica.queries.outboxEntry(id: opId)) {
-                    queued = entry.state.rawValue
-                }
-                if options.json { return try Output.json(ResolveOutput(conflict: ConflictOutput(record), opState: queued)) }
-                Output.table([
-                    ("conflict", String(record.id)), ("time", Output.time(record.createdAt)),
-                    ("entity", "\(record.entityKind) \(record.entityId)"), ("policy", record.policy),
-                    ("result", Output.cell(record.result)), ("remote", Output.cell(record.remote)),
-                    ("op", Output.cell(record.opId)),
-                    ("outbox", queued.map { "queued again (\($0)): `pnreplicate sync` sends it" } ?? "nothing to send"),
-                ])
+        func perform() async throws {
+            guard let take = ConflictTake(rawValue: take) else {
+                throw ValidationError("--take must be local, remote or merged, not \"\(take)\"")
             }
+            let session = try await Session(store: options, connection: connection)
+            let record = try await session.replica.resolveConflict(id: id, take: take)
+            var queued: String?
+            if let opId = record.opId, let entry = try await session.replica.fetch(session.replica.queries.outboxEntry(id: opId)) {
+                queued = entry.state.rawValue
+            }
+            if options.json { return try Output.json(ResolveOutput(conflict: ConflictOutput(record), opState: queued)) }
+            Output.table([
+                ("conflict", String(record.id)), ("time", Output.time(record.createdAt)),
+                ("entity", "\(record.entityKind) \(record.entityId)"), ("policy", record.policy),
+                ("result", Output.cell(record.result)), ("remote", Output.cell(record.remote)),
+                ("op", Output.cell(record.opId)),
+                ("outbox", queued.map { "queued again (\($0)): `pnreplicate sync` sends it" } ?? "nothing to send"),
+            ])
         }
     }
 }

@@ -11,7 +11,7 @@ struct ConversationCommand: AsyncParsableCommand {
         abstract: "Open a direct conversation or create a group or public one (works offline).",
         subcommands: [Direct.self, Group.self, Public.self])
 
-    struct Direct: AsyncParsableCommand {
+    struct Direct: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "direct",
             abstract: "Open the direct conversation with a user: the channel both compute, your membership, their invitation.",
@@ -25,16 +25,14 @@ struct ConversationCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The other user.") var user: String
         @Option(name: .long, help: "The channel's name (default: its id).") var name: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                try validateIdentifiers([user], flag: "--user")
-                let session = try await Session(store: options, connection: connection)
-                try ConversationOutput(try await session.replica.openDirectConversation(with: user, name: name)).print(json: options.json)
-            }
+        func perform() async throws {
+            try validateIdentifiers([user], flag: "--user")
+            let session = try await Session(store: options, connection: connection)
+            try ConversationOutput(try await session.replica.openDirectConversation(with: user, name: name)).print(json: options.json)
         }
     }
 
-    struct Group: AsyncParsableCommand {
+    struct Group: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "group", abstract: "Create a group conversation and invite users to it.")
         @OptionGroup var options: StoreOptionsGroup
@@ -43,18 +41,16 @@ struct ConversationCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The channel id (default: a new UUID).") var id: String?
         @Option(name: .long, help: "The channel's name (default: its id).") var name: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                try validateIdentifiers(user, flag: "--user")
-                if let id { try validateIdentifiers([id], flag: "--id") }
-                let session = try await Session(store: options, connection: connection)
-                let receipt = try await session.replica.createGroupConversation(with: user, channelId: id, name: name)
-                try ConversationOutput(receipt).print(json: options.json)
-            }
+        func perform() async throws {
+            try validateIdentifiers(user, flag: "--user")
+            if let id { try validateIdentifiers([id], flag: "--id") }
+            let session = try await Session(store: options, connection: connection)
+            let receipt = try await session.replica.createGroupConversation(with: user, channelId: id, name: name)
+            try ConversationOutput(receipt).print(json: options.json)
         }
     }
 
-    struct Public: AsyncParsableCommand {
+    struct Public: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "public", abstract: "Create a public conversation (anyone may join; no membership is made).")
         @OptionGroup var options: StoreOptionsGroup
@@ -62,12 +58,10 @@ struct ConversationCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The channel id (default: a new UUID).") var id: String?
         @Option(name: .long, help: "The channel's name (default: its id).") var name: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                if let id { try validateIdentifiers([id], flag: "--id") }
-                let session = try await Session(store: options, connection: connection)
-                try ConversationOutput(try await session.replica.createPublicConversation(channelId: id, name: name)).print(json: options.json)
-            }
+        func perform() async throws {
+            if let id { try validateIdentifiers([id], flag: "--id") }
+            let session = try await Session(store: options, connection: connection)
+            try ConversationOutput(try await session.replica.createPublicConversation(channelId: id, name: name)).print(json: options.json)
         }
     }
 }

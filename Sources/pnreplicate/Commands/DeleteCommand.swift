@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate delete`: a soft delete (the Chat SDK's `deleted` action).
-struct DeleteCommand: AsyncParsableCommand {
+struct DeleteCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Soft-delete a stored message (hidden from queries, restorable), or with --hard delete it from history; an unsent message is withdrawn.")
@@ -22,11 +22,9 @@ struct DeleteCommand: AsyncParsableCommand {
         if preserveFiles && !hard { throw ValidationError("--preserve-files goes with --hard (a soft delete never deletes files)") }
     }
 
-    func run() async throws {
-        try await runReportingErrors {
-            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) {
-                try await $0.deleteMessage(id: message, hard: hard, preserveFiles: preserveFiles)
-            }
+    func perform() async throws {
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) {
+            try await $0.deleteMessage(id: message, hard: hard, preserveFiles: preserveFiles)
         }
     }
 }

@@ -5,30 +5,28 @@ import ReplicaModel
 
 /// `pnreplicate demo [samples]`: create a store, migrate it, load the seed's sample user, channel
 /// and message, and show the status.
-struct DemoSamplesCommand: AsyncParsableCommand {
+struct DemoSamplesCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "samples", abstract: "Create a store, migrate it, load sample data and show its status.")
 
     @OptionGroup var options: StoreOptionsGroup
 
-    func run() async throws {
-        try await runReportingErrors {
-            let path = options.storePath
-            let report = try Replica<DefaultChatCustom>.migrateStore(at: path, options: options.storeOptions(migration: .manual))
-            // A replica that sends nothing: the samples are stored as they are.
-            var configuration = ReplicaConfiguration(publishKey: "demo", subscribeKey: "demo", userId: actingUser(nil), store: .file(path))
-            configuration.storeOptions = options.storeOptions(migration: .requireCurrent)
-            let replica = try Replica<DefaultChatCustom>(configuration)
-            let loaded = try await SampleData.load(into: replica)
-            let status = try await replica.storeStatus()
-            if options.json {
-                try Output.json(DemoOutput(migrated: report.performed, sampleRowsWritten: loaded, status: status))
-            } else {
-                MigrateCommand.printText(report, path: path)
-                print("sample     \(loaded) rows written (re-running writes none: same eTags)")
-                print("")
-                StatusCommand.printText(status, path: path)
-            }
+    func perform() async throws {
+        let path = options.storePath
+        let report = try Replica<DefaultChatCustom>.migrateStore(at: path, options: options.storeOptions(migration: .manual))
+        // A replica that sends nothing: the samples are stored as they are.
+        var configuration = ReplicaConfiguration(publishKey: "demo", subscribeKey: "demo", userId: actingUser(nil), store: .file(path))
+        configuration.storeOptions = options.storeOptions(migration: .requireCurrent)
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        let loaded = try await SampleData.load(into: replica)
+        let status = try await replica.storeStatus()
+        if options.json {
+            try Output.json(DemoOutput(migrated: report.performed, sampleRowsWritten: loaded, status: status))
+        } else {
+            MigrateCommand.printText(report, path: path)
+            print("sample     \(loaded) rows written (re-running writes none: same eTags)")
+            print("")
+            StatusCommand.printText(status, path: path)
         }
     }
 }

@@ -58,38 +58,34 @@ struct DraftCommand: AsyncParsableCommand {
         Output.standardOutput(Output.terminalSafe(lines.joined(separator: "\n")) + "\n")
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Print a draft (reads the store only).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var target: Target
 
-        func run() async throws {
-            try await runReportingErrors {
-                let store = try options.openForReading()
-                let key = try target.key()
-                try DraftCommand.print(try await store.fetch(store.queries.draft(key)), key: key, json: options.json)
-            }
+        func perform() async throws {
+            let store = try options.openForReading()
+            let key = try target.key()
+            try DraftCommand.print(try await store.fetch(store.queries.draft(key)), key: key, json: options.json)
         }
     }
 
-    struct Set: AsyncParsableCommand {
+    struct Set: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make a draft's text TEXT (mentions whose text is untouched are kept, as the Chat SDK's update).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var target: Target
         @Option(name: .long, help: "The new text.") var text: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                let text = self.text
-                let draft = try await DraftCommand.open(options).editDraft(key) { $0.update(text: text) }
-                try DraftCommand.print(draft, key: key, json: options.json)
-            }
+        func perform() async throws {
+            let key = try target.key()
+            let text = self.text
+            let draft = try await DraftCommand.open(options).editDraft(key) { $0.update(text: text) }
+            try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
 
-    struct Mention: AsyncParsableCommand {
+    struct Mention: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Link LENGTH code units from OFFSET to a user, a channel or a URL (refused when it overlaps another mention).")
         @OptionGroup var options: StoreOptionsGroup
@@ -106,20 +102,18 @@ struct DraftCommand: AsyncParsableCommand {
             }
         }
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                let mentionTarget: MentionTarget = user.map { .user($0) } ?? toChannel.map { .channel($0) } ?? .url(url ?? "")
-                let (offset, length) = (self.offset, self.length)
-                let draft = try await DraftCommand.open(options).editDraft(key) {
-                    try $0.addMention(offset: offset, length: length, target: mentionTarget)
-                }
-                try DraftCommand.print(draft, key: key, json: options.json)
+        func perform() async throws {
+            let key = try target.key()
+            let mentionTarget: MentionTarget = user.map { .user($0) } ?? toChannel.map { .channel($0) } ?? .url(url ?? "")
+            let (offset, length) = (self.offset, self.length)
+            let draft = try await DraftCommand.open(options).editDraft(key) {
+                try $0.addMention(offset: offset, length: length, target: mentionTarget)
             }
+            try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
 
-    struct Quote: AsyncParsableCommand {
+    struct Quote: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Quote a stored message of the draft's channel (sent in meta.quotedMessage), or with --remove, drop the quote.")
         @OptionGroup var options: StoreOptionsGroup
@@ -131,27 +125,25 @@ struct DraftCommand: AsyncParsableCommand {
             guard (message != nil) != remove else { throw ValidationError("give --message ID or --remove") }
         }
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                let store = try DraftCommand.open(options)
-                var quote: QuotedMessage?
-                if let message {
-                    guard let quoted = try await store.fetch(store.queries.message(id: message)) else {
-                        throw OutboxError.messageNotFound(message)
-                    }
-                    guard quoted.channelId == key.channelId, let timetoken = quoted.timetoken else {
-                        throw ValidationError("only a sent message of \(key.channelId) can be quoted (as in the Chat SDK)")
-                    }
-                    quote = QuotedMessage(timetoken: timetoken, text: quoted.text, userId: quoted.userId)
+        func perform() async throws {
+            let key = try target.key()
+            let store = try DraftCommand.open(options)
+            var quote: QuotedMessage?
+            if let message {
+                guard let quoted = try await store.fetch(store.queries.message(id: message)) else {
+                    throw OutboxError.messageNotFound(message)
                 }
-                let draft = try await store.editDraft(key) { [quote] in $0.quotedMessage = quote }
-                try DraftCommand.print(draft, key: key, json: options.json)
+                guard quoted.channelId == key.channelId, let timetoken = quoted.timetoken else {
+                    throw ValidationError("only a sent message of \(key.channelId) can be quoted (as in the Chat SDK)")
+                }
+                quote = QuotedMessage(timetoken: timetoken, text: quoted.text, userId: quoted.userId)
             }
+            let draft = try await store.editDraft(key) { [quote] in $0.quotedMessage = quote }
+            try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
 
-    struct Send: AsyncParsableCommand {
+    struct Send: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Queue the draft's message and its mention events in the outbox, and delete the draft (works offline).")
         @OptionGroup var options: StoreOptionsGroup
@@ -159,24 +151,22 @@ struct DraftCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
         @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                let session = try await Session(store: options, connection: connection)
-                let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
-                let receipt = try await session.replica.send(draft: key, meta: meta)
-                let output = DraftSendOutput(receipt)
-                if options.json { return try Output.json(output) }
-                var rows = [("id", output.id ?? "-"), ("op", output.opId ?? "-"), ("text", output.text ?? "")]
-                for op in output.mentionOps { rows.append(("mention op", op)) }
-                if let root = output.threadRootOp { rows.append(("thread root op", root)) }
-                Output.table(rows)
-            }
+        func perform() async throws {
+            let key = try target.key()
+            let session = try await Session(store: options, connection: connection)
+            let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
+            let receipt = try await session.replica.send(draft: key, meta: meta)
+            let output = DraftSendOutput(receipt)
+            if options.json { return try Output.json(output) }
+            var rows = [("id", output.id ?? "-"), ("op", output.opId ?? "-"), ("text", output.text ?? "")]
+            for op in output.mentionOps { rows.append(("mention op", op)) }
+            if let root = output.threadRootOp { rows.append(("thread root op", root)) }
+            Output.table(rows)
         }
     }
 
     /// `draft attach`.
-    struct Attach: AsyncParsableCommand {
+    struct Attach: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Attach a file to the draft: copied into the store now, uploaded when the draft is sent (5 MiB at most).")
         @OptionGroup var options: StoreOptionsGroup
@@ -185,64 +175,56 @@ struct DraftCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The file.") var file: String
         @Option(name: .long, help: "The name it is sent under (default: the file's).") var name: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                let session = try await Session(store: options, connection: connection)
-                let draft = try await session.replica.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
-                try DraftCommand.print(draft, key: key, json: options.json)
-            }
+        func perform() async throws {
+            let key = try target.key()
+            let session = try await Session(store: options, connection: connection)
+            let draft = try await session.replica.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
+            try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
 
     /// `draft detach`.
-    struct Detach: AsyncParsableCommand {
+    struct Detach: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a file (or, without --name, every file) from the draft.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var target: Target
         @Option(name: .long, help: "The file's name in the draft.") var name: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                let session = try await Session(store: options, connection: connection, existing: true)
-                let draft = try await session.replica.detach(fileNamed: name, fromDraft: key)
-                try DraftCommand.print(draft, key: key, json: options.json)
-            }
+        func perform() async throws {
+            let key = try target.key()
+            let session = try await Session(store: options, connection: connection, existing: true)
+            let draft = try await session.replica.detach(fileNamed: name, fromDraft: key)
+            try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
 
-    struct Clear: AsyncParsableCommand {
+    struct Clear: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a draft.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var target: Target
 
-        func run() async throws {
-            try await runReportingErrors {
-                let key = try target.key()
-                try options.requireExistingStore()
-                let removed = try await DraftCommand.open(options).removeDraft(key)
-                if options.json { return try Output.json(["draft": key.description, "removed": removed ? "yes" : "no"]) }
-                Output.standardOutput(removed ? "draft of \(key) removed\n" : "no draft of \(key)\n")
-            }
+        func perform() async throws {
+            let key = try target.key()
+            try options.requireExistingStore()
+            let removed = try await DraftCommand.open(options).removeDraft(key)
+            if options.json { return try Output.json(["draft": key.description, "removed": removed ? "yes" : "no"]) }
+            Output.standardOutput(removed ? "draft of \(key) removed\n" : "no draft of \(key)\n")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Every draft, most recently changed first (reads the store only).")
         @OptionGroup var options: StoreOptionsGroup
 
-        func run() async throws {
-            try await runReportingErrors {
-                let store = try options.openForReading()
-                let drafts = try await store.fetch(store.queries.drafts())
-                if options.json { return try Output.json(drafts.map { DraftOutput(key: $0.key, draft: $0.draft) }) }
-                if drafts.isEmpty { Output.standardOutput("no drafts\n"); return }
-                for stored in drafts {
-                    Output.standardOutput(
-                        Output.terminalSafe("\(stored.key)  \(stored.draft.mentions.count) mention(s)  \"\(stored.draft.text)\"") + "\n")
-                }
+        func perform() async throws {
+            let store = try options.openForReading()
+            let drafts = try await store.fetch(store.queries.drafts())
+            if options.json { return try Output.json(drafts.map { DraftOutput(key: $0.key, draft: $0.draft) }) }
+            if drafts.isEmpty { Output.standardOutput("no drafts\n"); return }
+            for stored in drafts {
+                Output.standardOutput(
+                    Output.terminalSafe("\(stored.key)  \(stored.draft.mentions.count) mention(s)  \"\(stored.draft.text)\"") + "\n")
             }
         }
     }

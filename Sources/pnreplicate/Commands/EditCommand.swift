@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate edit`: a message's new text (the Chat SDK's `edited` action).
-struct EditCommand: AsyncParsableCommand {
+struct EditCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
         abstract: "Edit a stored message's text (works offline; an unsent message is rewritten, a sent one gets an `edited` action).")
@@ -13,9 +13,7 @@ struct EditCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The message's id.") var message: String
     @Option(name: .long, help: "The new text.") var text: String
 
-    func run() async throws {
-        try await runReportingErrors {
-            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.edit(message: message, text: text) }
-        }
+    func perform() async throws {
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.edit(message: message, text: text) }
     }
 }

@@ -11,32 +11,30 @@ struct FilesCommand: AsyncParsableCommand {
         subcommands: [List.self, Get.self, Delete.self])
 
     /// `files list`.
-    struct List: AsyncParsableCommand {
+    struct List: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "List the files stored on a channel, oldest first (every page).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .long, help: "The channel.") var channel: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                let replica = try await Session(store: options, connection: connection).replica
-                var files: [RemoteFile] = [], next: String?
-                repeat {
-                    let page = try await replica.listFiles(channel: channel, next: next)
-                    files += page.files
-                    next = page.next
-                } while next != nil
-                if options.json { return try Output.json(files) }
-                // Ids, names and times as a peer and the server wrote them: printed terminal-safe.
-                Output.columns(
-                    ["ID", "SIZE", "CREATED", "NAME"], files.map { [$0.id, String($0.size), $0.created ?? "-", $0.name] },
-                    empty: "no files on \(Output.terminalSafe(channel))")
-            }
+        func perform() async throws {
+            let replica = try await Session(store: options, connection: connection).replica
+            var files: [RemoteFile] = [], next: String?
+            repeat {
+                let page = try await replica.listFiles(channel: channel, next: next)
+                files += page.files
+                next = page.next
+            } while next != nil
+            if options.json { return try Output.json(files) }
+            // Ids, names and times as a peer and the server wrote them: printed terminal-safe.
+            Output.columns(
+                ["ID", "SIZE", "CREATED", "NAME"], files.map { [$0.id, String($0.size), $0.created ?? "-", $0.name] },
+                empty: "no files on \(Output.terminalSafe(channel))")
         }
     }
 
     /// `files get`.
-    struct Get: AsyncParsableCommand {
+    struct Get: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Download a file (decrypted with the cipher key), through the store's cache.")
         @OptionGroup var options: StoreOptionsGroup
@@ -48,24 +46,22 @@ struct FilesCommand: AsyncParsableCommand {
 
         func validate() throws { try FilesCommand.validate(id: id, name: name) }
 
-        func run() async throws {
-            try await runReportingErrors {
-                let replica = try await Session(store: options, connection: connection).replica
-                // With the stored message's size, when it gives one: other bytes are refused.
-                let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
-                let data = try await replica.data(of: file, channel: channel)
-                if let output {
-                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                    if options.json { try Output.json(["id": id, "name": file.name, "bytes": "\(data.count)", "output": output]) }
-                } else {
-                    FileHandle.standardOutput.write(data)
-                }
+        func perform() async throws {
+            let replica = try await Session(store: options, connection: connection).replica
+            // With the stored message's size, when it gives one: other bytes are refused.
+            let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
+            let data = try await replica.data(of: file, channel: channel)
+            if let output {
+                try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                if options.json { try Output.json(["id": id, "name": file.name, "bytes": "\(data.count)", "output": output]) }
+            } else {
+                FileHandle.standardOutput.write(data)
             }
         }
     }
 
     /// `files delete`.
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a file from the channel's storage on PubNub (its messages stay).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
@@ -75,15 +71,13 @@ struct FilesCommand: AsyncParsableCommand {
 
         func validate() throws { try FilesCommand.validate(id: id, name: name) }
 
-        func run() async throws {
-            try await runReportingErrors {
-                let replica = try await Session(store: options, connection: connection).replica
-                let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
-                // Deleted from PubNub and from this store's cache.
-                try await replica.deleteFile(id: id, name: file.name, channel: channel)
-                if options.json { return try Output.json(["id": id, "name": file.name, "deleted": "true"]) }
-                print("deleted \(Output.safeCell(file.name)) (\(Output.safeCell(id))) from \(Output.safeCell(channel))")
-            }
+        func perform() async throws {
+            let replica = try await Session(store: options, connection: connection).replica
+            let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
+            // Deleted from PubNub and from this store's cache.
+            try await replica.deleteFile(id: id, name: file.name, channel: channel)
+            if options.json { return try Output.json(["id": id, "name": file.name, "deleted": "true"]) }
+            print("deleted \(Output.safeCell(file.name)) (\(Output.safeCell(id))) from \(Output.safeCell(channel))")
         }
     }
 

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate forward`: forward a sent message to another channel, as the Chat SDK's `forwardMessage`.
-struct ForwardCommand: AsyncParsableCommand {
+struct ForwardCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "forward",
         abstract: "Forward a sent message to another channel (a new message; works offline).",
@@ -14,10 +14,8 @@ struct ForwardCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The message's id (a sent one).") var message: String
     @Option(name: .long, help: "The channel to forward it to.") var channel: String
 
-    func run() async throws {
-        try await runReportingErrors {
-            try validateIdentifiers([channel], flag: "--channel")
-            try await Session.enqueue(options, connection, existing: true, id: { $0.value?.id }) { try await $0.forward(message: message, to: channel) }
-        }
+    func perform() async throws {
+        try validateIdentifiers([channel], flag: "--channel")
+        try await Session.enqueue(options, connection, existing: true, id: { $0.value?.id }) { try await $0.forward(message: message, to: channel) }
     }
 }

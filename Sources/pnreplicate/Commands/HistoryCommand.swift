@@ -5,7 +5,7 @@ import ReplicaModel
 
 /// `pnreplicate history`: a page of a channel's history, from the store or from PubNub, read with
 /// the same semantics either way.
-struct HistoryCommand: AsyncParsableCommand {
+struct HistoryCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Show a page of a channel's history from the store, or with --remote from PubNub.",
@@ -26,25 +26,23 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(name: .long, help: "At most this many messages, 1-100.") var limit = 100
     @Flag(name: .long, help: "Ask PubNub instead of the store.") var remote = false
 
-    func run() async throws {
-        try await runReportingErrors {
-            let start = try Self.timetoken(self.start, flag: "--start")
-            let end = try Self.timetoken(self.end, flag: "--end")
-            let messages: [ChatMessage<FlatCustom>]
-            if remote {
-                let replica = try await Session(store: options, connection: connection).replica
-                messages = try await replica.remoteHistory(
-                    channel: channel, start: start, end: end, reverse: reverse, limit: limit)
-            } else {
-                let store = try options.openForReading()
-                messages = try await store.fetch(
-                    store.queries.history(channel: channel, start: start, end: end, reverse: reverse, limit: limit))
-            }
-            if options.json {
-                return try Output.json(HistoryOutput(channel: channel, source: remote ? "remote" : "local", messages: messages))
-            }
-            ShowCommand.printMessages(messages, empty: "no messages in that window of \(channel)\(remote ? "" : " stored")")
+    func perform() async throws {
+        let start = try Self.timetoken(self.start, flag: "--start")
+        let end = try Self.timetoken(self.end, flag: "--end")
+        let messages: [ChatMessage<FlatCustom>]
+        if remote {
+            let replica = try await Session(store: options, connection: connection).replica
+            messages = try await replica.remoteHistory(
+                channel: channel, start: start, end: end, reverse: reverse, limit: limit)
+        } else {
+            let store = try options.openForReading()
+            messages = try await store.fetch(
+                store.queries.history(channel: channel, start: start, end: end, reverse: reverse, limit: limit))
         }
+        if options.json {
+            return try Output.json(HistoryOutput(channel: channel, source: remote ? "remote" : "local", messages: messages))
+        }
+        ShowCommand.printMessages(messages, empty: "no messages in that window of \(channel)\(remote ? "" : " stored")")
     }
 
     /// Parses a timetoken flag, naming the flag on failure.

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate invite`: invite a user to a channel, as the Chat SDK's `Channel.invite`.
-struct InviteCommand: AsyncParsableCommand {
+struct InviteCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "invite",
         abstract: "Invite a user to a channel: their pending membership and an invite event on their channel (works offline).",
@@ -14,17 +14,15 @@ struct InviteCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The channel (in the store).") var channel: String
     @Option(name: .long, help: "The user to invite.") var user: String
 
-    func run() async throws {
-        try await runReportingErrors {
-            try validateIdentifiers([channel], flag: "--channel")
-            try validateIdentifiers([user], flag: "--user")
-            try await Session.enqueue(options, connection, existing: true) { try await $0.invite(user, to: channel) }
-        }
+    func perform() async throws {
+        try validateIdentifiers([channel], flag: "--channel")
+        try validateIdentifiers([user], flag: "--user")
+        try await Session.enqueue(options, connection, existing: true) { try await $0.invite(user, to: channel) }
     }
 }
 
 /// `pnreplicate invites`: the acting user's open invitations, from the store.
-struct InvitesCommand: AsyncParsableCommand {
+struct InvitesCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "invites",
         abstract: "Your open invitations (pending memberships) and who sent them, from the store (reads only).",
@@ -32,17 +30,15 @@ struct InvitesCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptionsGroup
     @Option(name: .long, help: "The acting user (default: $PUBNUB_USER_ID, else pnreplicate-cli).") var userId: String?
 
-    func run() async throws {
-        try await runReportingErrors {
-            let store = try options.openForReading()
-            let user = actingUser(userId)
-            let invitations = try await store.fetch(store.queries.invitations(for: user)).map(InvitationOutput.init)
-            if options.json { return try Output.json(invitations) }
-            Output.columns(
-                ["CHANNEL", "TYPE", "INVITED BY", "AT"],
-                invitations.map { [$0.channelId, $0.channelType ?? "-", $0.invitedBy ?? "-", $0.timetoken.map(String.init) ?? "-"] },
-                empty: "no open invitations of \(user) in the store")
-        }
+    func perform() async throws {
+        let store = try options.openForReading()
+        let user = actingUser(userId)
+        let invitations = try await store.fetch(store.queries.invitations(for: user)).map(InvitationOutput.init)
+        if options.json { return try Output.json(invitations) }
+        Output.columns(
+            ["CHANNEL", "TYPE", "INVITED BY", "AT"],
+            invitations.map { [$0.channelId, $0.channelType ?? "-", $0.invitedBy ?? "-", $0.timetoken.map(String.init) ?? "-"] },
+            empty: "no open invitations of \(user) in the store")
     }
 }
 

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate join`: the acting user joins a channel, as the Chat SDK's `join`.
-struct JoinCommand: AsyncParsableCommand {
+struct JoinCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
         abstract: "Join a channel: your membership (status joined) with the history before now read.",
@@ -15,11 +15,9 @@ struct JoinCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Status (default: joined).") var status: String?
     @Option(name: .long, help: "Custom data, a flat JSON object.") var custom: String?
 
-    func run() async throws {
-        try await runReportingErrors {
-            try validateIdentifiers([channel], flag: "--channel")
-            let edit = MemberEdit<DefaultChatCustom>(status: status, custom: try parseCustom(custom))
-            try await Session.enqueue(options, connection) { try await $0.join(channel: channel, edit: edit) }
-        }
+    func perform() async throws {
+        try validateIdentifiers([channel], flag: "--channel")
+        let edit = MemberEdit<DefaultChatCustom>(status: status, custom: try parseCustom(custom))
+        try await Session.enqueue(options, connection) { try await $0.join(channel: channel, edit: edit) }
     }
 }

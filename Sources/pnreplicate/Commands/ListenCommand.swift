@@ -19,7 +19,7 @@ import Darwin
 /// `--verbose`, or all of them to stdout as JSON lines with `--json`. Lines carry ids, never message text. On SIGINT or SIGTERM the live sync
 /// is cancelled and awaited, the last line (`stopped`) is written, the store is closed and the
 /// exit status is 0. The outbox is left alone: `sync` sends it.
-struct ListenCommand: AsyncParsableCommand {
+struct ListenCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "listen",
         abstract: "Subscribe and apply live events to the store until SIGINT or SIGTERM, one line per event.",
@@ -68,20 +68,18 @@ struct ListenCommand: AsyncParsableCommand {
         try validateIdentifiers(users, flag: "--user")
     }
 
-    func run() async throws {
-        try await runReportingErrors {
-            // Before anything else, so that a signal during the store's opening is not lost.
-            let stop = StopSwitch()
-            let trap = await SignalTrap([SIGINT, SIGTERM]) { _ in
-                stop.pull()
-                // A stop is clean within moments (every event is committed as it is applied). One
-                // that does not come (stdout is a pipe nobody reads, and the printer is blocked in
-                // its write) ends the process anyway: a signal is never ignored.
-                DispatchQueue.global().asyncAfter(deadline: .now() + 5) { _exit(0) }
-            }
-            defer { trap.cancel() }
-            try await listen(until: stop)
+    func perform() async throws {
+        // Before anything else, so that a signal during the store's opening is not lost.
+        let stop = StopSwitch()
+        let trap = await SignalTrap([SIGINT, SIGTERM]) { _ in
+            stop.pull()
+            // A stop is clean within moments (every event is committed as it is applied). One
+            // that does not come (stdout is a pipe nobody reads, and the printer is blocked in
+            // its write) ends the process anyway: a signal is never ignored.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 5) { _exit(0) }
         }
+        defer { trap.cancel() }
+        try await listen(until: stop)
     }
 
     /// Runs the live sync until `stop` is pulled; the session (and with it the store) is released

@@ -14,7 +14,7 @@ struct MemberCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The member (default: the acting user).") var user: String?
     }
 
-    struct Set: AsyncParsableCommand {
+    struct Set: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set a membership's status, type or custom data.",
             discussion: "With no field, the acting user joins the channel (as `pnreplicate join`).")
@@ -25,24 +25,20 @@ struct MemberCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Type.") var type: String?
         @Option(name: .long, help: "Custom data, a flat JSON object.") var custom: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                let edit = MemberEdit<DefaultChatCustom>(status: status, type: type, custom: try parseCustom(custom))
-                try await Session.enqueue(options, connection) { try await $0.setMembership(channel: target.channel, user: target.user, edit: edit) }
-            }
+        func perform() async throws {
+            let edit = MemberEdit<DefaultChatCustom>(status: status, type: type, custom: try parseCustom(custom))
+            try await Session.enqueue(options, connection) { try await $0.setMembership(channel: target.channel, user: target.user, edit: edit) }
         }
     }
 
-    struct Remove: AsyncParsableCommand {
+    struct Remove: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a membership.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var target: Target
 
-        func run() async throws {
-            try await runReportingErrors {
-                try await Session.enqueue(options, connection) { try await $0.removeMembership(channel: target.channel, user: target.user) }
-            }
+        func perform() async throws {
+            try await Session.enqueue(options, connection) { try await $0.removeMembership(channel: target.channel, user: target.user) }
         }
     }
 }

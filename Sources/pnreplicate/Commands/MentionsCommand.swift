@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate mentions`: the acting user's mentions feed, from the store.
-struct MentionsCommand: AsyncParsableCommand {
+struct MentionsCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "mentions",
         abstract: "The messages that mentioned you, newest first, from the store (reads only).",
@@ -17,17 +17,15 @@ struct MentionsCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The acting user (default: $PUBNUB_USER_ID, else pnreplicate-cli).") var userId: String?
     @Option(name: .long, help: "At most this many (default 100).") var limit = 100
 
-    func run() async throws {
-        try await runReportingErrors {
-            let store = try options.openForReading()
-            let user = actingUser(userId)
-            let feed = try await store.fetch(store.queries.mentions(of: user, limit: limit)).compactMap(MentionOutput.init)
-            if options.json { return try Output.json(feed) }
-            Output.columns(
-                ["CHANNEL", "MESSAGE", "BY", "TEXT"],
-                feed.map { [$0.channelId, String($0.messageTimetoken), $0.mentionedBy ?? "-", Output.oneLine($0.text)] },
-                empty: "no mentions of \(user) in the store")
-        }
+    func perform() async throws {
+        let store = try options.openForReading()
+        let user = actingUser(userId)
+        let feed = try await store.fetch(store.queries.mentions(of: user, limit: limit)).compactMap(MentionOutput.init)
+        if options.json { return try Output.json(feed) }
+        Output.columns(
+            ["CHANNEL", "MESSAGE", "BY", "TEXT"],
+            feed.map { [$0.channelId, String($0.messageTimetoken), $0.mentionedBy ?? "-", Output.oneLine($0.text)] },
+            empty: "no mentions of \(user) in the store")
     }
 }
 

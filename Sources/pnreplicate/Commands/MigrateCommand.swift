@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate migrate [--dry-run] [--backup]`.
-struct MigrateCommand: AsyncParsableCommand {
+struct MigrateCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Apply pending schema migrations (creating the store if needed).")
@@ -21,22 +21,20 @@ struct MigrateCommand: AsyncParsableCommand {
         if dryRun && backup { throw ValidationError("--backup does nothing with --dry-run (a dry run writes nothing)") }
     }
 
-    func run() async throws {
-        try await runReportingErrors {
-            let path = options.storePath
-            let report: MigrationReport
-            if dryRun {
-                report = try Replica<DefaultChatCustom>.migrationPlan(
-                    forStoreAt: path, options: options.storeOptions(migration: .manual))
-            } else {
-                report = try Replica<DefaultChatCustom>.migrateStore(
-                    at: path, options: options.storeOptions(migration: .manual), backup: backup)
-            }
-            if options.json {
-                try Output.json(MigrateOutput(store: path, report: report))
-            } else {
-                Self.printText(report, path: path)
-            }
+    func perform() async throws {
+        let path = options.storePath
+        let report: MigrationReport
+        if dryRun {
+            report = try Replica<DefaultChatCustom>.migrationPlan(
+                forStoreAt: path, options: options.storeOptions(migration: .manual))
+        } else {
+            report = try Replica<DefaultChatCustom>.migrateStore(
+                at: path, options: options.storeOptions(migration: .manual), backup: backup)
+        }
+        if options.json {
+            try Output.json(MigrateOutput(store: path, report: report))
+        } else {
+            Self.printText(report, path: path)
         }
     }
 

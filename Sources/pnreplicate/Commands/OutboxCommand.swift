@@ -9,55 +9,49 @@ struct OutboxCommand: AsyncParsableCommand {
         commandName: "outbox", abstract: "List the outbox; retry or discard a dead letter or conflicted op.",
         subcommands: [List.self, Retry.self, Discard.self])
 
-    struct List: AsyncParsableCommand {
+    struct List: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the ops waiting in the outbox, in the order they go (reads the store only, no network).",
             discussion: "Each op with its state (pending, inflight, ambiguous, dead, conflict), attempts, next attempt and last failure.")
         @OptionGroup var options: StoreOptionsGroup
 
-        func run() async throws {
-            try await runReportingErrors {
-                let store = try options.openForReading()
-                let entries = try await store.fetch(store.queries.outbox())
-                if options.json { return try Output.json(entries) }
-                Output.columns(
-                    ["op", "kind", "state", "target", "attempts", "next attempt", "last failure"],
-                    entries.map {
-                        [$0.id, $0.kind.rawValue, $0.state.rawValue, $0.target, String($0.attempts), Output.cell($0.nextAttemptAt),
-                         Output.cell($0.lastFailure?.message)]
-                    },
-                    empty: "the outbox is empty")
-            }
+        func perform() async throws {
+            let store = try options.openForReading()
+            let entries = try await store.fetch(store.queries.outbox())
+            if options.json { return try Output.json(entries) }
+            Output.columns(
+                ["op", "kind", "state", "target", "attempts", "next attempt", "last failure"],
+                entries.map {
+                    [$0.id, $0.kind.rawValue, $0.state.rawValue, $0.target, String($0.attempts), Output.cell($0.nextAttemptAt),
+                     Output.cell($0.lastFailure?.message)]
+                },
+                empty: "the outbox is empty")
         }
     }
 
-    struct Retry: AsyncParsableCommand {
+    struct Retry: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Queue a dead or conflicted op again.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "The op id.") var op: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                try await Session(store: options, connection: connection).replica.retry(opId: op)
-                if options.json { try Output.json(["retried": op]) } else { print("queued \(op) again") }
-            }
+        func perform() async throws {
+            try await Session(store: options, connection: connection).replica.retry(opId: op)
+            if options.json { try Output.json(["retried": op]) } else { print("queued \(op) again") }
         }
     }
 
-    struct Discard: AsyncParsableCommand {
+    struct Discard: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Withdraw an op that has not reached PubNub and revert its local change.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "The op id.") var op: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                let removed = try await Session(store: options, connection: connection).replica.discard(opId: op)
-                if options.json { try Output.json(["discarded": removed]) } else {
-                    print("discarded \(removed.joined(separator: ", "))")
-                }
+        func perform() async throws {
+            let removed = try await Session(store: options, connection: connection).replica.discard(opId: op)
+            if options.json { try Output.json(["discarded": removed]) } else {
+                print("discarded \(removed.joined(separator: ", "))")
             }
         }
     }

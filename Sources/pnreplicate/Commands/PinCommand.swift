@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate pin` / `unpin`: the channel's pinned message.
-struct PinCommand: AsyncParsableCommand {
+struct PinCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin", abstract: "Pin a sent message in its channel (or --channel), in the channel's custom data.")
     @OptionGroup var options: StoreOptionsGroup
@@ -12,9 +12,7 @@ struct PinCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The message's id.") var message: String
     @Option(name: .long, help: "The channel to pin it in (default: the message's).") var channel: String?
 
-    func run() async throws {
-        try await runReportingErrors {
-            try await Session.enqueue(options, connection, existing: true) { try await $0.pinMessage(id: message, in: channel) }
-        }
+    func perform() async throws {
+        try await Session.enqueue(options, connection, existing: true) { try await $0.pinMessage(id: message, in: channel) }
     }
 }

@@ -5,7 +5,7 @@ import ReplicaModel
 
 /// `pnreplicate presence`: who PubNub says is on a channel (here-now, with state), next to the
 /// presence the store holds for the channel's members.
-struct PresenceCommand: AsyncParsableCommand {
+struct PresenceCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "presence",
         abstract: "Show who is on a channel: PubNub's here-now next to the presence the store holds.",
@@ -22,20 +22,18 @@ struct PresenceCommand: AsyncParsableCommand {
 
     func validate() throws { try validateIdentifiers([channel], flag: "--channel") }
 
-    func run() async throws {
-        try await runReportingErrors {
-            // The store is only read (opened, and refused, before anything is asked of PubNub); a
-            // replica of no store asks PubNub.
-            let store = try options.openForReading()
-            let replica = try await Session.network(options, connection)
-            let occupancy = try await replica.hereNow(channel: channel)
-            let members = try await store.fetch(store.queries.members(ofChannel: channel, presentFirst: true))
-            let output = PresenceOutput(
-                channel: channel, occupancy: occupancy.occupancy, server: occupancy.occupants,
-                store: members.map { PresenceOutput.Stored(userId: $0.userId, isPresent: $0.isPresent, state: $0.presenceState) })
-            if options.json { return try Output.json(output) }
-            Output.standardOutput(output.text())
-        }
+    func perform() async throws {
+        // The store is only read (opened, and refused, before anything is asked of PubNub); a
+        // replica of no store asks PubNub.
+        let store = try options.openForReading()
+        let replica = try await Session.network(options, connection)
+        let occupancy = try await replica.hereNow(channel: channel)
+        let members = try await store.fetch(store.queries.members(ofChannel: channel, presentFirst: true))
+        let output = PresenceOutput(
+            channel: channel, occupancy: occupancy.occupancy, server: occupancy.occupants,
+            store: members.map { PresenceOutput.Stored(userId: $0.userId, isPresent: $0.isPresent, state: $0.presenceState) })
+        if options.json { return try Output.json(output) }
+        Output.standardOutput(output.text())
     }
 }
 

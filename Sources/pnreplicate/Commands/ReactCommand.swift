@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate react`.
-struct ReactCommand: AsyncParsableCommand {
+struct ReactCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "react",
         abstract: "Add (or with --remove, remove) the user's reaction on a stored message, also one still pending.")
@@ -16,13 +16,11 @@ struct ReactCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The action type (default reactions, as the PubNub Chat SDK writes emoji reactions).") var type = ChatSDKFormat.reactionType
     @Flag(name: .long, help: "Remove the reaction instead.") var remove = false
 
-    func run() async throws {
-        try await runReportingErrors {
-            try await Session.enqueue(options, connection) { replica in
-                remove
-                    ? try await replica.removeReaction(value, type: type, fromMessage: message)
-                    : try await replica.addReaction(value, type: type, toMessage: message)
-            }
+    func perform() async throws {
+        try await Session.enqueue(options, connection) { replica in
+            remove
+                ? try await replica.removeReaction(value, type: type, fromMessage: message)
+                : try await replica.addReaction(value, type: type, toMessage: message)
         }
     }
 }

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate read`: the user's read position in a channel.
-struct ReadCommand: AsyncParsableCommand {
+struct ReadCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Mark a channel read up to a timetoken (default: its newest stored message); sent with a receipt signal.")
@@ -15,31 +15,29 @@ struct ReadCommand: AsyncParsableCommand {
     @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken (at most the present plus 10 minutes).") var upTo: String?
     @Flag(name: .long, help: "Move the read position even backwards (repairs one set too far).") var force = false
 
-    func run() async throws {
-        try await runReportingErrors {
-            if all {
-                guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
-                let session = try await Session(store: options, connection: connection, existing: true)
-                let moved = try await session.replica.markAllRead()
-                if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: Set(moved.values.compactMap(\.opId)).sorted())) }
-                Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
-                return
-            }
-            guard let channel else { throw ValidationError("give --channel C, or --all") }
-            try await Session.enqueue(options, connection, existing: true) { replica in
-                let timetoken: Timetoken
-                if let upTo {
-                    guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }
-                    timetoken = parsed
-                } else {
-                    let messages = try await replica.fetch(replica.queries.messages(inChannel: channel))
-                    guard let newest = messages.compactMap(\.timetoken).max() else {
-                        throw ValidationError("no sent message of \(channel) in the store; give --up-to")
-                    }
-                    timetoken = newest
+    func perform() async throws {
+        if all {
+            guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
+            let session = try await Session(store: options, connection: connection, existing: true)
+            let moved = try await session.replica.markAllRead()
+            if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: Set(moved.values.compactMap(\.opId)).sorted())) }
+            Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
+            return
+        }
+        guard let channel else { throw ValidationError("give --channel C, or --all") }
+        try await Session.enqueue(options, connection, existing: true) { replica in
+            let timetoken: Timetoken
+            if let upTo {
+                guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }
+                timetoken = parsed
+            } else {
+                let messages = try await replica.fetch(replica.queries.messages(inChannel: channel))
+                guard let newest = messages.compactMap(\.timetoken).max() else {
+                    throw ValidationError("no sent message of \(channel) in the store; give --up-to")
                 }
-                return try await replica.markRead(channel: channel, upTo: timetoken, force: force)
+                timetoken = newest
             }
+            return try await replica.markRead(channel: channel, upTo: timetoken, force: force)
         }
     }
 }

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate report`: report a message to its channel's moderators (the Chat SDK's `Message.report`).
-struct ReportCommand: AsyncParsableCommand {
+struct ReportCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Report a sent message to its channel's moderators (works offline; sent exactly once).",
@@ -17,9 +17,7 @@ struct ReportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The message's id (a sent one: the report names its timetoken).") var message: String
     @Option(name: .long, help: "Why it is reported.") var reason: String
 
-    func run() async throws {
-        try await runReportingErrors {
-            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.report(message: message, reason: reason) }
-        }
+    func perform() async throws {
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.report(message: message, reason: reason) }
     }
 }

@@ -4,16 +4,14 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate restore`: undoes the user's soft delete.
-struct RestoreCommand: AsyncParsableCommand {
+struct RestoreCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore", abstract: "Restore a message this user soft-deleted.")
     @OptionGroup var options: StoreOptionsGroup
     @OptionGroup var connection: ConnectionOptions
     @Option(name: .long, help: "The message's id.") var message: String
 
-    func run() async throws {
-        try await runReportingErrors {
-            try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.restoreMessage(id: message) }
-        }
+    func perform() async throws {
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.restoreMessage(id: message) }
     }
 }

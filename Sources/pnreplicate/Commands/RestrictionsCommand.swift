@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate restrictions`: what moderators decided about the acting user, from the store.
-struct RestrictionsCommand: AsyncParsableCommand {
+struct RestrictionsCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "restrictions",
         abstract: "The acting user's bans and mutes by channel, from the store (reads only).",
@@ -17,25 +17,23 @@ struct RestrictionsCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The acting user (default: $PUBNUB_USER_ID, else pnreplicate-cli).") var userId: String?
     @Option(name: .long, help: "Only this channel.") var channel: String?
 
-    func run() async throws {
-        try await runReportingErrors {
-            let store = try options.openForReading()
-            let user = actingUser(userId)
-            let restrictions: [ChannelRestriction]
-            if let channel {
-                restrictions = try await store.fetch(store.queries.restriction(inChannel: channel, for: user)).map { [$0] } ?? []
-            } else {
-                restrictions = try await store.fetch(store.queries.restrictions(of: user))
-            }
-            if options.json { return try Output.json(restrictions.map(RestrictionOutput.init)) }
-            guard !restrictions.isEmpty else {
-                Output.standardOutput("no restrictions of \(user)\(channel.map { " in \($0)" } ?? "") in the store\n")
-                return
-            }
-            Output.table(restrictions.map { r in
-                (Output.terminalSafe(r.channelId), Self.words(r) + (r.reason.map { "  (\(Output.oneLine($0)))" } ?? ""))
-            })
+    func perform() async throws {
+        let store = try options.openForReading()
+        let user = actingUser(userId)
+        let restrictions: [ChannelRestriction]
+        if let channel {
+            restrictions = try await store.fetch(store.queries.restriction(inChannel: channel, for: user)).map { [$0] } ?? []
+        } else {
+            restrictions = try await store.fetch(store.queries.restrictions(of: user))
         }
+        if options.json { return try Output.json(restrictions.map(RestrictionOutput.init)) }
+        guard !restrictions.isEmpty else {
+            Output.standardOutput("no restrictions of \(user)\(channel.map { " in \($0)" } ?? "") in the store\n")
+            return
+        }
+        Output.table(restrictions.map { r in
+            (Output.terminalSafe(r.channelId), Self.words(r) + (r.reason.map { "  (\(Output.oneLine($0)))" } ?? ""))
+        })
     }
 
     /// `banned`, `muted` or `banned, muted`.

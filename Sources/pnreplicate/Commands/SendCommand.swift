@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate send`.
-struct SendCommand: AsyncParsableCommand {
+struct SendCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Store a message and queue its publish (works offline; `pnreplicate sync` sends it).")
@@ -28,36 +28,34 @@ struct SendCommand: AsyncParsableCommand {
     /// indexes); 10,000 copies hold about 10 MB. Hidden: tests make batches small.
     @Option(name: .long, help: .hidden) var batchSize = 10_000
 
-    func run() async throws {
-        try await runReportingErrors {
-            let session = try await Session(store: options, connection: connection)
-            let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
-            guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
-            guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
-            var outputs: [EnqueueOutput] = []
-            if !files.isEmpty {
-                guard count == nil else { throw ValidationError("--count cannot be combined with --file") }
-                let outgoing = files.map { OutgoingFile(url: URL(fileURLWithPath: $0)) }
-                let shape: FileShape = chatShape || files.count > 1 ? .chatText : .fileMessage
-                let receipt = try await session.replica.send(
-                    files: outgoing, text: text ?? "", to: channel, shape: shape, meta: meta, customMessageType: customMessageType)
-                return try EnqueueOutput(receipt, id: receipt.value?.id).print(json: options.json)
-            }
-            guard let text else { throw ValidationError("give --text, --file, or both") }
-            if let count {
-                // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
-                for start in stride(from: 1, through: count, by: batchSize) {
-                    let batch = (start...min(count, start + batchSize - 1)).map {
-                        OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
-                    }
-                    outputs += try await session.replica.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
-                }
-            } else {
-                let receipt = try await session.replica.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)
-                outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
-            }
-            if options.json, count != nil { return try Output.json(outputs) }
-            for output in outputs { try output.print(json: options.json) }
+    func perform() async throws {
+        let session = try await Session(store: options, connection: connection)
+        let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
+        guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
+        var outputs: [EnqueueOutput] = []
+        if !files.isEmpty {
+            guard count == nil else { throw ValidationError("--count cannot be combined with --file") }
+            let outgoing = files.map { OutgoingFile(url: URL(fileURLWithPath: $0)) }
+            let shape: FileShape = chatShape || files.count > 1 ? .chatText : .fileMessage
+            let receipt = try await session.replica.send(
+                files: outgoing, text: text ?? "", to: channel, shape: shape, meta: meta, customMessageType: customMessageType)
+            return try EnqueueOutput(receipt, id: receipt.value?.id).print(json: options.json)
         }
+        guard let text else { throw ValidationError("give --text, --file, or both") }
+        if let count {
+            // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
+            for start in stride(from: 1, through: count, by: batchSize) {
+                let batch = (start...min(count, start + batchSize - 1)).map {
+                    OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
+                }
+                outputs += try await session.replica.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
+            }
+        } else {
+            let receipt = try await session.replica.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)
+            outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
+        }
+        if options.json, count != nil { return try Output.json(outputs) }
+        for output in outputs { try output.print(json: options.json) }
     }
 }

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate show users|channels|members|messages|reactions`: what the local store holds.
-struct ShowCommand: AsyncParsableCommand {
+struct ShowCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show what the local store holds (reads the store only, no network).",
@@ -26,55 +26,53 @@ struct ShowCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The acting user: whose memberships `members` lists without --channel, whose reactions are marked as mine (default: $PUBNUB_USER_ID, else pnreplicate-cli).")
     var userId: String?
 
-    func run() async throws {
-        try await runReportingErrors {
-            let needsChannel: Set<Kind> = [.messages, .reactions]
-            if needsChannel.contains(kind), channel == nil { throw ShowError.channelRequired(kind.rawValue) }
-            let store = try options.openForReading()
-            let q = store.queries
-            switch kind {
-            case .users:
-                let users = try await store.fetch(q.users())
-                if options.json { return try Output.json(users) }
-                Output.columns(
-                    ["id", "name", "type", "status", "email", "updated"],
-                    users.map { [$0.id, Output.cell($0.name), $0.type, Output.cell($0.status), Output.cell($0.email), Output.cell($0.updated)] },
-                    empty: "no users stored")
-            case .channels:
-                let channels = try await store.fetch(q.channels())
-                if options.json { return try Output.json(channels) }
-                Output.columns(
-                    ["id", "name", "type", "status", "members", "updated"],
-                    channels.map {
-                        [$0.id, Output.cell($0.name), $0.type, Output.cell($0.status), Output.cell($0.memberCount), Output.cell($0.updated)]
-                    },
-                    empty: "no channels stored")
-            case .members where channel == nil:
-                let memberships = try await store.fetch(q.memberships(ofUser: me))
-                if options.json { return try Output.json(memberships) }
-                Output.columns(
-                    ["channel", "name", "status", "type", "updated"],
-                    memberships.map {
-                        [$0.channelId, Output.cell($0.channel.name), Output.cell($0.status), Output.cell($0.type), Output.cell($0.updated)]
-                    },
-                    empty: "\(me) has no memberships stored (`pnreplicate join --channel C` joins one)")
-            case .members:
-                let members = try await store.fetch(q.members(ofChannel: channel ?? ""))
-                if options.json { return try Output.json(members) }
-                Output.columns(
-                    ["user", "name", "status", "type", "present", "updated"],
-                    members.map {
-                        [$0.userId, Output.cell($0.user.name), Output.cell($0.status), Output.cell($0.type),
-                         Output.cell($0.isPresent), Output.cell($0.updated)]
-                    },
-                    empty: "no members of \(channel ?? "") stored")
-            case .messages:
-                let messages = try await store.fetch(q.messages(inChannel: channel ?? ""))
-                if options.json { return try Output.json(messages) }
-                Self.printMessages(messages, empty: "no messages in \(channel ?? "") stored")
-            case .reactions:
-                try await showReactions(store, channel: channel ?? "")
-            }
+    func perform() async throws {
+        let needsChannel: Set<Kind> = [.messages, .reactions]
+        if needsChannel.contains(kind), channel == nil { throw ShowError.channelRequired(kind.rawValue) }
+        let store = try options.openForReading()
+        let q = store.queries
+        switch kind {
+        case .users:
+            let users = try await store.fetch(q.users())
+            if options.json { return try Output.json(users) }
+            Output.columns(
+                ["id", "name", "type", "status", "email", "updated"],
+                users.map { [$0.id, Output.cell($0.name), $0.type, Output.cell($0.status), Output.cell($0.email), Output.cell($0.updated)] },
+                empty: "no users stored")
+        case .channels:
+            let channels = try await store.fetch(q.channels())
+            if options.json { return try Output.json(channels) }
+            Output.columns(
+                ["id", "name", "type", "status", "members", "updated"],
+                channels.map {
+                    [$0.id, Output.cell($0.name), $0.type, Output.cell($0.status), Output.cell($0.memberCount), Output.cell($0.updated)]
+                },
+                empty: "no channels stored")
+        case .members where channel == nil:
+            let memberships = try await store.fetch(q.memberships(ofUser: me))
+            if options.json { return try Output.json(memberships) }
+            Output.columns(
+                ["channel", "name", "status", "type", "updated"],
+                memberships.map {
+                    [$0.channelId, Output.cell($0.channel.name), Output.cell($0.status), Output.cell($0.type), Output.cell($0.updated)]
+                },
+                empty: "\(me) has no memberships stored (`pnreplicate join --channel C` joins one)")
+        case .members:
+            let members = try await store.fetch(q.members(ofChannel: channel ?? ""))
+            if options.json { return try Output.json(members) }
+            Output.columns(
+                ["user", "name", "status", "type", "present", "updated"],
+                members.map {
+                    [$0.userId, Output.cell($0.user.name), Output.cell($0.status), Output.cell($0.type),
+                     Output.cell($0.isPresent), Output.cell($0.updated)]
+                },
+                empty: "no members of \(channel ?? "") stored")
+        case .messages:
+            let messages = try await store.fetch(q.messages(inChannel: channel ?? ""))
+            if options.json { return try Output.json(messages) }
+            Self.printMessages(messages, empty: "no messages in \(channel ?? "") stored")
+        case .reactions:
+            try await showReactions(store, channel: channel ?? "")
         }
     }
 

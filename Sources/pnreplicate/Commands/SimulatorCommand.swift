@@ -9,7 +9,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         commandName: "simulator", abstract: "Run the embedded PubNub simulator.", subcommands: [Serve.self])
 
     /// `pnreplicate simulator serve`.
-    struct Serve: AsyncParsableCommand {
+    struct Serve: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve the simulator on 127.0.0.1 until SIGINT or SIGTERM.",
             discussion: """
@@ -186,44 +186,42 @@ struct SimulatorCommand: AsyncParsableCommand {
             return parts.isEmpty ? "" : ", misbehaving: " + parts.joined(separator: ", ")
         }
 
-        func run() async throws {
-            try await runReportingErrors {
-                // The clock `/simulator/clock` moves (token TTLs, presence timeouts, timetokens).
-                let clock = OffsetClock()
-                let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey, clock: clock)
-                await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
-                for type in try dataSyncClasses() { await server.defineDataSyncClass(type) }
-                for name in datasyncEventsOff { await server.setDataSyncEvents(className: name, on: false) }
-                if keysetChannels > 0 {
-                    var keyset = ChatKeyset(
-                        channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember)
-                    keyset.objects = ChatKeyset.Objects(rawValue: keysetObjects) ?? .appContext
-                    try await keyset.seed(server)
-                }
-                // After seeding: the keyset's unsigned requests are the simulator's own.
-                await server.configureAccess(secretKey: secretKey)
-                if let memberTokenFile {
-                    let token = try await server.grantToken(
-                        ttlMinutes: 24 * 60, grants: ChatKeyset.memberGrants, authorizedUserId: keysetMember)
-                    // Owner-only: the file holds a credential.
-                    guard FileManager.default.createFile(
-                        atPath: memberTokenFile, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
-                    else { throw ValidationError("cannot write --member-token-file \(memberTokenFile)") }
-                }
-                let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
-                let faults = self.faults
-                let seed = self.seed
-                let log = try requestLog.map { try RequestLog(path: $0) }
-                let misbehaving = misbehaviourSummary
-                let access = secretKey == nil ? "" : ", access manager: on"
-                try await SimulatorHTTPServer.run(
-                    server: server, plan: plan, port: port, handleSignals: true, misbehaviour: misbehaviour, requestLog: log,
-                    clockControl: clock
-                ) { port in
-                    // Unbuffered, so that a parent process reading a pipe sees it at once.
-                    Output.standardOutput("listening on http://127.0.0.1:\(port)\n")
-                    Output.standardError("faults: \(faults), seed: \(seed)\(misbehaving)\(access)\n")
-                }
+        func perform() async throws {
+            // The clock `/simulator/clock` moves (token TTLs, presence timeouts, timetokens).
+            let clock = OffsetClock()
+            let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey, clock: clock)
+            await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
+            for type in try dataSyncClasses() { await server.defineDataSyncClass(type) }
+            for name in datasyncEventsOff { await server.setDataSyncEvents(className: name, on: false) }
+            if keysetChannels > 0 {
+                var keyset = ChatKeyset(
+                    channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember)
+                keyset.objects = ChatKeyset.Objects(rawValue: keysetObjects) ?? .appContext
+                try await keyset.seed(server)
+            }
+            // After seeding: the keyset's unsigned requests are the simulator's own.
+            await server.configureAccess(secretKey: secretKey)
+            if let memberTokenFile {
+                let token = try await server.grantToken(
+                    ttlMinutes: 24 * 60, grants: ChatKeyset.memberGrants, authorizedUserId: keysetMember)
+                // Owner-only: the file holds a credential.
+                guard FileManager.default.createFile(
+                    atPath: memberTokenFile, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+                else { throw ValidationError("cannot write --member-token-file \(memberTokenFile)") }
+            }
+            let plan = FaultPlan(seed: seed, profile: FaultProfile.named(faults)!)
+            let faults = self.faults
+            let seed = self.seed
+            let log = try requestLog.map { try RequestLog(path: $0) }
+            let misbehaving = misbehaviourSummary
+            let access = secretKey == nil ? "" : ", access manager: on"
+            try await SimulatorHTTPServer.run(
+                server: server, plan: plan, port: port, handleSignals: true, misbehaviour: misbehaviour, requestLog: log,
+                clockControl: clock
+            ) { port in
+                // Unbuffered, so that a parent process reading a pipe sees it at once.
+                Output.standardOutput("listening on http://127.0.0.1:\(port)\n")
+                Output.standardError("faults: \(faults), seed: \(seed)\(misbehaving)\(access)\n")
             }
         }
     }

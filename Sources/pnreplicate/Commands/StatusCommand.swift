@@ -4,28 +4,26 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate status`.
-struct StatusCommand: AsyncParsableCommand {
+struct StatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show row counts per table, the schema version and the pending outbox count.")
 
     @OptionGroup var options: StoreOptionsGroup
 
-    func run() async throws {
-        try await runReportingErrors {
-            let path = options.storePath
-            // Read only, pending migrations included (reported, not refused).
-            let status: StoreStatus
-            do {
-                status = try await Replica<DefaultChatCustom>.storeStatus(at: path, options: options.storeOptions(migration: .manual))
-            } catch {
-                throw options.readingError(error)
-            }
-            if options.json {
-                try Output.json(StatusOutput(store: path, status: status))
-            } else {
-                Self.printText(status, path: path)
-            }
+    func perform() async throws {
+        let path = options.storePath
+        // Read only, pending migrations included (reported, not refused).
+        let status: StoreStatus
+        do {
+            status = try await Replica<DefaultChatCustom>.storeStatus(at: path, options: options.storeOptions(migration: .manual))
+        } catch {
+            throw options.readingError(error)
+        }
+        if options.json {
+            try Output.json(StatusOutput(store: path, status: status))
+        } else {
+            Self.printText(status, path: path)
         }
     }
 

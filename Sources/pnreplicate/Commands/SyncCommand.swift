@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate sync` (the default command): push the outbox to PubNub, then pull.
-struct SyncCommand: AsyncParsableCommand {
+struct SyncCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Send the outbox to PubNub, then pull history, reactions and objects (`pnreplicate --dry-run` shows what would be sent).",
@@ -44,33 +44,31 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await runReportingErrors {
-            if dryRun { return try await printPlan() }
-            // Each request gets at most the whole budget; the sync stops starting work at the
-            // deadline, and a watchdog ends a request that overruns it anyway.
-            let replica = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout)).replica
-            let deadline = Date().addingTimeInterval(timeout)
-            let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
-            let pushProgress = showProgress ? Task { try await Self.showProgress(replica.outboxEvents()) } : nil
-            // The progress line goes on success and failure alike (an error is printed after it).
-            defer {
-                pushProgress?.cancel()
-                if showProgress { Output.standardError("\r\u{1B}[K") }
-            }
-            for channel in self.channel { try await replica.markHot(channel) }
-            let report = try await Self.bounded(by: timeout) {
-                try await replica.sync(pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
-            }
-            if options.json {
-                try Output.json(SyncOutput(report))
-            } else {
-                Self.printText(report)
-            }
-            if report.waitsForToken { Output.standardError(Self.tokenLine(report, replica: replica) + "\n") }
-            for object in await replica.status.expiring { Output.standardError(Self.expiryLine(object) + "\n") }
-            if let status = Self.exitStatus(report) { throw ExitCode(status) }
+    func perform() async throws {
+        if dryRun { return try await printPlan() }
+        // Each request gets at most the whole budget; the sync stops starting work at the
+        // deadline, and a watchdog ends a request that overruns it anyway.
+        let replica = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout)).replica
+        let deadline = Date().addingTimeInterval(timeout)
+        let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
+        let pushProgress = showProgress ? Task { try await Self.showProgress(replica.outboxEvents()) } : nil
+        // The progress line goes on success and failure alike (an error is printed after it).
+        defer {
+            pushProgress?.cancel()
+            if showProgress { Output.standardError("\r\u{1B}[K") }
         }
+        for channel in self.channel { try await replica.markHot(channel) }
+        let report = try await Self.bounded(by: timeout) {
+            try await replica.sync(pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
+        }
+        if options.json {
+            try Output.json(SyncOutput(report))
+        } else {
+            Self.printText(report)
+        }
+        if report.waitsForToken { Output.standardError(Self.tokenLine(report, replica: replica) + "\n") }
+        for object in await replica.status.expiring { Output.standardError(Self.expiryLine(object) + "\n") }
+        if let status = Self.exitStatus(report) { throw ExitCode(status) }
     }
 
     /// Runs `body`, cancelling it when it is still running `grace` seconds after `seconds` (real

@@ -9,7 +9,7 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token", abstract: "Read Access Manager tokens.", subcommands: [Show.self])
 
     /// `pnreplicate token show`.
-    struct Show: AsyncParsableCommand {
+    struct Show: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Parse the token and print what it grants (never its signature); nothing is sent.",
             discussion: """
@@ -37,24 +37,22 @@ struct TokenCommand: AsyncParsableCommand {
             }
         }
 
-        func run() async throws {
-            try await runReportingErrors {
-                let text: String
-                if let authToken {
-                    text = authToken
-                } else if let authTokenFile {
-                    text = try ConnectionOptions.readToken(file: authTokenFile)
-                } else if let value = environmentValue("PUBNUB_AUTH_TOKEN") ?? environmentValue("PUBNUB_AUTH_KEY") {
-                    text = value
-                } else {
-                    throw ValidationError("no token: give --auth-token, --auth-token-file or PUBNUB_AUTH_TOKEN")
-                }
-                let token = try AccessToken(parsing: text)
-                if json {
-                    try Output.json(token.parsedJSON)
-                } else {
-                    Output.table(Self.rows(token, now: Date()))
-                }
+        func perform() async throws {
+            let text: String
+            if let authToken {
+                text = authToken
+            } else if let authTokenFile {
+                text = try ConnectionOptions.readToken(file: authTokenFile)
+            } else if let value = environmentValue("PUBNUB_AUTH_TOKEN") ?? environmentValue("PUBNUB_AUTH_KEY") {
+                text = value
+            } else {
+                throw ValidationError("no token: give --auth-token, --auth-token-file or PUBNUB_AUTH_TOKEN")
+            }
+            let token = try AccessToken(parsing: text)
+            if json {
+                try Output.json(token.parsedJSON)
+            } else {
+                Output.table(Self.rows(token, now: Date()))
             }
         }
 

@@ -4,7 +4,7 @@ import PubNubReplica
 import ReplicaModel
 
 /// `pnreplicate typing`: sends the Chat SDK's typing signal for the configured user.
-struct TypingCommand: AsyncParsableCommand {
+struct TypingCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "typing",
         abstract: "Signal that the user is typing on a channel (or, with --stop, stopped).",
@@ -22,20 +22,18 @@ struct TypingCommand: AsyncParsableCommand {
 
     func validate() throws { try validateIdentifiers([channel], flag: "--channel") }
 
-    func run() async throws {
-        try await runReportingErrors {
-            // The store is only read (a channel's type), and only when it exists: typing never
-            // writes to it. One that cannot be read is refused first, as `show` refuses it.
-            let exists = FileManager.default.fileExists(atPath: options.storePath)
-            if exists { _ = try options.openForReading() }
-            let replica = try await Session.network(options, connection, readingStore: exists)
-            if stop {
-                try await replica.stopTyping(in: channel, force: true)
-            } else {
-                try await replica.startTyping(in: channel)
-            }
-            if options.json { return try Output.json(["channel": channel, "typing": stop ? "stopped" : "started"]) }
-            Output.standardOutput("typing \(stop ? "stopped" : "started") on \(channel)\n")
+    func perform() async throws {
+        // The store is only read (a channel's type), and only when it exists: typing never
+        // writes to it. One that cannot be read is refused first, as `show` refuses it.
+        let exists = FileManager.default.fileExists(atPath: options.storePath)
+        if exists { _ = try options.openForReading() }
+        let replica = try await Session.network(options, connection, readingStore: exists)
+        if stop {
+            try await replica.stopTyping(in: channel, force: true)
+        } else {
+            try await replica.startTyping(in: channel)
         }
+        if options.json { return try Output.json(["channel": channel, "typing": stop ? "stopped" : "started"]) }
+        Output.standardOutput("typing \(stop ? "stopped" : "started") on \(channel)\n")
     }
 }

@@ -8,32 +8,28 @@ struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Edit or remove a user's metadata.", subcommands: [Set.self, Remove.self])
 
-    struct Set: AsyncParsableCommand {
+    struct Set: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Edit a user (sent with the stored eTag as If-Match).")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var fields: ObjectFieldOptions
         @Option(name: .long, help: "Email.") var email: String?
 
-        func run() async throws {
-            try await runReportingErrors {
-                var edit = try fields.edit(of: ChatUser<FlatCustom>.self)
-                edit.email = ObjectFieldOptions.update(email)
-                try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setUser(id: fields.id, edit: edit) }
-            }
+        func perform() async throws {
+            var edit = try fields.edit(of: ChatUser<FlatCustom>.self)
+            edit.email = ObjectFieldOptions.update(email)
+            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setUser(id: fields.id, edit: edit) }
         }
     }
 
-    struct Remove: AsyncParsableCommand {
+    struct Remove: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a user's metadata.")
         @OptionGroup var options: StoreOptionsGroup
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .long, help: "The user's id.") var id: String
 
-        func run() async throws {
-            try await runReportingErrors {
-                try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeUser(id: id) }
-            }
+        func perform() async throws {
+            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeUser(id: id) }
         }
     }
 }
