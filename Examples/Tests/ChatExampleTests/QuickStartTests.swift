@@ -16,7 +16,7 @@ struct QuickStartTests {
         let server = PubNubServer(clock: clock)
         await server.configureSubscribe(SubscribeSettings(hold: .seconds(1)))
         let web = try PubNubClient.simulated(InProcessTransport(server: server), userId: "web")
-        _ = try await web.perform(try web.setMembershipsRequest(
+        _ = try await web.perform(try web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "general", status: "joined")], remove: []))
 
         // The app's configuration, with the simulator in place of PubNub.
