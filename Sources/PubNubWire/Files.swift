@@ -140,15 +140,13 @@ public struct PublishFileRequest: Sendable, Hashable {
 /// ```swift
 /// let bytes = try await client.files.downloadFile(channel: "general", id: file.id, name: file.name)
 /// ```
-public struct PubNubFiles: Sendable {
+public struct PubNubFiles: PubNubService {
     /// The client whose keys, origin, transport and crypto module are used.
     public let client: PubNubClient
 
     /// File Sharing through `client`.
     public init(client: PubNubClient) { self.client = client }
 
-    var configuration: PubNubConfiguration { client.configuration }
-    var crypto: CryptoModule? { client.crypto }
 
     // MARK: Listing
 

@@ -4,7 +4,8 @@ import ReplicaModel
 
 /// One of PubNub's APIs through a client: a value over the ``PubNubClient`` whose keys, origin,
 /// transport, token and crypto module it uses (``PubNubClient/appContext``,
-/// ``PubNubClient/history``, ``PubNubClient/messageActions``, ``PubNubClient/presence``).
+/// ``PubNubClient/history``, ``PubNubClient/messageActions``, ``PubNubClient/presence``,
+/// ``PubNubClient/files``, ``PubNubClient/push``, ``PubNubClient/dataSync``).
 ///
 /// ```swift
 /// let page = try await client.history.fetchHistory(HistoryQuery(channels: ["general"], max: 25))

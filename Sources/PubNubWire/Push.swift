@@ -118,7 +118,7 @@ public struct PushDevice: Sendable, Hashable {
 /// - ``removeDeviceRequest(_:)``
 /// - ``acknowledgement(from:operation:)``
 /// - ``channelList(from:)``
-public struct PubNubPush: Sendable {
+public struct PubNubPush: PubNubService {
     /// The client whose keys, origin and transport are used.
     public let client: PubNubClient
 

@@ -45,7 +45,7 @@ import ReplicaModel
 /// - ``deleteRequest(_:id:ifMatch:)``
 /// - ``row(from:operation:)``
 /// - ``page(from:operation:)``
-public struct PubNubDataSync: Sendable {
+public struct PubNubDataSync: PubNubService {
     /// The client that sends the requests.
     public let client: PubNubClient
 
