@@ -22,19 +22,19 @@ extension Replica {
     /// ```
     @discardableResult
     public func editDraft(_ key: DraftKey, _ edit: @escaping @Sendable (inout MessageDraft) throws -> Void) async throws -> MessageDraft {
-        try await openStore().editDraft(key, edit)
+        try await openStore().drafts.edit(key, edit)
     }
 
     /// Replaces the stored draft of `key` with `draft` (an empty draft deletes it).
     public func saveDraft(_ draft: MessageDraft, for key: DraftKey) async throws {
-        try await openStore().saveDraft(draft, for: key)
+        try await openStore().drafts.save(draft, for: key)
     }
 
     /// Deletes the stored draft of `key` (its attached files stay until the draft is sent or
     /// they are detached); returns whether there was one.
     @discardableResult
     public func removeDraft(_ key: DraftKey) async throws -> Bool {
-        try await openStore().removeDraft(key)
+        try await openStore().drafts.remove(key)
     }
 
     /// Sends the stored draft of `key` (its text, mentions, links, quote and files) and deletes it,
@@ -46,7 +46,7 @@ extension Replica {
     public func send(draft key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil) async throws
         -> DraftSendReceipt<ChatMessage<Custom.Message>>
     {
-        try await write { try await $0.send(draft: key, custom: custom, meta: meta) }
+        try await write { try await $0.messages.send(draft: key, custom: custom, meta: meta) }
     }
 
     /// Sends `draft` (the one the UI holds) as ``send(draft:custom:meta:)`` sends a stored one,
@@ -54,7 +54,7 @@ extension Replica {
     public func send(draft: MessageDraft, in key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil) async throws
         -> DraftSendReceipt<ChatMessage<Custom.Message>>
     {
-        try await write { try await $0.send(draft: draft, in: key, custom: custom, meta: meta) }
+        try await write { try await $0.messages.send(draft: draft, in: key, custom: custom, meta: meta) }
     }
 
     /// Attaches a file to the draft of `key`: its bytes are copied into the store's files area at
@@ -65,13 +65,13 @@ extension Replica {
     /// ```
     @discardableResult
     public func attach(_ file: OutgoingFile, toDraft key: DraftKey) async throws -> MessageDraft {
-        try await write { try await $0.attach(file, toDraft: key) }
+        try await write { try await $0.messages.attach(file, toDraft: key) }
     }
 
     /// Detaches the file named `name` (every file when nil) from the draft of `key`.
     @discardableResult
     public func detach(fileNamed name: String? = nil, fromDraft key: DraftKey) async throws -> MessageDraft {
-        try await write { try await $0.detach(fileNamed: name, fromDraft: key) }
+        try await write { try await $0.messages.detach(fileNamed: name, fromDraft: key) }
     }
 
     // MARK: Files
@@ -89,7 +89,7 @@ extension Replica {
         customMessageType: String? = nil
     ) async throws -> OutboxReceipt<ChatMessage<Custom.Message>> {
         try await write {
-            try await $0.send(files: files, text: text, to: channel, shape: shape, meta: meta, customMessageType: customMessageType)
+            try await $0.messages.send(files: files, text: text, to: channel, shape: shape, meta: meta, customMessageType: customMessageType)
         }
     }
 

@@ -144,7 +144,7 @@ extension Replica {
         options.migration = .manual
         let store = try ChatStore<Custom>.open(at: path, options: options)
         defer { try? store.close() }
-        return try store.migrate(dryRun: false, backupTo: backup ? store.defaultBackupPath() : nil)
+        return try store.maintenance.migrate(dryRun: false, backupTo: backup ? store.maintenance.defaultBackupPath() : nil)
     }
 
     /// What the store at `path` holds, read only (nothing is created, migrated or written): row
@@ -163,12 +163,12 @@ extension Replica {
         options.migration = .manual
         let store = try ChatStore<Custom>.open(at: path, options: options)
         defer { try? store.close() }
-        return try await store.status()
+        return try await store.maintenance.status()
     }
 
     /// What this replica's store holds: as ``storeStatus(at:options:)``, for the open store.
     public func storeStatus() async throws -> StoreStatus {
-        try await openStore().status()
+        try await openStore().maintenance.status()
     }
 
     /// Stores users, channels, members and messages as they are, bypassing the outbox (nothing

@@ -14,7 +14,7 @@ extension Replica {
         custom: Custom.Message? = nil, meta: JSONValue? = nil, customMessageType: String? = nil
     ) async throws -> OutboxReceipt<ChatMessage<Custom.Message>> {
         try await write {
-            try await $0.send(
+            try await $0.messages.send(
                 text: text, to: channel, contentType: contentType, content: content, custom: custom, meta: meta,
                 customMessageType: customMessageType)
         }
@@ -27,7 +27,7 @@ extension Replica {
     /// let receipts = try await replica.send(many: lines.map { OutgoingMessage(text: $0, to: "general") })
     /// ```
     public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<ChatMessage<Custom.Message>>] {
-        try await write { try await $0.send(many: messages) }
+        try await write { try await $0.messages.send(many: messages) }
     }
 
     /// Adds this user's reaction to a message (the Chat SDK's `reaction` action; `type` is the

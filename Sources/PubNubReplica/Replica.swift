@@ -305,7 +305,7 @@ public actor Replica<Custom: ChatCustomData> {
 
     /// Waits until no op is in flight, or `budget` seconds of the clock have passed.
     private func finishSends(_ outbox: Outbox<Custom>, within budget: TimeInterval) async {
-        guard let inflight = try? await outbox.store.reading({ try $0.ops(states: [.inflight]) }), !inflight.isEmpty
+        guard let inflight = try? await outbox.store.reading({ try $0.outbox.ops(states: [.inflight]) }), !inflight.isEmpty
         else { return }
         let clock = clock.base, deadline = clock.now.addingTimeInterval(budget)
         await withTaskGroup(of: Bool.self) { group in

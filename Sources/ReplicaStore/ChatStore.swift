@@ -68,7 +68,7 @@ import ReplicaModel
 ///
 /// ### Errors
 ///
-/// - ``isStorageFailure(_:)``
+/// - ``StoreError/isStorageFailure(_:)``
 ///
 /// ### Model types
 ///
@@ -235,7 +235,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         switch options.migration {
         case .automatic:
             // `migrate` inspects under the writer and returns at once when nothing is pending.
-            try migrate(dryRun: false, backupTo: options.backupBeforeMigrating ? defaultBackupPath() : nil)
+            try maintenance.migrate(dryRun: false, backupTo: options.backupBeforeMigrating ? maintenance.defaultBackupPath() : nil)
         case .manual:
             // Validation already ran (read-only, before the pool opened; a new in-memory store has nothing to check).
             break
@@ -243,44 +243,6 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             let (_, pending) = try writer.read { try runner.inspect($0) }
             if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
         }
-    }
-
-    /// Applies pending migrations, or with `dryRun` only reports them and changes nothing.
-    ///
-    /// - Parameter backupTo: when pending migrations exist and this is set, the store is first
-    ///   copied there with `VACUUM INTO`; a failed backup stops the migration.
-    @discardableResult
-    public func migrate(dryRun: Bool = false, backupTo backupPath: String? = nil) throws -> MigrationReport {
-        let (applied, pending) = try writer.read { try runner.inspect($0) }
-        var report = MigrationReport(
-            applied: applied, pending: pending.map(\.name), performed: [], dryRun: dryRun, backupPath: nil)
-        guard !dryRun, !pending.isEmpty else { return report }
-        if let backupPath {
-            try backup(to: backupPath)
-            report.backupPath = backupPath
-        }
-        report.performed = try runner.apply(pending, to: writer, logger: logger)
-        return report
-    }
-
-    /// Copies the whole store to `path` with `VACUUM INTO` (a consistent snapshot).
-    public func backup(to path: String) throws {
-        if FileManager.default.fileExists(atPath: path) {
-            throw StoreError.backupFailed(path: path, message: "a file already exists there")
-        }
-        do {
-            try writer.writeWithoutTransaction { try $0.execute(sql: "VACUUM INTO ?", arguments: [path]) }
-        } catch let error as DatabaseError {
-            throw StoreError.backupFailed(path: path, message: error.message ?? "\(error)")
-        }
-        logger.debug("backed up store", metadata: ["path": "\(path)"])
-    }
-
-    /// `<store path>.backup-<UTC time>`, the backup path used when none is given.
-    public func defaultBackupPath() -> String? {
-        guard let path else { return nil }
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        return "\(path).backup-\(stamp)"
     }
 
     /// Runs a query once.
@@ -375,22 +337,6 @@ extension ChatStore {
         try await walBudget.write(writer, keepSmall: keepingWALSmall && !isReadOnly) { db in try body(StoreTransaction(db)) }
     }
 
-    /// Checkpoints and truncates a WAL past its limit (the end of a drain: ``WALBudget``).
-    package func truncateWALIfLarge() async {
-        guard !isReadOnly else { return }
-        await walBudget.truncateIfLarge(writer)
-    }
-
-    /// The largest the WAL was after a write that kept it small since the last call (a drain's
-    /// `peakWALBytes`); starts over.
-    package func takeWALPeak() -> Int { walBudget.takePeak() }
-
-    /// The WAL file's size now, in bytes (0 for a store in memory or without a WAL file).
-    package var walBytes: Int { walBudget.walBytes }
-
-    /// Replaces how the free space on the store's volume is read (a test's low disk: ``WALBudget``).
-    package func setFreeSpace(_ provider: @escaping @Sendable () -> Int?) { walBudget.setFreeSpace(provider) }
-
     /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
     package func storeTransaction<T: Sendable>(
         _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
@@ -424,24 +370,6 @@ extension ChatStore {
          "conflict_log"]
     }
 
-    /// Row counts, schema version and pending outbox count.
-    public func status() async throws -> StoreStatus {
-        let runner = self.runner
-        let outboxCounts = queries.outboxCounts()
-        return try await writer.read { db in
-            let (applied, pending) = try runner.inspect(db)
-            var counts: [String: Int] = [:]
-            for table in Self.countedTables where try db.tableExists(table) {
-                // Table names come from the fixed list above, never from input.
-                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
-            }
-            let states = try db.tableExists("outbox") ? try outboxCounts.fetch(db) : [:]
-            return StoreStatus(
-                rowCounts: counts, schemaVersion: applied.last?.name, appliedMigrations: applied.map(\.name),
-                pendingMigrations: pending.map(\.name), pendingOutbox: (counts["outbox"] ?? 0) - (states[.dead] ?? 0) - (states[.conflict] ?? 0),
-                deadLetters: states[.dead] ?? 0, conflicts: states[.conflict] ?? 0)
-        }
-    }
 }
 
 // MARK: A channel's stored timetokens

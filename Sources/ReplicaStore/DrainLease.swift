@@ -58,20 +58,14 @@ public final class DrainLease: @unchecked Sendable {
     deinit { release() }
 }
 
-extension ChatStore {
-    /// The lease's lock file, `<store>.lock`, or nil for an in-memory store.
-    public var drainLeasePath: String? { path.map { $0 + ".lock" } }
 
-    /// Takes the drain lease if no other holder has it, without waiting; nil when another process
-    /// (or another ``DrainLease`` in this one) holds it.
-    ///
-    /// The holder is then the only process sending this store's outbox: an op still `inflight`
-    /// was left by an earlier holder that died mid-request (the outbox recovers it).
-    ///
-    /// - Throws: ``StoreError/database(message:)`` when the lock file cannot be created or locked
-    ///   for another reason than being held (a read-only folder, say).
-    public func tryAcquireDrainLease() throws -> DrainLease? {
-        guard let lockPath = drainLeasePath else { return DrainLease(descriptor: -1, lockPath: nil) }
+extension DrainLease {
+    /// Takes the lease of the lock file `lockPath` if no other holder has it, without waiting; nil
+    /// when another process (or another lease in this one) holds it. A nil path (a store in
+    /// memory) gives a lease that holds nothing. ``StoreMaintenance/tryAcquireDrainLease()`` is
+    /// the way in.
+    static func acquire(lockPath: String?) throws -> DrainLease? {
+        guard let lockPath else { return DrainLease(descriptor: -1, lockPath: nil) }
         let fd = SystemCalls.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw StoreError.database(message: "cannot open the drain lease \(lockPath): \(String(cString: strerror(errno)))")
@@ -86,12 +80,6 @@ extension ChatStore {
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DrainLease(descriptor: fd, lockPath: lockPath)
-    }
-
-    /// The process id written by the lease's current (or last) holder, if the file names one.
-    public func drainLeaseHolder() -> Int32? {
-        guard let lockPath = drainLeasePath, let data = FileManager.default.contents(atPath: lockPath) else { return nil }
-        return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }
 

@@ -12,10 +12,10 @@ struct DraftStoreTests {
         let thread = DraftKey(channelId: "general", threadRoot: 17_900_000_000_000_001)
         do {
             let store = try Store.open(at: path)
-            try await store.editDraft(key) { try $0.insertText(offset: 0, text: "Hi Alice 👋") }
-            try await store.editDraft(key) { try $0.addMention(offset: 3, length: 5, target: .user("alice")) }
-            try await store.editDraft(key) { $0.quotedMessage = QuotedMessage(timetoken: 17_900_000_000_000_002, text: "q", userId: "bob") }
-            try await store.editDraft(thread) { try $0.insertText(offset: 0, text: "in the thread") }
+            try await store.drafts.edit(key) { try $0.insertText(offset: 0, text: "Hi Alice 👋") }
+            try await store.drafts.edit(key) { try $0.addMention(offset: 3, length: 5, target: .user("alice")) }
+            try await store.drafts.edit(key) { $0.quotedMessage = QuotedMessage(timetoken: 17_900_000_000_000_002, text: "q", userId: "bob") }
+            try await store.drafts.edit(thread) { try $0.insertText(offset: 0, text: "in the thread") }
         }
         let reopened = try Store.open(at: path)
         let draft = try #require(try await reopened.fetch(reopened.queries.draft(key)))
@@ -29,20 +29,20 @@ struct DraftStoreTests {
     func refusalAndEmpty() async throws {
         let store = try Fixture.store()
         let key = DraftKey(channelId: "c")
-        try await store.editDraft(key) { try $0.insertText(offset: 0, text: "abc") }
+        try await store.drafts.edit(key) { try $0.insertText(offset: 0, text: "abc") }
         await #expect(throws: MessageDraftError.self) {
-            try await store.editDraft(key) { draft in
+            try await store.drafts.edit(key) { draft in
                 try draft.insertText(offset: 3, text: "def")
                 try draft.addMention(offset: 10, length: 1, target: .user("x"))   // out of range: the whole edit is refused
             }
         }
         #expect(try await store.fetch(store.queries.draft(key))?.text == "abc")
-        try await store.editDraft(key) { try $0.removeText(offset: 0, length: 3) }
+        try await store.drafts.edit(key) { try $0.removeText(offset: 0, length: 3) }
         #expect(try await store.fetch(store.queries.draft(key)) == nil)
         #expect(try await store.fetch(store.queries.drafts()).isEmpty)
-        try await store.saveDraft(try MessageDraft(text: "x"), for: key)
-        #expect(try await store.removeDraft(key))
-        #expect(try await !store.removeDraft(key))
+        try await store.drafts.save(try MessageDraft(text: "x"), for: key)
+        #expect(try await store.drafts.remove(key))
+        #expect(try await !store.drafts.remove(key))
     }
 
     @Test("an observation of a draft sees every saved edit")
@@ -51,9 +51,9 @@ struct DraftStoreTests {
         let key = DraftKey(channelId: "c")
         var values = store.observe(store.queries.draft(key)).makeAsyncIterator()
         #expect(try await values.next() == .some(nil))
-        try await store.editDraft(key) { try $0.insertText(offset: 0, text: "h") }
+        try await store.drafts.edit(key) { try $0.insertText(offset: 0, text: "h") }
         #expect(try await values.next()??.text == "h")
-        try await store.editDraft(key) { try $0.insertText(offset: 1, text: "i") }
+        try await store.drafts.edit(key) { try $0.insertText(offset: 1, text: "i") }
         #expect(try await values.next()??.text == "hi")
     }
 

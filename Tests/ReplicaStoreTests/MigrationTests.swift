@@ -63,7 +63,7 @@ struct MigrationTests {
         let path = Fixture.temporaryPath()
         _ = try Store.open(at: path)
         let store = try Store.open(at: path, options: Self.options(mode: .requireCurrent))
-        let report = try store.migrate()
+        let report = try store.maintenance.migrate()
         #expect(report.pending.isEmpty && report.performed.isEmpty)
         #expect(report.applied.map(\.name) == (try Migration.bundled()).map(\.name))
     }
@@ -113,12 +113,12 @@ struct MigrationTests {
         let plan = try Store.migrationPlan(forStoreAt: path, options: Self.options(bundled + [Self.extra]))
         #expect(plan.pending == ["9002_nickname"] && plan.dryRun)
         let store = try Store.open(at: path, options: Self.options(bundled + [Self.extra], mode: .manual))
-        let dry = try store.migrate(dryRun: true)
+        let dry = try store.maintenance.migrate(dryRun: true)
         #expect(dry.pending == ["9002_nickname"] && dry.performed.isEmpty)
         #expect(try store.fetchNow(StoreQuery { try $0.columns(in: "users").map(\.name) }).contains("nickname") == false)
         #expect(try Self.bytes(path) == before)
 
-        let report = try store.migrate()
+        let report = try store.maintenance.migrate()
         #expect(report.performed == ["9002_nickname"] && report.schemaVersion == "9002_nickname")
         #expect(try store.fetchNow(StoreQuery { try $0.columns(in: "users").map(\.name) }).contains("nickname"))
     }
@@ -154,7 +154,7 @@ struct MigrationTests {
         }
         let store = try Store.open(at: path, options: Self.options(bundled))
         #expect(try store.fetchNow(StoreQuery { try $0.tableExists("half") }) == false)
-        #expect(try store.migrate(dryRun: true).applied.map(\.name) == (try Migration.bundled()).map(\.name))
+        #expect(try store.maintenance.migrate(dryRun: true).applied.map(\.name) == (try Migration.bundled()).map(\.name))
     }
 
     @Test("a store that skipped a migration is refused")
@@ -178,11 +178,11 @@ struct MigrationTests {
         }
         let backupPath = path + ".bak"
         let store = try Store.open(at: path, options: Self.options(bundled + [Self.extra], mode: .manual))
-        let report = try store.migrate(backupTo: backupPath)
+        let report = try store.maintenance.migrate(backupTo: backupPath)
         #expect(report.backupPath == backupPath && report.performed == ["9002_nickname"])
         let backup = try Store.open(at: backupPath, options: Self.options(bundled + [Self.extra], mode: .manual))
-        #expect(try backup.migrate(dryRun: true).pending == ["9002_nickname"])
+        #expect(try backup.maintenance.migrate(dryRun: true).pending == ["9002_nickname"])
         #expect(try backup.fetchNow(backup.queries.user(id: "kept")) != nil)
-        #expect(throws: StoreError.self) { try store.backup(to: backupPath) }  // never overwrites
+        #expect(throws: StoreError.self) { try store.maintenance.backup(to: backupPath) }  // never overwrites
     }
 }

@@ -22,33 +22,33 @@ struct ModerationRowsTests {
         let restrictions = store.queries.restrictions(of: "me")
         // A ban arrives by event while a listing that started before it (and lacks it) is read.
         try await store.storeTransaction { tx in
-            let mark = try tx.restrictionMark()
-            try tx.write(restriction: Self.ban)
-            try tx.replaceRestrictions(user: "me", listed: [], since: mark, complete: true)
+            let mark = try tx.moderation.restrictionMark()
+            try tx.moderation.write(restriction: Self.ban)
+            try tx.moderation.replaceRestrictions(user: "me", listed: [], since: mark, complete: true)
         }
         #expect(try await store.fetch(restrictions) == [Self.ban])
         // A lift arrives while a stale listing that still holds the ban is read.
         try await store.storeTransaction { tx in
-            let mark = try tx.restrictionMark()
-            try tx.write(restriction: Self.lifted)
-            try tx.replaceRestrictions(user: "me", listed: [ListedRestriction(Self.ban, updated: nil, eTag: "a")], since: mark, complete: true)
+            let mark = try tx.moderation.restrictionMark()
+            try tx.moderation.write(restriction: Self.lifted)
+            try tx.moderation.replaceRestrictions(user: "me", listed: [ListedRestriction(Self.ban, updated: nil, eTag: "a")], since: mark, complete: true)
         }
         #expect(try await store.fetch(restrictions) == [], "the lift is newer than the listing")
         // The next listing settles it either way.
         try await store.storeTransaction { tx in
-            let mark = try tx.restrictionMark()
-            try tx.replaceRestrictions(user: "me", listed: [ListedRestriction(Self.ban, updated: nil, eTag: "b")], since: mark, complete: true)
+            let mark = try tx.moderation.restrictionMark()
+            try tx.moderation.replaceRestrictions(user: "me", listed: [ListedRestriction(Self.ban, updated: nil, eTag: "b")], since: mark, complete: true)
         }
         #expect(try await store.fetch(restrictions) == [Self.ban])
         // An incomplete listing lifts nothing; a complete one without it lifts it; others' rows leave.
         try await store.storeTransaction { tx in
-            try tx.write(restriction: ChannelRestriction(userId: "other", channelId: "x", ban: true, mute: false))
-            try tx.replaceRestrictions(user: "me", listed: [], since: try tx.restrictionMark(), complete: false)
+            try tx.moderation.write(restriction: ChannelRestriction(userId: "other", channelId: "x", ban: true, mute: false))
+            try tx.moderation.replaceRestrictions(user: "me", listed: [], since: try tx.moderation.restrictionMark(), complete: false)
         }
         #expect(try await store.fetch(restrictions) == [Self.ban])
         #expect(try await store.fetch(store.queries.restrictions()).count == 1, "another user's restriction left")
         let lifted = try await store.storeTransaction { tx in
-            try tx.replaceRestrictions(user: "me", listed: [], since: try tx.restrictionMark(), complete: true)
+            try tx.moderation.replaceRestrictions(user: "me", listed: [], since: try tx.moderation.restrictionMark(), complete: true)
         }
         #expect(lifted == 1)
         #expect(try await store.fetch(restrictions) == [])

@@ -11,16 +11,16 @@ struct StoreRulesTests {
     func oneDrainerPerFile() throws {
         let path = Fixture.temporaryPath()
         let store = try Store.open(at: path)
-        let first = try #require(try store.tryAcquireDrainLease())
+        let first = try #require(try store.maintenance.tryAcquireDrainLease())
         #expect(first.isHeld && first.lockPath == path + ".lock")
-        #expect(try store.tryAcquireDrainLease() == nil)
+        #expect(try store.maintenance.tryAcquireDrainLease() == nil)
         // Another handle on the same file is another holder too.
         let other = try Store.open(at: path)
-        #expect(try other.tryAcquireDrainLease() == nil)
-        #expect(store.drainLeaseHolder() == getpid())
+        #expect(try other.maintenance.tryAcquireDrainLease() == nil)
+        #expect(store.maintenance.drainLeaseHolder() == getpid())
         first.release()
         #expect(!first.isHeld)
-        let second = try #require(try other.tryAcquireDrainLease())
+        let second = try #require(try other.maintenance.tryAcquireDrainLease())
         #expect(second.isHeld)
         second.release()
     }
@@ -78,9 +78,9 @@ struct StoreRulesTests {
     @Test("an in-memory store has no lock file and always grants the lease")
     func inMemoryLease() throws {
         let store = try Fixture.store()
-        #expect(store.drainLeasePath == nil)
-        #expect(try #require(try store.tryAcquireDrainLease()).isHeld)
-        #expect(try #require(try store.tryAcquireDrainLease()).isHeld)
+        #expect(store.maintenance.drainLeasePath == nil)
+        #expect(try #require(try store.maintenance.tryAcquireDrainLease()).isHeld)
+        #expect(try #require(try store.maintenance.tryAcquireDrainLease()).isHeld)
     }
 
     @Test("stored error text is capped in bytes, on a character boundary, with the original size", arguments: [
@@ -125,12 +125,12 @@ struct StoreRulesTests {
         let store = try Fixture.store()
         try await store.load(messages: [try Fixture.message("m1", user: "alice", timetoken: 17_900_000_000_000_001)])
         func allowed(_ user: String) async throws -> Bool? {
-            try await store.storeTransaction { try $0.editPermission(messageId: "m1", user: user)?.allowed }
+            try await store.storeTransaction { try $0.messages.editPermission(messageId: "m1", user: user)?.allowed }
         }
         #expect(try await store.editAuthority() == .author)
         #expect(try await allowed("alice") == true)
         #expect(try await allowed("mod") == false)
-        #expect(try await store.storeTransaction { try $0.editPermission(messageId: "gone", user: "alice") } == nil)
+        #expect(try await store.storeTransaction { try $0.messages.editPermission(messageId: "gone", user: "alice") } == nil)
 
         try await store.setEditAuthority(.authorAndModerators(["mod"]))
         #expect(try await store.editAuthority() == .authorAndModerators(["mod"]))

@@ -14,7 +14,7 @@ struct BatchSendTests {
     func batchThenDrain() async throws {
         let world = try World(seed: 1)
         let batch = (0..<300).map { OutgoingMessage<FlatCustom>(text: "m\($0)", to: "c\($0 % 2)") }
-        let receipts = try await world.outbox.send(many: batch)
+        let receipts = try await world.outbox.messages.send(many: batch)
         #expect(receipts.count == 300 && Set(receipts.compactMap(\.opId)).count == 300)
         #expect(try await world.entries().count == 300)
         let pending = try await world.store.fetch(world.store.queries.messages(inChannel: "c0"))
@@ -36,12 +36,12 @@ struct BatchSendTests {
         let world = try World(seed: 2)
         var batch = (0..<5).map { OutgoingMessage<FlatCustom>(text: "m\($0)", to: "c") }
         batch[3].meta = "not an object"
-        await #expect(throws: OutboxError.metaNotAnObject) { try await world.outbox.send(many: batch) }
+        await #expect(throws: OutboxError.metaNotAnObject) { try await world.outbox.messages.send(many: batch) }
         #expect(try await world.entries().isEmpty)
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: "c")).isEmpty)
         batch[3].meta = nil
         batch[4].channel = ""
-        await #expect(throws: ModelValidationError.emptyIdentifier(field: "message.channelId")) { try await world.outbox.send(many: batch) }
+        await #expect(throws: ModelValidationError.emptyIdentifier(field: "message.channelId")) { try await world.outbox.messages.send(many: batch) }
         #expect(try await world.entries().isEmpty)
     }
 }

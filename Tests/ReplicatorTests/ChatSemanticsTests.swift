@@ -14,7 +14,7 @@ import Testing
 struct ChatSemanticsTests {
     /// A sent message of "me" on channel "c".
     static func sentMessage(_ world: World, _ text: String = "hello") async throws -> (id: String, timetoken: Timetoken) {
-        let id = try #require(try await world.outbox.send(text: text, to: "c").value?.id)
+        let id = try #require(try await world.outbox.messages.send(text: text, to: "c").value?.id)
         _ = try await world.outbox.drain()
         let timetoken = try #require(try await world.store.fetch(world.store.queries.message(id: id))?.timetoken)
         return (id, timetoken)
@@ -59,7 +59,7 @@ struct ChatSemanticsTests {
     @Test("an edit of a message whose publish has not gone out rewrites the publish: no action, the new text on the server")
     func editOfPendingMessage() async throws {
         let world = try World(profile: .offline)
-        let sent = try await world.outbox.send(text: "typo", to: "c", contentType: ChatSDKFormat.textContentType)
+        let sent = try await world.outbox.messages.send(text: "typo", to: "c", contentType: ChatSDKFormat.textContentType)
         let id = try #require(sent.value?.id), sendOp = try #require(sent.opId)
         let edit = try await world.outbox.messages.edit(message: id, text: "fixed")
         #expect(edit.disposition == .merged(into: sendOp))
@@ -160,7 +160,7 @@ struct ChatSemanticsTests {
     @Test("deleting a message that has not gone out withdraws it; an edit of a missing message is a typed error")
     func deleteUnsentAndRefusals() async throws {
         let world = try World(profile: .offline)
-        let sent = try await world.outbox.send(text: "oops", to: "c")
+        let sent = try await world.outbox.messages.send(text: "oops", to: "c")
         let id = try #require(sent.value?.id)
         let deletion = try await world.outbox.messages.deleteMessage(id: id)
         #expect(deletion.disposition == .cancelled([try #require(sent.opId)]))
@@ -266,7 +266,7 @@ struct ReadAndPinTests {
     func receiptsAndUnread() async throws {
         let (world, other) = try await Self.setUp()
         let theirs = try await Self.publish(other, 5)
-        _ = try await world.outbox.send(text: "mine", to: "c")
+        _ = try await world.outbox.messages.send(text: "mine", to: "c")
         _ = try await world.outbox.drain()
         // The Chat SDK on another device marks sdk-user's position (a string timetoken).
         _ = try await other.appContext.setMemberships(

@@ -18,7 +18,7 @@ struct CoalescingTests {
     @Test("reaction add then remove before sending: nothing is sent")
     func addThenRemoveReaction() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "hi", to: "general")
+        let message = try await world.outbox.messages.send(text: "hi", to: "general")
         _ = try await world.outbox.drain()
         let before = world.transport.requests.count
         let add = try await world.outbox.messages.addReaction("👍", toMessage: message.value!.id)
@@ -33,7 +33,7 @@ struct CoalescingTests {
     @Test("a reaction add that got a 5xx may have arrived: a later remove is sent, not cancelled")
     func noCancellingAfterServerError() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "hi", to: "general")
+        let message = try await world.outbox.messages.send(text: "hi", to: "general")
         _ = try await world.outbox.drain()
         let add = try await world.outbox.messages.addReaction("👍", toMessage: message.value!.id)
         // A gateway forwards the add, then answers 500: the reaction is on the server.
@@ -118,7 +118,7 @@ struct CoalescingTests {
     @Test("send then discard: nothing is sent, the message and its reactions are gone")
     func sendThenDiscard() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "oops", to: "general")
+        let message = try await world.outbox.messages.send(text: "oops", to: "general")
         let reaction = try await world.outbox.messages.addReaction("😬", toMessage: message.value!.id)
         let removed = try await world.outbox.messages.discardMessage(id: message.value!.id)
         #expect(Set(removed) == [message.opId!, reaction.opId!])
@@ -131,7 +131,7 @@ struct CoalescingTests {
     @Test("a reaction on a pending message waits for the publish and uses its server timetoken")
     func reactionWaitsForParent() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "parent", to: "general")
+        let message = try await world.outbox.messages.send(text: "parent", to: "general")
         let reaction = try await world.outbox.messages.addReaction("🎉", toMessage: message.value!.id)
         let plan = try await world.outbox.plan()
         #expect(plan.last?.waiting == "parent \(message.opId!) pending")
@@ -170,7 +170,7 @@ struct CoalescingTests {
     @Test("a dead letter can be retried and then goes")
     func retryDeadLetter() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "again", to: "general")
+        let message = try await world.outbox.messages.send(text: "again", to: "general")
         world.transport.script(.forbidden)
         _ = try await world.outbox.drain()
         try await world.outbox.retry(opId: message.opId!)
@@ -182,7 +182,7 @@ struct CoalescingTests {
     @Test("ops left in flight by a crash are ambiguous after reopening, and probed")
     func inflightBecomesAmbiguous() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "crash", to: "general")
+        let message = try await world.outbox.messages.send(text: "crash", to: "general")
         _ = try await world.outbox.markInflightForTest(message.opId!, now: world.clock.now)
         let reopened = try world.reopened(seed: 2, profile: .none)
         #expect(try await reopened.entries().first?.state == .ambiguous)
@@ -194,7 +194,7 @@ struct CoalescingTests {
     @Test("an in-flight or ambiguous op cannot be discarded")
     func ambiguousCannotBeDiscarded() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "maybe", to: "general")
+        let message = try await world.outbox.messages.send(text: "maybe", to: "general")
         world.transport.script(.dropResponse, .offline)
         _ = try await world.outbox.drain(until: world.clock.now)
         await #expect(throws: OutboxError.mayHaveBeenApplied(opId: message.opId!, state: .ambiguous)) {

@@ -99,7 +99,7 @@ struct ConversationTests {
         // Again: the store holds everything, nothing more is queued.
         let again = try await world.outbox.conversations.openDirectConversation(with: "bob")
         #expect(again.opIds.isEmpty && again.channelId == opened.channelId)
-        _ = try await world.outbox.send(text: "hi bob", to: opened.channelId)
+        _ = try await world.outbox.messages.send(text: "hi bob", to: opened.channelId)
         let report = try await world.outbox.drain()
         let left = try await world.entries()
         #expect(report.deadLetters == 0 && left.isEmpty, "\(left)")
@@ -119,7 +119,7 @@ struct ConversationTests {
         let world = try World()
         let bob = try ChatSDKConversations(world.server, userId: "bob")
         _ = try await world.outbox.conversations.openDirectConversation(with: "bob")
-        _ = try await world.outbox.send(text: "from me", to: ChatSDKFormat.directChannelId("me", "bob"))
+        _ = try await world.outbox.messages.send(text: "from me", to: ChatSDKFormat.directChannelId("me", "bob"))
         // Bob's Chat SDK opens it first (it finds no channel, creates it and invites me).
         let id = try await bob.openDirect(with: "me")
         try await bob.send("from bob", to: id)
@@ -200,8 +200,8 @@ struct ConversationTests {
         let root = try await ChatSDKConversations(world.server, userId: "alice").send("root", to: "general")
         _ = try await world.sync()
         let key = DraftKey(channelId: "general", threadRoot: root)
-        _ = try await world.store.editDraft(key) { $0.update(text: "my reply") }
-        _ = try await world.outbox.send(draft: key)
+        _ = try await world.store.drafts.edit(key) { $0.update(text: "my reply") }
+        _ = try await world.outbox.messages.send(draft: key)
         _ = try await world.outbox.drain()
         #expect(try await world.entries().isEmpty)
         let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
@@ -215,9 +215,9 @@ struct ConversationTests {
         let tt = try await ChatSDKConversations(world.server, userId: "alice").send("root", to: long)
         _ = try await world.sync()
         let longKey = DraftKey(channelId: long, threadRoot: tt)
-        _ = try await world.store.editDraft(longKey) { $0.update(text: "reply") }
+        _ = try await world.store.drafts.edit(longKey) { $0.update(text: "reply") }
         await #expect(throws: ModelValidationError.identifierTooLong(field: "threadChannel", bytes: 121, limit: 92)) {
-            try await world.outbox.send(draft: longKey)
+            try await world.outbox.messages.send(draft: longKey)
         }
         // One the server gave is stored as given.
         let given = ChatSDKFormat.threadChannel(of: long, root: tt)
@@ -320,7 +320,7 @@ struct ConversationTests {
         var draft = MessageDraft()
         try draft.insertText(offset: 0, text: "hi bob")
         try draft.addMention(offset: 3, length: 3, target: .user("bob"))
-        _ = try await world.outbox.send(draft: draft, in: DraftKey(channelId: "general"))
+        _ = try await world.outbox.messages.send(draft: draft, in: DraftKey(channelId: "general"))
         _ = try await world.outbox.drain()
         let expected = ChatPushPayload.keys(
             title: "Me Myself", body: "hi [bob](pn-user://bob)", channelName: "General", configuration: try #require(options.push))
@@ -330,7 +330,7 @@ struct ConversationTests {
         #expect(mention["type"] == "mention" && mention["pn_fcm"] == expected["pn_fcm"] && mention["pn_apns"] == expected["pn_apns"])
 
         let plain = try World(server: server)
-        _ = try await plain.outbox.send(draft: draft, in: DraftKey(channelId: "general"))
+        _ = try await plain.outbox.messages.send(draft: draft, in: DraftKey(channelId: "general"))
         _ = try await plain.outbox.drain()
         let second = try #require(await server.storedMessages(channel: "general").last?.message.objectValue)
         #expect(second["pn_fcm"] == nil && second["pn_apns"] == nil && second["type"] == "text")
@@ -374,8 +374,8 @@ struct ConversationTests {
         let message = try #require(stored.first { $0.timetoken == root })
         await #expect(throws: OutboxError.noThread(message.id)) { try await world.outbox.conversations.removeThread(ofMessage: message.id) }
         let key = DraftKey(channelId: "general", threadRoot: root)
-        _ = try await world.store.editDraft(key) { $0.update(text: "my reply") }
-        _ = try await world.outbox.send(draft: key)
+        _ = try await world.store.drafts.edit(key) { $0.update(text: "my reply") }
+        _ = try await world.outbox.messages.send(draft: key)
         _ = try await world.outbox.drain()
         let thread = ChatSDKFormat.threadChannel(of: "general", root: root)
 
@@ -396,8 +396,8 @@ struct ConversationTests {
         _ = try await world.sync()
         let second = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first { $0.timetoken == other })
         let otherKey = DraftKey(channelId: "general", threadRoot: other)
-        _ = try await world.store.editDraft(otherKey) { $0.update(text: "another reply") }
-        _ = try await world.outbox.send(draft: otherKey)
+        _ = try await world.store.drafts.edit(otherKey) { $0.update(text: "another reply") }
+        _ = try await world.outbox.messages.send(draft: otherKey)
         _ = try await world.outbox.drain()
         let secondThread = ChatSDKFormat.threadChannel(of: "general", root: other)
         #expect(try await world.store.fetch(world.store.queries.channel(id: secondThread)) != nil)

@@ -19,12 +19,12 @@ struct DiskSpaceTests {
     static func queued(_ count: Int, freeBytes: Int) async throws -> SimulatedDevice<DefaultChatCustom> {
         let clock = VirtualClock()
         let alice = try SimulatedDevice<DefaultChatCustom>(server: PubNubServer(clock: clock), clock: clock, userId: "alice")
-        alice.store.setFreeSpace { freeBytes }
+        alice.store.maintenance.setFreeSpace { freeBytes }
         let messages = (0..<count).map { OutgoingMessage<FlatCustom>(text: "message \($0) " + String(repeating: "x", count: 200), to: "room-\($0 % 8)") }
-        _ = try await alice.outbox.send(many: messages)
+        _ = try await alice.outbox.messages.send(many: messages)
         // The enqueue's own WAL is not the drain's: start from an empty one.
         try await alice.store.writer.writeWithoutTransaction { _ = try $0.checkpoint(.truncate) }
-        try #require(alice.store.walBytes == 0)
+        try #require(alice.store.maintenance.walBytes == 0)
         return alice
     }
 
@@ -36,7 +36,7 @@ struct DiskSpaceTests {
         let sizes = Sampler()
         let watcher = Task {
             for await event in await alice.outbox.events() {
-                if case .sent = event { sizes.add(alice.store.walBytes) }
+                if case .sent = event { sizes.add(alice.store.maintenance.walBytes) }
             }
         }
         let report = try await alice.outbox.drain()
@@ -44,7 +44,7 @@ struct DiskSpaceTests {
         #expect(report.completed == 1000 && report.remaining == 0, "\(report)")
         #expect(report.peakWALBytes > 0 && report.peakWALBytes <= limit, "peak \(report.peakWALBytes) bytes")
         #expect(sizes.max <= limit, "sampled peak \(sizes.max) bytes")
-        #expect(alice.store.walBytes <= limit)
+        #expect(alice.store.maintenance.walBytes <= limit)
         #expect(try await alice.store.fetch(alice.store.queries.outbox()).isEmpty)
     }
 

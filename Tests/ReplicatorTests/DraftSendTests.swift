@@ -16,7 +16,7 @@ struct DraftSendTests {
     /// "Hi Alice and Bob, see #random and docs; Alice again" with mentions of alice (twice), bob,
     /// a channel and a URL, quoting a message.
     static func storeDraft(_ world: World, key: DraftKey = key) async throws -> MessageDraft {
-        try await world.store.editDraft(key) { draft in
+        try await world.store.drafts.edit(key) { draft in
             try draft.insertText(offset: 0, text: "Hi Alice and Bob, see #random and docs; Alice again")
             try draft.addMention(offset: 3, length: 5, target: .user("alice"))
             try draft.addMention(offset: 13, length: 3, target: .user("bob"))
@@ -38,7 +38,7 @@ struct DraftSendTests {
     func flakySend(seed: UInt64) async throws {
         let world = try World(seed: seed, profile: .offline)
         let draft = try await Self.storeDraft(world)
-        let receipt = try await world.outbox.send(draft: Self.key)
+        let receipt = try await world.outbox.messages.send(draft: Self.key)
         let messageId = try #require(receipt.message.value?.id)
         // The same transaction queued the message and deleted the draft.
         #expect(try await world.store.fetch(world.store.queries.draft(Self.key)) == nil)
@@ -80,7 +80,7 @@ struct DraftSendTests {
         var typed = MessageDraft()
         try typed.insertText(offset: 0, text: "hello @bob")
         try typed.addMention(offset: 6, length: 4, target: .user("bob"))
-        let receipt = try await world.outbox.send(draft: typed, in: Self.key)
+        let receipt = try await world.outbox.messages.send(draft: typed, in: Self.key)
         #expect(receipt.message.value?.text == "hello [@bob](pn-user://bob)")
         #expect(receipt.mentionOpIds.count == 1 && receipt.threadRootOpId == nil)
         #expect(try await world.store.fetch(world.store.queries.draft(Self.key)) == nil)
@@ -92,13 +92,13 @@ struct DraftSendTests {
     @Test("nothing to send: a typed error, nothing queued, the stored draft kept")
     func refusals() async throws {
         let world = try World()
-        await #expect(throws: OutboxError.emptyDraft(Self.key)) { try await world.outbox.send(draft: Self.key) }
-        await #expect(throws: OutboxError.emptyDraft(Self.key)) { try await world.outbox.send(draft: MessageDraft(), in: Self.key) }
+        await #expect(throws: OutboxError.emptyDraft(Self.key)) { try await world.outbox.messages.send(draft: Self.key) }
+        await #expect(throws: OutboxError.emptyDraft(Self.key)) { try await world.outbox.messages.send(draft: MessageDraft(), in: Self.key) }
         let draft = try await Self.storeDraft(world)
-        await #expect(throws: OutboxError.metaNotAnObject) { try await world.outbox.send(draft: Self.key, meta: "x") }
+        await #expect(throws: OutboxError.metaNotAnObject) { try await world.outbox.messages.send(draft: Self.key, meta: "x") }
         let thread = DraftKey(channelId: "general", threadRoot: Timetoken(rawValue: 42))
         await #expect(throws: OutboxError.threadRootNotFound(channel: "general", timetoken: Timetoken(rawValue: 42))) {
-            try await world.outbox.send(draft: draft, in: thread)
+            try await world.outbox.messages.send(draft: draft, in: thread)
         }
         #expect(try await world.store.fetch(world.store.queries.draft(Self.key)) == draft)
         #expect(try await world.entries().isEmpty)
@@ -108,7 +108,7 @@ struct DraftSendTests {
     func mentionWaitsForMessage() async throws {
         let world = try World(profile: .offline)
         _ = try await Self.storeDraft(world)
-        let receipt = try await world.outbox.send(draft: Self.key)
+        let receipt = try await world.outbox.messages.send(draft: Self.key)
         let plan = try await world.outbox.plan()
         let mentions = plan.filter { $0.kind == .mention }
         #expect(mentions.count == 2)
@@ -125,7 +125,7 @@ struct DraftSendTests {
         var draft = MessageDraft()
         try draft.insertText(offset: 0, text: "ping bob")
         try draft.addMention(offset: 5, length: 3, target: .user("bob"))
-        let receipt = try await world.outbox.send(draft: draft, in: Self.key)
+        let receipt = try await world.outbox.messages.send(draft: draft, in: Self.key)
         // The message goes; the mention's request reaches the server and its answer is lost.
         world.transport.script(.none, .dropResponse)
         let report = try await world.outbox.drain()
@@ -139,7 +139,7 @@ struct DraftSendTests {
     @Test("a thread reply goes to the thread channel; the root gets the threadRootId action once; events name the parent channel")
     func threadReply() async throws {
         let world = try World()
-        let root = try await world.outbox.send(text: "root", to: "general")
+        let root = try await world.outbox.messages.send(text: "root", to: "general")
         _ = try await world.outbox.drain()
         let rootId = try #require(root.value?.id)
         let rootTimetoken = try #require(try await world.store.fetch(world.store.queries.message(id: rootId))?.timetoken)
@@ -150,10 +150,10 @@ struct DraftSendTests {
         var draft = MessageDraft()
         try draft.insertText(offset: 0, text: "reply to alice")
         try draft.addMention(offset: 9, length: 5, target: .user("alice"))
-        let first = try await world.outbox.send(draft: draft, in: key)
+        let first = try await world.outbox.messages.send(draft: draft, in: key)
         #expect(first.message.value?.channelId == thread && first.threadRootOpId != nil)
         _ = try await world.outbox.drain()
-        let second = try await world.outbox.send(draft: draft, in: key)
+        let second = try await world.outbox.messages.send(draft: draft, in: key)
         #expect(second.threadRootOpId == nil, "the root already has its threadRootId action")
         _ = try await world.outbox.drain()
 

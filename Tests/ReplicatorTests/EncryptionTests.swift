@@ -24,8 +24,8 @@ struct EncryptionTests {
         let legacy = try World(
             server: server, clock: clock, userId: "legacy", seed: 2,
             crypto: CryptoModule(cipherKey: Self.key, encryptWith: .legacy(randomIV: true)))
-        _ = try await modern.outbox.send(text: "from the header cryptor", to: "c")
-        _ = try await legacy.outbox.send(text: "from the legacy cryptor ✓", to: "c")
+        _ = try await modern.outbox.messages.send(text: "from the header cryptor", to: "c")
+        _ = try await legacy.outbox.messages.send(text: "from the legacy cryptor ✓", to: "c")
         _ = try await modern.outbox.drain()
         _ = try await legacy.outbox.drain()
 
@@ -57,7 +57,7 @@ struct EncryptionTests {
         for round in 0..<6 {
             for (name, device) in [("modern", modern), ("legacy", legacy)] {
                 clock.advance(by: 1)
-                let receipt = try await device.outbox.send(text: "\(name) \(round) ✓ Grüße", to: "c")
+                let receipt = try await device.outbox.messages.send(text: "\(name) \(round) ✓ Grüße", to: "c")
                 sent.append(try #require(receipt.value?.id))
                 // A short sync in the weather: some publishes wait, some answers are lost.
                 _ = try await device.sync(pushingFor: 2)
@@ -103,7 +103,7 @@ struct EncryptionTests {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)
         let writer = try World(server: server, clock: clock, userId: "writer", seed: 1, crypto: CryptoModule(cipherKey: Self.key))
-        let sent = try await writer.outbox.send(text: "for key holders", to: "c")
+        let sent = try await writer.outbox.messages.send(text: "for key holders", to: "c")
         _ = try await writer.outbox.drain()
         let other = try World.client(InProcessTransport(server: server), userId: "plain")
         _ = try await other.publish(PublishRequest(channel: "c", message: "not encrypted at all"))
@@ -145,7 +145,7 @@ struct EncryptionTests {
         let signals = answer.envelopes.filter { $0.event == .signal }.map(\.payload)
         #expect(signals == [["t": 1], "plain signal"], "\(signals)")
 
-        _ = try await reader.outbox.send(text: "stored as plaintext", to: "c")
+        _ = try await reader.outbox.messages.send(text: "stored as plaintext", to: "c")
         _ = try await reader.outbox.drain()
         _ = try await reader.reconciler.pullHistory(channels: ["c"])
         var bytes = Data()   // the database and its write-ahead log: wherever a page may be
@@ -165,8 +165,8 @@ struct EncryptionTests {
         let (writer, _) = try world.device("writer", seed: 2, crypto: CryptoModule(cipherKey: Self.key))
         let (other, _) = try world.device("other", seed: 3, crypto: CryptoModule(cipherKey: "the other key"))
         try await LiveWorld.settle(live)
-        let readable = try #require(try await writer.outbox.send(text: "readable", to: "c").value?.id)
-        let unreadable = try #require(try await other.outbox.send(text: "another key's", to: "c").value?.id)
+        let readable = try #require(try await writer.outbox.messages.send(text: "readable", to: "c").value?.id)
+        let unreadable = try #require(try await other.outbox.messages.send(text: "another key's", to: "c").value?.id)
         _ = try await writer.outbox.drain()
         _ = try await other.outbox.drain()
         try await LiveWorld.settle(live)

@@ -12,7 +12,7 @@ struct ErrorClassTests {
     @Test("not sent: the op waits and retries without an attempt limit, then goes")
     func notSentRetriesWithoutLimit() async throws {
         let world = try World()
-        let receipt = try await world.outbox.send(text: "hello", to: "general")
+        let receipt = try await world.outbox.messages.send(text: "hello", to: "general")
         world.transport.script(Array(repeating: Fault.offline, count: 40))
         let report = try await world.outbox.drain()
         #expect(report.completed == 1 && report.deadLetters == 0)
@@ -28,7 +28,7 @@ struct ErrorClassTests {
     @Test("outcome unknown after the server applied the publish: the probe finds it, nothing is resent")
     func lostResponseIsProbed() async throws {
         let world = try World()
-        let receipt = try await world.outbox.send(text: "once", to: "general")
+        let receipt = try await world.outbox.messages.send(text: "once", to: "general")
         world.transport.script(.dropResponse)
         let events = await world.outbox.events()
         let report = try await world.outbox.drain()
@@ -46,7 +46,7 @@ struct ErrorClassTests {
     @Test("outcome unknown before the server saw it: the probe finds nothing and the publish is resent once")
     func unknownButNotAppliedIsResent() async throws {
         let world = try World()
-        let receipt = try await world.outbox.send(text: "once", to: "general")
+        let receipt = try await world.outbox.messages.send(text: "once", to: "general")
         // The connection was cut before the server saw the request: the op is ambiguous.
         let ambiguous = try await world.outbox.markInflightForTest(receipt.opId!, now: world.clock.now)
         #expect(ambiguous?.state == .inflight)
@@ -62,7 +62,7 @@ struct ErrorClassTests {
     @Test("429 waits at least Retry-After on the virtual clock")
     func retryAfterIsHonoured() async throws {
         let world = try World()
-        _ = try await world.outbox.send(text: "slow down", to: "general")
+        _ = try await world.outbox.messages.send(text: "slow down", to: "general")
         world.transport.script(.tooManyRequests(retryAfter: 7))
         _ = try await world.outbox.drain()
         let times = world.transport.records
@@ -90,8 +90,8 @@ struct ErrorClassTests {
     @Test("403 is a dead letter at once with the server's reason, and other lanes still drain")
     func forbiddenIsDeadAtOnce() async throws {
         let world = try World()
-        let blocked = try await world.outbox.send(text: "denied", to: "a")
-        let other = try await world.outbox.send(text: "fine", to: "b")
+        let blocked = try await world.outbox.messages.send(text: "denied", to: "a")
+        let other = try await world.outbox.messages.send(text: "fine", to: "b")
         world.transport.script(.forbidden)
         let report = try await world.outbox.drain()
         #expect(report.deadLetters == 1 && report.completed == 1)
@@ -220,7 +220,7 @@ struct ErrorClassTests {
 extension Outbox where Custom == DefaultChatCustom {
     /// Sends a message cleanly, then queues a reaction on it; returns the reaction's op id.
     func addReactionTarget(_ world: World) async throws -> String {
-        let message = try await send(text: "target", to: "general")
+        let message = try await messages.send(text: "target", to: "general")
         _ = try await drain()
         return try await messages.addReaction("👍", toMessage: message.value!.id).opId!
     }

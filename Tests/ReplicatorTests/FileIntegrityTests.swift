@@ -25,7 +25,7 @@ struct FileIntegrityTests {
         async throws -> (SimulatedDevice<DefaultChatCustom>, RemoteFile)
     {
         let alice = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice")
-        _ = try await alice.outbox.send(files: [OutgoingFile(data: photo, name: "holiday.png")], text: "mine", to: "general", shape: shape)
+        _ = try await alice.outbox.messages.send(files: [OutgoingFile(data: photo, name: "holiday.png")], text: "mine", to: "general", shape: shape)
         let report = try await alice.outbox.drain()
         try #require(report.remaining == 0 && report.deadLetters == 0, "\(report)")
         let stored = try await FileSendTests.serverFiles(try alice.observer(), "general")
@@ -178,7 +178,7 @@ struct FileIntegrityTests {
 
         // A second file, hard-deleted without preserveFiles: this device uploaded it for this
         // message, so it goes with no listing or history read.
-        let second = try #require(try await alice.outbox.send(files: [OutgoingFile(data: Data("b".utf8), name: "b.txt")], to: "general").value?.id)
+        let second = try #require(try await alice.outbox.messages.send(files: [OutgoingFile(data: Data("b".utf8), name: "b.txt")], to: "general").value?.id)
         _ = try await alice.outbox.drain()
         let uploaded = try #require(try await alice.store.fetch(alice.store.queries.message(id: second))?.files.first?.id)
         _ = try await alice.outbox.messages.deleteMessage(id: second, hard: true)
@@ -229,7 +229,7 @@ struct FileIntegrityTests {
         let server = PubNubServer(clock: clock)
         let crypto = CryptoModule(cipherKey: "files-key")
         let alice = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice", crypto: crypto)
-        _ = try await alice.outbox.send(files: [OutgoingFile(data: Self.photo, name: "p.png")], to: "general")
+        _ = try await alice.outbox.messages.send(files: [OutgoingFile(data: Self.photo, name: "p.png")], to: "general")
         _ = try await alice.outbox.drain()
         let stored = try #require(try await FileSendTests.serverFiles(try alice.observer(), "general").first)
         let file = ChatFile(id: stored.id, name: stored.name)
@@ -298,7 +298,7 @@ struct FileIntegrityTests {
         for (path, kind) in [(fifo, "FIFO"), ("/dev/zero", "character device"), (NSTemporaryDirectory(), "directory")] {
             let url = URL(fileURLWithPath: path)
             await #expect(throws: OutboxError.invalidFile("\(url.path) is a \(kind), not a regular file: only a regular file's bytes can be sent")) {
-                _ = try await alice.outbox.send(files: [OutgoingFile(url: url, name: "x.bin")], to: "general")
+                _ = try await alice.outbox.messages.send(files: [OutgoingFile(url: url, name: "x.bin")], to: "general")
             }
         }
         #expect(try await alice.outboxEntries().isEmpty)

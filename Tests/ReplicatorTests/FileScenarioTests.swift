@@ -34,7 +34,7 @@ struct FileScenarioTests {
             drain.cancel()
             while device.transport.requestsAtServer > 0 { await Task.yield() }
             let copy = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
-            try device.store.backup(to: copy)
+            try device.store.maintenance.backup(to: copy)
             try? FileManager.default.copyItem(at: device.store.attachments.root, to: URL(fileURLWithPath: copy + ".files"))
             device = try device.reopened(plan: FaultPlan(seed: seed, profile: .flaky), seed: seed, storePath: copy)
         }
@@ -59,7 +59,7 @@ struct FileScenarioTests {
                 let data = Data((0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) })
                 return OutgoingFile(data: data, name: "f\(index)-\(round)-\(n).bin")
             }
-            let receipt = try await devices[index].device.outbox.send(
+            let receipt = try await devices[index].device.outbox.messages.send(
                 files: files, text: "r\(round)", to: channel, shape: chat ? .chatText : .fileMessage)
             sent[try #require(receipt.value?.id)] = (channel, files.map { if case .data(let d) = $0.source { d } else { Data() } })
         }
@@ -78,7 +78,7 @@ struct FileScenarioTests {
             #expect(report.remaining == 0 && report.deadLetters == 0, "seed \(seed) device \(index): \(report)")
         }
         // Orphans are deleted after a drain; a flaky delete may need the next one.
-        for index in devices.indices where try await devices[index].device.store.reading({ try $0.fileOrphans().count }) > 0 {
+        for index in devices.indices where try await devices[index].device.store.reading({ try $0.files.fileOrphans().count }) > 0 {
             devices[index].device.transport.use(FaultPlan(seed: 0, profile: .none))
             _ = try await devices[index].device.outbox.drain()
         }
@@ -132,10 +132,10 @@ struct FileScenarioTests {
         _ = try await bob.outbox.messages.deleteMessage(id: bobSent.id, hard: true)
         try await devices[1].drainDying(after: 1 + Int(random.next() % 4), seed: seed &+ 99)
         devices[1].device.transport.use(FaultPlan(seed: 0, profile: .none))
-        for _ in 0..<3 where try await devices[1].device.store.reading({ try $0.fileOrphans().count + $0.ops(states: [.pending, .ambiguous, .inflight]).count }) > 0 {
+        for _ in 0..<3 where try await devices[1].device.store.reading({ try $0.files.fileOrphans().count + $0.outbox.ops(states: [.pending, .ambiguous, .inflight]).count }) > 0 {
             _ = try await devices[1].device.outbox.drain()
         }
-        #expect(try await devices[1].device.store.reading { try $0.fileOrphans().count } == 0, "seed \(seed)")
+        #expect(try await devices[1].device.store.reading { try $0.files.fileOrphans().count } == 0, "seed \(seed)")
         let remaining = Set(try await FileSendTests.serverFiles(observer, aliceSent.channelId).map(\.id))
             .union(try await FileSendTests.serverFiles(observer, bobSent.channelId).map(\.id))
         #expect(aliceSent.files.allSatisfy { remaining.contains($0.id ?? "") }, "seed \(seed): alice's file was deleted")

@@ -43,7 +43,7 @@ struct FileSendTests {
         let a = try SimulatedDevice<DefaultChatCustom>(
             server: server, clock: clock, userId: "alice", plan: FaultPlan(seed: seed, profile: .offline), seed: seed)
         let photo = Self.bytes(3000 + Int(seed) * 17, seed: seed)
-        let receipt = try await a.outbox.send(
+        let receipt = try await a.outbox.messages.send(
             files: [OutgoingFile(data: photo, name: "photo \(seed).png")], text: "the view", to: "general", shape: shape)
         let messageId = try #require(receipt.value?.id)
         let pending = try #require(try await a.store.fetch(a.store.queries.message(id: messageId)))
@@ -93,7 +93,7 @@ struct FileSendTests {
         let server = PubNubServer(clock: clock)
         var a = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice")
         let photo = Self.bytes(5000, seed: UInt64(crashAfter))
-        let id = try #require(try await a.outbox.send(files: [OutgoingFile(data: photo, name: "a.bin")], to: "general").value?.id)
+        let id = try #require(try await a.outbox.messages.send(files: [OutgoingFile(data: photo, name: "a.bin")], to: "general").value?.id)
         a.transport.crash(afterRequests: crashAfter)
         let finished = Flag()
         let outbox = a.outbox
@@ -106,7 +106,7 @@ struct FileSendTests {
         while a.transport.requestsAtServer > 0 { await Task.yield() }
         // The dead process's store and attachment area as they were.
         let copy = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
-        try a.store.backup(to: copy)
+        try a.store.maintenance.backup(to: copy)
         try? FileManager.default.copyItem(at: a.store.attachments.root, to: URL(fileURLWithPath: copy + ".files"))
         // Upload forms expire after 60 s: a restart much later redoes the upload.
         clock.advance(by: .seconds(crashAfter % 2 == 0 ? 120 : 1))
@@ -130,7 +130,7 @@ struct FileSendTests {
         let server = PubNubServer(clock: clock)
         let a = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice")
         let photo = Self.bytes(4000, seed: UInt64(step))
-        let id = try #require(try await a.outbox.send(
+        let id = try #require(try await a.outbox.messages.send(
             files: [OutgoingFile(data: photo, name: "lost.bin")], to: "general", shape: step == 4 ? .chatText : .fileMessage).value?.id)
         // Requests: 1 generate-upload-url, 2 the upload, 3 the publish (or, in the chat shape, the
         // store=0 file event, then 4 the text message).
@@ -154,15 +154,15 @@ struct FileSendTests {
             server: server, clock: clock, userId: "alice", crypto: CryptoModule(cipherKey: "secret"))
         // Exactly the limit in plaintext: over it once padded and headed.
         let big = Data(count: FileLimits.maxUploadBytes)
-        await #expect(throws: OutboxError.self) { try await a.outbox.send(files: [OutgoingFile(data: big, name: "big")], to: "general") }
-        await #expect(throws: OutboxError.self) { try await a.outbox.send(files: [OutgoingFile(data: Data(), name: "empty")], to: "general") }
+        await #expect(throws: OutboxError.self) { try await a.outbox.messages.send(files: [OutgoingFile(data: big, name: "big")], to: "general") }
+        await #expect(throws: OutboxError.self) { try await a.outbox.messages.send(files: [OutgoingFile(data: Data(), name: "empty")], to: "general") }
         let two = [OutgoingFile(data: Data([1]), name: "a"), OutgoingFile(data: Data([2]), name: "b")]
-        await #expect(throws: OutboxError.self) { try await a.outbox.send(files: two, to: "general") }
+        await #expect(throws: OutboxError.self) { try await a.outbox.messages.send(files: two, to: "general") }
         #expect(try await a.outboxEntries().isEmpty)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: a.store.attachments.folder(.outgoing).path)) ?? []).isEmpty)
         // Just under the limit once encrypted: accepted, uploaded and sent.
         let fits = Data(count: FileLimits.maxUploadBytes - 64)
-        _ = try await a.outbox.send(files: [OutgoingFile(data: fits, name: "fits.bin")], to: "general")
+        _ = try await a.outbox.messages.send(files: [OutgoingFile(data: fits, name: "fits.bin")], to: "general")
         let report = try await a.outbox.drain()
         #expect(report.remaining == 0 && report.deadLetters == 0, "\(report)")
     }
@@ -172,7 +172,7 @@ struct FileSendTests {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)
         let a = try SimulatedDevice<DefaultChatCustom>(server: server, clock: clock, userId: "alice")
-        let id = try #require(try await a.outbox.send(files: [OutgoingFile(data: Data("hello".utf8), name: "a.txt")], to: "general").value?.id)
+        let id = try #require(try await a.outbox.messages.send(files: [OutgoingFile(data: Data("hello".utf8), name: "a.txt")], to: "general").value?.id)
         _ = try await a.outbox.drain()
         let observer = try a.observer()
         let stored = try await Self.serverFiles(observer, "general")

@@ -92,7 +92,7 @@ struct FuzzCase {
         }
         var sent: [String] = []
         for i in 0..<(1 + Int(random.next() % 2)) {
-            sent.append(try await outbox.send(text: "fuzz \(i)", to: i == 0 ? "general" : "side", content: ["n": .int(Int64(i))]).value!.id)
+            sent.append(try await outbox.messages.send(text: "fuzz \(i)", to: i == 0 ? "general" : "side", content: ["n": .int(Int64(i))]).value!.id)
         }
         _ = try await outbox.messages.addReaction("❤️", toMessage: sent[0])
         if pulled { _ = try await outbox.messages.addReaction("😂", toMessage: "srv-0") }

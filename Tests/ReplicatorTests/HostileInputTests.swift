@@ -83,7 +83,7 @@ struct HostileInputTests {
             return WireResponse(status: 429, headers: ["Retry-After": "1e17"], body: jsonBody(["status": 429, "error": true]))
         }
         let outbox = Outbox(store: world.store, client: try World.client(transport), clock: world.clock)
-        let receipt = try await outbox.send(text: "slow down", to: "general")
+        let receipt = try await outbox.messages.send(text: "slow down", to: "general")
         let start = world.clock.now
         let report = try await outbox.drain(until: start.addingTimeInterval(10))
         #expect(report.remaining == 1 && transport.count("publish") == 1)
@@ -110,7 +110,7 @@ struct HostileInputTests {
         }
         let outbox = Outbox(store: world.store, client: try World.client(transport), clock: world.clock)
         let events = await outbox.events()
-        let receipt = try await outbox.send(text: "mine", to: "general")
+        let receipt = try await outbox.messages.send(text: "mine", to: "general")
         let opId = try #require(receipt.opId)
         let report = try await outbox.drain(until: world.clock.now.addingTimeInterval(600))
         #expect(report.remaining == 0)
@@ -175,7 +175,7 @@ struct HostileInputTests {
         await #expect(throws: ModelValidationError.reservedIdentifier(field: "user.id", id: id)) {
             _ = try await world.outbox.metadata.setUser(id: id, edit: edit)
         }
-        await #expect(throws: ModelValidationError.self) { _ = try await world.outbox.send(text: "hi", to: id) }
+        await #expect(throws: ModelValidationError.self) { _ = try await world.outbox.messages.send(text: "hi", to: id) }
         #expect(try await world.entries().isEmpty)
     }
 
@@ -205,13 +205,13 @@ struct HostileInputTests {
     @Test("a store opened while another drainer holds the lease leaves its in-flight op alone and waits")
     func leaseKeepsOneDrainer() async throws {
         let first = try World()
-        let message = try await first.outbox.send(text: "once", to: "general")
-        let lease = try #require(try first.store.tryAcquireDrainLease())
+        let message = try await first.outbox.messages.send(text: "once", to: "general")
+        let lease = try #require(try first.store.maintenance.tryAcquireDrainLease())
         _ = try await first.outbox.markInflightForTest(message.opId!, now: first.clock.now)
         // A second process opens the same store while the first is sending.
         let second = try first.reopened(seed: 2, profile: .none)
         #expect(try await second.entries().first?.state == .inflight)
-        #expect(try second.store.tryAcquireDrainLease() == nil)
+        #expect(try second.store.maintenance.tryAcquireDrainLease() == nil)
         await #expect(throws: OutboxError.drainLeaseHeld(path: first.path + ".lock", holder: getpid())) {
             _ = try await second.outbox.drain(until: second.clock.now.addingTimeInterval(5))
         }
@@ -259,7 +259,7 @@ struct HostileInputTests {
     @Test("a probe against a history that ignores start keeps the op ambiguous and never resends")
     func probeIgnoringStart() async throws {
         let world = try World()
-        let message = try await world.outbox.send(text: "maybe", to: "general")
+        let message = try await world.outbox.messages.send(text: "maybe", to: "general")
         world.transport.script(.dropResponse)
         _ = try await world.outbox.drain(until: world.clock.now)
         #expect(try await world.entries().first?.state == .ambiguous)
@@ -277,7 +277,7 @@ struct HostileInputTests {
     @Test("a sync whose deadline has passed starts no request and says so")
     func deadlinePassed() async throws {
         let world = try World()
-        _ = try await world.outbox.send(text: "later", to: "general")
+        _ = try await world.outbox.messages.send(text: "later", to: "general")
         var options = ReconcilerOptions()
         options.channels = ["a", "b"]
         let report = try await world.reconciler(options: options).sync(deadline: world.clock.now.addingTimeInterval(-1))
@@ -306,7 +306,7 @@ struct HostileInputTests {
     @Test("a drain whose store refuses writes stops with storeFailed instead of looping")
     func storeFailureStopsDrain() async throws {
         let world = try World()
-        _ = try await world.outbox.send(text: "disk full", to: "general")
+        _ = try await world.outbox.messages.send(text: "disk full", to: "general")
         try await world.store.writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA query_only = 1") }
         await #expect(throws: OutboxError.self) { _ = try await world.outbox.drain() }
         #expect(world.transport.requests.count <= 1)

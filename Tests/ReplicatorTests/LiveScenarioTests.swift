@@ -113,7 +113,7 @@ struct LiveScenario {
             }
             switch roll {
             case 0..<22:
-                _ = try await d.device.outbox.send(text: "s\(step)", to: pick(Self.channels))
+                _ = try await d.device.outbox.messages.send(text: "s\(step)", to: pick(Self.channels))
             case 22..<30:
                 let channel = pick(Self.channels)
                 let stored = try await d.device.store.fetch(d.device.store.queries.messages(inChannel: channel))

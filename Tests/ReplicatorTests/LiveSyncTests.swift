@@ -77,7 +77,7 @@ struct LiveSyncTests {
         let states = live.states()
         let running = Task { try await live.run() }
         for await state in states where state == .live { break }
-        let receipt = try await b.outbox.send(text: "seen live", to: "c1")
+        let receipt = try await b.outbox.messages.send(text: "seen live", to: "c1")
         _ = try await b.outbox.drain(until: world.clock.now.addingTimeInterval(10))
         var seen: [ChatMessage<FlatCustom>] = []
         for try await messages in observation where messages.contains(where: { $0.id == receipt.value!.id && $0.timetoken != nil }) {
@@ -98,7 +98,7 @@ struct LiveSyncTests {
         let (a, liveA) = try world.device("a", seed: 1)
         let (b, _) = try world.device("b", seed: 2)
         try await LiveWorld.settle(liveA)
-        let receipt = try await b.outbox.send(text: "hello", to: "c1")
+        let receipt = try await b.outbox.messages.send(text: "hello", to: "c1")
         _ = try await b.outbox.drain(until: world.clock.now.addingTimeInterval(10))
         try await liveA.step()
         let stored = try await a.store.fetch(a.store.queries.messages(inChannel: "c1"))
@@ -115,7 +115,7 @@ struct LiveSyncTests {
         try await world.join(["a"], ["c1"])
         let (a, live) = try world.device("a", seed: 3)
         try await LiveWorld.settle(live)
-        let receipt = try await a.outbox.send(text: "mine", to: "c1")
+        let receipt = try await a.outbox.messages.send(text: "mine", to: "c1")
         a.transport.script(.dropResponse)
         _ = try await a.outbox.drain(until: world.clock.now)
         #expect(try await a.outboxEntries().count == 1, "the publish is ambiguous: applied, answer lost")
@@ -204,7 +204,7 @@ struct LiveSyncTests {
         let (a, live) = try world.device("a", seed: 7, users: ["b"])
         let (b, _) = try world.device("b", seed: 8)
         try await LiveWorld.settle(live)
-        let sent = try await b.outbox.send(text: "react to me", to: "c1")
+        let sent = try await b.outbox.messages.send(text: "react to me", to: "c1")
         _ = try await b.outbox.drain(until: world.clock.now)
         _ = try await b.outbox.messages.addReaction("👍", toMessage: sent.value!.id)
         var rename = UserEdit<FlatCustom>()

@@ -71,7 +71,7 @@ struct MessageIdentityTests {
         // Alice's message and one of mine, stored everywhere before Mallory starts.
         let aliceId = "alice-\(seed)"
         let aliceTT = try await alice.publish(PublishRequest(channel: "c", message: chatPayload(aliceId, "lunch at noon")))
-        let mine = try #require(try await me.outbox.send(text: "on my way", to: "c").value?.id)
+        let mine = try #require(try await me.outbox.messages.send(text: "on my way", to: "c").value?.id)
         _ = try await me.outbox.drain()
         _ = try await me.sync()
         try await LiveWorld.settle(live)
@@ -121,15 +121,15 @@ struct MessageIdentityTests {
     @Test("a probe finishes a publish only on this user's own entry: another publisher's copy of the id or op meta is not it")
     func probeNeedsOwnPublisher() async throws {
         let world = try World(profile: .none)
-        let sent = try await world.outbox.send(text: "mine", to: "c")
+        let sent = try await world.outbox.messages.send(text: "mine", to: "c")
         let id = try #require(sent.value?.id), opId = try #require(sent.opId)
         // Mallory publishes a copy carrying the id and the op id before mine goes out.
         let mallory = try World.client(InProcessTransport(server: world.server), userId: "mallory")
         _ = try await mallory.publish(PublishRequest(channel: "c", message: chatPayload(id, "forged"), meta: ["pnr_op": .string(opId)]))
         let forged = HistoryMessage(message: chatPayload(id, "forged"), timetoken: 1, uuid: "mallory", meta: ["pnr_op": .string(opId)])
-        #expect(!Outbox<DefaultChatCustom>.isMessage(forged, id: id, opId: opId, publisher: "me"))
+        #expect(!OutboxProbes<DefaultChatCustom>.isMessage(forged, id: id, opId: opId, publisher: "me"))
         let own = HistoryMessage(message: chatPayload(id, "mine"), timetoken: 2, uuid: "me", meta: ["pnr_op": .string(opId)])
-        #expect(Outbox<DefaultChatCustom>.isMessage(own, id: id, opId: opId, publisher: "me"))
+        #expect(OutboxProbes<DefaultChatCustom>.isMessage(own, id: id, opId: opId, publisher: "me"))
         // The pull sees Mallory's copy first: my pending message stays pending, hers is a row of its own.
         _ = try await world.reconciler().pullHistory(channels: ["c"])
         #expect(try await world.store.fetch(world.store.queries.message(id: id))?.delivery == .pending)

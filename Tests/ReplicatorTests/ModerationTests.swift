@@ -127,15 +127,15 @@ struct ModerationTests {
         _ = try await world.reconciler().sync()
         await #expect(throws: OutboxError.restricted(
             ChannelRestriction(userId: "me", channelId: "general", ban: true, mute: false, reason: "spamming"))) {
-            try await world.outbox.send(text: "let me in", to: "general")
+            try await world.outbox.messages.send(text: "let me in", to: "general")
         }
         let bob = try #require(try await world.store.fetch(world.store.queries.messages(inChannel: "general")).first)
         await #expect(throws: OutboxError.self) { try await world.outbox.messages.addReaction("👍", toMessage: bob.id) }
         await #expect(throws: OutboxError.restricted(ChannelRestriction(userId: "me", channelId: "side", ban: false, mute: true))) {
-            try await world.outbox.send(text: "psst", to: "side")
+            try await world.outbox.messages.send(text: "psst", to: "side")
         }
         await #expect(throws: OutboxError.hiddenChannel("PUBNUB_INTERNAL_MODERATION_general")) {
-            try await world.outbox.send(text: "x", to: "PUBNUB_INTERNAL_MODERATION_general")
+            try await world.outbox.messages.send(text: "x", to: "PUBNUB_INTERNAL_MODERATION_general")
         }
         #expect(try await world.entries().isEmpty, "nothing was queued")
         // Reporting a message of a channel one is banned from is allowed.
@@ -144,7 +144,7 @@ struct ModerationTests {
         try await admin.restrict("me", in: "general", ban: false, mute: false)
         _ = try await world.reconciler().sync()
         #expect(try await world.store.fetch(world.store.queries.restriction(inChannel: "general", for: "me")) == nil)
-        let sent = try await world.outbox.send(text: "thanks", to: "general")
+        let sent = try await world.outbox.messages.send(text: "thanks", to: "general")
         _ = try await world.outbox.drain()
         let id = try #require(sent.value?.id)
         #expect(await world.serverMessageIds("general").filter { $0 == id }.count == 1)
@@ -233,7 +233,7 @@ struct ModerationTests {
         _ = try await world.reconciler().sync()
         // A send queued to "open" before a ban there, still unsent.
         world.transport.use(FaultPlan(seed: 7, profile: .offline))
-        let sent = try await world.outbox.send(text: "before the ban", to: "open")
+        let sent = try await world.outbox.messages.send(text: "before the ban", to: "open")
         let id = try #require(sent.value?.id)
         world.transport.use(FaultPlan(seed: 7, profile: .none))
         try await admin.restrict("me", in: "open", ban: true, mute: false)
@@ -247,7 +247,7 @@ struct ModerationTests {
         #expect(channel == "open" && message.objectValue?["text"] == "before the ban")
         // A thread of a banned channel has the channel's ban; a muted user may not edit either.
         await #expect(throws: OutboxError.self) {
-            try await world.outbox.send(text: "in a thread", to: ChatSDKFormat.threadChannel(of: "general", root: Timetoken(rawValue: 17_000_000_000_000_000)))
+            try await world.outbox.messages.send(text: "in a thread", to: ChatSDKFormat.threadChannel(of: "general", root: Timetoken(rawValue: 17_000_000_000_000_000)))
         }
         await #expect(throws: OutboxError.hiddenUser("PN_PRV.me.mute1")) { try await world.outbox.metadata.removeUser(id: "PN_PRV.me.mute1") }
         await #expect(throws: OutboxError.hiddenUser("PN_PRV.x")) { try await world.outbox.moderation.mute(users: ["PN_PRV.x"]) }
@@ -309,7 +309,7 @@ struct ModerationTests {
         try await LiveWorld.settle(live)
         let restriction = try await device.store.fetch(device.store.queries.restriction(inChannel: "general", for: "me"))
         #expect(restriction?.ban == true && restriction?.reason == "cool off")
-        await #expect(throws: OutboxError.self) { try await device.outbox.send(text: "x", to: "general") }
+        await #expect(throws: OutboxError.self) { try await device.outbox.messages.send(text: "x", to: "general") }
         try await admin.restrict("me", in: "general", ban: false, mute: false)
         try await LiveWorld.settle(live)
         #expect(try await device.store.fetch(device.store.queries.restrictions(of: "me")) == [])

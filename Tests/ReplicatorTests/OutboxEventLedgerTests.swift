@@ -25,7 +25,7 @@ struct OutboxEventLedgerTests {
         var ids: [String] = []
         for i in 0..<30 {
             let channel = ["c0", "c1", "c2"][Int(random.next() % 3)]
-            ids.append(try await world.outbox.send(text: "m\(i)", to: channel).value!.id)
+            ids.append(try await world.outbox.messages.send(text: "m\(i)", to: channel).value!.id)
         }
         _ = try await world.outbox.messages.addReaction("👍", toMessage: ids[0])
         _ = try await world.outbox.messages.removeReaction("👍", fromMessage: ids[0])  // cancels the add
@@ -50,7 +50,7 @@ struct OutboxEventLedgerTests {
         // The process dies mid-request: its op is left in flight. The next process finds it
         // ambiguous (the crash recovery made while its outbox is created, before anyone can
         // listen) and probes it.
-        let last = try await world.outbox.send(text: "last words", to: "c1").value!.id
+        let last = try await world.outbox.messages.send(text: "last words", to: "c1").value!.id
         let op = try #require(try await world.entries().first { $0.operation.messageId == last })
         _ = try await world.outbox.markInflightForTest(op.id, now: world.clock.now)
         try await ledger.expectMatch(world.store, events: listener.flush(), "before the crash, seed \(seed)")
@@ -112,7 +112,7 @@ struct EventListener {
     }
 
     mutating func flush() async throws -> [OutboxEvent] {
-        let marker = try #require(try await outbox.send(text: "marker", to: "marker").opId)
+        let marker = try #require(try await outbox.messages.send(text: "marker", to: "marker").opId)
         try await outbox.discard(opId: marker)
         var events: [OutboxEvent] = []
         while let event = await iterator.next() {

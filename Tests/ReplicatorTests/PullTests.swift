@@ -145,7 +145,7 @@ struct PullTests {
     @Test("a page holding our own pending publish finishes its op instead of adding a row")
     func ownPublish() async throws {
         let world = try World(profile: .offline)
-        let receipt = try await world.outbox.send(text: "mine", to: "alpha")
+        let receipt = try await world.outbox.messages.send(text: "mine", to: "alpha")
         let message = try #require(receipt.value)
         // The publish reached the server, but its answer never came back.
         let payload = try JSONValue(encoding: message.payload)
@@ -178,7 +178,7 @@ struct PullTests {
     @Test("offline, a sync gives up after two tries instead of waiting out every backoff")
     func offline() async throws {
         let world = try World(profile: .offline)
-        _ = try await world.outbox.send(text: "queued", to: "alpha")
+        _ = try await world.outbox.messages.send(text: "queued", to: "alpha")
         let report = try await world.reconciler().sync(pushDeadline: world.clock.now)
         #expect(report.errors.count == 2 && report.errors[0].hasPrefix("objects:"))
         #expect(report.errors.last?.contains("skipped") == true)

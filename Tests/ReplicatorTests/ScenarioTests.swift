@@ -52,7 +52,7 @@ struct Scenario {
         var world = try World(seed: seed, profile: .offline)
         for i in 0..<messages / 2 {
             let channel = pick(Self.channels, &random)
-            let receipt = try await world.outbox.send(text: "m\(i)", to: channel)
+            let receipt = try await world.outbox.messages.send(text: "m\(i)", to: channel)
             let id = receipt.value!.id
             sent[channel, default: []].append(id)
             channelOf[id] = channel
@@ -86,13 +86,13 @@ struct Scenario {
         while world.transport.requestsAtServer > 0 { await Task.yield() }
         // The crashed process's file as it was at the crash; the old process never writes to it.
         let copy = World.temporaryPath()
-        try world.store.backup(to: copy)
+        try world.store.maintenance.backup(to: copy)
         world = try world.reopened(seed: seed &+ 1, profile: .flaky, path: copy)
 
         // Phase 3: the rest of the messages, reactions on sent ones, more membership edits.
         for i in messages / 2..<messages {
             let channel = pick(Self.channels, &random)
-            let id = try await world.outbox.send(text: "m\(i)", to: channel).value!.id
+            let id = try await world.outbox.messages.send(text: "m\(i)", to: channel).value!.id
             sent[channel, default: []].append(id)
             channelOf[id] = channel
         }

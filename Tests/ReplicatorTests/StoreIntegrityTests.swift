@@ -97,13 +97,13 @@ struct DraftIntegrityTests {
         options.busyTimeout = 0.05
         let store = try ChatStore<DefaultChatCustom>.open(at: path, options: options)
         let key = DraftKey(channelId: "c")
-        try await store.editDraft(key) { $0.update(text: "first") }
+        try await store.drafts.edit(key) { $0.update(text: "first") }
         var other = MessageDraft()
         other.update(text: "first, from the other device")
         let changedText = other.text
         let changedJSON = String(decoding: try JSONEncoder().encode(other), as: UTF8.self)
         let runs = Counter()
-        let saved = try await store.editDraft(key) { draft in
+        let saved = try await store.drafts.edit(key) { draft in
             // The edit runs with no write lock held: another connection writes the same draft
             // meanwhile (the first time only); a lock held by this edit would make it fail (busy).
             if runs.next() == 1 {
@@ -153,7 +153,7 @@ struct CompletionRaceTests {
     func completionWhileSending(round: UInt64) async throws {
         let world = try World(seed: round)
         var sent: [String] = []
-        for index in 0..<60 { sent.append(try #require(try await world.outbox.send(text: "m\(index)", to: "c\(index % 3)").opId)) }
+        for index in 0..<60 { sent.append(try #require(try await world.outbox.messages.send(text: "m\(index)", to: "c\(index % 3)").opId)) }
         let ids = sent
         let outbox = world.outbox
         let asked = LockedList<Task<OutboxOutcome, Never>>()
@@ -182,7 +182,7 @@ struct CompletionRaceTests {
     @Test("a cancelled completion(of:) ends at once with unknown, and the op goes on", .timeLimit(.minutes(10)))
     func cancelledWaitEnds() async throws {
         let world = try World()
-        let opId = try #require(try await world.outbox.send(text: "waits", to: "general").opId)
+        let opId = try #require(try await world.outbox.messages.send(text: "waits", to: "general").opId)
         let outbox = world.outbox
         // Nothing drains: the op stays pending, so only cancellation can end this wait.
         let (parked, signal) = AsyncStream<String>.makeStream()
@@ -224,7 +224,7 @@ struct IdentifierRuleTests {
         #expect(try await world.store.fetch(world.store.queries.channel(id: odd))?.name == "Odd", "nothing changed locally")
         #expect(try await world.entries().isEmpty)
         await #expect(throws: ModelValidationError.forbiddenCharacter(field: "channel.id", character: "':'")) {
-            _ = try await world.outbox.send(text: "hi", to: odd)
+            _ = try await world.outbox.messages.send(text: "hi", to: odd)
         }
         #expect(try await world.store.fetch(world.store.queries.messages(inChannel: odd)).isEmpty)
     }

@@ -40,7 +40,7 @@ struct StoredErrorTextTests {
         let outbox = Outbox(
             store: store, client: try World.client(HugeErrorTransport(message: huge)), clock: VirtualClock(),
             random: SplitMix64(seed: 7))
-        let receipt = try await outbox.send(text: "hello", to: "general")
+        let receipt = try await outbox.messages.send(text: "hello", to: "general")
         let report = try await outbox.drain()
         #expect(report.deadLetters == 1)
         let stored = try #require(try await Self.storedLastError(store, opId: receipt.opId!))
@@ -57,7 +57,7 @@ struct StoredErrorTextTests {
     @Test("recordFailure with a 1 MB message keeps 4 KiB; the row stays small attempt after attempt")
     func recordFailureCaps() async throws {
         let world = try World()
-        let receipt = try await world.outbox.send(text: "hello", to: "general")
+        let receipt = try await world.outbox.messages.send(text: "hello", to: "general")
         let message = String(repeating: "x", count: 1_048_576)
         for _ in 0..<4 {
             _ = try await world.outbox.markInflightForTest(receipt.opId!, now: world.clock.now)
@@ -114,7 +114,7 @@ struct PublishSizeTests {
         let world = try World()
         let text = String(repeating: "a", count: 32_766)
         await #expect {
-            _ = try await world.outbox.send(text: text, to: "general")
+            _ = try await world.outbox.messages.send(text: text, to: "general")
         } throws: { error in
             guard case .messageTooLarge(let field, let bytes, let limit)? = error as? ModelValidationError else { return false }
             return field == "message" && bytes > 32_766 + 100 && limit == 32_768
@@ -128,12 +128,12 @@ struct PublishSizeTests {
     func atTheLimit() async throws {
         let world = try World()
         // Everything but the text has a fixed size (UUIDs, a fixed-width timestamp): measure it once.
-        let probe = try await world.outbox.send(text: "x", to: "general")
+        let probe = try await world.outbox.messages.send(text: "x", to: "general")
         let overhead = try Self.publishedBytes(try #require(try await world.entries().first)) - 1
         _ = try await world.outbox.discard(opId: probe.opId!)
 
         let fits = String(repeating: "b", count: Validation.maxPublishBytes - overhead)
-        let receipt = try await world.outbox.send(text: fits, to: "general")
+        let receipt = try await world.outbox.messages.send(text: fits, to: "general")
         #expect(try Self.publishedBytes(try #require(try await world.entries().first)) == Validation.maxPublishBytes)
         let report = try await world.outbox.drain()
         #expect(report.completed == 1 && report.deadLetters == 0)
@@ -142,7 +142,7 @@ struct PublishSizeTests {
         await #expect(throws: ModelValidationError.messageTooLarge(
             field: "message", bytes: Validation.maxPublishBytes + 1, limit: Validation.maxPublishBytes)
         ) {
-            _ = try await world.outbox.send(text: fits + "b", to: "general")
+            _ = try await world.outbox.messages.send(text: fits + "b", to: "general")
         }
         #expect(try await world.entries().isEmpty)
     }
@@ -152,13 +152,13 @@ struct PublishSizeTests {
         let world = try World()
         let half = String(repeating: "c", count: 17_000)
         await #expect(throws: ModelValidationError.self) {
-            _ = try await world.outbox.send(text: half, to: "general", content: .string(half))
+            _ = try await world.outbox.messages.send(text: half, to: "general", content: .string(half))
         }
         await #expect(throws: ModelValidationError.self) {
-            _ = try await world.outbox.send(text: half, to: "general", meta: ["note": .string(half)])
+            _ = try await world.outbox.messages.send(text: half, to: "general", meta: ["note": .string(half)])
         }
         #expect(try await world.entries().isEmpty)
-        _ = try await world.outbox.send(text: half, to: "general")
+        _ = try await world.outbox.messages.send(text: half, to: "general")
         #expect(try await world.entries().count == 1)
     }
 }

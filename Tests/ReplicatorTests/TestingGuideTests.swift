@@ -13,7 +13,7 @@ struct TestingGuideTests {
         let phone = try SimulatedDevice<DefaultChatCustom>(
             server: server, clock: clock, plan: FaultPlan(seed: 7, profile: .offline))
 
-        let sent = try await phone.outbox.send(text: "on my way", to: "general")    // stored and queued
+        let sent = try await phone.outbox.messages.send(text: "on my way", to: "general")    // stored and queued
         phone.transport.use(FaultPlan(seed: 7, profile: .flaky))                    // back online, badly
         let report = try await phone.sync()                                          // push, settle, pull
         #expect(report.errors.isEmpty)

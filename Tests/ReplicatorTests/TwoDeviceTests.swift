@@ -205,7 +205,7 @@ struct TwoDeviceTests {
             let target = messages[dice.pick(messages.count)].id
             _ = try await device.outbox.messages.addReaction(["👍", "🎉", "❤️"][dice.pick(3)], toMessage: target)
             if dice.roll(0.5) { _ = try await device.outbox.messages.removeReaction("❤️", fromMessage: messages[0].id) }
-            for index in 0..<(1 + dice.pick(2)) { _ = try await device.outbox.send(text: "\(name) \(index)", to: "c1") }
+            for index in 0..<(1 + dice.pick(2)) { _ = try await device.outbox.messages.send(text: "\(name) \(index)", to: "c1") }
         }
         clock.advance(by: 1)
         try await backend.remoteEdits(server, observer: observer)

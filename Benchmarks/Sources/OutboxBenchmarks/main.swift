@@ -58,7 +58,7 @@ let client = PubNubClient(
 let store = try ChatStore<DefaultChatCustom>.open(at: temporaryPath("enqueue"))
 let outbox = Outbox(store: store, client: client)
 let enqueueTime = try await seconds {
-    for i in 0..<total { _ = try await outbox.send(text: "message \(i) " + String(repeating: "x", count: 40), to: "c\(i % 8)") }
+    for i in 0..<total { _ = try await outbox.messages.send(text: "message \(i) " + String(repeating: "x", count: 40), to: "c\(i % 8)") }
 }
 let raw = try DatabasePool(path: temporaryPath("raw"))
 try raw.write { try $0.execute(sql: "CREATE TABLE t (id TEXT PRIMARY KEY, channel TEXT, body TEXT, seq INTEGER)") }

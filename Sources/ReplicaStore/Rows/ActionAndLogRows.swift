@@ -8,9 +8,28 @@ extension StoreTransaction {
     /// message's local id while it is pending).
     @discardableResult
     package func upsert(action: ChatMessageAction) throws -> UpsertOutcome {
-        try Store.upsert(action: action, in: db)
+        try RowUpserts<Custom>.upsert(action: action, in: db)
     }
 
+}
+
+/// The message-action rows of one transaction (`message_actions`): reactions and the other actions, sent or waiting to be.
+///
+/// Reached through the transaction (`tx.messageActions`); lives only as long as it.
+package struct MessageActionTable<Custom: ChatCustomData> {
+    package typealias User = ChatUser<Custom.User>
+    package typealias Channel = ChatChannel<Custom.Channel>
+    package typealias Member = ChatMember<Custom>
+    package typealias Message = ChatMessage<Custom.Message>
+    typealias Store = ChatStore<Custom>
+
+    /// The transaction these rows are read and written in.
+    let tx: StoreTransaction<Custom>
+    var db: Database { tx.db }
+    var coding: StoreCoding { tx.coding }
+}
+
+extension MessageActionTable {
     /// `userId`'s (type, value) action on a message, found by the message's id or its timetoken.
     package func action(messageId: String, type: String, value: String, userId: String) throws -> ChatMessageAction? {
         try Row.fetchOne(db.cachedStatement(sql: """
@@ -121,6 +140,9 @@ extension StoreTransaction {
         try db.cachedStatement(sql: "DELETE FROM message_actions WHERE id = ?").execute(arguments: [rowId])
     }
 
+}
+
+extension StoreTransaction {
     // MARK: Conflict log
 
     /// Appends a conflict-log entry; returns its id.

@@ -29,7 +29,24 @@ public struct StoredDraft: Sendable, Hashable {
     public var updatedAt: Date
 }
 
+/// The drafts of a store (`store.drafts`): what the user is typing in each channel or thread,
+/// saved on every edit so that nothing typed is lost to a crash or a kill (`docs/drafts.md`).
+///
+/// ```swift
+/// let key = DraftKey(channelId: "general")
+/// try await store.drafts.edit(key) { try $0.insertText(offset: 0, text: "Hi ") }
+/// ```
+public struct DraftStore<Custom: ChatCustomData>: Sendable {
+    /// The store the drafts are kept in.
+    public let store: ChatStore<Custom>
+}
+
 extension ChatStore {
+    /// The drafts (``DraftStore``): edit, save and remove one.
+    public var drafts: DraftStore<Custom> { DraftStore(store: self) }
+}
+
+extension DraftStore {
     /// Changes the draft of `key`: reads it (an empty draft when there is none), runs `edit` on it,
     /// and saves the result, or deletes the row when the result is empty (no text, no quote).
     /// Returns the saved draft.
@@ -46,22 +63,22 @@ extension ChatStore {
     ///
     /// ```swift
     /// let key = DraftKey(channelId: "general")
-    /// try await store.editDraft(key) { try $0.insertText(offset: 0, text: "Hi ") }
+    /// try await store.drafts.edit(key) { try $0.insertText(offset: 0, text: "Hi ") }
     /// ```
     ///
     /// An error thrown by `edit` (a refused mention, say) is rethrown as is: the stored draft is
-    /// unchanged. The draft's `updatedAt` is `date`, or the store's ``clock`` when nil.
+    /// unchanged. The draft's `updatedAt` is `date`, or the store's ``ChatStore/clock`` when nil.
     @discardableResult
-    public func editDraft(
+    public func edit(
         _ key: DraftKey, at date: Date? = nil, _ edit: @escaping @Sendable (inout MessageDraft) throws -> Void
     ) async throws -> MessageDraft {
-        let stamp = date ?? clock.now
+        let stamp = date ?? store.clock.now
         for _ in 0..<8 {
-            let base = try await read { db in try Self.draft(key, db: db) }
+            let base = try await store.read { db in try Self.draft(key, db: db) }
             var draft = base ?? MessageDraft()
             try edit(&draft)
             let edited = draft
-            let saved = try await write { db -> Bool in
+            let saved = try await store.write { db -> Bool in
                 // Compare-and-set: only over the draft the edit started from.
                 guard try Self.draft(key, db: db) == base else { return false }
                 try Self.save(edited, key: key, at: stamp, db: db)
@@ -73,16 +90,16 @@ extension ChatStore {
     }
 
     /// Replaces the draft of `key` (deletes it when `draft` is empty), stamped `date` (default:
-    /// the store's ``clock``).
-    public func saveDraft(_ draft: MessageDraft, for key: DraftKey, at date: Date? = nil) async throws(StoreError) {
-        let stamp = date ?? clock.now
-        try await write { db in try Self.save(draft, key: key, at: stamp, db: db) }
+    /// the store's ``ChatStore/clock``).
+    public func save(_ draft: MessageDraft, for key: DraftKey, at date: Date? = nil) async throws(StoreError) {
+        let stamp = date ?? store.clock.now
+        try await store.write { db in try Self.save(draft, key: key, at: stamp, db: db) }
     }
 
     /// Deletes the draft of `key`; returns whether there was one.
     @discardableResult
-    public func removeDraft(_ key: DraftKey) async throws(StoreError) -> Bool {
-        try await write { db in try StoreTransaction<Custom>(db).deleteDraft(key) }
+    public func remove(_ key: DraftKey) async throws(StoreError) -> Bool {
+        try await store.write { db in try StoreTransaction<Custom>(db).deleteDraft(key) }
     }
 
     static func threadColumn(_ key: DraftKey) throws(StoreError) -> Int64 {
@@ -117,7 +134,7 @@ extension ChatQueries {
     /// The draft of `key`, or nil. Observe it (`store.observe(...)`) to show the draft wherever it
     /// was last edited.
     public func draft(_ key: DraftKey) -> StoreQuery<MessageDraft?> {
-        StoreQuery { db in try ChatStore<Custom>.draft(key, db: db) }
+        StoreQuery { db in try DraftStore<Custom>.draft(key, db: db) }
     }
 
     /// Every stored draft, most recently changed first.
@@ -141,14 +158,14 @@ extension ChatQueries {
 extension StoreTransaction {
     /// The stored draft of `key`, or nil (for a write that sends it in the same transaction).
     package func draft(_ key: DraftKey) throws -> MessageDraft? {
-        try Store.draft(key, db: db)
+        try DraftStore<Custom>.draft(key, db: db)
     }
 
     /// Deletes the draft of `key` in this transaction; returns whether there was one.
     @discardableResult
     package func deleteDraft(_ key: DraftKey) throws -> Bool {
         try db.execute(
-            sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?", arguments: [key.channelId, try Store.threadColumn(key)])
+            sql: "DELETE FROM drafts WHERE channel_id = ? AND thread_root = ?", arguments: [key.channelId, try DraftStore<Custom>.threadColumn(key)])
         return db.changesCount > 0
     }
 }

@@ -5,36 +5,6 @@ import ReplicaModel
 // MARK: Messages
 
 extension ChatStore {
-    /// - Parameter statement: ``MessageSQL/upsert`` prepared on `db` (nil: from GRDB's cache).
-    static func upsert(
-        message: Message, localSequence: Int64, in db: Database, coding: StoreCoding, statement: Statement? = nil
-    ) throws -> UpsertOutcome {
-        try Validation.validateStoredIdentifier(message.channelId, field: "message.channelId")
-        try Validation.validateStoredIdentifier(message.userId, field: "message.userId")
-        try Validation.validateMessageId(message.id)
-        // A hidden channel's messages (reports, moderation events) are never stored as messages.
-        if ChatModeration.isHidden(channel: message.channelId) { return .unchanged }
-        let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
-        let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
-        let values: [DatabaseValue] = [
-            message.id.databaseValue, message.channelId.databaseValue, message.userId.databaseValue,
-            message.text.databaseValue, message.contentType.databaseValue, try coding.json(message.content).databaseValue,
-            try coding.json(message.custom).databaseValue, message.createdAt.description.databaseValue,
-            timetoken.databaseValue, delivery.rawValue.databaseValue, localSequence.databaseValue,
-            try coding.json(message.meta).databaseValue, message.customMessageType.databaseValue,
-            try coding.json(message.files.isEmpty ? nil : message.files).databaseValue,
-        ]
-        let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
-        if outcome == .updated, timetoken != nil {
-            // A pending message just got its timetoken: so do the actions made on it while it was
-            // pending. Where the server's copy of an action is already stored under the timetoken,
-            // the pending copy is dropped instead (re-keying it would break the unique index).
-            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [values[0], values[8]])
-            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [values[8], values[0]])
-        }
-        return outcome
-    }
-
     /// Inserts or updates messages by id. A stored pending message that comes back with a
     /// timetoken becomes `sent`; a timetoken is never erased by a version without one.
     ///
@@ -47,10 +17,10 @@ extension ChatStore {
     ) async throws -> LoadReport {
         try await loadInBatches(messages, batchSize: batchSize, onBatch: onBatch) { db, coding, message, batch in
             let next = try batch.nextLocalSequence(db)
-            batch.result.record(try Self.upsert(message: message, localSequence: next, in: db, coding: coding))
+            batch.result.record(try RowUpserts<Custom>.upsert(message: message, localSequence: next, in: db, coding: coding))
             if processMessageActions {
                 for action in message.messageActions {
-                    _ = try Self.upsert(action: action, in: db)
+                    _ = try RowUpserts<Custom>.upsert(action: action, in: db)
                 }
             }
         }
@@ -118,37 +88,6 @@ enum MessageSQL {
 // MARK: Message actions
 
 extension ChatStore {
-    // Actions on a message that has a timetoken are keyed by (channel, message timetoken, type,
-    // value, user), PubNub's own uniqueness rule. Actions on a still-pending message are keyed by
-    // the message's local id until the message gets its timetoken.
-    static func upsert(action: ChatMessageAction, in db: Database) throws -> UpsertOutcome {
-        try Validation.validateStoredIdentifier(action.channelId, field: "action.channelId")
-        try Validation.validateStoredIdentifier(action.userId, field: "action.userId")
-        let actionTimetoken = try StoreCoding.column(action.actionTimetoken, field: "action.actionTimetoken")
-        if let messageTimetoken = try StoreCoding.column(action.messageTimetoken, field: "action.messageTimetoken") {
-            let arguments: StatementArguments = [
-                action.channelId, messageTimetoken, action.messageId, action.type, action.value, action.userId,
-                actionTimetoken,
-            ]
-            return try db.upsert(try db.cachedStatement(sql: ActionSQL.upsert), arguments)
-        }
-        guard let messageId = action.messageId else {
-            throw ModelValidationError.missingValue(field: "action.messageTimetoken")
-        }
-        // The parent may have been sent since the action was made: attach to its timetoken then.
-        if let parentTimetoken = try Int64.fetchOne(
-            db, sql: "SELECT timetoken FROM messages WHERE id = ? AND timetoken IS NOT NULL", arguments: [messageId])
-        {
-            var attached = action
-            attached.messageTimetoken = StoreCoding.timetoken(parentTimetoken)
-            return try upsert(action: attached, in: db)
-        }
-        let arguments: StatementArguments = [
-            action.channelId, messageId, action.type, action.value, action.userId, actionTimetoken,
-        ]
-        return try db.upsert(try db.cachedStatement(sql: ActionSQL.upsertOnPendingParent), arguments)
-    }
-
     /// Inserts message actions, or fills in the action timetoken of a pending one.
     @discardableResult
     public func load(
@@ -156,7 +95,7 @@ extension ChatStore {
         onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
     ) async throws -> LoadReport {
         try await loadInBatches(messageActions, batchSize: batchSize, onBatch: onBatch) { db, _, action, batch in
-            batch.result.record(try Self.upsert(action: action, in: db))
+            batch.result.record(try RowUpserts<Custom>.upsert(action: action, in: db))
         }
     }
 

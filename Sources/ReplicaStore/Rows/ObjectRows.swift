@@ -8,44 +8,6 @@ import ReplicaModel
 // MARK: Users and channels
 
 extension ChatStore {
-    /// Writes a user or channel row under the version rule; with `force` the row is written even
-    /// when it is not newer (local optimistic edits and reverts).
-    static func upsert<Entity: StoredEntity>(_ entity: Entity, force: Bool = false, in db: Database, coding: StoreCoding)
-        throws -> UpsertOutcome
-    {
-        let rows = Entity.rows
-        try Validation.validateStoredIdentifier(entity.id, field: rows.idField)
-        if let hidden = ModerationRows.hiddenOutcome(of: entity) { return hidden }
-        let outcome = try db.upsert(
-            try db.cachedStatement(sql: force ? Entity.forceUpsertSQL : Entity.upsertSQL), try rows.arguments(entity, coding: coding))
-        if outcome == .unchanged, let metadata = entity.metadata {
-            try MetadataColumns.refresh(metadata, table: rows.table, key: ["id": entity.id], eTag: entity.eTag, in: db)
-        }
-        return outcome
-    }
-
-    /// Writes a user; `force` as in ``upsert(_:force:in:coding:)``.
-    static func upsert(user: User, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        try upsert(user, force: force, in: db, coding: coding)
-    }
-
-    /// Writes a channel; `force` as in ``upsert(_:force:in:coding:)``.
-    static func upsert(channel: Channel, force: Bool = false, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        try upsert(channel, force: force, in: db, coding: coding)
-    }
-
-    /// Makes sure a row exists for a user or channel known only by id (memberships, messages),
-    /// without replacing a fuller stored version.
-    static func ensure<Entity: StoredEntity>(_ entity: Entity, in db: Database, coding: StoreCoding) throws {
-        if ModerationRows.hiddenOutcome(of: entity) != nil { return }
-        if entity.eTag == nil, entity.updated == nil {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(Entity.rows.table) (id, type) VALUES (?, ?)")
-                .execute(arguments: [entity.id, entity.type])
-        } else {
-            _ = try upsert(entity, in: db, coding: coding)
-        }
-    }
-
     /// Applies a real-time change set to the stored object (``patch(user:)``, ``patch(channel:)``).
     private func patch<Entity: StoredEntity>(_ changeset: ObjectChangeset<Entity>) async throws(StoreError) -> PatchResult {
         try await write { db in
@@ -55,7 +17,7 @@ extension ChatStore {
             guard let row = try Row.fetchOne(db, sql: select, arguments: [changeset.id]) else { return .notFound }
             let stored = try rows.read(row, at: 0, coding: coding)
             guard let patched = changeset.apply(to: stored) else { return .ignored }
-            return try Self.upsert(patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
+            return try RowUpserts<Custom>.upsert(patched, in: db, coding: coding) == .unchanged ? .ignored : .applied
         }
     }
 
@@ -72,7 +34,7 @@ extension ChatStore {
         _ objects: [Entity], batchSize: Int, onBatch: (@Sendable (LoadBatchResult) -> Void)?
     ) async throws -> LoadReport {
         try await loadInBatches(objects, batchSize: batchSize, onBatch: onBatch) { db, coding, object, batch in
-            batch.result.record(try Self.upsert(object, in: db, coding: coding))
+            batch.result.record(try RowUpserts<Custom>.upsert(object, in: db, coding: coding))
         }
     }
 
@@ -116,24 +78,6 @@ extension ChatStore {
 // MARK: Memberships
 
 extension ChatStore {
-    static func upsert(member: Member, force: Bool, in db: Database, coding: StoreCoding) throws -> UpsertOutcome {
-        if let hidden = try ModerationRows.hiddenOutcome(of: member, in: db) { return hidden }
-        try ensure(member.channel, in: db, coding: coding)
-        try ensure(member.user, in: db, coding: coding)
-        var values: [(any DatabaseValueConvertible)?] = [member.channelId, member.userId]
-        values += try member.columnValues(coding: coding)
-        values += [member.updated?.description, member.updated?.nanoseconds, member.eTag]
-        values += MetadataColumns.values(member.metadata)
-        values += [member.isPresent, try coding.json(member.presenceState)]
-        let arguments = StatementArguments(values)
-        let outcome = try db.upsert(try db.cachedStatement(sql: force ? MemberSQL.forceUpsert : MemberSQL.upsert), arguments)
-        if outcome == .unchanged, let metadata = member.metadata {
-            try MetadataColumns.refresh(
-                metadata, table: "members", key: ["channel_id": member.channelId, "user_id": member.userId], eTag: member.eTag, in: db)
-        }
-        return outcome
-    }
-
     /// Inserts or updates memberships. Their channel and user are stored too: full objects by the
     /// newer-wins rule, id-only ones only when nothing is stored yet.
     ///
@@ -145,7 +89,7 @@ extension ChatStore {
         onBatch: (@Sendable (LoadBatchResult) -> Void)? = nil
     ) async throws -> LoadReport {
         try await loadInBatches(members, batchSize: batchSize, onBatch: onBatch) { db, coding, member, batch in
-            batch.result.record(try Self.upsert(member: member, force: forceWrite, in: db, coding: coding))
+            batch.result.record(try RowUpserts<Custom>.upsert(member: member, force: forceWrite, in: db, coding: coding))
         }
     }
 
@@ -159,7 +103,7 @@ extension ChatStore {
                     channelId: changeset.channelId, userId: changeset.userId, db: db, coding: coding)
             else { return .notFound }
             guard let patched = changeset.apply(to: stored) else { return .ignored }
-            let outcome = try Self.upsert(member: patched, force: false, in: db, coding: coding)
+            let outcome = try RowUpserts<Custom>.upsert(member: patched, force: false, in: db, coding: coding)
             return outcome == .unchanged ? .ignored : .applied
         }
     }
@@ -222,7 +166,7 @@ extension ChatStore {
                 try String.fetchOne(db, sql: "SELECT value FROM replica_settings WHERE key = 'objects.backend'")
             }
         } catch {
-            throw Self.storeError(error)
+            throw StoreError.wrapping(error)
         }
     }
 
@@ -249,7 +193,7 @@ extension ChatStore {
                     return nil
                 }
             } catch {
-                throw Self.storeError(error)
+                throw StoreError.wrapping(error)
             }
         }
         if let stored, stored != name { throw StoreError.objectBackendMismatch(stored: stored, configured: name) }

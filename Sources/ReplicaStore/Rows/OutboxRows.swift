@@ -28,7 +28,23 @@ package struct NewOutboxRow: Sendable {
 
 // Row access to the `outbox` table. Which state an op moves to, and when, is decided by the
 // outbox in the Replicator module; these only read and write rows.
-extension StoreTransaction {
+/// The outbox rows of one transaction (`outbox`): read ops by id, lane, state or target, insert, save and delete them.
+///
+/// Reached through the transaction (`tx.outbox`); lives only as long as it.
+package struct OutboxTable<Custom: ChatCustomData> {
+    package typealias User = ChatUser<Custom.User>
+    package typealias Channel = ChatChannel<Custom.Channel>
+    package typealias Member = ChatMember<Custom>
+    package typealias Message = ChatMessage<Custom.Message>
+    typealias Store = ChatStore<Custom>
+
+    /// The transaction these rows are read and written in.
+    let tx: StoreTransaction<Custom>
+    var db: Database { tx.db }
+    var coding: StoreCoding { tx.coding }
+}
+
+extension OutboxTable {
     /// The op with `id`, or nil.
     package func op(id: String) throws -> OutboxEntry? {
         try OutboxEntry.fetchAll(db, where: "op_id = ?", arguments: [id]).first

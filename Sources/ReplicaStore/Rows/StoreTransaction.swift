@@ -43,19 +43,19 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// same eTag changes nothing); with it the row is replaced whatever it holds.
     @discardableResult
     package func upsert(user: User, force: Bool = false) throws -> UpsertOutcome {
-        try Store.upsert(user: user, force: force, in: db, coding: coding)
+        try RowUpserts<Custom>.upsert(user: user, force: force, in: db, coding: coding)
     }
 
     /// Writes a channel, as ``upsert(user:force:)`` writes a user.
     @discardableResult
     package func upsert(channel: Channel, force: Bool = false) throws -> UpsertOutcome {
-        try Store.upsert(channel: channel, force: force, in: db, coding: coding)
+        try RowUpserts<Custom>.upsert(channel: channel, force: force, in: db, coding: coding)
     }
 
     /// Writes a user or channel, as ``upsert(user:force:)`` writes a user.
     @discardableResult
     package func upsert<Entity: StoredEntity>(_ entity: Entity, force: Bool = false) throws -> UpsertOutcome {
-        try Store.upsert(entity, force: force, in: db, coding: coding)
+        try RowUpserts<Custom>.upsert(entity, force: force, in: db, coding: coding)
     }
 
     /// Deletes a user's or channel's row (its memberships go with it).
@@ -111,13 +111,13 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// Writes a membership; `force` as in ``upsert(user:force:)``.
     @discardableResult
     package func upsert(member: Member, force: Bool) throws -> UpsertOutcome {
-        try Store.upsert(member: member, force: force, in: db, coding: coding)
+        try RowUpserts<Custom>.upsert(member: member, force: force, in: db, coding: coding)
     }
 
     /// Deletes a membership row.
     package func deleteMember(channelId: String, userId: String) throws {
         if let channel = ChatModeration.restrictedChannel(ofModerationChannel: channelId) {
-            try write(restriction: ChannelRestriction(userId: userId, channelId: channel, ban: false, mute: false))
+            try moderation.write(restriction: ChannelRestriction(userId: userId, channelId: channel, ban: false, mute: false))
             return
         }
         try db.cachedStatement(sql: "DELETE FROM members WHERE channel_id = ? AND user_id = ?").execute(arguments: [channelId, userId])
@@ -173,13 +173,45 @@ package final class StoreTransaction<Custom: ChatCustomData> {
         let statement = try messageUpsert ?? db.cachedStatement(sql: MessageSQL.upsert)
         messageUpsert = statement
         do {
-            return try Store.upsert(message: message, localSequence: next, in: db, coding: coding, statement: statement)
+            return try RowUpserts<Custom>.upsert(message: message, localSequence: next, in: db, coding: coding, statement: statement)
         } catch {
             messageUpsert = nil
             throw error
         }
     }
 
+    // MARK: Tables
+
+    /// The message rows (`tx.messages.message(id:)`); ``upsert(message:)`` stays here.
+    package var messages: MessageTable<Custom> { MessageTable(tx: self) }
+    /// The message-action rows; ``upsert(action:)`` stays here.
+    package var messageActions: MessageActionTable<Custom> { MessageActionTable(tx: self) }
+    /// The outbox rows.
+    package var outbox: OutboxTable<Custom> { OutboxTable(tx: self) }
+    /// The file rows.
+    package var files: FileTable<Custom> { FileTable(tx: self) }
+    /// The moderation rows.
+    package var moderation: ModerationTable<Custom> { ModerationTable(tx: self) }
+
+}
+
+/// The message rows of one transaction (`messages`): where a message is, its delivery, its edits and deletion.
+///
+/// Reached through the transaction (`tx.messages`); lives only as long as it.
+package struct MessageTable<Custom: ChatCustomData> {
+    package typealias User = ChatUser<Custom.User>
+    package typealias Channel = ChatChannel<Custom.Channel>
+    package typealias Member = ChatMember<Custom>
+    package typealias Message = ChatMessage<Custom.Message>
+    typealias Store = ChatStore<Custom>
+
+    /// The transaction these rows are read and written in.
+    let tx: StoreTransaction<Custom>
+    var db: Database { tx.db }
+    var coding: StoreCoding { tx.coding }
+}
+
+extension MessageTable {
     /// Whether a message with this id is stored.
     package func messageExists(id: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM messages WHERE id = ?"), arguments: [id]) == true
@@ -309,6 +341,9 @@ package final class StoreTransaction<Custom: ChatCustomData> {
             ).map { (row: Row) -> (Int64, String) in (row[0], row[1]) }, uniquingKeysWith: { a, _ in a })
     }
 
+}
+
+extension StoreTransaction {
     // MARK: Snapshots
 
     /// An object as op rows keep it (`base_snapshot`): compact JSON with sorted keys; nil for nil.

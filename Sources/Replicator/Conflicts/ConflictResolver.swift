@@ -38,7 +38,7 @@ struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
         var report = ConflictReport()
         // Only the conflicted rows: a started replica settles on every conflict it meets, and the
         // outbox may hold thousands of unsent ops.
-        let conflicted = try await store.reading { try $0.ops(states: [.conflict]) }
+        let conflicted = try await store.reading { try $0.outbox.ops(states: [.conflict]) }
         for entry in conflicted {
             do {
                 try await settleAutomatically(entry, report: &report)

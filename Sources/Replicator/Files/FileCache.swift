@@ -90,14 +90,14 @@ public actor FileCache<Custom: ChatCustomData> {
     /// Whether `file` of `channel` is in the cache now, for this cache's crypto configuration.
     public func isCached(_ file: ChatFile, channel: String) async throws -> Bool {
         guard let id = file.id else { return false }
-        return try await store.reading { try $0.cachedFile(channel: channel, id: id, name: file.name, crypto: self.crypto) } != nil
+        return try await store.reading { try $0.files.cachedFile(channel: channel, id: id, name: file.name, crypto: self.crypto) } != nil
     }
 
     /// Deletes the file `id` named `name` from `channel`'s storage on PubNub (its messages stay in
     /// history; the server's grants decide), and every cached copy of it.
     public func deleteFile(id: String, name: String, channel: String) async throws {
         try await client.files.deleteFile(channel: channel, id: id, name: name)
-        let removed = try await store.transaction { try $0.removeCachedFile(channel: channel, id: id) }
+        let removed = try await store.transaction { try $0.files.removeCachedFile(channel: channel, id: id) }
         for localName in removed {
             store.attachments.remove(localName, in: .cache)
             store.attachments.remove(localName, in: .outgoing)
@@ -106,12 +106,12 @@ public actor FileCache<Custom: ChatCustomData> {
 
     private func cachedData(channel: String, id: String, name: String) async throws -> Data? {
         let now = clock.now, crypto = crypto
-        guard let entry = try await store.reading({ try $0.cachedFile(channel: channel, id: id, name: name, crypto: crypto) })
+        guard let entry = try await store.reading({ try $0.files.cachedFile(channel: channel, id: id, name: name, crypto: crypto) })
         else { return nil }
         // A hit is a read; its use is written at most once a minute per file (eviction needs the
         // order of uses, not their exact times), so reading from the cache costs no commit.
         if entry.lastUsed.map({ now.timeIntervalSince($0) >= Self.touchInterval }) ?? true {
-            try await store.transaction { try $0.touchCachedFile(entry, now: now) }
+            try await store.transaction { try $0.files.touchCachedFile(entry, now: now) }
         }
         // A sent file's bytes may still be in `outgoing` (a kill before they moved).
         do {
@@ -139,8 +139,8 @@ public actor FileCache<Custom: ChatCustomData> {
         let now = clock.now, cap = maximumBytes
         let entry = CachedFile(fileId: id, name: name, channelId: channel, crypto: crypto, size: data.count, localName: localName)
         let evicted = try await store.transaction { tx -> [String] in
-            try tx.addCachedFile(entry, now: now)
-            return try tx.evictCachedFiles(toAtMost: cap)
+            try tx.files.addCachedFile(entry, now: now)
+            return try tx.files.evictCachedFiles(toAtMost: cap)
         }
         for name in evicted {
             store.attachments.remove(name, in: .cache)

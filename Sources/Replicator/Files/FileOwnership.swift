@@ -49,12 +49,12 @@ enum FileOwnership {
             guard let id = file.id, (try? Validation.validateFileId(id)) != nil,
                   (try? Validation.validateFileName(file.name, own: false)) != nil
             else { continue }
-            if let upload = try tx.upload(ofFile: id, channel: channel), upload.messageId == messageId, upload.timetoken == timetoken {
+            if let upload = try tx.files.upload(ofFile: id, channel: channel), upload.messageId == messageId, upload.timetoken == timetoken {
                 orphans.append(FileOrphan(channelId: channel, fileId: id, name: file.name))
                 continue
             }
             // A stored older message naming it: this one is a copy or a forward.
-            if let first = try tx.firstMessage(naming: id, channel: channel), let firstTimetoken = first.timetoken,
+            if let first = try tx.files.firstMessage(naming: id, channel: channel), let firstTimetoken = first.timetoken,
                firstTimetoken < timetoken
             {
                 continue

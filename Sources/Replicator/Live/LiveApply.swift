@@ -119,7 +119,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
                     } catch {
                         // One event the model refuses never stops the others; its channel is pulled again.
                         // A failing store stops them all.
-                        if ChatStore<Custom>.isStorageFailure(error) { throw error }
+                        if StoreError.isStorageFailure(error) { throw error }
                         result.unreadableChannels.insert(envelope.channel)
                         result.applied.append(envelope.record(kind: "unreadable", subject: "-", outcome: "skipped: \(error)"))
                         logger.warning("skipped a live event the model refuses", metadata: [
@@ -144,7 +144,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
             context.serverTime.stored(messages: stored)
             return applied
         } catch {
-            throw ChatStore<Custom>.storeError(error)
+            throw StoreError.wrapping(error)
         }
     }
 
@@ -169,7 +169,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
                 result.applied.append(record)
                 return
             }
-            let outcome = try tx.write(restriction: restriction)
+            let outcome = try tx.moderation.write(restriction: restriction)
             if outcome != .unchanged { result.objectsChanged += 1 }
             // Recorded on the user's own channel: the hidden channel is named to nobody.
             var record = envelope.record(
@@ -201,7 +201,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
             guard let messageTT = Int64(exactly: action.messageTimetoken.rawValue) else {
                 throw LiveEventError(reason: "message timetoken \(action.messageTimetoken) out of range")
             }
-            let messageId = try tx.messageIds(channel: channel, window: messageTT...messageTT)[messageTT]
+            let messageId = try tx.messages.messageIds(channel: channel, window: messageTT...messageTT)[messageTT]
             var outcome: String
             if try LocalOverlay(tx: tx).overridesReaction(
                 serverSays: event.added, channel: channel, messageId: messageId, type: action.type, value: action.value,
@@ -216,7 +216,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
                 model.messageId = messageId
                 outcome = try tx.upsert(action: model) == .unchanged ? "unchanged" : "inserted"
             } else {
-                let removed = try tx.deleteAction(
+                let removed = try tx.messageActions.deleteAction(
                     channel: channel, messageTimetoken: action.messageTimetoken, type: action.type, value: action.value,
                     userId: action.uuid)
                 outcome = removed ? "removed" : "unchanged"
@@ -362,7 +362,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
             guard let owner = ChatModeration.muteListOwner(ofId: id), owner == currentUser else {
                 return ("user-set", id, "unchanged")
             }
-            let stored = try tx.serverMuteList(owner: owner)
+            let stored = try tx.moderation.serverMuteList(owner: owner)
             let muted = fields["custom"].map { ChatModeration.mutedUsers(fromCustom: $0) } ?? stored?.muted ?? []
             let list = StoredMuteList(muted: muted, updated: updated ?? stored?.updated, eTag: eTag ?? stored?.eTag)
             return ("mute-list-set", owner, try overlay.applyServer(muteList: list, owner: owner) ? "updated" : "unchanged")

@@ -218,7 +218,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     package func stepWaitingOutBusyStore() async throws -> Step {
         do {
             return try await step()
-        } catch where ChatStore<Custom>.isBusy(error) {
+        } catch where StoreError.isBusy(error) {
             logger.warning("the store is busy (another process holds its write lock); waiting", metadata: [
                 "error": "\(Self.reason(error))",
             ])
@@ -469,7 +469,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     }
 
     /// Whether an error ends ``run()``: the store failed.
-    static func stopsRun(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
+    static func stopsRun(_ error: any Error) -> Bool { StoreError.isStorageFailure(error) }
 
     func set(_ new: LiveState) {
         guard new != state else { return }

@@ -9,7 +9,7 @@ extension LocalOverlay {
     /// the unsent writes of the list over it. Returns whether the list the app sees changed.
     @discardableResult
     func applyServer(muteList: StoredMuteList?, owner: String) throws -> Bool {
-        if let muteList, let stored = try tx.serverMuteList(owner: owner) {
+        if let muteList, let stored = try tx.moderation.serverMuteList(owner: owner) {
             // The version rule of every object: an older version (an event that arrives after
             // our own write's answer) or the same eTag changes nothing.
             func version(_ list: StoredMuteList) -> (updated: ISOTimestamp?, eTag: String?) {
@@ -17,10 +17,10 @@ extension LocalOverlay {
             }
             guard VersionDecision(incoming: version(muteList), stored: version(stored)) == .apply else { return false }
         }
-        let before = try tx.shownMutes(owner: owner)
-        try tx.setServerMuteList(owner: owner, muteList)
-        try tx.setShownMutes(owner: owner, muteList?.muted ?? [])
+        let before = try tx.moderation.shownMutes(owner: owner)
+        try tx.moderation.setServerMuteList(owner: owner, muteList)
+        try tx.moderation.setShownMutes(owner: owner, muteList?.muted ?? [])
         try reapplyPending(target: OutboxKeys.muteList(owner))
-        return try tx.shownMutes(owner: owner) != before
+        return try tx.moderation.shownMutes(owner: owner) != before
     }
 }

@@ -51,7 +51,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// is still queued on it (the local side wins until the op is sent). Returns whether it was removed.
     func serverLacks(_ table: ObjectTable, id: String) throws -> Bool {
         let target = table == .users ? OutboxKeys.user(id) : OutboxKeys.channel(id)
-        guard try tx.latestOp(target: target) == nil else { return false }
+        guard try tx.outbox.latestOp(target: target) == nil else { return false }
         if table == .users { try tx.deleteUser(id: id) } else { try tx.deleteChannel(id: id) }
         return true
     }
@@ -62,7 +62,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// stay (deleting it would delete them).
     func serverExpired(_ table: ObjectTable, id: String) throws -> Bool {
         let target = table == .users ? OutboxKeys.user(id) : OutboxKeys.channel(id)
-        guard try tx.latestOp(target: target) == nil else { return false }
+        guard try tx.outbox.latestOp(target: target) == nil else { return false }
         if try tx.hasMemberships(table, id: id) {
             try tx.demoteToBare(table, id: id)
             return true
@@ -72,7 +72,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
 
     /// A complete membership listing no longer has this membership: removed unless a local op is queued on it.
     func serverLacks(channelId: String, userId: String) throws -> Bool {
-        guard try tx.latestOp(target: OutboxKeys.member(channelId, userId)) == nil else { return false }
+        guard try tx.outbox.latestOp(target: OutboxKeys.member(channelId, userId)) == nil else { return false }
         try tx.deleteMember(channelId: channelId, userId: userId)
         return true
     }
@@ -81,7 +81,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// live action event may not undo (read-your-writes for message actions).
     func pendingReactions(channel: String, currentUser: String) throws -> PendingReactions {
         var adds = Set<String>(), removes = Set<String>()
-        for op in try tx.ops(kinds: [.addReaction, .removeReaction]) where op.operation.channel == channel {
+        for op in try tx.outbox.ops(kinds: [.addReaction, .removeReaction]) where op.operation.channel == channel {
             guard let reaction = op.operation.reaction else { continue }
             let key = OutboxKeys.reaction(reaction.messageId, reaction.type, reaction.value)
             if op.kind == .addReaction { adds.insert(key) } else { removes.insert(key) }
@@ -169,9 +169,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
         func snapshot<T: Decodable>(_ type: T.Type) throws -> T? { try tx.decodeSnapshot(T.self, of: entry) }
         switch entry.operation {
         case .send(let send):
-            try tx.deleteUnsentMessage(id: send.messageId)
+            try tx.messages.deleteUnsentMessage(id: send.messageId)
         case .addReaction(let reaction):
-            try tx.deleteUnsentActions(messageId: reaction.messageId, type: reaction.type, value: reaction.value)
+            try tx.messageActions.deleteUnsentActions(messageId: reaction.messageId, type: reaction.type, value: reaction.value)
         case .removeReaction:
             if let action = try snapshot(ChatMessageAction.self) { try tx.upsert(action: action) }
         case .setMembership(let channel, let user, _), .removeMembership(let channel, let user):
@@ -198,7 +198,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
             break
         case .setMuteList(let owner, _):
             // The server's list comes back (the other unsent ones are laid over it below).
-            try tx.setShownMutes(owner: owner, try tx.serverMuteList(owner: owner)?.muted ?? [])
+            try tx.moderation.setShownMutes(owner: owner, try tx.moderation.serverMuteList(owner: owner)?.muted ?? [])
         case .hardDelete:
             // The message as it was stored when it was deleted comes back.
             if let message = try snapshot(Message.self) { try tx.upsert(message: message) }
@@ -233,8 +233,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// The unsent ops on one membership, oldest first: its own ops and the batches of read
     /// positions (mark all read) that name it.
     func pendingOps(channel: String, user: String) throws -> [OutboxEntry] {
-        let own = try tx.ops(target: OutboxKeys.member(channel, user))
-        let batches = try tx.ops(target: OutboxKeys.readPositions(user)).filter { $0.readPositions?.mark(in: channel) != nil }
+        let own = try tx.outbox.ops(target: OutboxKeys.member(channel, user))
+        let batches = try tx.outbox.ops(target: OutboxKeys.readPositions(user)).filter { $0.readPositions?.mark(in: channel) != nil }
         return (own + batches).sorted { $0.seq < $1.seq }
     }
 
@@ -257,7 +257,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// Re-applies the optimistic changes of the ops still queued on `target`, oldest first, so the
     /// local object keeps showing the user's own unsent edits.
     func reapplyPending(target: String) throws {
-        for op in try tx.ops(target: target) { try apply(op) }
+        for op in try tx.outbox.ops(target: target) { try apply(op) }
     }
 
     /// Re-applies one queued op's optimistic change to the store.
@@ -278,12 +278,12 @@ struct LocalOverlay<Custom: ChatCustomData> {
         case .removeMembership(let channel, let user):
             try tx.deleteMember(channelId: channel, userId: user)
         case .hardDelete(_, let messageId, _, _):
-            try tx.deleteMessage(id: messageId)
+            try tx.messages.deleteMessage(id: messageId)
         case .setMuteList(let owner, let muted):
             // The op's change over what shows now (the server's list, earlier ops), as it
             // will be applied to the server's list when sent.
             let change = try tx.decodeSnapshot(MuteListChange.self, of: op)
-            try tx.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.shownMutes(owner: owner)) } ?? muted)
+            try tx.moderation.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.moderation.shownMutes(owner: owner)) } ?? muted)
         case .send, .addReaction, .removeReaction, .mention, .receipt, .report, .invite, .push, .readPositions:
             // Nothing local, or (a batch of read positions) laid over each membership by ``reapplyPending(channel:user:)``.
             break
@@ -305,7 +305,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     /// write changed the row and an op is queued (an unchanged row still shows them).
     private func overlay(_ target: String, after outcome: UpsertOutcome, always: Bool = false) throws -> Applied {
         if !always {
-            guard outcome != .unchanged, try tx.latestOp(target: target) != nil else {
+            guard outcome != .unchanged, try tx.outbox.latestOp(target: target) != nil else {
                 return Applied(outcome: outcome, overlaid: false)
             }
         }

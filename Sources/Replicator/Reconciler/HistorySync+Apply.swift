@@ -76,7 +76,7 @@ extension HistorySync {
             if let newest = messages.lazy.compactMap(\.timetoken).max() { context.serverTime.stored(messages: [newest]) }
             return applied
         } catch {
-            throw ChatStore<Custom>.storeError(error)
+            throw StoreError.wrapping(error)
         }
     }
 }

@@ -61,8 +61,8 @@ enum ServerMessages<Custom: ChatCustomData> {
             do {
                 if try tx.write(userEvent: event) == .inserted { result.events += 1 } else { result.unchanged += 1 }
                 // An earlier version kept it as a raw message of the channel: that row goes.
-                if let timetoken = message.timetoken { try tx.deleteMessage(id: MessageIdentity.derivedId(channel: message.channelId, timetoken: timetoken)) }
-            } catch let error as StoreError where !ChatStore<Custom>.isStorageFailure(error) {
+                if let timetoken = message.timetoken { try tx.messages.deleteMessage(id: MessageIdentity.derivedId(channel: message.channelId, timetoken: timetoken)) }
+            } catch let error as StoreError where !StoreError.isStorageFailure(error) {
                 logger.warning("skipped an event of the user's channel the store refused", metadata: ["error": "\(error)"])
                 result.skipped += 1
             }
@@ -93,7 +93,7 @@ enum ServerMessages<Custom: ChatCustomData> {
             if message.contentType != Reconciler<Custom>.undecryptableContentType, holder.contentType == Reconciler<Custom>.undecryptableContentType {
                 // The payload stored undecryptable reads now (the right key came): the message it
                 // holds replaces the marked row, on a pull, a live event or `decryptPending()` alike.
-                try tx.deleteMessage(id: holder.id)
+                try tx.messages.deleteMessage(id: holder.id)
                 lookups.removed(holder.id)
             } else {
                 logger.warning("skipped a message whose timetoken another stored message holds", metadata: [
@@ -163,7 +163,7 @@ struct ServerMessageLookups {
     init<Custom: ChatCustomData>(prefetching messages: [ChatMessage<Custom.Message>], tx: StoreTransaction<Custom>) throws {
         try self.init(prefetching: messages.compactMap { message in message.timetoken.map { (message.channelId, $0) } }, tx: tx)
         // Which stored message each payload id names (MessageIdentity), for the page at once.
-        let found = try tx.messagePlaces(ids: messages.map(\.id))
+        let found = try tx.messages.messagePlaces(ids: messages.map(\.id))
         for message in messages { places.updateValue(found[message.id], forKey: message.id) }
     }
 
@@ -178,20 +178,20 @@ struct ServerMessageLookups {
             windows[channel] = min(window?.lowerBound ?? value, value)...max(window?.upperBound ?? value, value)
         }
         for (channel, window) in windows {
-            for row in try tx.messageHolders(channel: channel, window: window) {
+            for row in try tx.messages.messageHolders(channel: channel, window: window) {
                 let place = Place(channel: channel, timetoken: row.timetoken)
                 holders[place, default: []].append(Holder(id: row.id, contentType: row.contentType))
                 placeOf[row.id] = place
             }
         }
         let prefix = OutboxKeys.hardDeletePrefix
-        hardDeletes = Set(try tx.opTargets(prefix: prefix).map { String($0.dropFirst(prefix.count)) })
+        hardDeletes = Set(try tx.outbox.opTargets(prefix: prefix).map { String($0.dropFirst(prefix.count)) })
     }
 
     /// Where the stored message `id` is (nil: none is stored), as the batch left it.
     mutating func place<Custom: ChatCustomData>(of id: String, tx: StoreTransaction<Custom>) throws -> MessageIdentity.Place? {
         if let known = places[id] { return known }
-        let place = try tx.messagePlace(id: id)
+        let place = try tx.messages.messagePlace(id: id)
         places[id] = place
         return place
     }

@@ -178,7 +178,7 @@ struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
     private func pullMemberships() async throws -> ObjectSyncResult {
         let user = userId
         // Restrictions written by events from here on are newer than the listing.
-        let mark = try await store.reading { try $0.restrictionMark() }
+        let mark = try await store.reading { try $0.moderation.restrictionMark() }
         let (members, skipped) = try await pageAll("memberships:\(user)") { [objects] page async throws(WireError) in
             try await objects.memberships(of: .user(user), channels: nil, page, as: Custom.self)
         }
@@ -344,7 +344,7 @@ extension ObjectSync {
                 if try overlay.serverLacks(channelId: channel, userId: user) { result.removed += 1 }
             }
             if case .user(let user) = side, let restrictionMark {
-                result.updated += try tx.replaceRestrictions(user: user, listed: listed, since: restrictionMark, complete: complete)
+                result.updated += try tx.moderation.replaceRestrictions(user: user, listed: listed, since: restrictionMark, complete: complete)
             }
             return result
         }

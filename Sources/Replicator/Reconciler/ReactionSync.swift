@@ -99,7 +99,7 @@ extension ReactionSync {
         return try await store.storeTransaction { tx in
             var result = ReactionSyncResult()
             let pending = try LocalOverlay(tx: tx).pendingReactions(channel: channel, currentUser: currentUser)
-            let ids = try tx.messageIds(channel: channel, window: low...high)
+            let ids = try tx.messages.messageIds(channel: channel, window: low...high)
             func overridden(_ key: ReactionKey, serverSays present: Bool) -> Bool {
                 pending.overrides(
                     serverSays: present, messageId: ids[key.messageTimetoken], type: key.type, value: key.value, user: key.user)
@@ -111,14 +111,14 @@ extension ReactionSync {
                 remote[ReactionKey(messageTimetoken: value, type: action.type, value: action.value, user: action.userId)] = action
             }
             var local: [ReactionKey: (rowId: Int64, actionTimetoken: Int64?)] = [:]
-            for row in try tx.actions(channel: channel, window: low...high) {
+            for row in try tx.messageActions.actions(channel: channel, window: low...high) {
                 local[ReactionKey(messageTimetoken: row.messageTimetoken, type: row.type, value: row.value, user: row.userId)] =
                     (row.rowId, row.actionTimetoken)
             }
             for (key, stored) in local where remote[key] == nil {
                 if overridden(key, serverSays: false) { result.keptPending += 1; continue }
                 if let tt = stored.actionTimetoken, tt >= snapshotValue { result.keptPending += 1; continue }
-                try tx.deleteAction(rowId: stored.rowId)
+                try tx.messageActions.deleteAction(rowId: stored.rowId)
                 result.removed += 1
             }
             for (key, action) in remote {

@@ -131,7 +131,7 @@ extension ReconcilerPart {
 
     /// Whether a failed pull must stop the whole sync: the store itself failed (disk full, I/O
     /// error), so nothing more can be recorded.
-    static func stopsSync(_ error: any Error) -> Bool { ChatStore<Custom>.isStorageFailure(error) }
+    static func stopsSync(_ error: any Error) -> Bool { StoreError.isStorageFailure(error) }
 
     /// Whether the request never left the device.
     static func isOffline(_ error: WireError) -> Bool { error.retryability == .notSent }

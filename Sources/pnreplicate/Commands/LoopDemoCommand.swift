@@ -52,7 +52,7 @@ struct LoopDemoCommand: ReportingCommand {
         b.transport.use(FaultPlan(seed: seed, profile: .offline))
         await server.remoteEditChannel(id: "general", fields: ["name": "General (web)"])
         clock.advance(by: 1)
-        for text in ["on my way", "5 minutes", "here"] { _ = try await a.outbox.send(text: text, to: "general") }
+        for text in ["on my way", "5 minutes", "here"] { _ = try await a.outbox.messages.send(text: text, to: "general") }
         let welcome = try await a.store.fetch(a.store.queries.messages(inChannel: "general"))[0]
         _ = try await a.outbox.messages.addReaction("👍", toMessage: welcome.id)
         var rename = ChannelEdit<FlatCustom>()

@@ -59,7 +59,7 @@ extension Outbox {
             // A store error (disk full, I/O error) stops the drain rather than retry an op whose
             // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
             // backoff. Either way the request may have been sent, so a publish is probed next time.
-            if ChatStore<Custom>.isStorageFailure(error) {
+            if StoreError.isStorageFailure(error) {
                 storeFailed(error)
             } else {
                 logger.warning("outbox attempt failed; retrying after a backoff", metadata: ["op": "\(entry.id)", "error": "\(error)"])
@@ -83,7 +83,7 @@ extension Outbox {
         if entry.state == .ambiguous {
             let verdict: ProbeVerdict
             do {
-                verdict = try await probe(entry)
+                verdict = try await probes.probe(entry)
             } catch let error as WireError {
                 // The probe itself failed: the op is still ambiguous, whatever the failure says.
                 await recordWireFailure(entry, error, keepAmbiguous: true)
@@ -145,7 +145,7 @@ extension Outbox {
             return try await uploadFiles(entry, shape: shape, resolved: &resolved)
         }
         if entry.kind.traits.needsMessageTimetoken {
-            resolved.messageTimetoken = try await messageTimetoken(of: entry)
+            resolved.messageTimetoken = try await probes.messageTimetoken(of: entry)
             guard resolved.messageTimetoken != nil else {
                 let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
                 await reschedule(entry, state: .pending, minimumWait: 0, failure: failure, serverFailure: false)
@@ -153,7 +153,7 @@ extension Outbox {
             }
         }
         if entry.kind == .removeReaction {
-            resolved.actionTimetoken = try await actionTimetoken(of: entry, messageTimetoken: resolved.messageTimetoken)
+            resolved.actionTimetoken = try await probes.actionTimetoken(of: entry, messageTimetoken: resolved.messageTimetoken)
             if resolved.actionTimetoken == nil {
                 // Not on the server: nothing to remove.
                 try await complete(entry, .none)
@@ -171,7 +171,7 @@ extension Outbox {
         {
             // The backend's membership writes carry no If-Match (App Context): compare the server's
             // version with the edit's base first.
-            switch try await membershipPrecheck(entry) {
+            switch try await probes.membershipPrecheck(entry) {
             case .proceed:
                 break
             case .applied(let membership):
@@ -195,7 +195,7 @@ extension Outbox {
             resolved.membershipSets = plan.sets
         }
         if case .setMuteList(let owner, _) = entry.operation {
-            resolved.serverMuted = try await serverMuteList(of: owner)
+            resolved.serverMuted = try await probes.serverMuteList(of: owner)
         }
         if case .invite(let notice) = entry.operation {
             // The pending membership went first (same lane); when the invitee turned out to be a
@@ -210,13 +210,13 @@ extension Outbox {
             // Made only where none exists (a conversation's channel): an existing one is kept as
             // the server has it, as the Chat SDK's `getChannel` before `createChannel` does.
             resolved.ifMatch = nil
-            if let existing = try await existingChannel(entry.operation.channel ?? "") {
+            if let existing = try await probes.existingChannel(entry.operation.channel ?? "") {
                 try await complete(entry, .channel(existing))
                 return false
             }
         }
         if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
-            let eTag = try await remoteETag(of: entry)
+            let eTag = try await probes.remoteETag(of: entry)
             entry.baseETag = eTag
             resolved.ifMatch = eTag
             try await rebase(entry.id, baseETag: eTag)
@@ -335,7 +335,7 @@ extension Outbox {
     /// The unsent invitation event queued after a membership op (same channel and user).
     private func unsentInvite(of entry: OutboxEntry) async throws -> OutboxEntry? {
         guard let channel = entry.operation.channel, let user = entry.operation.user else { return nil }
-        return try await store.reading { try $0.ops(target: OutboxKeys.invite(channel, user)).first { $0.state == .pending } }
+        return try await store.reading { try $0.outbox.ops(target: OutboxKeys.invite(channel, user)).first { $0.state == .pending } }
     }
 
     /// A membership from the object backend's answer, in the store's custom type (the user by id).
@@ -392,12 +392,12 @@ extension Outbox {
                 var completion = Completion.none
                 if entry.kind == .addReaction {
                     // 409: this user's reaction is already there. Find its timetoken for a later removal.
-                    let tt = try? await findAction(entry, messageTimetoken: try await messageTimetoken(of: entry))
+                    let tt = try? await probes.findAction(entry, messageTimetoken: try await probes.messageTimetoken(of: entry))
                     completion = .reaction(tt ?? nil)
                 }
                 try await complete(entry, completion)
             } catch {
-                if ChatStore<Custom>.isStorageFailure(error) {
+                if StoreError.isStorageFailure(error) {
                     storeFailed(error)
                 } else {
                     logger.warning("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
@@ -419,7 +419,7 @@ extension Outbox {
             try await commit { _ = try $0.parkForToken(fingerprint: fingerprint, reason: reason, now: now) }
         } catch is CancellationError {
         } catch {
-            if ChatStore<Custom>.isStorageFailure(error) { storeFailed(error) }
+            if StoreError.isStorageFailure(error) { storeFailed(error) }
         }
     }
 
@@ -433,7 +433,7 @@ extension Outbox {
             }
         } catch is CancellationError {
         } catch {
-            if ChatStore<Custom>.isStorageFailure(error) { storeFailed(error) }
+            if StoreError.isStorageFailure(error) { storeFailed(error) }
         }
     }
 
@@ -465,15 +465,6 @@ extension Outbox {
         } catch {
             storeFailed(error)
         }
-    }
-}
-
-extension Outbox {
-    /// The server's mute list of `owner` now (one `GET`; none is an empty list): a mute list write
-    /// applies its change to it (``OutboxRequests``).
-    func serverMuteList(of owner: String) async throws -> [String] {
-        let remote = try await objects.user(id: ChatModeration.muteListId(of: owner), as: JSONValue.self)
-        return remote.map { ChatModeration.mutedUsers(fromCustom: $0.custom) } ?? []
     }
 }
 

@@ -74,20 +74,20 @@ struct LaneHead: Sendable {
 
     /// Reads the head's parent state in `tx`.
     static func of<C: ChatCustomData>(_ entry: OutboxEntry, in tx: StoreTransaction<C>) throws -> LaneHead {
-        LaneHead(entry: entry, parentState: try entry.dependsOn.flatMap { try tx.opState(id: $0) })
+        LaneHead(entry: entry, parentState: try entry.dependsOn.flatMap { try tx.outbox.opState(id: $0) })
     }
 }
 
 extension Outbox {
     /// The head (first pending, ambiguous or in-flight op) of every lane.
     func laneHeads() async throws -> [LaneHead] {
-        try await store.reading { tx in try tx.laneHeads(states: OutboxState.live).map { try LaneHead.of($0, in: tx) } }
+        try await store.reading { tx in try tx.outbox.laneHeads(states: OutboxState.live).map { try LaneHead.of($0, in: tx) } }
     }
 
     /// The head of one lane, or nil when it has nothing left to send.
     func laneHead(_ lane: String) async throws -> LaneHead? {
         try await store.reading { tx in
-            try tx.laneHead(lane: lane, states: OutboxState.live).map { try LaneHead.of($0, in: tx) }
+            try tx.outbox.laneHead(lane: lane, states: OutboxState.live).map { try LaneHead.of($0, in: tx) }
         }
     }
 
@@ -115,11 +115,11 @@ extension Outbox {
     /// drain a long queue: `docs/store.md`, "Disk space").
     private func drainNow(until deadline: Date?) async throws -> DrainReport {
         isDraining = true
-        _ = store.takeWALPeak()
+        _ = store.maintenance.takeWALPeak()
         defer { isDraining = false }
         var report = try await drainLanes(until: deadline)
-        await store.truncateWALIfLarge()
-        report.peakWALBytes = store.takeWALPeak()
+        await store.maintenance.truncateWALIfLarge()
+        report.peakWALBytes = store.maintenance.takeWALPeak()
         return report
     }
 
@@ -130,14 +130,14 @@ extension Outbox {
         let lease = try await acquireLease(until: deadline)
         defer { lease.release() }
         // Holding the lease, an op still in flight was left by a process that died mid-request.
-        if try await store.reading({ try !$0.ops(states: [.inflight]).isEmpty }) {
+        if try await store.reading({ try !$0.outbox.ops(states: [.inflight]).isEmpty }) {
             let now = clock.now
             let recovered = try await commit { try $0.recoverAbandoned(now: now) }
             logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
         }
         do {
             try await releaseTokenWaits()
-        } catch where ChatStore<Custom>.isStorageFailure(error) {
+        } catch where StoreError.isStorageFailure(error) {
             throw OutboxError.storeFailed("\(error)")
         }
         while true {
@@ -187,7 +187,7 @@ extension Outbox {
         if client.access.waitingFor != nil {
             report.waitingForToken = report.remaining
         } else {
-            report.waitingForToken = try await store.reading { try $0.ops(states: [.pending, .ambiguous]) }.filter(\.waitsForToken).count
+            report.waitingForToken = try await store.reading { try $0.outbox.ops(states: [.pending, .ambiguous]) }.filter(\.waitsForToken).count
         }
         return report
     }
@@ -198,17 +198,17 @@ extension Outbox {
         var logged = false
         while true {
             do {
-                if let lease = try store.tryAcquireDrainLease() { return lease }
-            } catch where ChatStore<Custom>.isStorageFailure(error) {
+                if let lease = try store.maintenance.tryAcquireDrainLease() { return lease }
+            } catch where StoreError.isStorageFailure(error) {
                 throw OutboxError.storeFailed("\(error)")
             }
             let now = clock.now
             if let deadline, now >= deadline {
-                throw OutboxError.drainLeaseHeld(path: store.drainLeasePath ?? "-", holder: store.drainLeaseHolder())
+                throw OutboxError.drainLeaseHeld(path: store.maintenance.drainLeasePath ?? "-", holder: store.maintenance.drainLeaseHolder())
             }
             if !logged {
                 logger.warning("another process is sending this store's outbox; waiting", metadata: [
-                    "pid": "\(store.drainLeaseHolder().map(String.init) ?? "?")",
+                    "pid": "\(store.maintenance.drainLeaseHolder().map(String.init) ?? "?")",
                 ])
                 logged = true
             }
@@ -245,7 +245,7 @@ extension Outbox {
     func releaseTokenWaits() async throws {
         let generation = client.access.generation
         guard tokenGenerationSeen != generation else { return }
-        guard try await store.reading({ try $0.ops(states: [.pending, .ambiguous]).contains(where: \.waitsForToken) }) else {
+        guard try await store.reading({ try $0.outbox.ops(states: [.pending, .ambiguous]).contains(where: \.waitsForToken) }) else {
             tokenGenerationSeen = generation
             return
         }

@@ -23,7 +23,7 @@ public struct OutgoingFile: Sendable, Hashable {
     /// A file from disk.
     ///
     /// ```swift
-    /// try await outbox.send(files: [OutgoingFile(url: photo)], text: "look", to: "general")
+    /// try await outbox.messages.send(files: [OutgoingFile(url: photo)], text: "look", to: "general")
     /// ```
     public init(url: URL, name: String? = nil, mimeType: String? = nil) {
         source = .file(url)
@@ -48,125 +48,13 @@ public struct OutgoingFile: Sendable, Hashable {
 // outcome is unknown is never trusted: it is redone under a new id and the old id becomes an
 // orphan, deleted from PubNub after the drain.
 extension Outbox {
-    /// Stores a pending message with `files` and queues its send, as one op.
-    ///
-    /// - Parameters:
-    ///   - shape: ``ReplicaStore/FileShape/fileMessage`` (one file; the core SDKs' file message,
-    ///     the default) or ``ReplicaStore/FileShape/chatText`` (the Chat SDK's: a text message
-    ///     listing the files).
-    /// - Throws: ``OutboxError/invalidFile(_:)`` for an unreadable, empty or too large file (5 MiB
-    ///   once encrypted: ``PubNubWire/FileLimits/maxUploadBytes``), before anything is stored.
-    public func send(
-        files: [OutgoingFile], text: String = "", to channel: String, shape: FileShape = .fileMessage,
-        meta: JSONValue? = nil, customMessageType: String? = nil
-    ) async throws -> OutboxReceipt<Message> {
-        guard !files.isEmpty else { throw OutboxError.invalidFile("no file to send") }
-        if shape == .fileMessage, files.count != 1 { throw OutboxError.invalidFile("a file message carries one file; use the chatText shape for \(files.count)") }
-        guard files.count <= ChatFile.maxFilesPerMessage else { throw OutboxError.invalidFile("at most \(ChatFile.maxFilesPerMessage) files per message") }
-        try Validation.validateStoredIdentifier(channel, field: "channel")
-        let opId = Self.newOpId(), now = clock.now
-        var rows: [FileUploadRow] = []
-        var written: [String] = []
-        do {
-            for (position, file) in files.enumerated() {
-                let bytes = try checkedBytes(of: file)
-                let localName = "\(opId)-\(position)"
-                try store.attachments.write(bytes, as: localName, in: .outgoing)
-                written.append(localName)
-                rows.append(FileUploadRow(
-                    opId: opId, position: position, channelId: channel, name: file.name, mimeType: file.mimeType,
-                    size: bytes.count, localName: localName))
-            }
-            var message = try Message(
-                id: RandomIdentifier.uuidV4(), text: text, contentType: shape == .chatText ? ChatSDKFormat.textContentType : nil,
-                createdAt: ISOTimestamp(date: now), userId: userId, channelId: channel)
-            message.customMessageType = customMessageType
-            message.files = rows.map { $0.chatFile(url: nil) }
-            let outgoing = message, fileRows = rows
-            return try await commit {
-                try $0.enqueueSend(opId: opId, message: outgoing, meta: meta, files: (shape, fileRows), now: now)
-            }
-        } catch {
-            // Nothing was queued: the copies go (a kill here leaves them to the area's sweep).
-            for name in written { store.attachments.remove(name, in: .outgoing) }
-            throw error
-        }
-    }
-
-    /// Attaches a file to the draft of `key`: its bytes are copied into the attachment area now,
-    /// and sending the draft (``send(draft:meta:)``) uploads them in the Chat SDK's shape.
-    /// Throws ``OutboxError/invalidFile(_:)`` as ``send(files:text:to:shape:meta:customMessageType:)`` does.
-    @discardableResult
-    public func attach(_ file: OutgoingFile, toDraft key: DraftKey) async throws -> MessageDraft {
-        let bytes = try checkedBytes(of: file)
-        let localName = "draft-\(RandomIdentifier.uuidV4())"
-        try store.attachments.write(bytes, as: localName, in: .outgoing)
-        let attached = DraftFile(name: file.name, mimeType: file.mimeType, size: bytes.count, localName: localName)
-        do {
-            return try await store.editDraft(key) { draft in
-                guard draft.files.count < ChatFile.maxFilesPerMessage else {
-                    throw OutboxError.invalidFile("at most \(ChatFile.maxFilesPerMessage) files per message")
-                }
-                draft.files.append(attached)
-            }
-        } catch {
-            store.attachments.remove(localName, in: .outgoing)
-            throw error
-        }
-    }
-
-    /// Removes the files named `name` from the draft of `key` (all of them when nil); their copies
-    /// leave the attachment area at the next sweep.
-    @discardableResult
-    public func detach(fileNamed name: String? = nil, fromDraft key: DraftKey) async throws -> MessageDraft {
-        try await store.editDraft(key) { draft in draft.files.removeAll { name == nil || $0.name == name } }
-    }
-
-    /// The bytes of `file`, checked: a good name, readable, within the upload limit once encrypted,
-    /// not empty when it will be encrypted.
-    private func checkedBytes(of file: OutgoingFile) throws -> Data {
-        do {
-            try Validation.validateFileName(file.name, own: true)
-        } catch {
-            throw OutboxError.invalidFile("\(error)")
-        }
-        let bytes = try Self.readBytes(of: file)
-        let uploaded = client.files.uploadedSize(ofPlaintext: bytes.count)
-        guard uploaded <= FileLimits.maxUploadBytes else {
-            throw OutboxError.invalidFile("\(file.name) is \(bytes.count) bytes (\(uploaded) uploaded); the limit is \(FileLimits.maxUploadBytes)")
-        }
-        guard !bytes.isEmpty || client.crypto == nil else { throw OutboxError.invalidFile("\(file.name) is empty (an empty file cannot be encrypted)") }
-        return bytes
-    }
-
-    private static func readBytes(of file: OutgoingFile) throws -> Data {
-        switch file.source {
-        case .data(let data):
-            return data
-        case .file(let url):
-            if let kind = StoreError.irregularKind(at: url.path) {
-                throw OutboxError.invalidFile("\(url.path) is a \(kind), not a regular file: only a regular file's bytes can be sent")
-            }
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
-            guard let size else { throw OutboxError.invalidFile("cannot read \(url.path)") }
-            guard size <= FileLimits.maxUploadBytes else {
-                throw OutboxError.invalidFile("\(url.lastPathComponent) is \(size) bytes; the limit is \(FileLimits.maxUploadBytes)")
-            }
-            do {
-                return try Data(contentsOf: url)
-            } catch {
-                throw OutboxError.invalidFile("cannot read \(url.path): \(error.localizedDescription)")
-            }
-        }
-    }
-
     // MARK: The upload steps
 
     /// Runs the steps a send with files has not finished and gives the request its files; false
     /// when a step failed (the op was rescheduled or parked).
     func uploadFiles(_ entry: OutboxEntry, shape: FileShape, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
         let files = client.files
-        var rows = try await store.reading { try $0.fileUploads(opId: entry.id) }
+        var rows = try await store.reading { try $0.files.fileUploads(opId: entry.id) }
         guard !rows.isEmpty else {
             await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the send's files are missing from the store"))
             return false
@@ -189,14 +77,14 @@ extension Outbox {
                 row.expiresAt = ticket.expiration
                 let started = row
                 try await store.transaction { tx in
-                    if let orphan { try tx.addFileOrphan(orphan) }
-                    try tx.updateFileUpload(started)
+                    if let orphan { try tx.files.addFileOrphan(orphan) }
+                    try tx.files.updateFileUpload(started)
                 }
                 drainReport.attempts += 1
                 try await files.upload(ticket, bytes: bytes, contentType: row.mimeType)
                 row.uploaded = true
                 let done = row
-                try await store.transaction { try $0.updateFileUpload(done) }
+                try await store.transaction { try $0.files.updateFileUpload(done) }
                 rows[index] = row
             } catch let error as WireError {
                 await recordFileStepFailure(entry, error)
@@ -208,7 +96,7 @@ extension Outbox {
                 // The Chat SDK's `store=0` file event: marked first, so it is sent at most once.
                 rows[index].eventSent = true
                 let row = rows[index]
-                try await store.transaction { try $0.updateFileUpload(row) }
+                try await store.transaction { try $0.files.updateFileUpload(row) }
                 do {
                     drainReport.attempts += 1
                     _ = try await files.publishFile(PublishFileRequest(
@@ -226,7 +114,7 @@ extension Outbox {
         // Written on every attempt, not only one that ran a step: a kill after the last upload's
         // commit and before this write must not leave the sent message without its files' ids.
         if let messageId = entry.operation.messageId {
-            try await store.transaction { try $0.setMessageFiles(messageId: messageId, shown) }
+            try await store.transaction { try $0.files.setMessageFiles(messageId: messageId, shown) }
         }
         return true
     }
@@ -260,7 +148,7 @@ extension Outbox {
     func cleanUpFiles() async {
         if !sweptAttachments {
             sweptAttachments = true
-            if let keep = try? await store.reading({ tx in (try tx.outgoingFileNames(), try tx.cachedFileNames()) }),
+            if let keep = try? await store.reading({ tx in (try tx.files.outgoingFileNames(), try tx.files.cachedFileNames()) }),
                let drafts = try? await store.fetch(store.queries.drafts())
             {
                 // Drafts' files wait in `outgoing` until the draft is sent or they are detached.
@@ -268,7 +156,7 @@ extension Outbox {
                 store.attachments.sweep(keeping: [.outgoing: all, .cache: all])
             }
         }
-        guard let orphans = try? await store.reading({ try $0.fileOrphans() }), !orphans.isEmpty else { return }
+        guard let orphans = try? await store.reading({ try $0.files.fileOrphans() }), !orphans.isEmpty else { return }
         var listings: [String: FileOwnership.Listing] = [:]
         for orphan in orphans {
             // A few tries, backing off as the outbox does: an orphan left is tried after the next drain.
@@ -311,10 +199,10 @@ extension Outbox {
                 }
                 let goneForGood = gone
                 let evicted = try? await store.transaction { tx -> [String] in
-                    try tx.removeFileOrphan(orphan)
+                    try tx.files.removeFileOrphan(orphan)
                     guard goneForGood else { return [] }
-                    try tx.forgetUpload(ofFile: orphan.fileId, channel: orphan.channelId)
-                    return try tx.removeCachedFile(channel: orphan.channelId, id: orphan.fileId)
+                    try tx.files.forgetUpload(ofFile: orphan.fileId, channel: orphan.channelId)
+                    return try tx.files.removeCachedFile(channel: orphan.channelId, id: orphan.fileId)
                 }
                 for name in evicted ?? [] {
                     store.attachments.remove(name, in: .cache)
@@ -323,6 +211,6 @@ extension Outbox {
                 break
             }
         }
-        drainReport.orphanedFiles = (try? await store.reading { try $0.fileOrphans().count }) ?? 0
+        drainReport.orphanedFiles = (try? await store.reading { try $0.files.fileOrphans().count }) ?? 0
     }
 }

@@ -15,9 +15,30 @@ enum ProbeVerdict {
     case changedElsewhere(String)
 }
 
-// An op whose last attempt may have arrived (ambiguous) is probed before it is sent again: the
-// probe reads the server to decide whether the op is done, must be sent, or met a conflict.
+/// The outbox's reads of the server: an op whose last attempt may have arrived (ambiguous) is
+/// probed before it is sent again, to decide whether it is done, must be sent, or met a conflict;
+/// a membership write is checked first; an action's or a message's timetoken is looked up
+/// (`outbox.probes`).
+///
+/// It holds no state: every answer comes from the store or the server, so it runs anywhere.
+struct OutboxProbes<Custom: ChatCustomData>: Sendable {
+    let store: ChatStore<Custom>
+    let client: PubNubClient
+    let objects: any ObjectBackend
+    let options: OutboxOptions
+
+    /// The user whose ops are probed (the client's).
+    var userId: String { client.configuration.userId }
+}
+
 extension Outbox {
+    /// The outbox's reads of the server (``OutboxProbes``).
+    nonisolated var probes: OutboxProbes<Custom> {
+        OutboxProbes(store: store, client: client, objects: objects, options: options)
+    }
+}
+
+extension OutboxProbes {
     // MARK: Probes
 
     /// Looks for an ambiguous op's effect before anything is resent.
@@ -60,7 +81,7 @@ extension Outbox {
     private func probePublish(_ entry: OutboxEntry, in channel: String, messageId: String?) async throws -> ProbeVerdict {
         let since = (entry.firstAttemptAt ?? entry.createdAt).addingTimeInterval(-options.probeLookback)
         var floor = try Timetoken(date: max(since, Date(timeIntervalSince1970: 0)))
-        if let messageId, let earlier = try await store.reading({ try $0.newestEarlierTimetoken(messageId: messageId) }),
+        if let messageId, let earlier = try await store.reading({ try $0.outbox.newestEarlierTimetoken(messageId: messageId) }),
            earlier > floor
         {
             floor = Timetoken(rawValue: earlier.rawValue + 1)
@@ -169,7 +190,7 @@ extension Outbox {
 
     /// The stored timetoken of a message (nil while it is pending or when it is not stored).
     static func storedTimetoken(ofMessage id: String, in store: ChatStore<Custom>) async throws -> Timetoken? {
-        try await store.reading { try $0.messageLocation(id: id)?.timetoken }
+        try await store.reading { try $0.messages.messageLocation(id: id)?.timetoken }
     }
 
     func messageTimetoken(of entry: OutboxEntry) async throws -> Timetoken? {
@@ -202,5 +223,14 @@ extension Outbox {
             return try await objects.user(id: entry.operation.user ?? "", as: JSONValue.self)?.eTag
         }
         return try await objects.channel(id: entry.operation.channel ?? "", as: JSONValue.self)?.eTag
+    }
+}
+
+extension OutboxProbes {
+    /// The server's mute list of `owner` now (one `GET`; none is an empty list): a mute list write
+    /// applies its change to it (``OutboxRequests``).
+    func serverMuteList(of owner: String) async throws -> [String] {
+        let remote = try await objects.user(id: ChatModeration.muteListId(of: owner), as: JSONValue.self)
+        return remote.map { ChatModeration.mutedUsers(fromCustom: $0.custom) } ?? []
     }
 }

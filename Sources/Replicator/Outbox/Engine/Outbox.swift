@@ -35,7 +35,7 @@ public struct OutboxOptions: Sendable {
 ///
 /// ```swift
 /// let outbox = Outbox(store: store, client: client)
-/// let receipt = try await outbox.send(text: "hi", to: "general")
+/// let receipt = try await outbox.messages.send(text: "hi", to: "general")
 /// Task { try await outbox.run() }
 /// let outcome = await outbox.completion(of: receipt.opId!)
 /// ```
@@ -158,9 +158,9 @@ public actor Outbox<Custom: ChatCustomData> {
     private nonisolated func recoverAbandonedOps() {
         guard !store.isReadOnly else { return }
         do {
-            guard let lease = try store.tryAcquireDrainLease() else { return }
+            guard let lease = try store.maintenance.tryAcquireDrainLease() else { return }
             defer { lease.release() }
-            guard try store.readingNow({ try !$0.ops(states: [.inflight]).isEmpty }) else { return }
+            guard try store.readingNow({ try !$0.outbox.ops(states: [.inflight]).isEmpty }) else { return }
             let now = clock.now
             let recovered = try store.transactionNow { try OpTransaction($0).recoverAbandoned(now: now) }
             logger.info("in-flight outbox ops from an earlier run are now ambiguous", metadata: ["count": "\(recovered)"])
@@ -184,111 +184,6 @@ public actor Outbox<Custom: ChatCustomData> {
 
     /// The current user: the author of sends and reactions.
     public nonisolated var userId: String { client.configuration.userId }
-
-    // MARK: Enqueue
-
-    /// Stores a pending message and queues its publish. The message's `id` travels in the payload
-    /// and the op id in `meta.pnr_op`.
-    ///
-    /// - Parameters:
-    ///   - meta: publish metadata; must be a JSON object when given.
-    ///   - customMessageType: PubNub's `custom_message_type` (3-50 characters of `A-Z a-z 0-9 - _`,
-    ///     ``ReplicaModel/ModelValidationError/invalidCustomMessageType(_:)`` otherwise), stored with
-    ///     the message and sent with its publish.
-    public func send(
-        text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil,
-        custom: Custom.Message? = nil, meta: JSONValue? = nil, customMessageType: String? = nil
-    ) async throws -> OutboxReceipt<Message> {
-        var message = try Message(
-            id: RandomIdentifier.uuidV4(), text: text, contentType: contentType, content: content, custom: custom,
-            createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
-        message.customMessageType = customMessageType
-        let opId = Self.newOpId(), now = clock.now, outgoing = message
-        return try await commit { try $0.enqueueSend(opId: opId, message: outgoing, meta: meta, now: now) }
-    }
-
-    /// Stores many pending messages and queues their publishes in **one transaction**: all of them
-    /// or, when any is refused, none (the error is that message's, as ``send(text:to:contentType:content:custom:meta:)``
-    /// would throw it). Use it for imports and bulk sends: one commit instead of one per message.
-    /// They are published in the given order within each channel, like single sends.
-    ///
-    /// ```swift
-    /// let receipts = try await outbox.send(many: lines.map { OutgoingMessage(text: $0, to: "import") })
-    /// ```
-    ///
-    /// Memory and the transaction grow with the batch: cut very large imports into batches of a few
-    /// thousand (`pnreplicate send --count` commits every 10,000).
-    public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
-        let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
-        let prepared = try messages.map { outgoing in
-            var message = try Message(
-                id: RandomIdentifier.uuidV4(), text: outgoing.text, contentType: outgoing.contentType,
-                content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
-                channelId: outgoing.channel)
-            message.customMessageType = outgoing.customMessageType
-            return (message, outgoing.meta, Self.newOpId())
-        }
-        return try await commit { ops in
-            try prepared.map { message, meta, opId in try ops.enqueueSend(opId: opId, message: message, meta: meta, now: now) }
-        }
-    }
-
-    /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
-    ///
-    /// One transaction queues the message (the draft rendered as `[text](pn-user://id)` links,
-    /// published as `{"type":"text","text":…,"files":[]}` beside pnreplicate's own fields, with the
-    /// draft's quote in `meta.quotedMessage`), queues one mention event per mentioned user (each
-    /// published to the channel named after the user, once the message has its timetoken), and
-    /// deletes the stored draft of `key`: a crash leaves either the draft or the queued message,
-    /// never both and never neither.
-    ///
-    /// A draft with a thread root (`key.threadRoot`) is sent to the thread's channel
-    /// (``ReplicaModel/ChatSDKFormat/threadChannel(of:root:)``); the first reply the store knows
-    /// of also adds the Chat SDK's `threadRootId` action to the root message.
-    ///
-    /// ```swift
-    /// let key = DraftKey(channelId: "general")
-    /// let receipt = try await outbox.send(draft: key)  // the draft stored under `key`
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - key: where the draft belongs; its stored draft is sent and deleted.
-    ///   - meta: the app's publish meta; must be a JSON object when given.
-    /// - Throws: ``OutboxError/emptyDraft(_:)`` when there is no text to send,
-    ///   ``OutboxError/threadRootNotFound(channel:timetoken:)`` for a reply to a message the store
-    ///   does not hold, and the errors of ``send(text:to:contentType:content:custom:meta:)``.
-    ///   Nothing is queued and the stored draft is kept.
-    public func send(draft key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil) async throws
-        -> DraftSendReceipt<Message>
-    {
-        try await sendDraft(nil, key: key, custom: custom, meta: meta)
-    }
-
-    /// Sends `draft` (the one the UI holds) as ``send(draft:custom:meta:)`` sends a stored one,
-    /// and deletes the stored draft of `key` in the same transaction.
-    ///
-    /// ```swift
-    /// var draft = MessageDraft()
-    /// try draft.insertText(offset: 0, text: "Hi Alice")
-    /// try draft.addMention(offset: 3, length: 5, target: .user("alice"))
-    /// _ = try await outbox.send(draft: draft, in: DraftKey(channelId: "general"))
-    /// ```
-    public func send(draft: MessageDraft, in key: DraftKey, custom: Custom.Message? = nil, meta: JSONValue? = nil)
-        async throws -> DraftSendReceipt<Message>
-    {
-        try await sendDraft(draft, key: key, custom: custom, meta: meta)
-    }
-
-    private func sendDraft(_ draft: MessageDraft?, key: DraftKey, custom: Custom.Message?, meta: JSONValue?) async throws
-        -> DraftSendReceipt<Message>
-    {
-        let opId = Self.newOpId(), messageId = RandomIdentifier.uuidV4(), now = clock.now, userId = userId
-        return try await commit {
-            try $0.enqueueDraftSend(
-                draft, key: key, opId: opId, messageId: messageId, userId: userId, custom: custom, meta: meta,
-                opIds: Self.newOpId, now: now)
-        }
-    }
 
     // MARK: Failures
 

@@ -180,7 +180,7 @@ extension Outbox {
                         if let known = entry.operation.messageTimetoken {
                             resolved.messageTimetoken = known
                         } else {
-                            resolved.messageTimetoken = try await Outbox.storedTimetoken(
+                            resolved.messageTimetoken = try await OutboxProbes.storedTimetoken(
                                 ofMessage: entry.operation.messageId ?? "", in: store)
                         }
                     }
@@ -211,7 +211,7 @@ extension Outbox {
         /// The upload steps of a send with files and the files its publish would name.
         static func fileSteps(_ entry: OutboxEntry, shape: FileShape, outbox: Outbox) async throws -> ([PlannedStep], [ChatFile]) {
             let files = outbox.client.files, opId = entry.id
-            let rows = try await outbox.store.reading { try $0.fileUploads(opId: opId) }
+            let rows = try await outbox.store.reading { try $0.files.fileUploads(opId: opId) }
             var steps: [PlannedStep] = []
             for row in rows {
                 let size = "\(row.size) bytes, \(files.uploadedSize(ofPlaintext: row.size)) uploaded"

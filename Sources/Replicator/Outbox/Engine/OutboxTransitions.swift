@@ -63,7 +63,7 @@ final class OpTransaction<Custom: ChatCustomData> {
 
     /// The op with `id`; throws ``OutboxError/opNotFound(_:)`` when it is gone.
     func existing(_ id: String) throws -> OutboxEntry {
-        guard let entry = try tx.op(id: id) else { throw OutboxError.opNotFound(id) }
+        guard let entry = try tx.outbox.op(id: id) else { throw OutboxError.opNotFound(id) }
         return entry
     }
 
@@ -72,12 +72,12 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// Marks an op in flight (one more attempt) when it is pending or ambiguous; nil when it is
     /// gone or in another state (discarded or settled meanwhile).
     func markInflight(_ id: String, now: Date) throws -> OutboxEntry? {
-        guard var entry = try tx.op(id: id), entry.state == .pending || entry.state == .ambiguous else { return nil }
+        guard var entry = try tx.outbox.op(id: id), entry.state == .pending || entry.state == .ambiguous else { return nil }
         entry.state = .inflight
         entry.attempts += 1
         entry.firstAttemptAt = entry.firstAttemptAt ?? now
         entry.updatedAt = now
-        try tx.save(entry)
+        try tx.outbox.save(entry)
         changes.events.append(.sending(opId: id, attempt: entry.attempts))
         return entry
     }
@@ -86,7 +86,7 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// lane's head, due, not waiting on a parent, and one whose request needs nothing looked up
     /// (``Outbox/sendsAsIs(_:)``). Nil leaves the lane as it is (the drain reads it again).
     func startNext(lane: String, now: Date) throws -> MarkedOp? {
-        guard let entry = try tx.laneHead(lane: lane, states: OutboxState.live) else { return nil }
+        guard let entry = try tx.outbox.laneHead(lane: lane, states: OutboxState.live) else { return nil }
         guard Outbox<Custom>.sendsAsIs(entry), OutboxWait.of(head: try LaneHead.of(entry, in: tx), now: now) == .ready,
               let inflight = try markInflight(entry.id, now: now)
         else { return nil }
@@ -99,15 +99,15 @@ final class OpTransaction<Custom: ChatCustomData> {
     func recordFailure(
         _ id: String, state: OutboxState, retryAt: Date?, failure: OutboxFailure, serverFailure: Bool, now: Date
     ) throws {
-        guard var entry = try tx.op(id: id) else { return }
+        guard var entry = try tx.outbox.op(id: id) else { return }
         entry.state = state
         entry.nextAttemptAt = retryAt
         entry.lastFailure = failure
         entry.serverFailures += serverFailure ? 1 : 0
         entry.updatedAt = now
-        try tx.save(entry)
+        try tx.outbox.save(entry)
         if let send = entry.operation.send {
-            try tx.setDelivery(messageId: send.messageId, to: state == .dead ? .failed : .pending)
+            try tx.messages.setDelivery(messageId: send.messageId, to: state == .dead ? .failed : .pending)
         }
         switch state {
         case .dead:
@@ -129,11 +129,11 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// so no live process is sending them) may have arrived: they become `ambiguous`, to be
     /// probed before any resend. Returns how many.
     func recoverAbandoned(now: Date) throws -> Int {
-        let abandoned = try tx.ops(states: [.inflight])
+        let abandoned = try tx.outbox.ops(states: [.inflight])
         for var entry in abandoned {
             entry.state = .ambiguous
             entry.updatedAt = now
-            try tx.save(entry)
+            try tx.outbox.save(entry)
             changes.events.append(.ambiguous(
                 opId: entry.id, at: entry.nextAttemptAt ?? now,
                 failure: OutboxFailure(errorClass: .outcomeUnknown, message: "left in flight by a process that stopped")))
@@ -144,11 +144,11 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// Rebases a conflicted edit on the server's version: a new base eTag and the `rebase` flag
     /// cleared. The fields are left alone (an enqueue may have merged more into them meanwhile).
     func rebase(_ id: String, baseETag: String?, now: Date) throws {
-        guard var entry = try tx.op(id: id) else { return }
+        guard var entry = try tx.outbox.op(id: id) else { return }
         entry.rebase = false
         entry.baseETag = baseETag
         entry.updatedAt = now
-        try tx.save(entry)
+        try tx.outbox.save(entry)
     }
 
     // MARK: Completion
@@ -156,7 +156,7 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// The op reached PubNub: its result is written to the local object and the op leaves the
     /// outbox, in this transaction.
     func complete(_ entry: OutboxEntry, _ result: OpResult<Custom>, userId: String) throws {
-        try tx.deleteOp(id: entry.id)
+        try tx.outbox.deleteOp(id: entry.id)
         var timetoken: Timetoken?
         switch result {
         case .published(let tt):
@@ -167,16 +167,16 @@ final class OpTransaction<Custom: ChatCustomData> {
                 // another stored message holds is wrong (a broken or hostile server), and taking
                 // it would make two messages one. Not believed: the op turns ambiguous and its
                 // probe finds what the server really holds.
-                if let holder = try tx.messageId(channel: channel, timetoken: tt, other: messageId) {
+                if let holder = try tx.messages.messageId(channel: channel, timetoken: tt, other: messageId) {
                     throw OutboxError.timetokenTaken(channel: channel, timetoken: tt, heldBy: holder)
                 }
-                try tx.markSent(messageId: messageId, timetoken: tt)
-                try tx.finishFileUploads(opId: entry.id, messageId: messageId, timetoken: tt)
+                try tx.messages.markSent(messageId: messageId, timetoken: tt)
+                try tx.files.finishFileUploads(opId: entry.id, messageId: messageId, timetoken: tt)
             }
         case .reaction(let tt):
             timetoken = tt
             if let tt, case .addReaction(let reaction) = entry.operation {
-                try tx.setActionTimetoken(
+                try tx.messageActions.setActionTimetoken(
                     messageId: reaction.messageId, type: reaction.type, value: reaction.value, userId: userId,
                     actionTimetoken: tt)
             }
@@ -206,7 +206,7 @@ final class OpTransaction<Custom: ChatCustomData> {
             if case .hardDelete(let channel, let messageId, let timetoken, let preserveFiles) = entry.operation {
                 if preserveFiles {
                     // Its files stay; no later message can be the one they were uploaded for.
-                    try tx.forgetUploads(ofMessage: messageId)
+                    try tx.files.forgetUploads(ofMessage: messageId)
                 } else {
                     try deleteFiles(ofDeletedMessage: entry, id: messageId, channel: channel, timetoken: timetoken)
                 }
@@ -226,16 +226,16 @@ final class OpTransaction<Custom: ChatCustomData> {
         else { return }
         let orphans = try FileOwnership.orphans(
             ofDeleted: id, channel: channel, timetoken: timetoken, files: files.compactMap { ChatFile(wire: $0) }, tx: tx)
-        for orphan in orphans { try tx.addFileOrphan(orphan) }
+        for orphan in orphans { try tx.files.addFileOrphan(orphan) }
     }
 
     /// A pull found our pending publish on the server: the op is finished by the page that holds it.
     func completeByPull(messageId: String, timetoken: Timetoken) throws -> String? {
-        guard let op = try tx.ops(target: OutboxKeys.message(messageId)).first(where: { $0.kind == .send }) else {
+        guard let op = try tx.outbox.ops(target: OutboxKeys.message(messageId)).first(where: { $0.kind == .send }) else {
             return nil
         }
-        try tx.deleteOp(id: op.id)
-        try tx.finishFileUploads(opId: op.id, messageId: messageId, timetoken: timetoken)
+        try tx.outbox.deleteOp(id: op.id)
+        try tx.files.finishFileUploads(opId: op.id, messageId: messageId, timetoken: timetoken)
         changes.events.append(.sent(opId: op.id, timetoken: timetoken))
         changes.finish(op.id, .sent(timetoken: timetoken))
         return op.id
@@ -248,11 +248,11 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// removal as someone else's.
     private func rebaseLaterOps<Object: VersionedObject & Encodable>(target: String, on server: Object) throws {
         let snapshot = try tx.snapshot(server)
-        for var op in try tx.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
+        for var op in try tx.outbox.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
             op.baseETag = server.eTag
             op.baseUpdated = server.updated?.description
             op.baseSnapshot = snapshot
-            try tx.save(op)
+            try tx.outbox.save(op)
             if op.kind.traits.isRemoval { break }
         }
     }
@@ -277,10 +277,10 @@ final class OpTransaction<Custom: ChatCustomData> {
             // It is sent again now, after later messages of its channel may have gone: its place
             // in the local order moves to the end, so a later message's probe floor (earlier local
             // order) never includes it.
-            try tx.moveToEndOfLocalOrder(messageId: messageId)
-            try tx.setDelivery(messageId: messageId, to: .pending)
+            try tx.messages.moveToEndOfLocalOrder(messageId: messageId)
+            try tx.messages.setDelivery(messageId: messageId, to: .pending)
         }
-        try tx.save(entry)
+        try tx.outbox.save(entry)
         // A person chose the local edit: an open conflict entry of this op is closed with it.
         try tx.closeOpenConflicts(opId: id, with: .local, policy: "outbox retry")
         changes.events.append(.retried(opId: id))
@@ -299,10 +299,10 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// stay); wakes the drain when any moved. Returns how many moved.
     private func makeDue(now: Date, _ waits: (OutboxEntry) -> Bool) throws -> Int {
         var moved = 0
-        for var entry in try tx.ops(states: [.pending, .ambiguous]) where waits(entry) {
+        for var entry in try tx.outbox.ops(states: [.pending, .ambiguous]) where waits(entry) {
             entry.nextAttemptAt = now
             entry.updatedAt = now
-            try tx.save(entry)
+            try tx.outbox.save(entry)
             moved += 1
         }
         if moved > 0 { changes.wakesDrain = true }
@@ -321,11 +321,11 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// token is told from this one. Nothing was sent for them. Returns how many ops were marked.
     func parkForToken(fingerprint: String, reason: String, now: Date) throws -> Int {
         var parked = 0
-        for var entry in try tx.ops(states: [.pending, .ambiguous]) where !entry.waitsForToken {
+        for var entry in try tx.outbox.ops(states: [.pending, .ambiguous]) where !entry.waitsForToken {
             entry.nextAttemptAt = OutboxEntry.tokenWaitMarker
             entry.lastFailure = OutboxFailure(errorClass: .accessDenied, message: reason, token: entry.waitedUnderToken ?? fingerprint)
             entry.updatedAt = now
-            try tx.save(entry)
+            try tx.outbox.save(entry)
             parked += 1
         }
         return parked
@@ -368,13 +368,13 @@ final class OpTransaction<Custom: ChatCustomData> {
     func withdraw(_ entry: OutboxEntry, undo: Undo) throws -> [String] {
         var removed = [entry.id]
         try releaseMembershipEdits(waitingFor: entry)
-        for dependent in try tx.ops(dependingOn: entry.id) {
-            try tx.deleteOp(id: dependent.id)
+        for dependent in try tx.outbox.ops(dependingOn: entry.id) {
+            try tx.outbox.deleteOp(id: dependent.id)
             removed.append(dependent.id)
         }
-        try tx.deleteOp(id: entry.id)
+        try tx.outbox.deleteOp(id: entry.id)
         // A send with files: what it may have uploaded is deleted from PubNub after the next drain.
-        try tx.abandonFileUploads(opId: entry.id)
+        try tx.files.abandonFileUploads(opId: entry.id)
         switch undo {
         case .revert: try overlay.revert(entry)
         case .serverVersion(let remote): try overlay.storeServerVersion(remote, of: entry)
@@ -389,9 +389,9 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// holds. Its receipts keep waiting for it (and leave with it).
     private func releaseMembershipEdits(waitingFor entry: OutboxEntry) throws {
         guard entry.kind == .readPositions else { return }
-        for var dependent in try tx.ops(dependingOn: entry.id) where dependent.kind != .receipt {
+        for var dependent in try tx.outbox.ops(dependingOn: entry.id) where dependent.kind != .receipt {
             dependent.dependsOn = nil
-            try tx.save(dependent)
+            try tx.outbox.save(dependent)
         }
     }
 
@@ -434,9 +434,9 @@ final class OpTransaction<Custom: ChatCustomData> {
             entry.serverFailures = 0
             entry.updatedAt = now
             // The op is saved first: the server's version is stored and this op's edit laid over it.
-            try tx.save(entry)
+            try tx.outbox.save(entry)
             entry.baseSnapshot = try overlay.storeServerVersion(remote, of: entry)
-            try tx.save(entry)
+            try tx.outbox.save(entry)
             changes.events.append(.settled(opId: opId, resent: true, conflictId: logId))
             changes.wakesDrain = true
         }

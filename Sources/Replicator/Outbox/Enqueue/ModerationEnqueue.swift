@@ -25,8 +25,8 @@ extension OpTransaction {
         guard let channel = operation.channel else { return }
         if ChatModeration.isHidden(channel: channel) { throw OutboxError.hiddenChannel(channel) }
         guard let user = actingUser,
-              let restriction = try tx.restriction(user: user, channel: channel)
-                ?? ChatSDKFormat.threadParent(ofChannel: channel).flatMap({ try tx.restriction(user: user, channel: $0) })
+              let restriction = try tx.moderation.restriction(user: user, channel: channel)
+                ?? ChatSDKFormat.threadParent(ofChannel: channel).flatMap({ try tx.moderation.restriction(user: user, channel: $0) })
         else { return }
         let refused: Bool
         switch operation {
@@ -43,19 +43,19 @@ extension OpTransaction {
 }
 
 // The Chat SDK's moderation writes a user makes: reporting a message, muting and unmuting users.
-extension OpTransaction {
+extension OpEnqueue {
     /// Queues the report of a stored message (it must have its timetoken: the report names it),
     /// published to its channel's moderation channel as the Chat SDK's `Message.report` does.
     /// Each report is its own op; a report is never coalesced with another.
-    func enqueueReport(opId: String, messageId: String, reason: String, now: Date) throws -> OutboxReceipt<JSONValue> {
+    func report(opId: String, messageId: String, reason: String, now: Date) throws -> OutboxReceipt<JSONValue> {
         guard !reason.isEmpty else { throw ModelValidationError.missingValue(field: "reason") }
-        guard let message = try tx.message(id: messageId) else { throw OutboxError.messageNotFound(messageId) }
+        guard let message = try tx.messages.message(id: messageId) else { throw OutboxError.messageNotFound(messageId) }
         guard let timetoken = message.timetoken else { throw OutboxError.messageNotSent(messageId) }
         let body = ChatModeration.reportBody(
             text: message.shownText, reason: reason, messageTimetoken: timetoken, channel: message.channelId, author: message.userId)
         try Validation.validatePublishSize(
             message: body, channel: ChatModeration.moderationChannel(for: message.channelId), meta: ["pnr_op": .string(opId)])
-        try insert(
+        try transaction.insert(
             NewOutboxRow(.report(channel: message.channelId, messageId: messageId, body: body), opId: opId),
             id: opId, now: now)
         return OutboxReceipt(value: body, opId: opId, disposition: .enqueued)
@@ -67,7 +67,7 @@ extension OpTransaction {
     /// the change is applied to the server's list of that moment, so another device's mutes are
     /// kept. An unsent write of the list takes this change too, so mutes and unmutes made offline
     /// send one write.
-    func enqueueMuteList(opId: String, owner: String, mute: [String], unmute: [String], now: Date) throws
+    func muteList(opId: String, owner: String, mute: [String], unmute: [String], now: Date) throws
         -> OutboxReceipt<[String]>
     {
         try Validation.validateIdentifier(ChatModeration.muteListId(of: owner), field: "mute list id")
@@ -75,21 +75,21 @@ extension OpTransaction {
             try Validation.validateStoredIdentifier(user, field: "user.id")
             if ChatModeration.isHidden(user: user) { throw OutboxError.hiddenUser(user) }
         }
-        let shown = Set(try tx.shownMutes(owner: owner))
+        let shown = Set(try tx.moderation.shownMutes(owner: owner))
         // Only what changes what the user sees: muting a muted user changes nothing.
         var change = MuteListChange(muted: Set(mute).subtracting(shown), unmuted: Set(unmute).intersection(shown))
         let list = change.applied(to: shown)
         guard !change.isEmpty else { return OutboxReceipt(value: list, opId: nil, disposition: .unchanged) }
         let target = OutboxKeys.muteList(owner)
-        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .setMuteList,
+        if let latest = try tx.outbox.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .setMuteList,
            let earlier = try tx.decodeSnapshot(MuteListChange.self, of: latest)
         {
             change = earlier.then(change)
         }
-        let (id, disposition) = try insertOrReplaceWhole(
+        let (id, disposition) = try transaction.insertOrReplaceWhole(
             NewOutboxRow(.setMuteList(owner: owner, muted: list), opId: opId, baseSnapshot: try tx.snapshot(change)),
             id: opId, now: now)
-        try tx.setShownMutes(owner: owner, list)
+        try tx.moderation.setShownMutes(owner: owner, list)
         return OutboxReceipt(value: list, opId: id, disposition: disposition)
     }
 }

@@ -12,14 +12,14 @@ extension OpTransaction {
         try checkRestrictions(op.operation)
         // A create-only op stays apart: an edit merged into it would be dropped with it when the
         // object turns out to exist.
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind,
+        if var latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind,
            latest.baseETag != OutboxKeys.createOnlyBase
         {
             let added = op.operation.fields ?? [:]
             latest.operation = latest.operation.with(fields: (latest.operation.fields ?? [:]).merging(added) { _, new in new })
             latest.coalesced.append("merged edit \(id): \(added.keys.sorted().joined(separator: ", "))")
             latest.updatedAt = now
-            try tx.save(latest)
+            try tx.outbox.save(latest)
             changes.events.append(.coalesced(into: latest.id, cancelled: []))
             changes.wakesDrain = true
             return (latest.id, .merged(into: latest.id))
@@ -36,7 +36,7 @@ extension OpTransaction {
         -> [String: (id: String, disposition: OutboxDisposition)]
     {
         let target = OutboxKeys.readPositions(user)
-        var unsent = try tx.ops(target: target).filter(\.isCertainlyUnsent).sorted { $0.seq < $1.seq }
+        var unsent = try tx.outbox.ops(target: target).filter(\.isCertainlyUnsent).sorted { $0.seq < $1.seq }
         var positions = unsent.map { $0.readPositions?.marks ?? [] }
         var merged: [Int: Int] = [:], fresh: [[ReadMark]] = []
         var result: [String: (id: String, disposition: OutboxDisposition)] = [:]
@@ -63,7 +63,7 @@ extension OpTransaction {
             unsent[i].operation = .readPositions(ReadPositions(user: user, marks: positions[i]))
             unsent[i].coalesced.append("read positions of \(count) channel(s)")
             unsent[i].updatedAt = now
-            try tx.save(unsent[i])
+            try tx.outbox.save(unsent[i])
             changes.events.append(.coalesced(into: unsent[i].id, cancelled: []))
             changes.wakesDrain = true
             for mark in marks where positions[i].contains(where: { $0.channel == mark.channel }) {
@@ -83,10 +83,10 @@ extension OpTransaction {
     /// it there), otherwise the set becomes the removal.
     func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
         try checkRestrictions(op.operation)
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent,
+        if var latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent,
            let setKind = op.operation.kind.traits.replacesSet, latest.kind == setKind
         {
-            if latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase, try tx.ops(target: op.target).count == 1 {
+            if latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase, try tx.outbox.ops(target: op.target).count == 1 {
                 // The removal writes the local rows itself.
                 let removed = try withdraw(latest, undo: .keep)
                 changes.events.append(.coalesced(into: nil, cancelled: removed))
@@ -104,7 +104,7 @@ extension OpTransaction {
     /// only the newest is sent.
     func insertOrReplaceWhole(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
         try checkRestrictions(op.operation)
-        if var latest = try tx.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
+        if var latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent, latest.kind == op.operation.kind {
             latest.baseSnapshot = op.baseSnapshot
             return try replace(latest, with: op.operation, note: "replaced by \(id)", now: now)
         }
@@ -120,7 +120,7 @@ extension OpTransaction {
         latest.operation = operation
         latest.coalesced.append(note)
         latest.updatedAt = now
-        try tx.save(latest)
+        try tx.outbox.save(latest)
         changes.events.append(.coalesced(into: latest.id, cancelled: []))
         changes.wakesDrain = true
         return (latest.id, .merged(into: latest.id))
@@ -140,13 +140,13 @@ extension OpTransaction {
     /// device writes uses an id PubNub documents as invalid.
     ///
     /// A membership op queued while a batch of read positions naming its membership may still be
-    /// sent waits for that batch (``liveReadPositions(of:naming:)``): the two writes never race,
+    /// sent waits for that batch (``enqueue.liveReadPositions(of:naming:)``): the two writes never race,
     /// and the later one is based on the version the batch produced.
     func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
         var op = op
         if op.dependsOn == nil, op.operation.kind == .setMembership || op.operation.kind == .removeMembership,
            let channel = op.operation.channel, let user = op.operation.user,
-           let batch = try liveReadPositions(of: user, naming: channel)
+           let batch = try enqueue.liveReadPositions(of: user, naming: channel)
         {
             op.dependsOn = batch.id
         }
@@ -154,7 +154,7 @@ extension OpTransaction {
         if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
         try checkObjectIdentifiers(op.operation)
         try checkRestrictions(op.operation)
-        try tx.insertOp(op, id: id, now: now)
+        try tx.outbox.insertOp(op, id: id, now: now)
         changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true
     }
@@ -193,7 +193,7 @@ extension OpTransaction {
         send.operation = .send(message)
         send.coalesced.append("edited before it was sent")
         send.updatedAt = now
-        try tx.save(send)
+        try tx.outbox.save(send)
     }
 
     /// A later edit of the same message by the same user, while the earlier `edited` action
@@ -205,7 +205,7 @@ extension OpTransaction {
         latest.operation = .addReaction(reaction)
         latest.coalesced.append("merged edit \(editId)")
         latest.updatedAt = now
-        try tx.save(latest)
+        try tx.outbox.save(latest)
         changes.events.append(.coalesced(into: latest.id, cancelled: []))
         changes.wakesDrain = true
     }
@@ -215,12 +215,12 @@ extension OpTransaction {
     func queueReceipt(channelId: String, timetoken: Timetoken, after membershipOp: String, opId: String, now: Date) throws {
         try checkRestrictions(.receipt(channel: channelId, messageTimetoken: timetoken))
         let target = OutboxKeys.receipt(channelId)
-        if var latest = try tx.latestOp(target: target), latest.isCertainlyUnsent {
+        if var latest = try tx.outbox.latestOp(target: target), latest.isCertainlyUnsent {
             latest.operation = .receipt(channel: channelId, messageTimetoken: timetoken)
             latest.dependsOn = membershipOp
             latest.coalesced.append("newer read position \(timetoken)")
             latest.updatedAt = now
-            try tx.save(latest)
+            try tx.outbox.save(latest)
         } else {
             try insert(
                 NewOutboxRow(.receipt(channel: channelId, messageTimetoken: timetoken), opId: opId, dependsOn: membershipOp),
@@ -236,13 +236,13 @@ extension OpTransaction {
         var cancelled: [String] = []
         for lane in lanes {
             // An op already withdrawn as the dependent of an earlier one is gone.
-            for var op in try tx.ops(lane: lane) where !cancelled.contains(op.id) {
+            for var op in try tx.outbox.ops(lane: lane) where !cancelled.contains(op.id) {
                 if op.isCertainlyUnsent {
                     // The message and its actions leave the store with the delete.
                     cancelled += try withdraw(op, undo: .keep)
                 } else {
                     op.operation = op.operation.with(messageTimetoken: timetoken)
-                    try tx.save(op)
+                    try tx.outbox.save(op)
                 }
             }
         }

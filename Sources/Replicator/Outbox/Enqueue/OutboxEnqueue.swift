@@ -5,7 +5,7 @@ import ReplicaStore
 // Each enqueue is one write transaction: the optimistic local change and its outbox row commit
 // together or not at all. Coalescing only touches the latest op on the same target, and only
 // while that op certainly has not reached PubNub (`OutboxEntry.isCertainlyUnsent`).
-extension OpTransaction {
+extension OpEnqueue {
     typealias Message = ChatMessage<Custom.Message>
     typealias User = ChatUser<Custom.User>
     typealias Channel = ChatChannel<Custom.Channel>
@@ -13,7 +13,7 @@ extension OpTransaction {
 
     /// Stores a new pending message and its publish op; with `files`, the op uploads the files of
     /// these rows (already copied into the attachment area) and publishes them in that shape.
-    func enqueueSend(
+    func send(
         opId: String, message: Message, meta: JSONValue?, files: (shape: FileShape, rows: [FileUploadRow])? = nil, now: Date
     ) throws -> OutboxReceipt<Message> {
         var publishMeta = try Self.appMeta(meta)
@@ -28,7 +28,7 @@ extension OpTransaction {
             // Files already on PubNub (a forward's: the original's) are listed as they are; the
             // files this send uploads are listed once uploaded (`OutboxRequests`).
             body = ChatSDKFormat.textBody(fields, text: message.text, files: files == nil ? message.files.filter { $0.id != nil } : [])
-            let keys = try pushKeys(text: message.text, sender: message.userId, channel: message.channelId)
+            let keys = try transaction.pushKeys(text: message.text, sender: message.userId, channel: message.channelId)
             if !keys.isEmpty, case .object(var withPush) = body {
                 withPush.merge(keys) { _, push in push }
                 body = .object(withPush)
@@ -40,18 +40,18 @@ extension OpTransaction {
         var pending = message
         pending.timetoken = nil
         pending.delivery = .pending
-        if try tx.messageExists(id: pending.id) {
+        if try tx.messages.messageExists(id: pending.id) {
             throw StoreError.invalidInput("a message with id \(pending.id) is already stored")
         }
         try tx.upsert(message: pending)
-        try insert(
+        try transaction.insert(
             NewOutboxRow(
                 .send(MessageSend(
                     channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue,
                     customMessageType: pending.customMessageType, files: files?.shape)),
                 opId: opId),
             id: opId, now: now)
-        if let files { try tx.insertFileUploads(files.rows) }
+        if let files { try tx.files.insertFileUploads(files.rows) }
         return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
     }
 
@@ -68,7 +68,7 @@ extension OpTransaction {
     /// SDK's text format, one mention event per mentioned user waiting for its timetoken, the
     /// `threadRootId` action on a thread's root when needed, and the stored draft deleted, all in
     /// this transaction.
-    func enqueueDraftSend(
+    func draftSend(
         _ given: MessageDraft?, key: DraftKey, opId: String, messageId: String, userId: String, custom: Custom.Message?,
         meta: JSONValue?, opIds: () -> String, now: Date
     ) throws -> DraftSendReceipt<Message> {
@@ -77,7 +77,7 @@ extension OpTransaction {
         }
         var channel = key.channelId, parentChannel: String?, root: (id: String, timetoken: Timetoken)?
         if let threadRoot = key.threadRoot {
-            guard let rootId = try tx.messageId(channel: key.channelId, timetoken: threadRoot, other: "") else {
+            guard let rootId = try tx.messages.messageId(channel: key.channelId, timetoken: threadRoot, other: "") else {
                 throw OutboxError.threadRootNotFound(channel: key.channelId, timetoken: threadRoot)
             }
             channel = ChatSDKFormat.threadChannel(of: key.channelId, root: threadRoot)
@@ -99,7 +99,7 @@ extension OpTransaction {
                 localName: file.localName)
         }
         message.files = rows.map { $0.chatFile(url: nil) }
-        let sent = try enqueueSend(
+        let sent = try send(
             opId: opId, message: message, meta: publishMeta.isEmpty ? nil : .object(publishMeta),
             files: rows.isEmpty ? nil : (.chatText, rows), now: now)
         var mentionOps: [String] = []
@@ -108,21 +108,21 @@ extension OpTransaction {
             let id = opIds()
             var notice = MentionNotice(
                 user: user, channel: channel, messageId: messageId, messageTimetoken: nil, parentChannel: parentChannel)
-            let keys = try pushKeys(text: message.text, sender: userId, channel: channel)
+            let keys = try transaction.pushKeys(text: message.text, sender: userId, channel: channel)
             if !keys.isEmpty { notice.push = .object(keys) }
-            try insert(
+            try transaction.insert(
                 NewOutboxRow(.mention(notice), opId: id, dependsOn: opId),
                 id: id, now: now)
             mentionOps.append(id)
         }
         var rootOp: String?
-        if let root, try !tx.hasAction(channel: key.channelId, messageTimetoken: root.timetoken, type: ChatSDKFormat.threadRootType) {
+        if let root, try !tx.messageActions.hasAction(channel: key.channelId, messageTimetoken: root.timetoken, type: ChatSDKFormat.threadRootType) {
             // The Chat SDK's first reply creates the thread channel's metadata, then the action.
-            try enqueueCreateChannel(
+            try createChannel(
                 opId: opIds(), id: channel,
                 fields: ["description": .string(ChatConversations.threadDescription(channel: key.channelId, root: root.timetoken))],
                 now: now)
-            rootOp = try enqueueAddReaction(
+            rootOp = try addReaction(
                 opId: opIds(), messageId: root.id, type: ChatSDKFormat.threadRootType, value: channel, userId: userId, now: now
             ).opId
         }
@@ -131,7 +131,7 @@ extension OpTransaction {
     }
 
     /// Adds `userId`'s reaction locally and queues it; on a pending message it waits for the publish.
-    func enqueueAddReaction(
+    func addReaction(
         opId: String, messageId: String, type: String, value: String, userId: String, now: Date
     ) throws -> OutboxReceipt<ChatMessageAction> {
         let message = try messageRef(messageId)
@@ -139,12 +139,12 @@ extension OpTransaction {
         let action = try ChatMessageAction(
             type: type, value: value, userId: userId, channelId: message.channel, messageTimetoken: message.timetoken,
             messageId: messageId)
-        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .removeReaction {
+        if let latest = try tx.outbox.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .removeReaction {
             // Remove then add, neither sent: drop the removal and bring the stored action back.
-            try cancel(latest)
+            try transaction.cancel(latest)
             return OutboxReceipt(value: action, opId: nil, disposition: .cancelled([latest.id]))
         }
-        if try tx.action(messageId: messageId, type: type, value: value, userId: userId) != nil {
+        if try tx.messageActions.action(messageId: messageId, type: type, value: value, userId: userId) != nil {
             return OutboxReceipt(value: action, opId: nil, disposition: .unchanged)
         }
         return try insertAction(action, messageId: messageId, message: message, target: target, opId: opId, now: now)
@@ -160,29 +160,29 @@ extension OpTransaction {
         let reaction = ReactionTarget(
             channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: action.type,
             value: action.value)
-        try insert(
+        try transaction.insert(
             NewOutboxRow(.addReaction(reaction), opId: opId, dependsOn: message.timetoken == nil ? message.sendOp : nil),
             id: opId, now: now)
         return OutboxReceipt(value: action, opId: opId, disposition: .enqueued)
     }
 
     /// Removes `userId`'s reaction locally and queues the removal (or cancels an unsent add).
-    func enqueueRemoveReaction(
+    func removeReaction(
         opId: String, messageId: String, type: String, value: String, userId: String, now: Date
     ) throws -> OutboxReceipt<ChatMessageAction> {
         let message = try messageRef(messageId)
         let target = OutboxKeys.reaction(messageId, type, value)
-        if let latest = try tx.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .addReaction {
-            try cancel(latest)
-            try tx.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
+        if let latest = try tx.outbox.latestOp(target: target), latest.isCertainlyUnsent, latest.kind == .addReaction {
+            try transaction.cancel(latest)
+            try tx.messageActions.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
             return OutboxReceipt(value: nil, opId: nil, disposition: .cancelled([latest.id]))
         }
-        guard let stored = try tx.action(messageId: messageId, type: type, value: value, userId: userId)
+        guard let stored = try tx.messageActions.action(messageId: messageId, type: type, value: value, userId: userId)
         else { return OutboxReceipt(value: nil, opId: nil, disposition: .unchanged) }
-        try tx.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
+        try tx.messageActions.deleteAction(messageId: messageId, type: type, value: value, userId: userId)
         let reaction = ReactionTarget(
             channel: message.channel, messageId: messageId, messageTimetoken: message.timetoken, type: type, value: value)
-        try insert(
+        try transaction.insert(
             NewOutboxRow(.removeReaction(reaction, actionTimetoken: stored.actionTimetoken), opId: opId,
                          baseSnapshot: try tx.snapshot(stored),
                          dependsOn: message.timetoken == nil ? message.sendOp : nil),
@@ -191,7 +191,7 @@ extension OpTransaction {
     }
 
     /// Sets a membership locally (creating it if needed) and queues the PATCH.
-    func enqueueSetMembership(
+    func setMembership(
         opId: String, channelId: String, userId: String, fields: [String: JSONValue], now: Date
     ) throws -> OutboxReceipt<Member> {
         if fields.isEmpty { throw OutboxError.emptyEdit("membership \(channelId)/\(userId)") }
@@ -201,12 +201,12 @@ extension OpTransaction {
         let op = NewOutboxRow(
             .setMembership(channel: channelId, user: userId, fields: fields), opId: opId, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
-        let (id, disposition) = try insertOrMerge(op, id: opId, now: now)
+        let (id, disposition) = try transaction.insertOrMerge(op, id: opId, now: now)
         return OutboxReceipt(value: local, opId: id, disposition: disposition)
     }
 
     /// Removes a membership locally and queues the removal (or cancels an unsent set of one never synced).
-    func enqueueRemoveMembership(opId: String, channelId: String, userId: String, now: Date) throws
+    func removeMembership(opId: String, channelId: String, userId: String, now: Date) throws
         -> OutboxReceipt<Member>
     {
         let stored = try tx.member(channelId: channelId, userId: userId)
@@ -214,30 +214,30 @@ extension OpTransaction {
         let op = NewOutboxRow(
             .removeMembership(channel: channelId, user: userId), opId: opId, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
-        let (id, disposition) = try insertOrReplace(op, id: opId, now: now)
+        let (id, disposition) = try transaction.insertOrReplace(op, id: opId, now: now)
         return OutboxReceipt(value: nil, opId: id, disposition: disposition)
     }
 
     /// Edits a user locally (creating it if needed) and queues the PATCH with the stored eTag as `If-Match`.
-    func enqueueSetUser(opId: String, id: String, fields: [String: JSONValue], now: Date) throws -> OutboxReceipt<User> {
-        try enqueueSet(
+    func setUser(opId: String, id: String, fields: [String: JSONValue], now: Date) throws -> OutboxReceipt<User> {
+        try set(
             id: id, fields: fields, stored: try tx.user(id: id), write: { try tx.upsert(user: $0, force: true) },
             operation: .setUser(id: id, fields: fields), kind: "user", opId: opId, now: now)
     }
 
     /// Removes a user locally (with its memberships) and queues the DELETE.
-    func enqueueRemoveUser(opId: String, id: String, now: Date) throws -> OutboxReceipt<User> {
+    func removeUser(opId: String, id: String, now: Date) throws -> OutboxReceipt<User> {
         let stored = try tx.user(id: id)
         try tx.deleteUser(id: id)
-        let receipt = try enqueueEdit(.removeUser(id: id), stored: stored, opId: opId, now: now)
+        let receipt = try edit(.removeUser(id: id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
     }
 
     /// Edits a channel locally (creating it if needed) and queues the PATCH with the stored eTag as `If-Match`.
-    func enqueueSetChannel(opId: String, id: String, fields: [String: JSONValue], now: Date) throws
+    func setChannel(opId: String, id: String, fields: [String: JSONValue], now: Date) throws
         -> OutboxReceipt<Channel>
     {
-        try enqueueSet(
+        try set(
             id: id, fields: fields, stored: try tx.channel(id: id), write: { try tx.upsert(channel: $0, force: true) },
             operation: .setChannel(id: id, fields: fields), kind: "channel", opId: opId,
             now: now)
@@ -245,39 +245,39 @@ extension OpTransaction {
 
     /// Applies a user's or channel's edit to the stored object (or a new one), writes it, and
     /// files the PATCH with the stored version as its base.
-    private func enqueueSet<Object: ReplicatedEntity & VersionedObject & Encodable>(
+    private func set<Object: ReplicatedEntity & VersionedObject & Encodable>(
         id: String, fields: [String: JSONValue], stored: Object?, write: (Object) throws -> Void,
         operation: OutboxOperation, kind: String, opId: String, now: Date
     ) throws -> OutboxReceipt<Object> {
         if fields.isEmpty { throw OutboxError.emptyEdit("\(kind) \(id)") }
         let local = try (stored ?? Object.placeholder(id: id)).applying(fields)
         try write(local)
-        let receipt = try enqueueEdit(operation, stored: stored, opId: opId, now: now)
+        let receipt = try edit(operation, stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: local, opId: receipt.0, disposition: receipt.1)
     }
 
     /// Removes a channel locally (with its memberships) and queues the DELETE.
-    func enqueueRemoveChannel(opId: String, id: String, now: Date) throws -> OutboxReceipt<Channel> {
+    func removeChannel(opId: String, id: String, now: Date) throws -> OutboxReceipt<Channel> {
         let stored = try tx.channel(id: id)
         try tx.deleteChannel(id: id)
-        let receipt = try enqueueEdit(.removeChannel(id: id), stored: stored, opId: opId, now: now)
+        let receipt = try edit(.removeChannel(id: id), stored: stored, opId: opId, now: now)
         return OutboxReceipt(value: nil, opId: receipt.0, disposition: receipt.1)
     }
 
     /// Files a user or channel op with the stored version as its base (eTag, `updated`, snapshot).
-    private func enqueueEdit<Object: VersionedObject & Encodable>(
+    private func edit<Object: VersionedObject & Encodable>(
         _ operation: OutboxOperation, stored: Object?, opId: String, now: Date
     ) throws -> (String?, OutboxDisposition) {
         let op = NewOutboxRow(
             operation, opId: opId, baseETag: stored?.eTag,
             baseUpdated: stored?.updated?.description, baseSnapshot: try tx.snapshot(stored))
-        return operation.kind.traits.isRemoval ? try insertOrReplace(op, id: opId, now: now) : try insertOrMerge(op, id: opId, now: now)
+        return operation.kind.traits.isRemoval ? try transaction.insertOrReplace(op, id: opId, now: now) : try transaction.insertOrMerge(op, id: opId, now: now)
     }
 
     /// The channel, timetoken and unsent publish op of a stored message.
     func messageRef(_ id: String) throws -> (channel: String, timetoken: Timetoken?, sendOp: String?) {
-        guard let location = try tx.messageLocation(id: id) else { throw OutboxError.messageNotFound(id) }
-        let sendOp = try tx.ops(target: OutboxKeys.message(id)).first { $0.kind == .send }?.id
+        guard let location = try tx.messages.messageLocation(id: id) else { throw OutboxError.messageNotFound(id) }
+        let sendOp = try tx.outbox.ops(target: OutboxKeys.message(id)).first { $0.kind == .send }?.id
         if location.timetoken == nil, sendOp == nil {
             throw StoreError.invalidInput("message \(id) was never sent and has no publish op")
         }

@@ -6,19 +6,19 @@ import ReplicaStore
 // channel whose position moves, then one receipt signal per channel (`docs/conversations.md`, "Mark all
 // read"). The batch is one op (``ReplicaStore/OutboxOperation/readPositions(_:)``) of up to 100
 // channels, laid over each membership it names until it is sent (``LocalOverlay``).
-extension OpTransaction {
+extension OpEnqueue {
     /// Marks every channel `userId` is a member of read up to its newest stored message.
     ///
     /// A channel whose position moves joins the user's unsent batch (its position raised there
     /// when it is in it already: one op for all the marks made meanwhile), or a new batch when
     /// there is none or the last one is full. A channel with an op of its own on the membership
-    /// goes the way ``enqueueMarkRead(opId:channelId:userId:timetoken:force:receiptOpId:now:)``
+    /// goes the way ``markRead(opId:channelId:userId:timetoken:force:receiptOpId:now:)``
     /// does (merged into that op), so two writes of one membership never race. A channel the user
     /// may not write (banned, a moderation channel) is left as it is. Each channel that moves
     /// gets its receipt signal after the write (not on `public` channels).
     ///
     /// - Returns: the receipts of the channels whose position moved, by channel.
-    func enqueueMarkAllRead(userId: String, opIds: () -> String, now: Date) throws -> [String: OutboxReceipt<Member>] {
+    func markAllRead(userId: String, opIds: () -> String, now: Date) throws -> [String: OutboxReceipt<Member>] {
         var receipts: [String: OutboxReceipt<Member>] = [:]
         var batched: [(member: Member, timetoken: Timetoken)] = []
         for (channel, newest) in try tx.newestTimetokens(inChannelsOf: userId).sorted(by: { $0.key < $1.key })
@@ -27,15 +27,15 @@ extension OpTransaction {
                   ReadPosition.moves(in: .object(try stored.customFields()), to: newest, now: now)
             else { continue }
             do {
-                try checkRestrictions(.setMembership(channel: channel, user: userId, fields: [:]))
+                try transaction.checkRestrictions(.setMembership(channel: channel, user: userId, fields: [:]))
             } catch is OutboxError {
                 continue
             }
-            guard try tx.latestOp(target: OutboxKeys.member(channel, userId)) != nil || !ReadPositionsWrite.canBatch(channel) else {
+            guard try tx.outbox.latestOp(target: OutboxKeys.member(channel, userId)) != nil || !ReadPositionsWrite.canBatch(channel) else {
                 batched.append((stored, newest))
                 continue
             }
-            let receipt = try enqueueMarkRead(
+            let receipt = try markRead(
                 opId: opIds(), channelId: channel, userId: userId, timetoken: newest, receiptOpId: opIds(), now: now)
             if receipt.opId != nil { receipts[channel] = receipt }
         }
@@ -60,12 +60,12 @@ extension OpTransaction {
                 channel: stored.channelId, timetoken: timetoken, previous: ReadPosition.timetoken(in: .object(try stored.customFields())),
                 eTag: stored.eTag))
         }
-        let batches = try insertOrMerge(marks, user: user, opId: opIds, now: now)
+        let batches = try transaction.insertOrMerge(marks, user: user, opId: opIds, now: now)
         var receipts: [String: OutboxReceipt<Member>] = [:]
         for mark in marks {
             guard let batch = batches[mark.channel] else { continue }
             if try tx.channel(id: mark.channel)?.type != "public" {
-                try queueReceipt(channelId: mark.channel, timetoken: mark.timetoken, after: batch.id, opId: opIds(), now: now)
+                try transaction.queueReceipt(channelId: mark.channel, timetoken: mark.timetoken, after: batch.id, opId: opIds(), now: now)
             }
             receipts[mark.channel] = OutboxReceipt(value: locals[mark.channel], opId: batch.id, disposition: batch.disposition)
         }
@@ -75,8 +75,8 @@ extension OpTransaction {
     /// Whether an unsent batch of `userId`'s read positions names `channel` while no op of the
     /// membership's own is queued: a read position of the channel is raised in that batch.
     func batchNames(_ channel: String, userId: String) throws -> Bool {
-        guard ReadPositionsWrite.canBatch(channel), try tx.latestOp(target: OutboxKeys.member(channel, userId)) == nil else { return false }
-        return try tx.ops(target: OutboxKeys.readPositions(userId))
+        guard ReadPositionsWrite.canBatch(channel), try tx.outbox.latestOp(target: OutboxKeys.member(channel, userId)) == nil else { return false }
+        return try tx.outbox.ops(target: OutboxKeys.readPositions(userId))
             .contains { $0.isCertainlyUnsent && $0.readPositions?.mark(in: channel) != nil }
     }
 
@@ -84,7 +84,7 @@ extension OpTransaction {
     /// `channel`: a membership op queued after it waits for it (``insert(_:id:now:)``), so the
     /// two writes of the membership do not race and the later one is based on its answer.
     func liveReadPositions(of user: String, naming channel: String) throws -> OutboxEntry? {
-        try tx.ops(target: OutboxKeys.readPositions(user))
+        try tx.outbox.ops(target: OutboxKeys.readPositions(user))
             .filter { OutboxState.live.contains($0.state) && $0.readPositions?.mark(in: channel) != nil }
             .max { $0.seq < $1.seq }
     }

@@ -19,7 +19,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
     ///
     /// ```swift
     /// let chat = try await outbox.conversations.openDirectConversation(with: "bob")
-    /// try await outbox.send(OutgoingMessage(channel: chat.channelId, text: "Hi Bob"))
+    /// try await outbox.messages.send(OutgoingMessage(channel: chat.channelId, text: "Hi Bob"))
     /// ```
     ///
     /// - Parameter name: the channel's name (default: its id, as the Chat SDK names it).
@@ -30,7 +30,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
         guard user != me else { throw OutboxError.conversationWithSelf(me) }
         let id = ChatSDKFormat.directChannelId(me, user)
         return try await commit {
-            try $0.enqueueConversation(
+            try $0.enqueue.conversation(
                 type: ChatConversations.directType, channelId: id, name: name, invitees: [user], host: me, opIds: Outbox<Custom>.newOpId,
                 now: now)
         }
@@ -45,7 +45,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
     {
         let me = userId, now = clock.now, id = channelId ?? RandomIdentifier.uuidV4()
         return try await commit {
-            try $0.enqueueConversation(
+            try $0.enqueue.conversation(
                 type: ChatConversations.groupType, channelId: id, name: name, invitees: users, host: me, opIds: Outbox<Custom>.newOpId, now: now)
         }
     }
@@ -58,7 +58,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
         let now = clock.now, id = channelId ?? RandomIdentifier.uuidV4(), opId = Outbox<Custom>.newOpId()
         return try await commit { tx in
             try Validation.validateIdentifier(id, field: "channel")
-            let channel = try tx.enqueueCreateChannel(
+            let channel = try tx.enqueue.createChannel(
                 opId: opId, id: id, fields: ["name": .string(name ?? id), "type": .string(ChatConversations.publicType)], now: now)
             return ConversationReceipt(
                 channelId: id, channel: channel.value, membership: nil, invitations: [], opIds: channel.opId.map { [$0] } ?? [])
@@ -73,7 +73,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
         let now = clock.now
         return try await commit { tx in
             guard try tx.tx.channel(id: channel) != nil else { throw OutboxError.channelNotFound(channel) }
-            return try tx.enqueueInvite(channelId: channel, user: user, opIds: Outbox<Custom>.newOpId, now: now)
+            return try tx.enqueue.invite(channelId: channel, user: user, opIds: Outbox<Custom>.newOpId, now: now)
         }
     }
 
@@ -96,7 +96,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
     public func removeThread(ofMessage messageId: String, soft: Bool = false) async throws -> [String] {
         let now = clock.now, userId = userId
         return try await commit {
-            try $0.enqueueRemoveThread(messageId: messageId, soft: soft, userId: userId, opIds: Outbox<Custom>.newOpId, now: now)
+            try $0.enqueue.removeThread(messageId: messageId, soft: soft, userId: userId, opIds: Outbox<Custom>.newOpId, now: now)
         }
     }
 
@@ -105,7 +105,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func restoreThread(ofMessage messageId: String) async throws -> [String] {
         let now = clock.now, userId = userId
-        return try await commit { try $0.enqueueRestoreThread(messageId: messageId, userId: userId, opIds: Outbox<Custom>.newOpId, now: now) }
+        return try await commit { try $0.enqueue.restoreThread(messageId: messageId, userId: userId, opIds: Outbox<Custom>.newOpId, now: now) }
     }
 
     /// Forwards a sent message to `channel` (`forwardMessage`): a new message with its own id,
@@ -117,7 +117,7 @@ public struct ConversationWrites<Custom: ChatCustomData>: OutboxWriter {
     public func forward(message messageId: String, to channel: String) async throws -> OutboxReceipt<ChatMessage<Custom.Message>> {
         let opId = Outbox<Custom>.newOpId(), newId = RandomIdentifier.uuidV4(), now = clock.now, userId = userId
         return try await commit {
-            try $0.enqueueForward(opId: opId, messageId: messageId, to: channel, newId: newId, userId: userId, now: now)
+            try $0.enqueue.forward(opId: opId, messageId: messageId, to: channel, newId: newId, userId: userId, now: now)
         }
     }
 }

@@ -37,7 +37,7 @@ public struct MembershipWrites<Custom: ChatCustomData>: OutboxWriter {
     {
         let opId = Outbox<Custom>.newOpId(), receiptOpId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
         return try await commit {
-            try $0.enqueueMarkRead(
+            try $0.enqueue.markRead(
                 opId: opId, channelId: channel, userId: userId, timetoken: timetoken, force: force, receiptOpId: receiptOpId,
                 now: now)
         }
@@ -70,7 +70,7 @@ public struct MembershipWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func markAllRead() async throws -> [String: OutboxReceipt<ChatMember<Custom>>] {
         let now = clock.now, userId = userId
-        return try await commit { try $0.enqueueMarkAllRead(userId: userId, opIds: Outbox<Custom>.newOpId, now: now) }
+        return try await commit { try $0.enqueue.markAllRead(userId: userId, opIds: Outbox<Custom>.newOpId, now: now) }
     }
 
     /// Sets a membership (of the current user unless `user` is given). An edit of the current
@@ -83,7 +83,7 @@ public struct MembershipWrites<Custom: ChatCustomData>: OutboxWriter {
         if fields.isEmpty, member == userId { return try await join(channel: channel, edit: edit) }
         let opId = Outbox<Custom>.newOpId(), now = clock.now
         return try await commit {
-            try $0.enqueueSetMembership(opId: opId, channelId: channel, userId: member, fields: fields, now: now)
+            try $0.enqueue.setMembership(opId: opId, channelId: channel, userId: member, fields: fields, now: now)
         }
     }
 
@@ -104,12 +104,12 @@ public struct MembershipWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func join(channel: String, edit: MemberEdit<Custom> = MemberEdit()) async throws -> OutboxReceipt<ChatMember<Custom>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId, fields = try edit.fields()
-        return try await commit { try $0.enqueueJoin(opId: opId, channelId: channel, userId: userId, fields: fields, now: now) }
+        return try await commit { try $0.enqueue.join(opId: opId, channelId: channel, userId: userId, fields: fields, now: now) }
     }
 
     /// Removes a membership (of the current user unless `user` is given).
     public func removeMembership(channel: String, user: String? = nil) async throws -> OutboxReceipt<ChatMember<Custom>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = user ?? userId
-        return try await commit { try $0.enqueueRemoveMembership(opId: opId, channelId: channel, userId: userId, now: now) }
+        return try await commit { try $0.enqueue.removeMembership(opId: opId, channelId: channel, userId: userId, now: now) }
     }
 }

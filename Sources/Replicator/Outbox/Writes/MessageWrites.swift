@@ -3,14 +3,18 @@ import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
-/// The writes of a message that exists: its edits, deletion and restore, reactions, pin, and
-/// withdrawing one not yet sent. Each is one transaction (the local change and its op) through
-/// the outbox, needing no network.
+/// The writes of messages: sending one (text, files, many at once, a draft), then its edits,
+/// deletion and restore, reactions, pin, and withdrawing one not yet sent. Each is one
+/// transaction (the local change and its op) through the outbox, needing no network.
 ///
 /// ```swift
-/// try await outbox.messages.edit(message: id, text: "Fixed typo")
+/// let receipt = try await outbox.messages.send(text: "Hello", to: "general")
+/// try await outbox.messages.edit(message: receipt.value!.id, text: "Hello!")
 /// ```
 public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
+    /// A message of the store's types.
+    public typealias Message = ChatMessage<Custom.Message>
+
     /// The outbox the ops are queued in.
     public let outbox: Outbox<Custom>
 
@@ -28,7 +32,7 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func edit(message messageId: String, text: String) async throws -> OutboxReceipt<ChatMessageAction> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
-        return try await commit { try $0.enqueueEdit(opId: opId, messageId: messageId, text: text, userId: userId, now: now) }
+        return try await commit { try $0.enqueue.edit(opId: opId, messageId: messageId, text: text, userId: userId, now: now) }
     }
 
     /// Deletes a message. A message whose publish certainly has not gone out yet is withdrawn
@@ -53,8 +57,8 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
         return try await commit {
             hard
-                ? try $0.enqueueHardDelete(opId: opId, messageId: messageId, preserveFiles: preserveFiles, now: now)
-                : try $0.enqueueSoftDelete(opId: opId, messageId: messageId, userId: userId, now: now)
+                ? try $0.enqueue.hardDelete(opId: opId, messageId: messageId, preserveFiles: preserveFiles, now: now)
+                : try $0.enqueue.softDelete(opId: opId, messageId: messageId, userId: userId, now: now)
         }
     }
 
@@ -66,7 +70,7 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func restoreMessage(id messageId: String) async throws -> OutboxReceipt<ChatMessageAction> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
-        return try await commit { try $0.enqueueRestore(opId: opId, messageId: messageId, userId: userId, now: now) }
+        return try await commit { try $0.enqueue.restore(opId: opId, messageId: messageId, userId: userId, now: now) }
     }
 
     /// Pins a sent message in `channel` (by default the message's own), as the Chat SDK's
@@ -80,8 +84,8 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     public func pinMessage(id messageId: String, in channel: String? = nil) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now
         return try await commit { tx in
-            let channelId = try channel ?? tx.messageRef(messageId).channel
-            return try tx.enqueuePin(opId: opId, channelId: channelId, messageId: messageId, now: now)
+            let channelId = try channel ?? tx.enqueue.messageRef(messageId).channel
+            return try tx.enqueue.pin(opId: opId, channelId: channelId, messageId: messageId, now: now)
         }
     }
 
@@ -90,7 +94,7 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func unpinMessage(in channel: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now
-        return try await commit { try $0.enqueuePin(opId: opId, channelId: channel, messageId: nil, now: now) }
+        return try await commit { try $0.enqueue.pin(opId: opId, channelId: channel, messageId: nil, now: now) }
     }
 
     /// Withdraws a message that has not been sent, with the reactions waiting on it.
@@ -100,7 +104,7 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func discardMessage(id: String) async throws -> [String] {
         let target = OutboxKeys.message(id)
-        guard let op = try await store.reading({ tx in try tx.ops(target: target).first { $0.kind == .send } }) else {
+        guard let op = try await store.reading({ tx in try tx.outbox.ops(target: target).first { $0.kind == .send } }) else {
             if try await store.fetch(store.queries.message(id: id)) == nil { throw OutboxError.messageNotFound(id) }
             throw OutboxError.messageNotPending(id)
         }
@@ -113,7 +117,7 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
         return try await commit {
-            try $0.enqueueAddReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
+            try $0.enqueue.addReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
         }
     }
 
@@ -123,7 +127,7 @@ public struct MessageWrites<Custom: ChatCustomData>: OutboxWriter {
     {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
         return try await commit {
-            try $0.enqueueRemoveReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
+            try $0.enqueue.removeReaction(opId: opId, messageId: messageId, type: type, value: value, userId: userId, now: now)
         }
     }
 }

@@ -18,13 +18,13 @@ public struct MetadataWrites<Custom: ChatCustomData>: OutboxWriter {
     /// Edits a user's metadata; sent with the stored eTag as `If-Match`.
     public func setUser(id: String, edit: UserEdit<Custom.User>) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, fields = try edit.fields()
-        return try await commit { try $0.enqueueSetUser(opId: opId, id: id, fields: fields, now: now) }
+        return try await commit { try $0.enqueue.setUser(opId: opId, id: id, fields: fields, now: now) }
     }
 
     /// Deletes a user's metadata.
     public func removeUser(id: String) async throws -> OutboxReceipt<ChatUser<Custom.User>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now
-        return try await commit { try $0.enqueueRemoveUser(opId: opId, id: id, now: now) }
+        return try await commit { try $0.enqueue.removeUser(opId: opId, id: id, now: now) }
     }
 
     /// Edits a channel's metadata; sent with the stored eTag as `If-Match`.
@@ -32,12 +32,12 @@ public struct MetadataWrites<Custom: ChatCustomData>: OutboxWriter {
         -> OutboxReceipt<ChatChannel<Custom.Channel>>
     {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, fields = try edit.fields()
-        return try await commit { try $0.enqueueSetChannel(opId: opId, id: id, fields: fields, now: now) }
+        return try await commit { try $0.enqueue.setChannel(opId: opId, id: id, fields: fields, now: now) }
     }
 
     /// Deletes a channel's metadata.
     public func removeChannel(id: String) async throws -> OutboxReceipt<ChatChannel<Custom.Channel>> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now
-        return try await commit { try $0.enqueueRemoveChannel(opId: opId, id: id, now: now) }
+        return try await commit { try $0.enqueue.removeChannel(opId: opId, id: id, now: now) }
     }
 }

@@ -22,7 +22,7 @@ public struct ModerationWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func report(message messageId: String, reason: String) async throws -> OutboxReceipt<JSONValue> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now
-        return try await commit { try $0.enqueueReport(opId: opId, messageId: messageId, reason: reason, now: now) }
+        return try await commit { try $0.enqueue.report(opId: opId, messageId: messageId, reason: reason, now: now) }
     }
 
     /// Mutes users for the current user, as the Chat SDK's `MutedUsersManager.muteUser` with
@@ -36,13 +36,13 @@ public struct ModerationWrites<Custom: ChatCustomData>: OutboxWriter {
     @discardableResult
     public func mute(users: [String]) async throws -> OutboxReceipt<[String]> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
-        return try await commit { try $0.enqueueMuteList(opId: opId, owner: userId, mute: users, unmute: [], now: now) }
+        return try await commit { try $0.enqueue.muteList(opId: opId, owner: userId, mute: users, unmute: [], now: now) }
     }
 
     /// Unmutes users, as ``mute(users:)`` mutes them: their messages show again at once.
     @discardableResult
     public func unmute(users: [String]) async throws -> OutboxReceipt<[String]> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now, userId = userId
-        return try await commit { try $0.enqueueMuteList(opId: opId, owner: userId, mute: [], unmute: users, now: now) }
+        return try await commit { try $0.enqueue.muteList(opId: opId, owner: userId, mute: [], unmute: users, now: now) }
     }
 }

@@ -43,6 +43,6 @@ public struct PushWrites<Custom: ChatCustomData>: OutboxWriter {
                 token: device.token, service: "apns2", topic: topic, environment: environment.rawValue, change: change)
         }
         let opId = Outbox<Custom>.newOpId(), now = clock.now
-        return try await commit { try $0.enqueuePush(opId: opId, registration, now: now) }
+        return try await commit { try $0.enqueue.push(opId: opId, registration, now: now) }
     }
 }
