@@ -114,24 +114,9 @@ public actor Outbox<Custom: ChatCustomData> {
     private var commitsInFlight = 0
     private var commitsSettled: [CheckedContinuation<Void, Never>] = []
     private var workSignal: AsyncStream<Void>.Continuation?
-    /// Counts ``signalWork()`` calls: a drain that read the lane heads before new work was
-    /// committed (a new op, a retry, the network back) sees it moved and reads them again instead
-    /// of sleeping on what it read.
-    var workEpoch = 0
-    /// The Access Manager token generation of the last drain's release of token waits (nil: none yet).
-    var tokenGenerationSeen: UInt64?
-    var drainReport = DrainReport()
-    /// The running drain's deadline: a completion marks the lane's next op in flight only before it.
-    var drainDeadline: Date?
-    var currentDrain: Task<DrainReport, any Error>?
-    /// Whether a drain runs: its commits keep the store's WAL small (`docs/store.md`, "Disk space").
-    var isDraining = false
-    var laneQueue: [String] = []
-    /// The first store write that failed during the current drain; the drain stops on it.
-    var storeFailure: (any Error)?
-    /// Whether the attachment area was swept of files no row names (once per outbox).
-    var sweptAttachments = false
-    var runningLanes: Set<String> = []
+    /// What the drainer keeps between its steps (``DrainState``): the actor's, so that the drainer
+    /// and the attempts, which run on it, read and change it without a hop.
+    var drainState = DrainState()
 
     /// An outbox over `store`, sending through `client`; object writes go to `objects` (nil: App
     /// Context through `client`, ``AppContextBackend``).
@@ -332,7 +317,7 @@ public actor Outbox<Custom: ChatCustomData> {
             }
         }
         let userId = userId, push = client.crypto == nil ? options.push : nil, objects = objects
-        let (value, changes) = try await store.transaction(keepingWALSmall: isDraining) { tx in
+        let (value, changes) = try await store.transaction(keepingWALSmall: drainState.isDraining) { tx in
             let ops = OpTransaction(tx, actingUser: userId, push: push, objects: objects)
             let value = try body(ops)
             return (value, ops.changes)
@@ -343,8 +328,15 @@ public actor Outbox<Custom: ChatCustomData> {
         return value
     }
 
+    /// Notes a failed store write: the current drain stops after its running attempts and throws
+    /// ``OutboxError/storeFailed(_:)``.
+    func storeFailed(_ error: any Error) {
+        logger.error("the outbox cannot write to the store; sending stops", metadata: ["error": "\(error)"])
+        if drainState.storeFailure == nil { drainState.storeFailure = error }
+    }
+
     func signalWork() {
-        workEpoch += 1
+        drainState.workEpoch += 1
         workSignal?.yield()
     }
 

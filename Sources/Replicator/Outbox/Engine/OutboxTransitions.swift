@@ -84,10 +84,10 @@ final class OpTransaction<Custom: ChatCustomData> {
 
     /// The lane's next op, marked in flight in this transaction, when it can go now as it is: the
     /// lane's head, due, not waiting on a parent, and one whose request needs nothing looked up
-    /// (``Outbox/sendsAsIs(_:)``). Nil leaves the lane as it is (the drain reads it again).
+    /// (``OutboxAttempt/sendsAsIs(_:)``). Nil leaves the lane as it is (the drain reads it again).
     func startNext(lane: String, now: Date) throws -> MarkedOp? {
         guard let entry = try tx.outbox.laneHead(lane: lane, states: OutboxState.live) else { return nil }
-        guard Outbox<Custom>.sendsAsIs(entry), OutboxWait.of(head: try LaneHead.of(entry, in: tx), now: now) == .ready,
+        guard OutboxAttempt<Custom>.sendsAsIs(entry), OutboxWait.of(head: try LaneHead.of(entry, in: tx), now: now) == .ready,
               let inflight = try markInflight(entry.id, now: now)
         else { return nil }
         return MarkedOp(head: entry, inflight: inflight)

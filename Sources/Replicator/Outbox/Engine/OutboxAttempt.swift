@@ -26,31 +26,44 @@ struct MarkedOp: Sendable {
     var inflight: OutboxEntry
 }
 
+/// One attempt of one op: what it needs looked up (``OutboxProbes``), the request, the answer, and
+/// the op's next state (done, rescheduled, parked as dead, conflicted or waiting for a token),
+/// committed through ``Outbox/commit(_:)``. A completion can mark the lane's next op in flight in
+/// the same commit, so a lane of plain sends costs one commit per op.
+///
+/// Its methods run on the outbox's actor (an `isolated` parameter), as the drainer's do.
+struct OutboxAttempt<Custom: ChatCustomData>: Sendable {}
+
 extension Outbox {
+    /// One attempt of one op (``OutboxAttempt``).
+    nonisolated var attempts: OutboxAttempt<Custom> { OutboxAttempt() }
+}
+
+extension OutboxAttempt {
     /// One attempt at the head of a lane: probe if ambiguous, send, record the outcome.
     ///
     /// - Parameter lane: when given, a success also marks the lane's next op in flight in its
     ///   completion's transaction, if that op can be sent as it is (``OpTransaction/startNext(lane:now:)``),
     ///   and returns it: one commit per op instead of two.
     @discardableResult
-    func attempt(_ entry: OutboxEntry, lane: String? = nil) async -> MarkedOp? {
-        await recordingFailures(of: entry) { try await self.attemptOrThrow(entry, lane: lane) }
+    func attempt(_ entry: OutboxEntry, lane: String? = nil, on outbox: isolated Outbox<Custom>) async -> MarkedOp? {
+        await recordingFailures(of: entry, on: outbox) { try await self.attemptOrThrow(entry, lane: lane, on: outbox) }
     }
 
     /// Sends an op a merged completion marked in flight (``attempt(_:lane:)``), and records the
     /// outcome as ``attempt(_:lane:)`` does.
-    func attempt(_ marked: MarkedOp, lane: String?) async -> MarkedOp? {
-        await recordingFailures(of: marked.head) {
-            try await self.send(marked.inflight, resolved: OutboxRequests.Resolved(ifMatch: marked.inflight.baseETag), lane: lane)
+    func attempt(_ marked: MarkedOp, lane: String?, on outbox: isolated Outbox<Custom>) async -> MarkedOp? {
+        await recordingFailures(of: marked.head, on: outbox) {
+            try await self.send(marked.inflight, resolved: OutboxRequests.Resolved(ifMatch: marked.inflight.baseETag), lane: lane, on: outbox)
         }
     }
 
     /// Runs an attempt and records how it failed, if it did.
-    private func recordingFailures(of entry: OutboxEntry, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
+    private func recordingFailures(of entry: OutboxEntry, on outbox: isolated Outbox<Custom>, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
         do {
             return try await body()
         } catch let error as WireError {
-            await recordWireFailure(entry, error)
+            await recordWireFailure(entry, error, on: outbox)
         } catch is CancellationError {
             // The drain was cancelled mid-attempt: the op stays as the store has it (an op left in
             // flight becomes ambiguous when the next outbox is made or the next drain takes the lease).
@@ -60,54 +73,47 @@ extension Outbox {
             // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
             // backoff. Either way the request may have been sent, so a publish is probed next time.
             if StoreError.isStorageFailure(error) {
-                storeFailed(error)
+                outbox.storeFailed(error)
             } else {
-                logger.warning("outbox attempt failed; retrying after a backoff", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                outbox.logger.warning("outbox attempt failed; retrying after a backoff", metadata: ["op": "\(entry.id)", "error": "\(error)"])
             }
             let failure = OutboxFailure(errorClass: .other, message: "\(error)")
             let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
-            await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false)
+            await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false, on: outbox)
         }
         return nil
     }
 
-    /// Notes a failed store write: the current drain stops after its running attempts and throws
-    /// ``OutboxError/storeFailed(_:)``.
-    func storeFailed(_ error: any Error) {
-        logger.error("the outbox cannot write to the store; sending stops", metadata: ["error": "\(error)"])
-        if storeFailure == nil { storeFailure = error }
-    }
-
-    private func attemptOrThrow(_ original: OutboxEntry, lane: String?) async throws -> MarkedOp? {
+    private func attemptOrThrow(_ original: OutboxEntry, lane: String?, on outbox: isolated Outbox<Custom>) async throws -> MarkedOp? {
         var entry = original
         if entry.state == .ambiguous {
             let verdict: ProbeVerdict
             do {
-                verdict = try await probes.probe(entry)
+                verdict = try await outbox.probes.probe(entry)
             } catch let error as WireError {
                 // The probe itself failed: the op is still ambiguous, whatever the failure says.
-                await recordWireFailure(entry, error, keepAmbiguous: true)
+                await recordWireFailure(entry, error, keepAmbiguous: true, on: outbox)
                 return nil
             } catch let error as PagingError {
                 // The server's history did not page (it ignored `start`): the probe proves nothing.
                 let failure = OutboxFailure(errorClass: .other, message: "probe failed: \(error)")
-                await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: failure, serverFailure: false)
+                await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: failure, serverFailure: false, on: outbox)
                 return nil
             }
             switch verdict {
             case .applied(let completion):
-                drainReport.probes += 1
-                emit(.probed(opId: entry.id, found: true))
-                try await complete(entry, completion)
+                outbox.drainState.report.probes += 1
+                outbox.emit(.probed(opId: entry.id, found: true))
+                try await complete(entry, completion, on: outbox)
                 return nil
             case .changedElsewhere(let message):
-                drainReport.probes += 1
-                emit(.probed(opId: entry.id, found: false))
-                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
+                outbox.drainState.report.probes += 1
+                outbox.emit(.probed(opId: entry.id, found: false))
+                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message), on: outbox)
                 return nil
             case .notApplied:
-                drainReport.probes += 1
-                emit(.probed(opId: entry.id, found: false))
+                outbox.drainState.report.probes += 1
+                outbox.emit(.probed(opId: entry.id, found: false))
             case .resend:
                 break
             }
@@ -115,13 +121,13 @@ extension Outbox {
         var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
         // What an op needs looked up before its request can be built; nothing for one that `sendsAsIs`.
         if !Self.sendsAsIs(entry) {
-            guard try await prepare(&entry, resolved: &resolved) else { return nil }
+            guard try await prepare(&entry, resolved: &resolved, on: outbox) else { return nil }
         }
         // The request is built from the row as marked in flight: an enqueue may have merged more
         // fields into the op since the head was read, and those must go too.
-        let now = clock.now, id = entry.id
-        guard let inflight = try await commit({ try $0.markInflight(id, now: now) }) else { return nil }
-        return try await send(inflight, resolved: resolved, lane: lane)
+        let now = outbox.clock.now, id = entry.id
+        guard let inflight = try await outbox.commit({ try $0.markInflight(id, now: now) }) else { return nil }
+        return try await send(inflight, resolved: resolved, lane: lane, on: outbox)
     }
 
     /// Whether an op's request can be built from its row as it is: a pending op (an ambiguous one
@@ -139,116 +145,116 @@ extension Outbox {
 
     /// Looks up what the request needs (the message's or action's timetoken, the server's eTag or
     /// membership); false when that ended the attempt (the op was completed, rescheduled or parked).
-    private func prepare(_ entry: inout OutboxEntry, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
+    private func prepare(_ entry: inout OutboxEntry, resolved: inout OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>) async throws -> Bool {
         if let shape = entry.operation.send?.files {
-            // A send with files: its upload steps first (Outbox+Files.swift).
-            return try await uploadFiles(entry, shape: shape, resolved: &resolved)
+            // A send with files: its upload steps first (OutboxAttempt+Files.swift).
+            return try await uploadFiles(entry, shape: shape, resolved: &resolved, on: outbox)
         }
         if entry.kind.traits.needsMessageTimetoken {
-            resolved.messageTimetoken = try await probes.messageTimetoken(of: entry)
+            resolved.messageTimetoken = try await outbox.probes.messageTimetoken(of: entry)
             guard resolved.messageTimetoken != nil else {
                 let failure = OutboxFailure(errorClass: .other, message: "the message has no timetoken yet")
-                await reschedule(entry, state: .pending, minimumWait: 0, failure: failure, serverFailure: false)
+                await reschedule(entry, state: .pending, minimumWait: 0, failure: failure, serverFailure: false, on: outbox)
                 return false
             }
         }
         if entry.kind == .removeReaction {
-            resolved.actionTimetoken = try await probes.actionTimetoken(of: entry, messageTimetoken: resolved.messageTimetoken)
+            resolved.actionTimetoken = try await outbox.probes.actionTimetoken(of: entry, messageTimetoken: resolved.messageTimetoken)
             if resolved.actionTimetoken == nil {
                 // Not on the server: nothing to remove.
-                try await complete(entry, .none)
+                try await complete(entry, .none, on: outbox)
                 return false
             }
         }
         if entry.kind == .setMembership || entry.kind == .removeMembership, entry.rebase {
             // The app retried a conflicted membership edit: it keeps its edit over whatever the server holds now.
             let channel = entry.operation.channel ?? ""
-            let remote = try await objects.memberships(user: entry.operation.user ?? "", channels: [channel])[channel]
+            let remote = try await outbox.objects.memberships(user: entry.operation.user ?? "", channels: [channel])[channel]
             entry.baseETag = remote?.eTag
-            try await rebase(entry.id, baseETag: remote?.eTag)
+            try await rebase(entry.id, baseETag: remote?.eTag, on: outbox)
         } else if entry.kind == .setMembership || entry.kind == .removeMembership, let base = entry.baseETag,
-                  base == OutboxKeys.createOnlyBase ? !objects.capabilities.nativeCreateOnly : !objects.capabilities.conditionalMembershipWrites
+                  base == OutboxKeys.createOnlyBase ? !outbox.objects.capabilities.nativeCreateOnly : !outbox.objects.capabilities.conditionalMembershipWrites
         {
             // The backend's membership writes carry no If-Match (App Context): compare the server's
             // version with the edit's base first.
-            switch try await probes.membershipPrecheck(entry) {
+            switch try await outbox.probes.membershipPrecheck(entry) {
             case .proceed:
                 break
             case .applied(let membership):
                 // An invitation of a user who has a membership already (someone else's pending
                 // one too) sends no event, as the Chat SDK's `invite` returns the member.
-                let invite = entry.baseETag == OutboxKeys.createOnlyBase ? try await unsentInvite(of: entry) : nil
-                try await complete(entry, membership.map { .membership($0) } ?? .none, skipping: invite)
+                let invite = entry.baseETag == OutboxKeys.createOnlyBase ? try await unsentInvite(of: entry, on: outbox) : nil
+                try await complete(entry, membership.map { .membership($0) } ?? .none, skipping: invite, on: outbox)
                 return false
             case .changed(let message):
-                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message))
+                await park(entry, .conflict, OutboxFailure(errorClass: .conflict, message: message), on: outbox)
                 return false
             }
         }
         if case .readPositions(let positions) = entry.operation {
             // The server's memberships first: only positions that still move are written.
-            let plan = try await ReadPositionsWrite.plan(positions, objects: objects, now: clock.now)
+            let plan = try await ReadPositionsWrite.plan(positions, objects: outbox.objects, now: outbox.clock.now)
             guard !plan.sets.isEmpty else {
-                try await complete(entry, .memberships(written: [], plan.server))
+                try await complete(entry, .memberships(written: [], plan.server), on: outbox)
                 return false
             }
             resolved.membershipSets = plan.sets
         }
         if case .setMuteList(let owner, _) = entry.operation {
-            resolved.serverMuted = try await probes.serverMuteList(of: owner)
+            resolved.serverMuted = try await outbox.probes.serverMuteList(of: owner)
         }
         if case .invite(let notice) = entry.operation {
             // The pending membership went first (same lane); when the invitee turned out to be a
             // member already (the store holds the server's membership, not pending), no event.
-            let status = try await store.reading { try $0.member(channelId: notice.channel, userId: notice.user)?.status }
+            let status = try await outbox.store.reading { try $0.member(channelId: notice.channel, userId: notice.user)?.status }
             guard status == ChatSDKFormat.pendingStatus else {
-                try await complete(entry, .none)
+                try await complete(entry, .none, on: outbox)
                 return false
             }
         }
-        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel, !objects.capabilities.nativeCreateOnly {
+        if entry.baseETag == OutboxKeys.createOnlyBase, entry.kind == .setChannel, !outbox.objects.capabilities.nativeCreateOnly {
             // Made only where none exists (a conversation's channel): an existing one is kept as
             // the server has it, as the Chat SDK's `getChannel` before `createChannel` does.
             resolved.ifMatch = nil
-            if let existing = try await probes.existingChannel(entry.operation.channel ?? "") {
-                try await complete(entry, .channel(existing))
+            if let existing = try await outbox.probes.existingChannel(entry.operation.channel ?? "") {
+                try await complete(entry, .channel(existing), on: outbox)
                 return false
             }
         }
         if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
-            let eTag = try await probes.remoteETag(of: entry)
+            let eTag = try await outbox.probes.remoteETag(of: entry)
             entry.baseETag = eTag
             resolved.ifMatch = eTag
-            try await rebase(entry.id, baseETag: eTag)
+            try await rebase(entry.id, baseETag: eTag, on: outbox)
         }
         return true
     }
 
     /// Sends an op marked in flight and records the answer; with `lane`, the completion also
     /// marks the lane's next op (returned) when it can go as it is.
-    private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?) async throws -> MarkedOp? {
+    private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?, on outbox: isolated Outbox<Custom>) async throws -> MarkedOp? {
         let outgoing: Outgoing
         do {
             // Built before anything is sent: an op whose request cannot be built is dead. An object
             // write's request is built by its backend as it sends it (a refusal there is a WireError).
-            if let write = try OutboxRequests.objectWrite(for: inflight, resolved: resolved, objects: objects) {
+            if let write = try OutboxRequests.objectWrite(for: inflight, resolved: resolved, objects: outbox.objects) {
                 outgoing = .object(write)
             } else {
-                outgoing = .wire(try OutboxRequests.request(for: inflight, resolved: resolved, client: client))
+                outgoing = .wire(try OutboxRequests.request(for: inflight, resolved: resolved, client: outbox.client))
             }
         } catch {
-            await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description))
+            await park(inflight, .dead, OutboxFailure(errorClass: .other, message: error.description), on: outbox)
             return nil
         }
-        drainReport.attempts += 1
+        outbox.drainState.report.attempts += 1
         switch outgoing {
         case .object(let write):
             // Users, channels and memberships go through the object backend.
-            let written = try await objects.write(write)
-            return try await complete(inflight, Self.completion(of: inflight, written, resolved: resolved), next: lane)
+            let written = try await outbox.objects.write(write)
+            return try await complete(inflight, Self.completion(of: inflight, written, resolved: resolved), next: lane, on: outbox)
         case .wire(let request):
-            let response = try await client.perform(request)
-            return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved), next: lane)
+            let response = try await outbox.client.perform(request)
+            return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved, on: outbox), next: lane, on: outbox)
         }
     }
 
@@ -267,7 +273,7 @@ extension Outbox {
         }
     }
 
-    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved)
+    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>)
         throws(WireError) -> Completion
     {
         switch entry.kind.traits.route {
@@ -297,10 +303,10 @@ extension Outbox {
     ///   - skipping: an op finished with it, unsent, in the same transaction (an invitation's
     ///     event when the membership existed already).
     @discardableResult
-    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil, skipping: OutboxEntry? = nil) async throws
+    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil, skipping: OutboxEntry? = nil, on outbox: isolated Outbox<Custom>) async throws
         -> MarkedOp?
     {
-        let userId = userId
+        let userId = outbox.userId
         let result: OpResult<Custom>
         switch completion {
         case .published(let tt): result = .published(tt)
@@ -320,22 +326,22 @@ extension Outbox {
         case .muteList(let owner, let list): result = .muteList(owner: owner, list)
         case .none: result = .none
         }
-        let now = clock.now
-        let startNext = lane != nil && !Task.isCancelled && storeFailure == nil && drainDeadline.map { now <= $0 } ?? true
-        let next = try await commit { ops -> MarkedOp? in
+        let now = outbox.clock.now
+        let startNext = lane != nil && !Task.isCancelled && outbox.drainState.storeFailure == nil && outbox.drainState.deadline.map { now <= $0 } ?? true
+        let next = try await outbox.commit { ops -> MarkedOp? in
             try ops.complete(entry, result, userId: userId)
             if let skipping { try ops.complete(skipping, .none, userId: userId) }
             guard startNext, let lane else { return nil }
             return try ops.startNext(lane: lane, now: now)
         }
-        drainReport.completed += skipping == nil ? 1 : 2
+        outbox.drainState.report.completed += skipping == nil ? 1 : 2
         return next
     }
 
     /// The unsent invitation event queued after a membership op (same channel and user).
-    private func unsentInvite(of entry: OutboxEntry) async throws -> OutboxEntry? {
+    private func unsentInvite(of entry: OutboxEntry, on outbox: isolated Outbox<Custom>) async throws -> OutboxEntry? {
         guard let channel = entry.operation.channel, let user = entry.operation.user else { return nil }
-        return try await store.reading { try $0.outbox.ops(target: OutboxKeys.invite(channel, user)).first { $0.state == .pending } }
+        return try await outbox.store.reading { try $0.outbox.ops(target: OutboxKeys.invite(channel, user)).first { $0.state == .pending } }
     }
 
     /// A membership from the object backend's answer, in the store's custom type (the user by id).
@@ -349,9 +355,9 @@ extension Outbox {
     }
 
     /// Rebases a conflicted edit that the app retried on the server's current eTag.
-    private func rebase(_ id: String, baseETag: String?) async throws {
-        let now = clock.now
-        try await commit { try $0.rebase(id, baseETag: baseETag, now: now) }
+    private func rebase(_ id: String, baseETag: String?, on outbox: isolated Outbox<Custom>) async throws {
+        let now = outbox.clock.now
+        try await outbox.commit { try $0.rebase(id, baseETag: baseETag, now: now) }
     }
 
     /// Re-types an object decoded with JSON custom data as the store's custom type. An answer
@@ -366,104 +372,104 @@ extension Outbox {
         }
     }
 
-    private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false) async {
+    private func recordWireFailure(_ entry: OutboxEntry, _ error: WireError, keepAmbiguous: Bool = false, on outbox: isolated Outbox<Custom>) async {
         switch FailureDecision.classify(
-            error, kind: entry.kind, serverFailures: entry.serverFailures, limit: options.maxServerFailures,
+            error, kind: entry.kind, serverFailures: entry.serverFailures, limit: outbox.options.maxServerFailures,
             waitedUnder: entry.waitedUnderToken, ambiguous: keepAmbiguous || entry.state == .ambiguous, enqueuedAt: entry.createdAt)
         {
         case .waitForToken(let state, let failure):
-            await waitForToken(entry, state: keepAmbiguous ? .ambiguous : state, failure: failure)
+            await waitForToken(entry, state: keepAmbiguous ? .ambiguous : state, failure: failure, on: outbox)
             if case .accessDenied(let denial) = error {
                 if denial.waitsForToken {
                     // Every request waits now: every op says so, under the token it waited for.
-                    await parkForToken(fingerprint: denial.token, reason: failure.message)
+                    await parkForToken(fingerprint: denial.token, reason: failure.message, on: outbox)
                 } else {
                     // The token does not grant this op: ask for a new one (once per token); others go on.
-                    client.access.requestToken(.refused)
+                    outbox.client.access.requestToken(.refused)
                 }
             }
         case .retry(_, let minimumWait, let failure, _) where keepAmbiguous:
             // A failed probe says nothing about the op: it does not count toward the 5xx limit.
-            await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: false)
+            await reschedule(entry, state: .ambiguous, minimumWait: minimumWait, failure: failure, serverFailure: false, on: outbox)
         case .done where keepAmbiguous, .conflict where keepAmbiguous:
-            await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "probe failed: \(error)"), serverFailure: false)
+            await reschedule(entry, state: .ambiguous, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "probe failed: \(error)"), serverFailure: false, on: outbox)
         case .done:
             do {
                 var completion = Completion.none
                 if entry.kind == .addReaction {
                     // 409: this user's reaction is already there. Find its timetoken for a later removal.
-                    let tt = try? await probes.findAction(entry, messageTimetoken: try await probes.messageTimetoken(of: entry))
+                    let tt = try? await outbox.probes.findAction(entry, messageTimetoken: try await outbox.probes.messageTimetoken(of: entry))
                     completion = .reaction(tt ?? nil)
                 }
-                try await complete(entry, completion)
+                try await complete(entry, completion, on: outbox)
             } catch {
                 if StoreError.isStorageFailure(error) {
-                    storeFailed(error)
+                    outbox.storeFailed(error)
                 } else {
-                    logger.warning("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                    outbox.logger.warning("cannot record a completed op", metadata: ["op": "\(entry.id)", "error": "\(error)"])
                 }
             }
         case .retry(let state, let minimumWait, let failure, let serverFailure):
-            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure, on: outbox)
         case .dead(let failure):
-            await park(entry, .dead, failure)
+            await park(entry, .dead, failure, on: outbox)
         case .conflict(let failure):
-            await park(entry, .conflict, failure)
+            await park(entry, .conflict, failure, on: outbox)
         }
     }
 
     /// Marks every live op as waiting for a token (``OpTransaction/parkForToken(fingerprint:reason:now:)``).
-    func parkForToken(fingerprint: String, reason: String) async {
-        let now = clock.now
+    func parkForToken(fingerprint: String, reason: String, on outbox: isolated Outbox<Custom>) async {
+        let now = outbox.clock.now
         do {
-            try await commit { _ = try $0.parkForToken(fingerprint: fingerprint, reason: reason, now: now) }
+            try await outbox.commit { _ = try $0.parkForToken(fingerprint: fingerprint, reason: reason, now: now) }
         } catch is CancellationError {
         } catch {
-            if StoreError.isStorageFailure(error) { storeFailed(error) }
+            if StoreError.isStorageFailure(error) { outbox.storeFailed(error) }
         }
     }
 
     /// Parks a live op until a new Access Manager token arrives (``OpTransaction/tokenArrived(now:)``).
-    func waitForToken(_ entry: OutboxEntry, state: OutboxState, failure: OutboxFailure) async {
-        let now = clock.now, id = entry.id
-        logger.info("outbox op waits for a token", metadata: ["op": "\(id)", "reason": "\(failure.message)"])
+    func waitForToken(_ entry: OutboxEntry, state: OutboxState, failure: OutboxFailure, on outbox: isolated Outbox<Custom>) async {
+        let now = outbox.clock.now, id = entry.id
+        outbox.logger.info("outbox op waits for a token", metadata: ["op": "\(id)", "reason": "\(failure.message)"])
         do {
-            try await commit {
+            try await outbox.commit {
                 try $0.recordFailure(id, state: state, retryAt: OutboxEntry.tokenWaitMarker, failure: failure, serverFailure: false, now: now)
             }
         } catch is CancellationError {
         } catch {
-            if StoreError.isStorageFailure(error) { storeFailed(error) }
+            if StoreError.isStorageFailure(error) { outbox.storeFailed(error) }
         }
     }
 
     func reschedule(
         _ entry: OutboxEntry, state: OutboxState, minimumWait: TimeInterval, failure: OutboxFailure, serverFailure: Bool
-    ) async {
-        let now = clock.now
-        let delay = options.retry.wait(afterAttempt: entry.attempts + 1, atLeast: minimumWait, using: &random)
+    , on outbox: isolated Outbox<Custom>) async {
+        let now = outbox.clock.now
+        let delay = outbox.options.retry.wait(afterAttempt: entry.attempts + 1, atLeast: minimumWait, using: &outbox.random)
         let at = now.addingTimeInterval(delay)
         let id = entry.id
         do {
-            try await commit {
+            try await outbox.commit {
                 try $0.recordFailure(id, state: state, retryAt: at, failure: failure, serverFailure: serverFailure, now: now)
             }
         } catch is CancellationError {
             return
         } catch {
-            storeFailed(error)
+            outbox.storeFailed(error)
         }
     }
 
-    func park(_ entry: OutboxEntry, _ state: OutboxState, _ failure: OutboxFailure) async {
-        let id = entry.id, now = clock.now
+    func park(_ entry: OutboxEntry, _ state: OutboxState, _ failure: OutboxFailure, on outbox: isolated Outbox<Custom>) async {
+        let id = entry.id, now = outbox.clock.now
         do {
-            try await commit {
+            try await outbox.commit {
                 try $0.recordFailure(
                     id, state: state, retryAt: nil, failure: failure, serverFailure: failure.errorClass == .server, now: now)
             }
         } catch {
-            storeFailed(error)
+            outbox.storeFailed(error)
         }
     }
 }

@@ -47,22 +47,22 @@ public struct OutgoingFile: Sendable, Hashable {
 // exactly-once guarantee, probed like any publish when its outcome is unknown. An upload whose
 // outcome is unknown is never trusted: it is redone under a new id and the old id becomes an
 // orphan, deleted from PubNub after the drain.
-extension Outbox {
+extension OutboxAttempt {
     // MARK: The upload steps
 
     /// Runs the steps a send with files has not finished and gives the request its files; false
     /// when a step failed (the op was rescheduled or parked).
-    func uploadFiles(_ entry: OutboxEntry, shape: FileShape, resolved: inout OutboxRequests.Resolved) async throws -> Bool {
-        let files = client.files
-        var rows = try await store.reading { try $0.files.fileUploads(opId: entry.id) }
+    func uploadFiles(_ entry: OutboxEntry, shape: FileShape, resolved: inout OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>) async throws -> Bool {
+        let files = outbox.client.files
+        var rows = try await outbox.store.reading { try $0.files.fileUploads(opId: entry.id) }
         guard !rows.isEmpty else {
-            await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the send's files are missing from the store"))
+            await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the send's files are missing from the store"), on: outbox)
             return false
         }
         for index in rows.indices where !rows[index].uploaded {
             var row = rows[index]
-            guard let plaintext = try store.attachments.read(row.localName, in: .outgoing) else {
-                await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the bytes of \(row.name) are gone from the attachment area"))
+            guard let plaintext = try outbox.store.attachments.read(row.localName, in: .outgoing) else {
+                await park(entry, .dead, OutboxFailure(errorClass: .other, message: "the bytes of \(row.name) are gone from the attachment area"), on: outbox)
                 return false
             }
             do {
@@ -70,24 +70,24 @@ extension Outbox {
                 // An earlier upload of this file whose outcome is unknown is never reused: it
                 // becomes an orphan, deleted after the drain, and the file goes under a new id.
                 let orphan = row.fileId.map { FileOrphan(channelId: row.channelId, fileId: $0, name: row.uploadName ?? row.name) }
-                drainReport.attempts += 1
+                outbox.drainState.report.attempts += 1
                 let ticket = try await files.generateUploadURL(channel: row.channelId, name: row.name)
                 row.fileId = ticket.id
                 row.uploadName = ticket.name
                 row.expiresAt = ticket.expiration
                 let started = row
-                try await store.transaction { tx in
+                try await outbox.store.transaction { tx in
                     if let orphan { try tx.files.addFileOrphan(orphan) }
                     try tx.files.updateFileUpload(started)
                 }
-                drainReport.attempts += 1
+                outbox.drainState.report.attempts += 1
                 try await files.upload(ticket, bytes: bytes, contentType: row.mimeType)
                 row.uploaded = true
                 let done = row
-                try await store.transaction { try $0.files.updateFileUpload(done) }
+                try await outbox.store.transaction { try $0.files.updateFileUpload(done) }
                 rows[index] = row
             } catch let error as WireError {
-                await recordFileStepFailure(entry, error)
+                await recordFileStepFailure(entry, error, on: outbox)
                 return false
             }
         }
@@ -96,14 +96,14 @@ extension Outbox {
                 // The Chat SDK's `store=0` file event: marked first, so it is sent at most once.
                 rows[index].eventSent = true
                 let row = rows[index]
-                try await store.transaction { try $0.files.updateFileUpload(row) }
+                try await outbox.store.transaction { try $0.files.updateFileUpload(row) }
                 do {
-                    drainReport.attempts += 1
+                    outbox.drainState.report.attempts += 1
                     _ = try await files.publishFile(PublishFileRequest(
                         channel: row.channelId, fileId: row.fileId ?? "", fileName: row.uploadName ?? row.name, size: row.size,
                         mimeType: row.mimeType, store: false))
                 } catch {
-                    logger.info("a file event (store=0, at most once) was not delivered", metadata: ["op": "\(entry.id)", "error": "\(error)"])
+                    outbox.logger.info("a file event (store=0, at most once) was not delivered", metadata: ["op": "\(entry.id)", "error": "\(error)"])
                 }
             }
         }
@@ -114,7 +114,7 @@ extension Outbox {
         // Written on every attempt, not only one that ran a step: a kill after the last upload's
         // commit and before this write must not leave the sent message without its files' ids.
         if let messageId = entry.operation.messageId {
-            try await store.transaction { try $0.files.setMessageFiles(messageId: messageId, shown) }
+            try await outbox.store.transaction { try $0.files.setMessageFiles(messageId: messageId, shown) }
         }
         return true
     }
@@ -122,19 +122,19 @@ extension Outbox {
     /// A failed upload step: an expired or refused upload form is redone at once under a new id;
     /// anything else follows the outbox's rules, except that no upload step makes the send
     /// ambiguous (nothing was published yet).
-    private func recordFileStepFailure(_ entry: OutboxEntry, _ error: WireError) async {
+    private func recordFileStepFailure(_ entry: OutboxEntry, _ error: WireError, on outbox: isolated Outbox<Custom>) async {
         switch FailureDecision.classifyFileStep(
-            error, serverFailures: entry.serverFailures, limit: options.maxServerFailures,
+            error, serverFailures: entry.serverFailures, limit: outbox.options.maxServerFailures,
             waitedUnder: entry.waitedUnderToken)
         {
         case .waitForToken(_, let failure):
-            await waitForToken(entry, state: .pending, failure: failure)
+            await waitForToken(entry, state: .pending, failure: failure, on: outbox)
         case .retry(let state, let minimumWait, let failure, let serverFailure):
-            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure)
+            await reschedule(entry, state: state, minimumWait: minimumWait, failure: failure, serverFailure: serverFailure, on: outbox)
         case .dead(let failure), .conflict(let failure):
-            await park(entry, .dead, failure)
+            await park(entry, .dead, failure, on: outbox)
         case .done:
-            await reschedule(entry, state: .pending, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "\(error)"), serverFailure: false)
+            await reschedule(entry, state: .pending, minimumWait: 0, failure: OutboxFailure(errorClass: .other, message: "\(error)"), serverFailure: false, on: outbox)
         }
     }
 
@@ -145,18 +145,18 @@ extension Outbox {
 
     /// Deletes the files no message will reference from PubNub (best effort: what fails is tried
     /// after the next drain), and once per outbox removes area files no row names.
-    func cleanUpFiles() async {
-        if !sweptAttachments {
-            sweptAttachments = true
-            if let keep = try? await store.reading({ tx in (try tx.files.outgoingFileNames(), try tx.files.cachedFileNames()) }),
-               let drafts = try? await store.fetch(store.queries.drafts())
+    func cleanUpFiles(on outbox: isolated Outbox<Custom>) async {
+        if !outbox.drainState.sweptAttachments {
+            outbox.drainState.sweptAttachments = true
+            if let keep = try? await outbox.store.reading({ tx in (try tx.files.outgoingFileNames(), try tx.files.cachedFileNames()) }),
+               let drafts = try? await outbox.store.fetch(outbox.store.queries.drafts())
             {
                 // Drafts' files wait in `outgoing` until the draft is sent or they are detached.
                 let all = keep.0.union(keep.1).union(drafts.flatMap { $0.draft.files.map(\.localName) })
-                store.attachments.sweep(keeping: [.outgoing: all, .cache: all])
+                outbox.store.attachments.sweep(keeping: [.outgoing: all, .cache: all])
             }
         }
-        guard let orphans = try? await store.reading({ try $0.files.fileOrphans() }), !orphans.isEmpty else { return }
+        guard let orphans = try? await outbox.store.reading({ try $0.files.fileOrphans() }), !orphans.isEmpty else { return }
         var listings: [String: FileOwnership.Listing] = [:]
         for orphan in orphans {
             // A few tries, backing off as the outbox does: an orphan left is tried after the next drain.
@@ -164,14 +164,14 @@ extension Outbox {
                 // Whether the file is gone from PubNub (then it leaves the cache too).
                 var gone = true
                 do {
-                    switch try await FileOwnership.confirm(orphan, client: client, listings: &listings) {
+                    switch try await FileOwnership.confirm(orphan, client: outbox.client, listings: &listings) {
                     case .delete:
-                        try await client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
+                        try await outbox.client.files.deleteFile(channel: orphan.channelId, id: orphan.fileId, name: orphan.name)
                     case .absent:
                         break
                     case .keep(let reason):
                         gone = false
-                        logger.info("a hard-deleted message's file is left on PubNub: it is not the message's own", metadata: [
+                        outbox.logger.info("a hard-deleted message's file is left on PubNub: it is not the message's own", metadata: [
                             "channel": "\(orphan.channelId)", "file": "\(orphan.fileId)", "reason": "\(reason)"])
                     }
                 } catch {
@@ -182,35 +182,35 @@ extension Outbox {
                         // An id or name no request may carry (an orphan recorded by an earlier
                         // version): it can never be deleted, so it stops taking a slot.
                         gone = false
-                        logger.warning("a file to delete has an id or name no request may carry; it is forgotten", metadata: [
+                        outbox.logger.warning("a file to delete has an id or name no request may carry; it is forgotten", metadata: [
                             "channel": "\(orphan.channelId)", "error": "\(error)"])
                     } else if orphan.namedBefore != nil, error.retryability == .permanent {
                         // Not confirmed, and it cannot be: the file stays (it may be someone else's).
                         gone = false
-                        logger.warning("a hard-deleted message's file is left on PubNub: its ownership cannot be confirmed", metadata: [
+                        outbox.logger.warning("a hard-deleted message's file is left on PubNub: its ownership cannot be confirmed", metadata: [
                             "channel": "\(orphan.channelId)", "file": "\(orphan.fileId)", "error": "\(error)"])
                     } else {
-                        logger.debug("an orphaned upload could not be deleted yet", metadata: ["error": "\(error)"])
+                        outbox.logger.debug("an orphaned upload could not be deleted yet", metadata: ["error": "\(error)"])
                         guard error.retryability.isRetryable, attempt < Self.orphanDeleteAttempts, !Task.isCancelled else { break }
-                        let delay = options.retry.wait(afterAttempt: attempt, atLeast: error.retryability.minimumWait ?? 0, using: &random)
-                        try? await clock.sleep(until: clock.now.addingTimeInterval(delay))
+                        let delay = outbox.options.retry.wait(afterAttempt: attempt, atLeast: error.retryability.minimumWait ?? 0, using: &outbox.random)
+                        try? await outbox.clock.sleep(until: outbox.clock.now.addingTimeInterval(delay))
                         continue
                     }
                 }
                 let goneForGood = gone
-                let evicted = try? await store.transaction { tx -> [String] in
+                let evicted = try? await outbox.store.transaction { tx -> [String] in
                     try tx.files.removeFileOrphan(orphan)
                     guard goneForGood else { return [] }
                     try tx.files.forgetUpload(ofFile: orphan.fileId, channel: orphan.channelId)
                     return try tx.files.removeCachedFile(channel: orphan.channelId, id: orphan.fileId)
                 }
                 for name in evicted ?? [] {
-                    store.attachments.remove(name, in: .cache)
-                    store.attachments.remove(name, in: .outgoing)
+                    outbox.store.attachments.remove(name, in: .cache)
+                    outbox.store.attachments.remove(name, in: .outgoing)
                 }
                 break
             }
         }
-        drainReport.orphanedFiles = (try? await store.reading { try $0.files.fileOrphans().count }) ?? 0
+        outbox.drainState.report.orphanedFiles = (try? await outbox.store.reading { try $0.files.fileOrphans().count }) ?? 0
     }
 }
