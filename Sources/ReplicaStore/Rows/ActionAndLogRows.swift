@@ -16,17 +16,9 @@ extension StoreTransaction {
 /// The message-action rows of one transaction (`message_actions`): reactions and the other actions, sent or waiting to be.
 ///
 /// Reached through the transaction (`tx.messageActions`); lives only as long as it.
-package struct MessageActionTable<Custom: ChatCustomData> {
-    package typealias User = ChatUser<Custom.User>
-    package typealias Channel = ChatChannel<Custom.Channel>
-    package typealias Member = ChatMember<Custom>
-    package typealias Message = ChatMessage<Custom.Message>
-    typealias Store = ChatStore<Custom>
-
+package struct MessageActionTable<Custom: ChatCustomData>: TransactionTable {
     /// The transaction these rows are read and written in.
-    let tx: StoreTransaction<Custom>
-    var db: Database { tx.db }
-    var coding: StoreCoding { tx.coding }
+    package let tx: StoreTransaction<Custom>
 }
 
 extension MessageActionTable {

@@ -118,17 +118,9 @@ package struct FirstNaming: Sendable, Hashable {
 /// The file rows of one transaction: pending uploads (`file_uploads`), orphans to delete from PubNub (`file_orphans`) and the download cache (`cached_files`).
 ///
 /// Reached through the transaction (`tx.files`); lives only as long as it.
-package struct FileTable<Custom: ChatCustomData> {
-    package typealias User = ChatUser<Custom.User>
-    package typealias Channel = ChatChannel<Custom.Channel>
-    package typealias Member = ChatMember<Custom>
-    package typealias Message = ChatMessage<Custom.Message>
-    typealias Store = ChatStore<Custom>
-
+package struct FileTable<Custom: ChatCustomData>: TransactionTable {
     /// The transaction these rows are read and written in.
-    let tx: StoreTransaction<Custom>
-    var db: Database { tx.db }
-    var coding: StoreCoding { tx.coding }
+    package let tx: StoreTransaction<Custom>
 }
 
 extension FileTable {

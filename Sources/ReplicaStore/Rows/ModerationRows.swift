@@ -105,17 +105,9 @@ package struct StoredMuteList: Sendable, Hashable {
 /// The moderation rows of one transaction: restrictions (`restrictions`) and mute lists (`mute_lists`).
 ///
 /// Reached through the transaction (`tx.moderation`); lives only as long as it.
-package struct ModerationTable<Custom: ChatCustomData> {
-    package typealias User = ChatUser<Custom.User>
-    package typealias Channel = ChatChannel<Custom.Channel>
-    package typealias Member = ChatMember<Custom>
-    package typealias Message = ChatMessage<Custom.Message>
-    typealias Store = ChatStore<Custom>
-
+package struct ModerationTable<Custom: ChatCustomData>: TransactionTable {
     /// The transaction these rows are read and written in.
-    let tx: StoreTransaction<Custom>
-    var db: Database { tx.db }
-    var coding: StoreCoding { tx.coding }
+    package let tx: StoreTransaction<Custom>
 }
 
 extension ModerationTable {

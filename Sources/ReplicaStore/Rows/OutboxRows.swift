@@ -31,17 +31,9 @@ package struct NewOutboxRow: Sendable {
 /// The outbox rows of one transaction (`outbox`): read ops by id, lane, state or target, insert, save and delete them.
 ///
 /// Reached through the transaction (`tx.outbox`); lives only as long as it.
-package struct OutboxTable<Custom: ChatCustomData> {
-    package typealias User = ChatUser<Custom.User>
-    package typealias Channel = ChatChannel<Custom.Channel>
-    package typealias Member = ChatMember<Custom>
-    package typealias Message = ChatMessage<Custom.Message>
-    typealias Store = ChatStore<Custom>
-
+package struct OutboxTable<Custom: ChatCustomData>: TransactionTable {
     /// The transaction these rows are read and written in.
-    let tx: StoreTransaction<Custom>
-    var db: Database { tx.db }
-    var coding: StoreCoding { tx.coding }
+    package let tx: StoreTransaction<Custom>
 }
 
 extension OutboxTable {

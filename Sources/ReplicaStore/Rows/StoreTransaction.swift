@@ -198,17 +198,9 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 /// The message rows of one transaction (`messages`): where a message is, its delivery, its edits and deletion.
 ///
 /// Reached through the transaction (`tx.messages`); lives only as long as it.
-package struct MessageTable<Custom: ChatCustomData> {
-    package typealias User = ChatUser<Custom.User>
-    package typealias Channel = ChatChannel<Custom.Channel>
-    package typealias Member = ChatMember<Custom>
-    package typealias Message = ChatMessage<Custom.Message>
-    typealias Store = ChatStore<Custom>
-
+package struct MessageTable<Custom: ChatCustomData>: TransactionTable {
     /// The transaction these rows are read and written in.
-    let tx: StoreTransaction<Custom>
-    var db: Database { tx.db }
-    var coding: StoreCoding { tx.coding }
+    package let tx: StoreTransaction<Custom>
 }
 
 extension MessageTable {
