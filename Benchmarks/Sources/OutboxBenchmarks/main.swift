@@ -81,7 +81,7 @@ print("bench: enqueue-raw \(rawRate)")
 for lanes in [1, 8] {
     let drainStore = try ChatStore<DefaultChatCustom>.open(at: temporaryPath("drain"))
     let drainOutbox = Outbox(store: drainStore, client: client)
-    for i in 0..<total { _ = try await drainOutbox.send(text: "drained \(i)", to: "drain\(lanes)-\(i % lanes)") }
+    for i in 0..<total { _ = try await drainOutbox.messages.send(text: "drained \(i)", to: "drain\(lanes)-\(i % lanes)") }
     var report = DrainReport()
     let drainTime = try await seconds { report = try await drainOutbox.drain() }
     precondition(report.completed == total && report.remaining == 0, "drain left \(report)")
