@@ -14,7 +14,7 @@ extension Replica {
     /// Pushes, then pulls, once: sends the outbox until it is empty or `pushDeadline` passes,
     /// settles conflicts with the configured policies, then pulls users, channels and memberships,
     /// the new messages of every channel of interest, and the reactions and members of the hot
-    /// ones (``markHot(_:)``). A part that fails is listed in `SyncReport.errors` and the others
+    /// ones (``ReplicaLive/markHot(_:)``). A part that fails is listed in `SyncReport.errors` and the others
     /// still run; a store that fails throws. What `pnreplicate sync` does; ``start()`` does the
     /// same continuously (live), so call this while the replica is not started.
     ///
@@ -38,21 +38,6 @@ extension Replica {
         }
         await refreshExpiry()
         return report
-    }
-
-    /// The outbox in send order, each op with why it waits and the exact request it would make,
-    /// read page by page as it is iterated (the first ops come at once; two pages are in memory at
-    /// most, however long the outbox): a dry run, which sends nothing and changes nothing, so it
-    /// works on a store opened with ``init(readingStoreAt:userId:options:)``. What
-    /// `pnreplicate --dry-run` prints.
-    ///
-    /// ```swift
-    /// for try await entry in try await replica.plannedSends() {
-    ///     print(entry.position, entry.kind, entry.waiting, entry.request?.path ?? "-")
-    /// }
-    /// ```
-    public func plannedSends(pageSize: Int = 500) throws -> PlannedSends<Custom> {
-        PlannedSends(entries: try currentParts().outbox.planEntries(pageSize: pageSize))
     }
 
     /// Reads again, with the configured cipher key, the stored messages that could not be
@@ -90,7 +75,7 @@ extension Replica {
 // line; an app's replica migrates its store itself when it opens it (`StoreOptions.migration`).
 extension Replica {
     /// Opens an existing store only to read it: nothing is created, migrated, locked, written or
-    /// sent. ``fetch(_:)``, ``observe(_:)``, ``plannedSends(pageSize:)`` and ``storeStatus()``
+    /// sent. ``fetch(_:)``, ``observe(_:)``, ``ReplicaOutbox/planned(pageSize:)`` and ``storeStatus()``
     /// work; a write throws the store's refusal; do not ``start()`` it. For a viewer of a store
     /// another process owns (the app's, from an extension or a support tool).
     ///
@@ -101,8 +86,8 @@ extension Replica {
     ///
     /// - Parameters:
     ///   - path: the store's file, written by a replica (or `pnreplicate`) before.
-    ///   - userId: whose feeds the queries of the current user read (``mentions``,
-    ///     ``invitations``, ``restrictions``...).
+    ///   - userId: whose feeds the queries of the current user read (``ReplicaConversations/mentions``,
+    ///     ``ReplicaConversations/invitations``, ``ReplicaModeration/restrictions``...).
     ///   - options: the store's options; it is opened read-only whatever `StoreOptions.readOnly`
     ///     says, and with the default migration mode, a store that still needs migrating is
     ///     refused (`StoreError`) rather than read under a schema it does not have.
@@ -198,7 +183,7 @@ extension ChatMessage {
     public var isUndecryptable: Bool { contentType == Reconciler<DefaultChatCustom>.undecryptableContentType }
 }
 
-/// The outbox's plan, op by op (``Replica/plannedSends(pageSize:)``): each page of ops is read and
+/// The outbox's plan, op by op (``ReplicaOutbox/planned(pageSize:)``): each page of ops is read and
 /// planned when the previous one is used up.
 public struct PlannedSends<Custom: ChatCustomData>: AsyncSequence, Sendable {
     /// One op's plan.
@@ -250,7 +235,7 @@ extension Replica {
         for object in expiring where expiryLogged.insert(object).inserted {
             logger.notice("a followed object expires soon", metadata: ["object": "\(object)"])
         }
-        update { $0.expiring = expiring }
+        hub.update { $0.expiring = expiring }
     }
 
     /// The followed objects that expire within the configured warning from the clock's now,

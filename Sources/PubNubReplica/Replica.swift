@@ -12,7 +12,7 @@ import Replicator
 /// ```swift
 /// let replica = try Replica<DefaultChatCustom>(configuration)   // opens (and migrates) the store
 /// await replica.start()                                          // sends what waits, goes live
-/// _ = try await replica.send(text: "hello", to: "general")       // in the store at once, sent when it can be
+/// _ = try await replica.messages.send(text: "hello", to: "general")       // in the store at once, sent when it can be
 /// for try await messages in replica.observe(replica.queries.messages(inChannel: "general")) {
 ///     render(messages)
 /// }
@@ -50,27 +50,16 @@ public actor Replica<Custom: ChatCustomData> {
     private let inMemoryStore: ChatStore<Custom>?
     /// The parts working on the open store; nil while suspended.
     private(set) var parts: Parts?
-    private var running = false
-    /// The live sync's run, the outbox's run, and the task that follows live sync's state.
-    private var liveTask: Task<Void, Never>?
-    private var outboxTask: Task<Void, Never>?
-    private var stateWatcher: Task<Void, Never>?
-    /// Settles each op that meets a conflict with the configured policy, while started.
-    private var conflictTask: Task<Void, Never>?
-    /// Counts the outbox after each of its events, from the store's opening to its closing:
-    /// writes made before ``start()`` count too.
-    private var counter: Task<Void, Never>?
-    /// Follows the client's token (and asks the token provider, when there is one) while started.
-    var accessTask: Task<Void, Never>?
-    var current = ReplicaStatus()
-    private var statusSubscribers: [UUID: AsyncStream<ReplicaStatus>.Continuation] = [:]
-    private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
-    /// How many times each channel is marked hot (``markHot(_:)``); kept across ``resume()``.
+    /// Whether ``start()`` was called and ``stop()`` was not.
+    private(set) var isStarted = false
+    /// The work running in the background (``start()`` to ``stop()``, and the outbox counter).
+    var tasks = ReplicaTasks<Custom>()
+    /// The status and the open store, with their subscribers.
+    nonisolated let hub: ReplicaStatusHub<Custom>
+    /// How many times each channel is marked hot (``ReplicaLive/markHot(_:)``); kept across ``resume()``.
     var hotMarks: [String: Int] = [:]
     /// The file cache of the open store (made on first use, dropped by ``suspend()``).
     var fileCache: FileCache<Custom>?
-    /// Whether ``start()`` was called and ``stop()`` was not.
-    var isStarted: Bool { running }
     /// The expiring objects already logged (``refreshExpiry()``): each once per `expiresAt`.
     var expiryLogged = Set<ExpiringObject>()
 
@@ -100,31 +89,11 @@ public actor Replica<Custom: ChatCustomData> {
         inMemoryStore = configuration.store == .inMemory ? try ChatStore.inMemory(options: configuration.clockedStoreOptions) : nil
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         self.parts = parts
-        current.count(try parts.store.fetchNow(OutboxTally.query(queries)))
-        current.hasSynced = !(try parts.store.fetchNow(queries.checkpoints())).isEmpty
-        current.expiring = try Self.expiring(in: parts.store, configuration)
-    }
-
-    /// Starts counting the outbox of `parts`, once per opened store (an actor's init cannot start
-    /// isolated work: the first call that needs the counts does).
-    private func count(_ parts: Parts) async {
-        guard counter == nil else { return }
-        // Only the newest event is kept while a count runs: a burst (a batch of sends, a drain)
-        // costs one or two counts, not one count and one buffered event per op.
-        let events = await parts.outbox.events(bufferingPolicy: .bufferingNewest(1))
-        // The task holds neither the store nor the outbox: a replica released without `stop()`
-        // (a command line tool's, at exit) closes its store at once, which checkpoints the WAL
-        // and removes it, instead of leaving it for the next open to read (84 MB after
-        // `send --count 100000`, and 140 ms more before its next `--dry-run` printed a line).
-        counter = Task { [weak self] in
-            for await _ in events { await self?.recount() }
-        }
-    }
-
-    /// Reads the outbox's counts into ``status`` (the counter's work).
-    private func recount() async {
-        guard let store = parts?.store, let tally = try? await store.fetch(OutboxTally.query(queries)) else { return }
-        update { $0.count(tally) }
+        var status = ReplicaStatus()
+        status.count(try parts.store.fetchNow(OutboxTally.query(queries)))
+        status.hasSynced = !(try parts.store.fetchNow(queries.checkpoints())).isEmpty
+        status.expiring = try Self.expiring(in: parts.store, configuration)
+        hub = ReplicaStatusHub(status: status, store: parts.store)
     }
 
     /// Opens the configuration's store (or takes `inMemory`) and wires the outbox, the reconciler
@@ -160,7 +129,7 @@ public actor Replica<Custom: ChatCustomData> {
     /// A replica released without ``stop()`` stops its work (without the presence leave and
     /// without waiting): nothing keeps running for an object nobody holds.
     deinit {
-        for task in [liveTask, outboxTask, counter, stateWatcher, accessTask, conflictTask] { task?.cancel() }
+        tasks.cancelAll()
     }
 
     // MARK: Life cycle
@@ -169,18 +138,18 @@ public actor Replica<Custom: ChatCustomData> {
     /// Returns at once; ``statuses()`` tells the rest. Calling it again does nothing. While
     /// suspended, the replica starts on ``resume()``.
     public func start() async {
-        running = true
-        guard let parts, liveTask == nil else { return }
-        await count(parts)
-        launch(parts)
+        isStarted = true
+        guard let parts, !tasks.areRunning else { return }
+        await ReplicaTasks.count(parts, on: self)
+        ReplicaTasks.launch(parts, on: self)
     }
 
     /// Stops sending and receiving (a presence `leave` is sent when configured) and waits until
     /// both have stopped. Writes still land in the store and wait for the next ``start()``.
     public func stop() async {
-        running = false
-        await halt()
-        if parts != nil { update { ($0.connection, $0.catchUp) = (.stopped, nil) } }
+        isStarted = false
+        await ReplicaTasks.halt(on: self)
+        if parts != nil { hub.update { ($0.connection, $0.catchUp) = (.stopped, nil) } }
     }
 
     /// Gets ready for the app to be suspended: stops live sync, lets sends in flight finish
@@ -192,23 +161,23 @@ public actor Replica<Custom: ChatCustomData> {
     /// sequences pause and go on after it.
     public func suspend() async {
         guard let parts else { return }
-        await Self.end(liveTask)
-        liveTask = nil
-        await finishSends(parts.outbox, within: configuration.suspendBudget)
-        await halt()
-        await Self.end(counter)
-        counter = nil
+        await ReplicaTasks<Custom>.end(tasks.live)
+        tasks.live = nil
+        await ReplicaTasks.finishSends(parts.outbox, within: configuration.suspendBudget, clock: clock.base)
+        await ReplicaTasks.halt(on: self)
+        await ReplicaTasks<Custom>.end(tasks.counter)
+        tasks.counter = nil
         self.parts = nil
         // The cache of the closed store goes too (it holds no file open: each read and write
         // opens, writes or reads, and closes); resume() makes one for the reopened store.
         fileCache = nil
-        announceStore(nil)
+        hub.announce(nil)
         do {
             try parts.store.close()
         } catch {
-            update { $0.lastError = "\(error)" }
+            hub.update { $0.lastError = "\(error)" }
         }
-        update { ($0.connection, $0.catchUp) = (.suspended, nil) }
+        hub.update { ($0.connection, $0.catchUp) = (.suspended, nil) }
     }
 
     /// Reopens the store after ``suspend()`` and, if the replica was started, starts again
@@ -219,14 +188,14 @@ public actor Replica<Custom: ChatCustomData> {
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         parts.reconciler.restoreHotMarks(hotMarks)
         self.parts = parts
-        announceStore(parts.store)
+        hub.announce(parts.store)
         let tally = try await parts.store.fetch(OutboxTally.query(queries))
-        update {
+        hub.update {
             $0.count(tally)
             $0.connection = .stopped
         }
-        await count(parts)
-        if running { launch(parts) }
+        await ReplicaTasks.count(parts, on: self)
+        if isStarted { ReplicaTasks.launch(parts, on: self) }
     }
 
     /// The network is reachable again (on iOS: an `NWPathMonitor` update to `.satisfied`): every
@@ -237,162 +206,23 @@ public actor Replica<Custom: ChatCustomData> {
         do {
             try await parts.outbox.retryWaitingNow()
         } catch {
-            update { $0.lastError = "\(error)" }
+            hub.update { $0.lastError = "\(error)" }
         }
         clock.wake()
-    }
-
-    private func launch(_ parts: Parts) {
-        let outbox = parts.outbox, live = parts.live
-        // Subscribed before the runs start, so that no state or event is missed.
-        let activity = live.activity()
-        stateWatcher = Task { [weak self] in
-            for await item in activity {
-                switch item {
-                case .state(let state):
-                    await self?.liveStateChanged(state)
-                    // Back online: settle what could not be settled offline.
-                    if case .live = state {
-                        await self?.settleConflicts()
-                        await self?.refreshExpiry()
-                    }
-                case .catchUpProgress(let progress): await self?.caughtUp(progress)
-                case .gapFilled: await self?.refreshExpiry()
-                case .event, .presenceRefreshed: continue
-                }
-            }
-        }
-        outboxTask = runTask("outbox") { try await outbox.run() }
-        conflictTask = Task { [weak self] in
-            // Subscribed first, so that a conflict met while the waiting ones settle is heard.
-            let events = await outbox.events()
-            await self?.settleConflicts()
-            for await event in events {
-                if case .conflict = event { await self?.settleConflicts() }
-            }
-        }
-        liveTask = runTask("live sync") { try await live.run() }
-        launchAccess()
-    }
-
-    /// A task running one part until it is cancelled; a failure that ends it early (a store that
-    /// cannot be written) shows in the status's ``ReplicaStatus/lastError``.
-    private func runTask(_ part: String, _ run: @escaping @Sendable () async throws -> Void) -> Task<Void, Never> {
-        Task { [weak self] in
-            do {
-                try await run()
-            } catch where !(error is CancellationError) {
-                await self?.update { $0.lastError = "\(part): \(error)" }
-            } catch {}
-        }
-    }
-
-    /// Stops live sync, then the outbox, then the state watcher, waiting for each to end.
-    private func halt() async {
-        let stopping = [liveTask, outboxTask, stateWatcher, accessTask, conflictTask]
-        conflictTask = nil
-        liveTask = nil
-        outboxTask = nil
-        stateWatcher = nil
-        accessTask = nil
-        for task in stopping { await Self.end(task) }
-    }
-
-    private static func end(_ task: Task<Void, Never>?) async {
-        task?.cancel()
-        await task?.value
-    }
-
-    /// Waits until no op is in flight, or `budget` seconds of the clock have passed.
-    private func finishSends(_ outbox: Outbox<Custom>, within budget: TimeInterval) async {
-        guard let inflight = try? await outbox.store.reading({ try $0.outbox.ops(states: [.inflight]) }), !inflight.isEmpty
-        else { return }
-        let clock = clock.base, deadline = clock.now.addingTimeInterval(budget)
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for entry in inflight { _ = await outbox.completion(of: entry.id) }
-                return true
-            }
-            group.addTask {
-                try? await clock.sleep(until: deadline)
-                return false
-            }
-            _ = await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// Settles every op in conflict with the configured policies (`ReconcilerOptions.conflicts`),
-    /// as a sync pass does: a settled op goes back to the queue over the server's version, or is
-    /// dropped for it; `.manual` leaves it, with an open entry, for ``resolveConflict(id:take:)``.
-    /// A settlement that cannot reach the server (offline) is tried again when live sync is back.
-    private func settleConflicts() async {
-        guard let parts, let counts = try? await parts.store.fetch(queries.outboxCounts()), (counts[.conflict] ?? 0) > 0
-        else { return }
-        do {
-            let report = try await parts.reconciler.resolveConflicts()
-            if let error = report.errors.first { update { $0.lastError = "conflicts: \(error)" } }
-        } catch is CancellationError {
-        } catch {
-            update { $0.lastError = "conflicts: \(error)" }
-        }
-    }
-
-    private func caughtUp(_ progress: CatchUpProgress) {
-        guard parts != nil else { return }
-        update { if case .catchingUp = $0.connection { $0.catchUp = progress } }
-    }
-
-    private func liveStateChanged(_ state: LiveState) {
-        guard parts != nil else { return }
-        update {
-            $0.catchUp = nil
-            switch state {
-            case .connecting: $0.connection = .connecting
-            case .catchingUp(let channels): $0.connection = .catchingUp(channels: channels)
-            case .live:
-                $0.connection = .live
-                $0.hasSynced = true
-                $0.lastSyncedAt = clock.now
-            case .offline(let reason): $0.connection = .offline(reason: reason)
-            case .stopped: break  // stop() and suspend() say what the replica is then
-            }
-        }
     }
 
     // MARK: Status
 
     /// Where replication stands now.
     public var status: ReplicaStatus {
-        var status = current
+        var status = hub.status
         if status.connection == .live { status.lastSyncedAt = clock.now }
         return status
     }
 
     /// The status now, then each change, until the consumer stops iterating. Each call makes a new
     /// sequence; a slow reader sees the newest values (up to 16 are kept).
-    public nonisolated func statuses() -> AsyncStream<ReplicaStatus> {
-        let (stream, continuation) = AsyncStream<ReplicaStatus>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        Task { await self.subscribe(id, continuation) }
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
-    }
-
-    private func subscribe(_ id: UUID, _ continuation: AsyncStream<ReplicaStatus>.Continuation) {
-        statusSubscribers[id] = continuation
-        continuation.yield(current)
-    }
-
-    private func unsubscribe(_ id: UUID) { statusSubscribers[id] = nil }
-
-    func update(_ change: (inout ReplicaStatus) -> Void) {
-        var next = current
-        change(&next)
-        guard next != current else { return }
-        current = next
-        for continuation in statusSubscribers.values { continuation.yield(next) }
-    }
+    public nonisolated func statuses() -> AsyncStream<ReplicaStatus> { hub.statuses() }
 
     // MARK: Reading
 
@@ -416,8 +246,8 @@ public actor Replica<Custom: ChatCustomData> {
             var inner: Task<Void, Never>?
             // One observation per open store: a new store (resume) or none (suspend) ends the
             // current one before the next starts.
-            for await store in self.stores() {
-                await Self.end(inner)
+            for await store in self.hub.stores() {
+                await ReplicaTasks<Custom>.end(inner)
                 inner = nil
                 guard let store else { continue }
                 inner = Task {
@@ -427,36 +257,48 @@ public actor Replica<Custom: ChatCustomData> {
                         }
                     } catch {
                         // A store closed under it by suspend() is not the query's failure.
-                        guard !Task.isCancelled, await self.parts?.store === store else { return }
+                        guard !Task.isCancelled, self.hub.store === store else { return }
                         continuation.finish(throwing: error)
                     }
                 }
             }
-            await Self.end(inner)
+            await ReplicaTasks<Custom>.end(inner)
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
-    /// The open store now (nil while suspended), then each change.
-    private nonisolated func stores() -> AsyncStream<ChatStore<Custom>?> {
-        let (stream, continuation) = AsyncStream<ChatStore<Custom>?>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = UUID()
-        Task { await self.subscribeStores(id, continuation) }
-        continuation.onTermination = { _ in Task { await self.unsubscribeStores(id) } }
+    /// ``observe(_:)`` that keeps `channel` hot while the sequence is iterated: marked when
+    /// observation starts, unmarked when the consumer stops. An id no channel can have ends the
+    /// sequence with the `ModelValidationError` ``ReplicaLive/markHot(_:)`` throws.
+    ///
+    /// ```swift
+    /// for try await messages in replica.observe(replica.queries.messages(inChannel: "general"), keepingHot: "general") {
+    ///     show(messages)
+    /// }
+    /// ```
+    public nonisolated func observe<Value: Sendable & Equatable>(
+        _ query: StoreQuery<Value>, keepingHot channel: String
+    ) -> AsyncThrowingStream<Value, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Marked and unmarked by the same task, in that order, however early the consumer stops.
+        let task = Task {
+            do {
+                try await self.live.markHot(channel)
+            } catch {
+                return continuation.finish(throwing: error)
+            }
+            do {
+                for try await value in self.observe(query) { continuation.yield(value) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+            await self.live.unmarkHot(channel)
+        }
+        continuation.onTermination = { _ in task.cancel() }
         return stream
-    }
-
-    private func subscribeStores(_ id: UUID, _ continuation: AsyncStream<ChatStore<Custom>?>.Continuation) {
-        storeSubscribers[id] = continuation
-        continuation.yield(parts?.store)
-    }
-
-    private func unsubscribeStores(_ id: UUID) { storeSubscribers[id] = nil }
-
-    private func announceStore(_ store: ChatStore<Custom>?) {
-        for continuation in storeSubscribers.values { continuation.yield(store) }
     }
 
     func openStore() throws -> ChatStore<Custom> {
@@ -465,7 +307,7 @@ public actor Replica<Custom: ChatCustomData> {
     }
 
     /// The open store and the engines on it, without counting the outbox: for the calls that run
-    /// or read one part (``listen()``, ``plannedSends(pageSize:)``) and this package's tests.
+    /// or read one part (``ReplicaLive/listen()``, ``ReplicaOutbox/planned(pageSize:)``) and this package's tests.
     /// Throws ``ReplicaError/suspended`` while suspended.
     package func currentParts() throws -> Parts {
         guard let parts else { throw ReplicaError.suspended }
@@ -474,8 +316,23 @@ public actor Replica<Custom: ChatCustomData> {
 
     func openParts() async throws -> Parts {
         guard let parts else { throw ReplicaError.suspended }
-        await count(parts)
+        await ReplicaTasks.count(parts, on: self)
         return parts
+    }
+
+    /// Runs a write on the outbox, then counts the outbox, so that ``status`` shows the write
+    /// when the call returns.
+    func write<T: Sendable>(_ body: @Sendable (Outbox<Custom>) async throws -> T) async throws -> T {
+        try await recounting { try await body($0.outbox) }
+    }
+
+    /// Runs `body` with the open parts, then counts the outbox (``write(_:)``, and the calls that
+    /// settle or send ops), so that ``status`` shows what it did when the call returns.
+    func recounting<T: Sendable>(_ body: @Sendable (Parts) async throws -> T) async throws -> T {
+        let parts = try await openParts()
+        let value = try await body(parts)
+        if let tally = try? await parts.store.fetch(OutboxTally.query(queries)) { hub.update { $0.count(tally) } }
+        return value
     }
 }
 

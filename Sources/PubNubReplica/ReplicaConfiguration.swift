@@ -36,13 +36,13 @@ public struct ReplicaConfiguration: Sendable {
     /// The user of this device (1-92 UTF-8 bytes), as PubNub's `userId`.
     public var userId: String
     /// The Access Manager token (or legacy auth key) sent with every request, if the keyset needs
-    /// one. Replace it at runtime with ``Replica/setToken(_:)``, or let ``tokenProvider`` fetch
+    /// one. Replace it at runtime with ``ReplicaAccess/setToken(_:)``, or let ``tokenProvider`` fetch
     /// new ones (`docs/access.md`). A v3 token for another user is refused at ``Replica/init(_:)``.
     public var authKey: String?
     /// Called when a token is missing, expiring, expired or refused: return a new one (from your
     /// server, which grants it with the secret key). At most one call per token; while it runs,
     /// ops, pulls and live sync wait. Nil: requests go with ``authKey`` alone, and a refused or
-    /// expired token waits for ``Replica/setToken(_:)``.
+    /// expired token waits for ``ReplicaAccess/setToken(_:)``.
     public var tokenProvider: AccessTokenProvider?
     /// PubNub's cipher key: payloads are encrypted as PubNub's SDKs do. An empty key is refused
     /// (``ReplicaError/emptyCipherKey``), never taken as "no encryption".

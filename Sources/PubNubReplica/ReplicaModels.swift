@@ -57,7 +57,7 @@ public final class ObservedQuery<Value: Sendable & Equatable> {
     @ObservationIgnored private var task: Task<Void, Never>?
 
     /// Observes `query` on `replica`'s store, keeping `channel` hot meanwhile when given
-    /// (``Replica/markHot(_:)``).
+    /// (``ReplicaLive/markHot(_:)``).
     public init<Custom: ChatCustomData>(_ replica: Replica<Custom>, _ query: StoreQuery<Value>, keepingHot channel: String? = nil) {
         let values = channel.map { replica.observe(query, keepingHot: $0) } ?? replica.observe(query)
         task = Task { [weak self] in

@@ -63,7 +63,7 @@ public struct ReplicaStatus: Sendable, Hashable, CustomStringConvertible {
     /// The last failure that stopped a part of the replica (a store that cannot be written), if any.
     public var lastError: String?
     /// Why every request waits for a new Access Manager token (expired, refused, none yet), or
-    /// nil. Writes still land in the store; they go when ``Replica/setToken(_:)`` or the token
+    /// nil. Writes still land in the store; they go when ``ReplicaAccess/setToken(_:)`` or the token
     /// provider gives one (`docs/access.md`).
     public var waitingForToken: AccessTokenNeed?
     /// When the current token expires (nil: no token, or a legacy auth key).

@@ -105,7 +105,7 @@ extension ChatMember: ReplicatedFields {
 /// A local edit of a membership: only the fields set here change (`.set(nil)` clears one).
 ///
 /// ```swift
-/// try await replica.setMembership(channel: "general", edit: MemberEdit(status: "away"))
+/// try await replica.memberships.set(channel: "general", edit: MemberEdit(status: "away"))
 /// var edit = MemberEdit<DefaultChatCustom>()
 /// edit.custom = .set(nil)          // clears the membership's custom data
 /// ```

@@ -340,7 +340,7 @@ struct WireKey: CodingKey {
 /// ```swift
 /// var edit = UserEdit<FlatCustom>()
 /// edit.name = .set("Ann")
-/// try await replica.setUser(id: "ann", edit: edit)
+/// try await replica.objects.setUser(id: "ann", edit: edit)
 /// ```
 public typealias UserEdit<Custom: CustomData> = FieldChanges<ChatUser<Custom>>
 

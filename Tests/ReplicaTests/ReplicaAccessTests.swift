@@ -61,14 +61,14 @@ struct ReplicaAccessTests {
         // The new token no longer grants "side".
         let (configuration, provider, _) = try await Self.configured(world, firstTTL: 10, next: ["general"])
         let replica = try Replica<DefaultChatCustom>(configuration)
-        #expect(replica.accessToken?.ttlMinutes == 10)
+        #expect(replica.access.token?.ttlMinutes == 10)
         // Away (not started): 50 sends, edits of five of them, one send to "side".
         var ids: [String] = []
-        for index in 0..<50 { ids.append(try #require(try await replica.send(text: "m\(index)", to: "general").value?.id)) }
-        for index in stride(from: 0, to: 50, by: 10) { _ = try await replica.edit(message: ids[index], text: "m\(index) edited") }
-        let side = try await replica.send(text: "to side", to: "side")
+        for index in 0..<50 { ids.append(try #require(try await replica.messages.send(text: "m\(index)", to: "general").value?.id)) }
+        for index in stride(from: 0, to: 50, by: 10) { _ = try await replica.messages.edit(message: ids[index], text: "m\(index) edited") }
+        let side = try await replica.messages.send(text: "to side", to: "side")
         world.clock.advance(by: .seconds(20 * 60))
-        #expect(replica.accessToken?.isExpired(at: world.clock.now) == true)
+        #expect(replica.access.token?.isExpired(at: world.clock.now) == true)
 
         await replica.start()
         let settled = await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.deadLetters == 1 }
@@ -97,12 +97,12 @@ struct ReplicaAccessTests {
         let (configuration, provider, first) = try await Self.configured(world, firstTTL: 60, next: ["general", "side"])
         let replica = try Replica<DefaultChatCustom>(configuration)
         await replica.start()
-        _ = try await replica.send(text: "before", to: "general")
+        _ = try await replica.messages.send(text: "before", to: "general")
         await status(of: replica) { $0.pending == 0 && $0.sending == 0 }
         #expect(await server.revokeToken(first))
-        let after = try await replica.send(text: "after", to: "general")
+        let after = try await replica.messages.send(text: "after", to: "general")
         let opId = try #require(after.opId)
-        let outcome = try await replica.completion(of: opId)
+        let outcome = try await replica.outbox.completion(of: opId)
         #expect("\(outcome)".hasPrefix("sent"), "\(outcome)")
         #expect(await world.serverTexts() == ["before", "after"])
         #expect(await provider.requests.map(\.reason) == [.refused])
@@ -120,13 +120,13 @@ struct ReplicaAccessTests {
         for _ in 0..<2 {
             // Each round is a process: a replica on the same store with the same token.
             let replica = try Replica<DefaultChatCustom>(configuration)
-            if try await replica.fetch(replica.queries.outbox()).isEmpty { _ = try await replica.send(text: "once", to: "general") }
-            let report = try await replica.sendPending()
+            if try await replica.fetch(replica.queries.outbox()).isEmpty { _ = try await replica.messages.send(text: "once", to: "general") }
+            let report = try await replica.outbox.sendPending()
             #expect(report.deadLetters == 0 && report.waitingForToken == 1, "\(report)")
         }
         let replica = try Replica<DefaultChatCustom>(configuration)
-        try replica.setToken(try await world.server.grantToken(ttlMinutes: 61, grants: Self.grants(channels: ["general"]), authorizedUserId: "alice"))
-        let report = try await replica.sendPending()
+        try replica.access.setToken(try await world.server.grantToken(ttlMinutes: 61, grants: Self.grants(channels: ["general"]), authorizedUserId: "alice"))
+        let report = try await replica.outbox.sendPending()
         #expect(report.completed == 1 && report.deadLetters == 0 && report.remaining == 0, "\(report)")
         #expect(await world.serverTexts() == ["once"])
     }
@@ -140,8 +140,8 @@ struct ReplicaAccessTests {
         #expect(throws: ReplicaError.self) { try Replica<DefaultChatCustom>(configuration) }
         configuration.authKey = nil
         let replica = try Replica<DefaultChatCustom>(configuration)
-        #expect(throws: AccessTokenError.otherUser(tokenUser: "bob", configuredUser: "alice")) { try replica.setToken(bobs) }
-        #expect(replica.accessToken == nil)
+        #expect(throws: AccessTokenError.otherUser(tokenUser: "bob", configuredUser: "alice")) { try replica.access.setToken(bobs) }
+        #expect(replica.access.token == nil)
     }
 
     @Test("a peer whose token grants one channel cannot publish, react, edit App Context or read in another; its replica shows nothing from there")
@@ -177,15 +177,15 @@ struct ReplicaAccessTests {
         var configuration = world.configuration
         configuration.authKey = token
         let replica = try Replica<DefaultChatCustom>(configuration)
-        let report = try await replica.sendPending()
+        let report = try await replica.outbox.sendPending()
         #expect(report.remaining == 0)
         await replica.start()
-        _ = try await replica.send(text: "hello", to: "general")
+        _ = try await replica.messages.send(text: "hello", to: "general")
         await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.connection == .live }
         #expect(try await replica.fetch(replica.queries.messages(inChannel: "secret")).isEmpty)
         #expect(Set(try await replica.fetch(replica.queries.messages(inChannel: "general")).map(\.text)) == ["ok", "hello"])
         // A send to "secret" is not granted: checked on the device, never sent, and it waits for a token.
-        let refused = try await replica.send(text: "leak", to: "secret")
+        let refused = try await replica.messages.send(text: "leak", to: "secret")
         var waiting: OutboxEntry?
         for try await ops in replica.observe(replica.queries.outbox()) {
             waiting = ops.first { $0.id == refused.opId && $0.lastFailure != nil }

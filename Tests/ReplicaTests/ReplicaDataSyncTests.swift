@@ -48,7 +48,7 @@ struct ReplicaDataSyncTests {
         #expect(try await replica.fetch(queries.member(channelId: "general", userId: "alice"))?.status == "joined")
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Alice B.")
-        _ = try await replica.setUser(id: "alice", edit: edit)
+        _ = try await replica.objects.setUser(id: "alice", edit: edit)
         _ = try await replica.sync()
         let record = try #require(await world.server.dataSyncRecord(.users, id: "alice")?.objectValue?["payload"])
         #expect(record == ["name": "Alice B.", "theirs": 1])
@@ -68,7 +68,7 @@ struct ReplicaDataSyncTests {
         let replica = try Replica<DefaultChatCustom>(configuration)
         var edit = UserEdit<FlatCustom>()
         edit.name = .set("Alice")
-        _ = try await replica.setUser(id: "alice", edit: edit)
+        _ = try await replica.objects.setUser(id: "alice", edit: edit)
         _ = try? await replica.sync()
         var status = await replica.status
         #expect(status.pending == 1 && status.deadLetters == 0, "\(status)")
@@ -77,7 +77,7 @@ struct ReplicaDataSyncTests {
         #expect(status.description.contains("waiting on the keyset's configuration"))
 
         await world.server.configureAccess(secretKey: "sec-c-test")
-        try replica.setToken(try await Self.token(world))
+        try replica.access.setToken(try await Self.token(world))
         world.clock.advance(by: 301)
         _ = try await replica.sync()
         status = await replica.status

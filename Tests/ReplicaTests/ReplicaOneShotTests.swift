@@ -12,9 +12,9 @@ struct ReplicaOneShotTests {
     func syncDryRunAndReading() async throws {
         let world = try await ReplicaWorld()
         let replica = try Replica<DefaultChatCustom>(world.configuration)
-        let receipt = try await replica.send(text: "hello", to: "general")
+        let receipt = try await replica.messages.send(text: "hello", to: "general")
         var planned: [OutboxPlanEntry] = []
-        for try await entry in try await replica.plannedSends() { planned.append(entry) }
+        for try await entry in try await replica.outbox.planned() { planned.append(entry) }
         #expect(planned.map(\.opId) == [receipt.opId].compactMap { $0 } && planned.first?.request != nil, "\(planned)")
 
         let report = try await replica.sync(pushDeadline: world.clock.now.addingTimeInterval(60))
@@ -26,7 +26,7 @@ struct ReplicaOneShotTests {
         let viewer = try Replica<DefaultChatCustom>(readingStoreAt: world.path, userId: "alice")
         #expect(try await viewer.fetch(viewer.queries.messages(inChannel: "general")).map(\.text) == ["hello"])
         await #expect(throws: (any Error).self, "a read-only replica writes nothing") {
-            _ = try await viewer.send(text: "never", to: "general")
+            _ = try await viewer.messages.send(text: "never", to: "general")
         }
         let status = try await Replica<DefaultChatCustom>.storeStatus(at: world.path)
         #expect(status.rowCounts["messages"] == 1 && status.pendingOutbox == 0 && status.pendingMigrations.isEmpty, "\(status)")
@@ -61,10 +61,10 @@ struct ReplicaOneShotTests {
         var configuration = world.configuration
         configuration.live.channels = ["general"]
         let replica = try Replica<DefaultChatCustom>(configuration)
-        let queued = try await replica.send(text: "stays queued", to: "general")
-        let activity = try await replica.liveActivity()
-        #expect(try await replica.liveState == .connecting)
-        let run = Task { try await replica.listen() }
+        let queued = try await replica.messages.send(text: "stays queued", to: "general")
+        let activity = try await replica.live.activity()
+        #expect(try await replica.live.state == .connecting)
+        let run = Task { try await replica.live.listen() }
         var published = false
         var record: LiveEventRecord?
         for await item in activity {
@@ -88,10 +88,10 @@ struct ReplicaOneShotTests {
     func presenceAndTyping() async throws {
         let world = try await ReplicaWorld()
         let replica = try Replica<DefaultChatCustom>(world.configuration)
-        let here = try await replica.hereNow(channel: "general")
+        let here = try await replica.live.hereNow(channel: "general")
         #expect(here.occupancy == 0 && here.occupants.isEmpty)
-        #expect(try await replica.startTyping(in: "general"), "the first signal goes")
-        #expect(try await replica.startTyping(in: "general") == false, "the next keystroke within the throttle sends none")
-        #expect(try await replica.stopTyping(in: "general"))
+        #expect(try await replica.live.startTyping(in: "general"), "the first signal goes")
+        #expect(try await replica.live.startTyping(in: "general") == false, "the next keystroke within the throttle sends none")
+        #expect(try await replica.live.stopTyping(in: "general"))
     }
 }

@@ -84,7 +84,7 @@ struct ReplicaTests {
         let seen = ConnectionLog()
         let watcher = Task { for await status in replica.statuses() { await seen.add(status) } }
 
-        for index in 1...3 { _ = try await replica.send(text: "offline \(index)", to: "general") }
+        for index in 1...3 { _ = try await replica.messages.send(text: "offline \(index)", to: "general") }
         #expect(await replica.status.pending == 3)
         await replica.start()
         let offline = await status(of: replica) { $0.isOffline }
@@ -110,7 +110,7 @@ struct ReplicaTests {
         // Suspend while a publish is in flight: its answer never comes before the budget ends.
         let gate = RequestGate { $0.pathSegments.first == "publish" }
         world.transport.onRequest { await gate.pass($0) }
-        _ = try await replica.send(text: "during suspend", to: "general")
+        _ = try await replica.messages.send(text: "during suspend", to: "general")
         await gate.waitUntilHolding()
         // An app that kept the store (against the advice) must not keep its locks either.
         let kept = try await replica.currentParts().store
@@ -119,7 +119,7 @@ struct ReplicaTests {
         #expect(await replica.status.connection == .suspended)
         #expect(await replica.status.lastError == nil)
         #expect(try locksHeld(on: files) == [], "a suspended replica holds no lock on its files")
-        await #expect(throws: ReplicaError.suspended) { try await replica.send(text: "refused", to: "general") }
+        await #expect(throws: ReplicaError.suspended) { try await replica.messages.send(text: "refused", to: "general") }
         await #expect(throws: (any Error).self) { try await kept.fetch(kept.queries.outbox()) }
 
         await gate.open()
@@ -151,8 +151,8 @@ struct ReplicaTests {
         var configuration = world.configuration
         configuration.live.idleInterval = 3600
         let replica = try Replica<DefaultChatCustom>(configuration)
-        let receipt = try await replica.send(text: "waiting", to: "general")
-        let events = try await replica.outboxEvents()
+        let receipt = try await replica.messages.send(text: "waiting", to: "general")
+        let events = try await replica.outbox.events()
         await replica.start()
         // The first attempt fails; the op now waits out its backoff on the virtual clock.
         for await event in events {
@@ -224,12 +224,12 @@ struct ReplicaTests {
         #expect(!cold.reactions.wasListed && cold.reactions.lag(at: world.clock.now) == .infinity)
 
         for try await actions in replica.observe(replica.queries.actions(ofMessage: "m1"), keepingHot: "general") {
-            #expect(await replica.hotChannels == ["general"])
+            #expect(await replica.live.hotChannels == ["general"])
             if actions.contains(where: { $0.value == "👍" && $0.userId == "web" }) { break }
         }
         var turnedCold = false
         for _ in 0..<10_000 where !turnedCold {
-            turnedCold = await replica.hotChannels.isEmpty
+            turnedCold = await replica.live.hotChannels.isEmpty
             await Task.yield()
         }
         #expect(turnedCold, "unmarked when the observation ended")
@@ -245,11 +245,11 @@ struct ReplicaTests {
         #expect(listed.reactions.wasListed && !listed.reactions.hasGap && listed.reactions.lag(at: world.clock.now) < 5)
 
         // An id no channel can have is refused, by the mark and by the observation alike.
-        await #expect(throws: ModelValidationError.self) { try await replica.markHot("a,b") }
+        await #expect(throws: ModelValidationError.self) { try await replica.live.markHot("a,b") }
         await #expect(throws: ModelValidationError.self) {
             for try await _ in replica.observe(replica.queries.message(id: "m1"), keepingHot: "") {}
         }
-        #expect(await replica.hotChannels.isEmpty)
+        #expect(await replica.live.hotChannels.isEmpty)
         await replica.stop()
     }
 
@@ -307,9 +307,9 @@ struct ReplicaConversationTests {
     func conversations() async throws {
         let world = try await ReplicaWorld(profile: .offline)
         let replica = try Replica<DefaultChatCustom>(world.configuration)
-        let chat = try await replica.openDirectConversation(with: "bob")
+        let chat = try await replica.conversations.openDirect(with: "bob")
         #expect(chat.channelId == ChatSDKFormat.directChannelId("alice", "bob"))
-        #expect(try await replica.fetch(replica.invitations).isEmpty, "bob is invited, not alice")
+        #expect(try await replica.fetch(replica.conversations.invitations).isEmpty, "bob is invited, not alice")
         _ = try await world.web.perform(try world.web.appContext.setMembershipsRequest(
             userId: "alice", set: [MembershipSet<JSONValue>(id: "team", status: "pending")], remove: []))
         _ = try await world.web.publish(PublishRequest(channel: "alice", message: ChatConversations.inviteEvent(channelType: "group", channelId: "team")))
@@ -317,8 +317,8 @@ struct ReplicaConversationTests {
         world.transport.use(FaultPlan(seed: 1, profile: .none))
         await replica.networkIsBack()
         _ = await status(of: replica) { $0.connection == .live && $0.pending == 0 && $0.sending == 0 }
-        #expect(try await replica.fetch(replica.invitations).map(\.channelId) == ["team"])
-        #expect(try await replica.fetch(replica.mentions).isEmpty)
+        #expect(try await replica.fetch(replica.conversations.invitations).map(\.channelId) == ["team"])
+        #expect(try await replica.fetch(replica.conversations.mentions).isEmpty)
         let members = try await world.web.appContext.getMembers(channelId: chat.channelId, as: DefaultChatCustom.self).data
         #expect(Set(members.map(\.uuid.id)) == ["alice", "bob"])
         await replica.stop()

@@ -14,44 +14,44 @@ struct ReplicaWritesTests {
         let replica = try Replica<DefaultChatCustom>(world.configuration)
         var named = ChannelEdit<FlatCustom>()
         named.name = .set("General")
-        _ = try await replica.setChannel(id: "general", edit: named)
-        let many = try await replica.send(many: [
+        _ = try await replica.objects.setChannel(id: "general", edit: named)
+        let many = try await replica.messages.send(many: [
             OutgoingMessage(text: "one", to: "general"), OutgoingMessage(text: "two", to: "general"),
         ])
-        let dropped = try await replica.send(text: "never sent", to: "general")
-        let removed = try await replica.discardMessage(id: try #require(dropped.value?.id))
+        let dropped = try await replica.messages.send(text: "never sent", to: "general")
+        let removed = try await replica.messages.discard(id: try #require(dropped.value?.id))
         #expect(removed == [dropped.opId].compactMap { $0 })
-        var report = try await replica.sendPending()
+        var report = try await replica.outbox.sendPending()
         #expect(report.completed == 3 && report.remaining == 0 && report.deadLetters == 0, "\(report)")
         #expect(await world.serverTexts() == ["one", "two"])
-        guard case .sent(let timetoken?) = try await replica.completion(of: try #require(many[0].opId)) else {
+        guard case .sent(let timetoken?) = try await replica.outbox.completion(of: try #require(many[0].opId)) else {
             Issue.record("the first of the batch did not complete as sent")
             return
         }
         #expect(try await replica.fetch(replica.queries.messages(inChannel: "general")).first { $0.id == many[0].value?.id }?.timetoken == timetoken)
 
         let first = try #require(many[0].value?.id)
-        _ = try await replica.pinMessage(id: first)
+        _ = try await replica.messages.pin(id: first)
         #expect(try await replica.fetch(replica.queries.pinnedMessage(inChannel: "general"))?.id == first, "shown before it is sent")
-        _ = try await replica.deleteMessage(id: first)
-        _ = try await replica.restoreMessage(id: first)
-        report = try await replica.sendPending()
+        _ = try await replica.messages.delete(id: first)
+        _ = try await replica.messages.restore(id: first)
+        report = try await replica.outbox.sendPending()
         #expect(report.deadLetters == 0 && report.remaining == 0, "\(report)")
         let channel = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self)
         let sent = try #require(try await replica.fetch(replica.queries.messages(inChannel: "general")).first { $0.id == first })
         #expect(channel.custom?["pinnedMessageTimetoken"] == .string(String(try #require(sent.timetoken).rawValue)))
         #expect(!sent.isDeleted, "restored")
 
-        _ = try await replica.unpinMessage(in: "general")
+        _ = try await replica.messages.unpin(in: "general")
         var bob = UserEdit<FlatCustom>()
         bob.name = .set("Bob")
-        _ = try await replica.setUser(id: "bob", edit: bob)
-        _ = try await replica.sendPending()
+        _ = try await replica.objects.setUser(id: "bob", edit: bob)
+        _ = try await replica.outbox.sendPending()
         #expect(try await world.web.appContext.getUser(id: "bob", as: FlatCustom.self).name == "Bob")
-        _ = try await replica.removeUser(id: "bob")
-        _ = try await replica.removeChannel(id: "general")
-        _ = try await replica.removeMembership(channel: "general")
-        report = try await replica.sendPending()
+        _ = try await replica.objects.removeUser(id: "bob")
+        _ = try await replica.objects.removeChannel(id: "general")
+        _ = try await replica.memberships.remove(channel: "general")
+        report = try await replica.outbox.sendPending()
         #expect(report.deadLetters == 0 && report.remaining == 0, "\(report)")
         await #expect(throws: WireError.self) { _ = try await world.web.appContext.getUser(id: "bob", as: FlatCustom.self) }
         await #expect(throws: WireError.self) { _ = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self) }
@@ -64,25 +64,25 @@ struct ReplicaWritesTests {
         let world = try await ReplicaWorld()
         let replica = try Replica<DefaultChatCustom>(world.configuration)
         let key = DraftKey(channelId: "general")
-        try await replica.editDraft(key) { try $0.insertText(offset: 0, text: "Hi there") }
-        let attached = try await replica.attach(OutgoingFile(data: Data("bytes".utf8), name: "a.txt"), toDraft: key)
+        try await replica.drafts.edit(key) { try $0.insertText(offset: 0, text: "Hi there") }
+        let attached = try await replica.drafts.attach(OutgoingFile(data: Data("bytes".utf8), name: "a.txt"), toDraft: key)
         #expect(attached.files.map(\.name) == ["a.txt"])
-        let detached = try await replica.detach(fileNamed: "a.txt", fromDraft: key)
+        let detached = try await replica.drafts.detach(fileNamed: "a.txt", fromDraft: key)
         #expect(detached.files.isEmpty && detached.text == "Hi there")
         #expect(try await replica.fetch(replica.queries.draft(key))?.text == "Hi there", "stored: a kill loses nothing")
 
-        let receipt = try await replica.send(draft: key)
+        let receipt = try await replica.messages.send(draft: key)
         #expect(try await replica.fetch(replica.queries.draft(key)) == nil, "the draft went with the send, in one transaction")
-        _ = try await replica.sendPending()
+        _ = try await replica.outbox.sendPending()
         #expect(await world.serverTexts() == ["Hi there"])
         let stored = try await replica.fetch(replica.queries.messages(inChannel: "general"))
-        #expect(try await replica.completion(of: try #require(receipt.message.opId)) == .sent(timetoken: try #require(stored.first?.timetoken)))
+        #expect(try await replica.outbox.completion(of: try #require(receipt.message.opId)) == .sent(timetoken: try #require(stored.first?.timetoken)))
 
         var other = MessageDraft()
         try other.insertText(offset: 0, text: "kept")
-        try await replica.saveDraft(other, for: key)
-        #expect(try await replica.removeDraft(key))
-        #expect(try await !replica.removeDraft(key), "nothing left to remove")
+        try await replica.drafts.save(other, for: key)
+        #expect(try await replica.drafts.remove(key))
+        #expect(try await !replica.drafts.remove(key), "nothing left to remove")
     }
 }
 
@@ -97,14 +97,14 @@ struct ReplicaConflictTests {
         let replica = try Replica<DefaultChatCustom>(configuration)
         var named = ChannelEdit<FlatCustom>()
         named.name = .set("General")
-        _ = try await replica.setChannel(id: "general", edit: named)
-        _ = try await replica.sendPending()
+        _ = try await replica.objects.setChannel(id: "general", edit: named)
+        _ = try await replica.outbox.sendPending()
         var renamed = ChannelEdit<FlatCustom>()
         renamed.name = .set("Everyone")
         _ = try await world.web.appContext.setChannel(id: "general", fields: renamed)
         var described = ChannelEdit<FlatCustom>()
         described.details = .set("local words")
-        _ = try await replica.setChannel(id: "general", edit: described)
+        _ = try await replica.objects.setChannel(id: "general", edit: described)
         return (world, replica)
     }
     @Test("a channel edit in conflict under .manual waits in the log; resolveConflict(take: .local) sends it over the server's version",
@@ -122,12 +122,12 @@ struct ReplicaConflictTests {
         #expect(record.policy == "manual")
         #expect(try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self).details == nil, "nothing sent while it waits")
 
-        let resolved = try await replica.resolveConflict(id: record.id, take: .local)
+        let resolved = try await replica.outbox.resolveConflict(id: record.id, take: .local)
         #expect(resolved.policy == "take:local" && !resolved.isOpen)
         await status(of: replica) { $0.pending == 0 && $0.sending == 0 && $0.conflicts == 0 }
         let server = try await world.web.appContext.getChannel(id: "general", as: FlatCustom.self)
         #expect(server.details == "local words" && server.name == "Everyone", "the local edit over the server's version: \(server)")
-        await #expect(throws: ReconcilerError.self) { try await replica.resolveConflict(id: record.id, take: .remote) }
+        await #expect(throws: ReconcilerError.self) { try await replica.outbox.resolveConflict(id: record.id, take: .remote) }
         await replica.stop()
     }
 

@@ -17,7 +17,7 @@ public func run(
     until isDone: @escaping @Sendable ([ChatMessage<FlatCustom>]) -> Bool = { _ in false }
 ) async throws {
     await replica.start()
-    _ = try await replica.send(text: "Hello from pnreplicate", to: channel)
+    _ = try await replica.messages.send(text: "Hello from pnreplicate", to: channel)
 
     let statusLine = Task {
         for await status in replica.statuses() { print("[\(status)]") }  // [live, 1 pending]

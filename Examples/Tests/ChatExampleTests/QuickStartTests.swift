@@ -30,7 +30,7 @@ struct QuickStartTests {
         let replica = try Replica<DefaultChatCustom>(configuration)
 
         // Two messages written offline, before the app runs.
-        for text in ["written offline 1", "written offline 2"] { _ = try await replica.send(text: text, to: "general") }
+        for text in ["written offline 1", "written offline 2"] { _ = try await replica.messages.send(text: text, to: "general") }
         let expected = ["written offline 1", "written offline 2", "Hello from pnreplicate", "from the web"]
         let app = Task {
             try await run(replica) { messages in

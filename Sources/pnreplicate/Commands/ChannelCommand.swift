@@ -18,7 +18,7 @@ struct ChannelCommand: AsyncParsableCommand {
         func perform() async throws {
             var edit = try fields.edit(of: ChatChannel<FlatCustom>.self)
             edit.details = ObjectFieldOptions.update(description)
-            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setChannel(id: fields.id, edit: edit) }
+            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.objects.setChannel(id: fields.id, edit: edit) }
         }
     }
 
@@ -29,7 +29,7 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The channel's id.") var id: String
 
         func perform() async throws {
-            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeChannel(id: id) }
+            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.objects.removeChannel(id: id) }
         }
     }
 }

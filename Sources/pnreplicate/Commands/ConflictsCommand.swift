@@ -59,7 +59,7 @@ struct ConflictsCommand: AsyncParsableCommand {
                 throw ValidationError("--take must be local, remote or merged, not \"\(take)\"")
             }
             let session = try await Session(store: options, connection: connection)
-            let record = try await session.replica.resolveConflict(id: id, take: take)
+            let record = try await session.replica.outbox.resolveConflict(id: id, take: take)
             var queued: String?
             if let opId = record.opId, let entry = try await session.replica.fetch(session.replica.queries.outboxEntry(id: opId)) {
                 queued = entry.state.rawValue

@@ -28,7 +28,7 @@ struct ConversationCommand: AsyncParsableCommand {
         func perform() async throws {
             try validateIdentifiers([user], flag: "--user")
             let session = try await Session(store: options, connection: connection)
-            try ConversationOutput(try await session.replica.openDirectConversation(with: user, name: name)).print(json: options.json)
+            try ConversationOutput(try await session.replica.conversations.openDirect(with: user, name: name)).print(json: options.json)
         }
     }
 
@@ -45,7 +45,7 @@ struct ConversationCommand: AsyncParsableCommand {
             try validateIdentifiers(user, flag: "--user")
             if let id { try validateIdentifiers([id], flag: "--id") }
             let session = try await Session(store: options, connection: connection)
-            let receipt = try await session.replica.createGroupConversation(with: user, channelId: id, name: name)
+            let receipt = try await session.replica.conversations.createGroup(with: user, channelId: id, name: name)
             try ConversationOutput(receipt).print(json: options.json)
         }
     }
@@ -61,7 +61,7 @@ struct ConversationCommand: AsyncParsableCommand {
         func perform() async throws {
             if let id { try validateIdentifiers([id], flag: "--id") }
             let session = try await Session(store: options, connection: connection)
-            try ConversationOutput(try await session.replica.createPublicConversation(channelId: id, name: name)).print(json: options.json)
+            try ConversationOutput(try await session.replica.conversations.createPublic(channelId: id, name: name)).print(json: options.json)
         }
     }
 }

@@ -24,7 +24,7 @@ struct DeleteCommand: ReportingCommand {
 
     func perform() async throws {
         try await Session.enqueue(options, connection, existing: true, id: { _ in message }) {
-            try await $0.deleteMessage(id: message, hard: hard, preserveFiles: preserveFiles)
+            try await $0.messages.delete(id: message, hard: hard, preserveFiles: preserveFiles)
         }
     }
 }

@@ -80,7 +80,7 @@ struct DraftCommand: AsyncParsableCommand {
         func perform() async throws {
             let key = try target.key()
             let text = self.text
-            let draft = try await DraftCommand.open(options).editDraft(key) { $0.update(text: text) }
+            let draft = try await DraftCommand.open(options).drafts.edit(key) { $0.update(text: text) }
             try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
@@ -106,7 +106,7 @@ struct DraftCommand: AsyncParsableCommand {
             let key = try target.key()
             let mentionTarget: MentionTarget = user.map { .user($0) } ?? toChannel.map { .channel($0) } ?? .url(url ?? "")
             let (offset, length) = (self.offset, self.length)
-            let draft = try await DraftCommand.open(options).editDraft(key) {
+            let draft = try await DraftCommand.open(options).drafts.edit(key) {
                 try $0.addMention(offset: offset, length: length, target: mentionTarget)
             }
             try DraftCommand.print(draft, key: key, json: options.json)
@@ -138,7 +138,7 @@ struct DraftCommand: AsyncParsableCommand {
                 }
                 quote = QuotedMessage(timetoken: timetoken, text: quoted.text, userId: quoted.userId)
             }
-            let draft = try await store.editDraft(key) { [quote] in $0.quotedMessage = quote }
+            let draft = try await store.drafts.edit(key) { [quote] in $0.quotedMessage = quote }
             try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
@@ -155,7 +155,7 @@ struct DraftCommand: AsyncParsableCommand {
             let key = try target.key()
             let session = try await Session(store: options, connection: connection)
             let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
-            let receipt = try await session.replica.send(draft: key, meta: meta)
+            let receipt = try await session.replica.messages.send(draft: key, meta: meta)
             let output = DraftSendOutput(receipt)
             if options.json { return try Output.json(output) }
             var rows = [("id", output.id ?? "-"), ("op", output.opId ?? "-"), ("text", output.text ?? "")]
@@ -178,7 +178,7 @@ struct DraftCommand: AsyncParsableCommand {
         func perform() async throws {
             let key = try target.key()
             let session = try await Session(store: options, connection: connection)
-            let draft = try await session.replica.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
+            let draft = try await session.replica.drafts.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
             try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
@@ -194,7 +194,7 @@ struct DraftCommand: AsyncParsableCommand {
         func perform() async throws {
             let key = try target.key()
             let session = try await Session(store: options, connection: connection, existing: true)
-            let draft = try await session.replica.detach(fileNamed: name, fromDraft: key)
+            let draft = try await session.replica.drafts.detach(fileNamed: name, fromDraft: key)
             try DraftCommand.print(draft, key: key, json: options.json)
         }
     }
@@ -207,7 +207,7 @@ struct DraftCommand: AsyncParsableCommand {
         func perform() async throws {
             let key = try target.key()
             try options.requireExistingStore()
-            let removed = try await DraftCommand.open(options).removeDraft(key)
+            let removed = try await DraftCommand.open(options).drafts.remove(key)
             if options.json { return try Output.json(["draft": key.description, "removed": removed ? "yes" : "no"]) }
             Output.standardOutput(removed ? "draft of \(key) removed\n" : "no draft of \(key)\n")
         }

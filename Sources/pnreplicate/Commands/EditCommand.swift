@@ -14,6 +14,6 @@ struct EditCommand: ReportingCommand {
     @Option(name: .long, help: "The new text.") var text: String
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.edit(message: message, text: text) }
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.messages.edit(message: message, text: text) }
     }
 }

@@ -21,7 +21,7 @@ struct FilesCommand: AsyncParsableCommand {
             let replica = try await Session(store: options, connection: connection).replica
             var files: [RemoteFile] = [], next: String?
             repeat {
-                let page = try await replica.listFiles(channel: channel, next: next)
+                let page = try await replica.files.list(channel: channel, next: next)
                 files += page.files
                 next = page.next
             } while next != nil
@@ -50,7 +50,7 @@ struct FilesCommand: AsyncParsableCommand {
             let replica = try await Session(store: options, connection: connection).replica
             // With the stored message's size, when it gives one: other bytes are refused.
             let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
-            let data = try await replica.data(of: file, channel: channel)
+            let data = try await replica.files.data(of: file, channel: channel)
             if let output {
                 try data.write(to: URL(fileURLWithPath: output), options: .atomic)
                 if options.json { try Output.json(["id": id, "name": file.name, "bytes": "\(data.count)", "output": output]) }
@@ -75,7 +75,7 @@ struct FilesCommand: AsyncParsableCommand {
             let replica = try await Session(store: options, connection: connection).replica
             let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
             // Deleted from PubNub and from this store's cache.
-            try await replica.deleteFile(id: id, name: file.name, channel: channel)
+            try await replica.files.delete(id: id, name: file.name, channel: channel)
             if options.json { return try Output.json(["id": id, "name": file.name, "deleted": "true"]) }
             print("deleted \(Output.safeCell(file.name)) (\(Output.safeCell(id))) from \(Output.safeCell(channel))")
         }

@@ -16,6 +16,6 @@ struct ForwardCommand: ReportingCommand {
 
     func perform() async throws {
         try validateIdentifiers([channel], flag: "--channel")
-        try await Session.enqueue(options, connection, existing: true, id: { $0.value?.id }) { try await $0.forward(message: message, to: channel) }
+        try await Session.enqueue(options, connection, existing: true, id: { $0.value?.id }) { try await $0.messages.forward(message: message, to: channel) }
     }
 }

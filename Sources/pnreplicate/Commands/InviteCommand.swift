@@ -17,7 +17,7 @@ struct InviteCommand: ReportingCommand {
     func perform() async throws {
         try validateIdentifiers([channel], flag: "--channel")
         try validateIdentifiers([user], flag: "--user")
-        try await Session.enqueue(options, connection, existing: true) { try await $0.invite(user, to: channel) }
+        try await Session.enqueue(options, connection, existing: true) { try await $0.conversations.invite(user, to: channel) }
     }
 }
 

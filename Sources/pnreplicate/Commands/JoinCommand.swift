@@ -18,6 +18,6 @@ struct JoinCommand: ReportingCommand {
     func perform() async throws {
         try validateIdentifiers([channel], flag: "--channel")
         let edit = MemberEdit<DefaultChatCustom>(status: status, custom: try parseCustom(custom))
-        try await Session.enqueue(options, connection) { try await $0.join(channel: channel, edit: edit) }
+        try await Session.enqueue(options, connection) { try await $0.memberships.join(channel: channel, edit: edit) }
     }
 }

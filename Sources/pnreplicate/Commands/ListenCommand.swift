@@ -100,9 +100,9 @@ struct ListenCommand: ReportingCommand {
         defer { reload.cancel() }
         let printer = ActivityPrinter(json: options.json, verbose: options.verbose)
         // Subscribed before the run starts, so that nothing is missed.
-        let activity = try await replica.liveActivity()
-        _ = printer.print(.state(try await replica.liveState))
-        let running = Task { try await replica.listen() }
+        let activity = try await replica.live.activity()
+        _ = printer.print(.state(try await replica.live.state))
+        let running = Task { try await replica.live.listen() }
         stop.attach(running)
         // The sequence finishes when the run returns (``LiveState/stopped`` is its last element).
         // A reader that went away (`listen | head -2`) ends the run, as SIGPIPE would.
@@ -132,8 +132,8 @@ extension ListenCommand {
             return
         }
         do {
-            try replica.setToken(try ConnectionOptions.readToken(file: file))
-            let expiry = replica.accessToken.map { ", expires \(ISOTimestamp(date: $0.expires))" } ?? ""
+            try replica.access.setToken(try ConnectionOptions.readToken(file: file))
+            let expiry = replica.access.token.map { ", expires \(ISOTimestamp(date: $0.expires))" } ?? ""
             Output.standardError("token: replaced from \(file)\(expiry)\n")
         } catch {
             Output.standardError("SIGHUP: the token in \(file) was not used: \(error)\n")

@@ -27,7 +27,7 @@ struct MemberCommand: AsyncParsableCommand {
 
         func perform() async throws {
             let edit = MemberEdit<DefaultChatCustom>(status: status, type: type, custom: try parseCustom(custom))
-            try await Session.enqueue(options, connection) { try await $0.setMembership(channel: target.channel, user: target.user, edit: edit) }
+            try await Session.enqueue(options, connection) { try await $0.memberships.set(channel: target.channel, user: target.user, edit: edit) }
         }
     }
 
@@ -38,7 +38,7 @@ struct MemberCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
 
         func perform() async throws {
-            try await Session.enqueue(options, connection) { try await $0.removeMembership(channel: target.channel, user: target.user) }
+            try await Session.enqueue(options, connection) { try await $0.memberships.remove(channel: target.channel, user: target.user) }
         }
     }
 }

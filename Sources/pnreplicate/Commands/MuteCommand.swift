@@ -16,7 +16,7 @@ struct MuteCommand: AsyncParsableCommand {
     func validate() throws { try validateIdentifiers(user, flag: "--user") }
 
     func run() async throws {
-        try await MuteListOutput.run(options, connection) { try await $0.mute(users: user) }
+        try await MuteListOutput.run(options, connection) { try await $0.moderation.mute(users: user) }
     }
 }
 
@@ -31,7 +31,7 @@ struct UnmuteCommand: AsyncParsableCommand {
     func validate() throws { try validateIdentifiers(user, flag: "--user") }
 
     func run() async throws {
-        try await MuteListOutput.run(options, connection) { try await $0.unmute(users: user) }
+        try await MuteListOutput.run(options, connection) { try await $0.moderation.unmute(users: user) }
     }
 }
 

@@ -36,7 +36,7 @@ struct OutboxCommand: AsyncParsableCommand {
         @Argument(help: "The op id.") var op: String
 
         func perform() async throws {
-            try await Session(store: options, connection: connection).replica.retry(opId: op)
+            try await Session(store: options, connection: connection).replica.outbox.retry(opId: op)
             if options.json { try Output.json(["retried": op]) } else { print("queued \(op) again") }
         }
     }
@@ -49,7 +49,7 @@ struct OutboxCommand: AsyncParsableCommand {
         @Argument(help: "The op id.") var op: String
 
         func perform() async throws {
-            let removed = try await Session(store: options, connection: connection).replica.discard(opId: op)
+            let removed = try await Session(store: options, connection: connection).replica.outbox.discard(opId: op)
             if options.json { try Output.json(["discarded": removed]) } else {
                 print("discarded \(removed.joined(separator: ", "))")
             }

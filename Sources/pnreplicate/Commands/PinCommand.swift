@@ -13,6 +13,6 @@ struct PinCommand: ReportingCommand {
     @Option(name: .long, help: "The channel to pin it in (default: the message's).") var channel: String?
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true) { try await $0.pinMessage(id: message, in: channel) }
+        try await Session.enqueue(options, connection, existing: true) { try await $0.messages.pin(id: message, in: channel) }
     }
 }

@@ -27,7 +27,7 @@ struct PresenceCommand: ReportingCommand {
         // replica of no store asks PubNub.
         let store = try options.openForReading()
         let replica = try await Session.network(options, connection)
-        let occupancy = try await replica.hereNow(channel: channel)
+        let occupancy = try await replica.live.hereNow(channel: channel)
         let members = try await store.fetch(store.queries.members(ofChannel: channel, presentFirst: true))
         let output = PresenceOutput(
             channel: channel, occupancy: occupancy.occupancy, server: occupancy.occupants,

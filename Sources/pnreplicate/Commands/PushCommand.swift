@@ -49,7 +49,7 @@ struct PushCommand: AsyncParsableCommand {
         func perform() async throws {
             guard !channel.isEmpty else { throw ValidationError("give at least one --channel") }
             try validateIdentifiers(channel, flag: "--channel")
-            try await Session.enqueue(options, connection) { try await $0.registerPush(try device.device(), channels: channel) }
+            try await Session.enqueue(options, connection) { try await $0.push.register(try device.device(), channels: channel) }
         }
     }
 
@@ -66,7 +66,7 @@ struct PushCommand: AsyncParsableCommand {
             try await Session.enqueue(options, connection) { replica in
                 let device = try device.device()
                 return channel.isEmpty
-                    ? try await replica.removePushDevice(device) : try await replica.unregisterPush(device, channels: channel)
+                    ? try await replica.push.removeDevice(device) : try await replica.push.unregister(device, channels: channel)
             }
         }
     }
@@ -79,7 +79,7 @@ struct PushCommand: AsyncParsableCommand {
 
         func perform() async throws {
             let replica = try await Session(store: options, connection: connection).replica
-            let channels = try await replica.pushChannels(of: try device.device())
+            let channels = try await replica.push.channels(of: try device.device())
             if options.json { return try Output.json(channels) }
             Output.standardOutput(channels.isEmpty ? "no channels send pushes to this device\n" : channels.map { Output.terminalSafe($0) + "\n" }.joined())
         }

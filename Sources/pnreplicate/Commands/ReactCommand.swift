@@ -19,8 +19,8 @@ struct ReactCommand: ReportingCommand {
     func perform() async throws {
         try await Session.enqueue(options, connection) { replica in
             remove
-                ? try await replica.removeReaction(value, type: type, fromMessage: message)
-                : try await replica.addReaction(value, type: type, toMessage: message)
+                ? try await replica.messages.removeReaction(value, type: type, fromMessage: message)
+                : try await replica.messages.addReaction(value, type: type, toMessage: message)
         }
     }
 }

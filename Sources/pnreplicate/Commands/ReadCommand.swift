@@ -19,7 +19,7 @@ struct ReadCommand: ReportingCommand {
         if all {
             guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
             let session = try await Session(store: options, connection: connection, existing: true)
-            let moved = try await session.replica.markAllRead()
+            let moved = try await session.replica.memberships.markAllRead()
             if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: Set(moved.values.compactMap(\.opId)).sorted())) }
             Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
             return
@@ -37,7 +37,7 @@ struct ReadCommand: ReportingCommand {
                 }
                 timetoken = newest
             }
-            return try await replica.markRead(channel: channel, upTo: timetoken, force: force)
+            return try await replica.memberships.markRead(channel: channel, upTo: timetoken, force: force)
         }
     }
 }

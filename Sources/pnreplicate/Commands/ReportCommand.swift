@@ -18,6 +18,6 @@ struct ReportCommand: ReportingCommand {
     @Option(name: .long, help: "Why it is reported.") var reason: String
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.report(message: message, reason: reason) }
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.moderation.report(message: message, reason: reason) }
     }
 }

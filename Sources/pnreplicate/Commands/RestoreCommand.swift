@@ -12,6 +12,6 @@ struct RestoreCommand: ReportingCommand {
     @Option(name: .long, help: "The message's id.") var message: String
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.restoreMessage(id: message) }
+        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.messages.restore(id: message) }
     }
 }

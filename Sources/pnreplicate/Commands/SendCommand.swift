@@ -38,7 +38,7 @@ struct SendCommand: ReportingCommand {
             guard count == nil else { throw ValidationError("--count cannot be combined with --file") }
             let outgoing = files.map { OutgoingFile(url: URL(fileURLWithPath: $0)) }
             let shape: FileShape = chatShape || files.count > 1 ? .chatText : .fileMessage
-            let receipt = try await session.replica.send(
+            let receipt = try await session.replica.messages.send(
                 files: outgoing, text: text ?? "", to: channel, shape: shape, meta: meta, customMessageType: customMessageType)
             return try EnqueueOutput(receipt, id: receipt.value?.id).print(json: options.json)
         }
@@ -49,10 +49,10 @@ struct SendCommand: ReportingCommand {
                 let batch = (start...min(count, start + batchSize - 1)).map {
                     OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
                 }
-                outputs += try await session.replica.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
+                outputs += try await session.replica.messages.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
             }
         } else {
-            let receipt = try await session.replica.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)
+            let receipt = try await session.replica.messages.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)
             outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
         }
         if options.json, count != nil { return try Output.json(outputs) }

@@ -51,13 +51,13 @@ struct SyncCommand: ReportingCommand {
         let replica = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout)).replica
         let deadline = Date().addingTimeInterval(timeout)
         let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
-        let pushProgress = showProgress ? Task { try await Self.showProgress(replica.outboxEvents()) } : nil
+        let pushProgress = showProgress ? Task { try await Self.showProgress(replica.outbox.events()) } : nil
         // The progress line goes on success and failure alike (an error is printed after it).
         defer {
             pushProgress?.cancel()
             if showProgress { Output.standardError("\r\u{1B}[K") }
         }
-        for channel in self.channel { try await replica.markHot(channel) }
+        for channel in self.channel { try await replica.live.markHot(channel) }
         let report = try await Self.bounded(by: timeout) {
             try await replica.sync(pushDeadline: deadline, deadline: deadline, progress: showProgress ? Self.showPull : nil)
         }
@@ -112,10 +112,10 @@ struct SyncCommand: ReportingCommand {
         var why: String
         switch report.waitingForToken {
         case .expired?:
-            let expiry = replica.accessToken.map { " at \(ISOTimestamp(date: $0.expires))" } ?? ""
+            let expiry = replica.access.token.map { " at \(ISOTimestamp(date: $0.expires))" } ?? ""
             why = "the token expired\(expiry)"
         case .refused?:
-            why = "Access Manager refused the token" + (replica.tokenRefusal.map { " (\(Output.terminalSafe($0)))" } ?? "")
+            why = "Access Manager refused the token" + (replica.access.refusal.map { " (\(Output.terminalSafe($0)))" } ?? "")
         case .missing?: why = "no token was given"
         case .expiring?, nil: why = "the token does not grant what they need"
         }
@@ -179,11 +179,11 @@ struct SyncCommand: ReportingCommand {
         Output.standardError("\r\u{1B}[K\(line)")
     }
 
-    /// Prints the plan as the outbox is read, page by page (``PubNubReplica/Replica/plannedSends(pageSize:)``):
+    /// Prints the plan as the outbox is read, page by page (`replica.outbox.planned(pageSize:)`):
     /// the first ops show at once and memory stays bounded, however many ops wait.
     func printPlan() async throws {
         let replica = try await Session(store: options, connection: connection, readOnly: true).replica
-        let entries = try await replica.plannedSends()
+        let entries = try await replica.outbox.planned()
         if options.json {
             // The pretty-printed `{"dryRun": true, "ops": [...]}` of `Output.json`, written op by op.
             print("{\n  \"dryRun\" : true,\n  \"ops\" : [", terminator: "")

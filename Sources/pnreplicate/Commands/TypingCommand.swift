@@ -29,9 +29,9 @@ struct TypingCommand: ReportingCommand {
         if exists { _ = try options.openForReading() }
         let replica = try await Session.network(options, connection, readingStore: exists)
         if stop {
-            try await replica.stopTyping(in: channel, force: true)
+            try await replica.live.stopTyping(in: channel, force: true)
         } else {
-            try await replica.startTyping(in: channel)
+            try await replica.live.startTyping(in: channel)
         }
         if options.json { return try Output.json(["channel": channel, "typing": stop ? "stopped" : "started"]) }
         Output.standardOutput("typing \(stop ? "stopped" : "started") on \(channel)\n")

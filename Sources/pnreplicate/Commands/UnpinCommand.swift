@@ -11,6 +11,6 @@ struct UnpinCommand: ReportingCommand {
     @Option(name: .long, help: "The channel.") var channel: String
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true) { try await $0.unpinMessage(in: channel) }
+        try await Session.enqueue(options, connection, existing: true) { try await $0.messages.unpin(in: channel) }
     }
 }

@@ -18,7 +18,7 @@ struct UserCommand: AsyncParsableCommand {
         func perform() async throws {
             var edit = try fields.edit(of: ChatUser<FlatCustom>.self)
             edit.email = ObjectFieldOptions.update(email)
-            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.setUser(id: fields.id, edit: edit) }
+            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.objects.setUser(id: fields.id, edit: edit) }
         }
     }
 
@@ -29,7 +29,7 @@ struct UserCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The user's id.") var id: String
 
         func perform() async throws {
-            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.removeUser(id: id) }
+            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.objects.removeUser(id: id) }
         }
     }
 }

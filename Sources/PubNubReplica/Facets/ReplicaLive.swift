@@ -4,9 +4,18 @@ import ReplicaModel
 import ReplicaStore
 import Replicator
 
-// MARK: Hot channels
+/// Live: the channels kept complete (hot), live sync's activity and state, a live run on its own, presence and typing.
+///
+/// ```swift
+/// try await replica.live.markHot("general")  // the chat screen appears
+/// await replica.live.unmarkHot("general")    // ... and goes away
+/// ```
+///
+/// Reached through ``Replica/live``: a value made per access, holding only the replica.
+public struct ReplicaLive<Custom: ChatCustomData>: Sendable {
+    /// The replica these calls go through.
+    let replica: Replica<Custom>
 
-extension Replica {
     /// Marks a channel hot: what the app shows is kept complete. Every sync and every reconnect
     /// then keeps its reactions and members equal to the server's, besides its messages (which
     /// every channel gets). When the channel becomes hot while the replica runs, it is refreshed
@@ -17,7 +26,7 @@ extension Replica {
     /// reactions and members are not listed again until it is hot. The store says how fresh they
     /// are (`queries.freshness(ofChannel:)`). Marks are counted: each one
     /// is taken back with ``unmarkHot(_:)``. To keep a channel hot exactly while a screen
-    /// observes it, use ``observe(_:keepingHot:)``.
+    /// observes it, use ``Replica/observe(_:keepingHot:)``.
     ///
     /// ```swift
     /// try await replica.markHot("general")  // the chat screen appears
@@ -28,71 +37,45 @@ extension Replica {
     /// control character, over 92 bytes); nothing is marked.
     public func markHot(_ channel: String) async throws {
         try Validation.validateStoredIdentifier(channel, field: "channel")
-        hotMarks[channel, default: 0] += 1
-        guard let reconciler = parts?.reconciler else { return }
-        let becameHot = try await reconciler.markHot(channel)
-        guard becameHot, isStarted else { return }
-        Task { [weak self] in
-            do {
-                try await reconciler.refresh(channel: channel)
-            } catch where !(error is CancellationError) {
-                await self?.update { $0.lastError = "refresh of \(channel): \(error)" }
-            } catch {}
-        }
+        try await Self.mark(channel, on: replica)
     }
 
     /// Takes back one ``markHot(_:)``; the channel turns cold when no mark is left.
     public func unmarkHot(_ channel: String) async {
-        guard let count = hotMarks[channel] else { return }
-        hotMarks[channel] = count > 1 ? count - 1 : nil
-        await parts?.reconciler.unmarkHot(channel)
+        await Self.unmark(channel, on: replica)
     }
 
     /// The channels marked hot, sorted.
-    public var hotChannels: [String] { hotMarks.keys.sorted() }
-
-    /// ``observe(_:)`` that keeps `channel` hot while the sequence is iterated: marked when
-    /// observation starts, unmarked when the consumer stops. An id no channel can have ends the
-    /// sequence with the `ModelValidationError` ``markHot(_:)`` throws.
-    ///
-    /// ```swift
-    /// for try await messages in replica.observe(replica.queries.messages(inChannel: "general"), keepingHot: "general") {
-    ///     show(messages)
-    /// }
-    /// ```
-    public nonisolated func observe<Value: Sendable & Equatable>(
-        _ query: StoreQuery<Value>, keepingHot channel: String
-    ) -> AsyncThrowingStream<Value, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        // Marked and unmarked by the same task, in that order, however early the consumer stops.
-        let task = Task {
-            do {
-                try await self.markHot(channel)
-            } catch {
-                return continuation.finish(throwing: error)
-            }
-            do {
-                for try await value in self.observe(query) { continuation.yield(value) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-            await self.unmarkHot(channel)
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+    public var hotChannels: [String] {
+        get async { await replica.hotMarks.keys.sorted() }
     }
-}
 
-// MARK: Live activity, presence and typing
+    /// Counts a mark on the replica (marks outlive its parts: ``Replica/resume()`` restores them)
+    /// and tells the reconciler; a channel that became hot while started is refreshed at once.
+    private static func mark(_ channel: String, on replica: isolated Replica<Custom>) async throws {
+        replica.hotMarks[channel, default: 0] += 1
+        guard let reconciler = replica.parts?.reconciler else { return }
+        let becameHot = try await reconciler.markHot(channel)
+        guard becameHot, replica.isStarted else { return }
+        Task { [weak replica] in
+            do {
+                try await reconciler.refresh(channel: channel)
+            } catch where !(error is CancellationError) {
+                replica?.hub.update { $0.lastError = "refresh of \(channel): \(error)" }
+            } catch {}
+        }
+    }
 
-// Live sync, presence and typing through the façade: what live sync applies (event by event),
-// a live run without the outbox, who is on a channel, and the Chat SDK's typing signals.
-extension Replica {
+    private static func unmark(_ channel: String, on replica: isolated Replica<Custom>) async {
+        guard let count = replica.hotMarks[channel] else { return }
+        replica.hotMarks[channel] = count > 1 ? count - 1 : nil
+        await replica.parts?.reconciler.unmarkHot(channel)
+    }
+
     /// Everything live sync does from now on, as it happens: its states, each event it applied
     /// (a `LiveEventRecord`: channel, timetoken, kind, subject, outcome), gap fills, catch-up
     /// progress and presence reads. For an activity log or a debugging screen; the data itself is
-    /// in the store (``observe(_:)``). Subscribe before ``start()`` or ``listen()`` to miss
+    /// in the store (``Replica/observe(_:)``). Subscribe before ``Replica/start()`` or ``listen()`` to miss
     /// nothing; the sequence finishes when that run stops. Read it promptly: it keeps every
     /// element until read.
     ///
@@ -101,21 +84,21 @@ extension Replica {
     ///     if case .event(let record) = item { log("\(record.channel) \(record.kind) \(record.outcome)") }
     /// }
     /// ```
-    public func liveActivity() throws -> AsyncStream<LiveActivity> {
-        try currentParts().live.activity()
+    public func activity() async throws -> AsyncStream<LiveActivity> {
+        try await replica.currentParts().live.activity()
     }
 
     /// Live sync's state now: connecting, catching up, live, offline (and why) or stopped.
-    /// ``status`` says the same for a started replica; this is the state of ``listen()`` too.
-    public var liveState: LiveState {
-        get async throws { try await currentParts().live.state }
+    /// ``Replica/status`` says the same for a started replica; this is the state of ``listen()`` too.
+    public var state: LiveState {
+        get async throws { try await replica.currentParts().live.state }
     }
 
     /// Follows PubNub live (subscribe, filling every gap from history first) until the calling
     /// task is cancelled, without sending the outbox: what `pnreplicate listen` does. Network
     /// failures never end it (they are retried with backoff, and show as
     /// `LiveState.offline(reason:)`); a store that fails does (its error is thrown). A
-    /// cancelled run returns normally. ``start()`` runs the same live sync together with the
+    /// cancelled run returns normally. ``Replica/start()`` runs the same live sync together with the
     /// outbox: use one or the other, not both. The channels, users and presence followed are
     /// ``ReplicaConfiguration/live``'s.
     ///
@@ -126,7 +109,7 @@ extension Replica {
     /// try await run.value
     /// ```
     public func listen() async throws {
-        let live = try currentParts().live
+        let live = try await replica.currentParts().live
         try await live.run()
     }
 
@@ -139,7 +122,7 @@ extension Replica {
     /// print("\(here.occupancy) here:", here.occupants.map(\.userId))
     /// ```
     public func hereNow(channel: String) async throws -> ChannelOccupancy {
-        let answer = try await client.presence.hereNowAll(channels: [channel], includeState: true)
+        let answer = try await replica.client.presence.hereNowAll(channels: [channel], includeState: true)
         return answer.channels[channel] ?? ChannelOccupancy(occupancy: 0, occupants: [])
     }
 
@@ -154,13 +137,18 @@ extension Replica {
     /// ```
     @discardableResult
     public func startTyping(in channel: String) async throws -> Bool {
-        try await currentParts().live.typing.startTyping(in: channel)
+        try await replica.currentParts().live.typing.startTyping(in: channel)
     }
 
     /// Says the current user stopped typing in `channel` (sent only after a ``startTyping(in:)``,
     /// or always with `force`). Returns whether a signal was sent.
     @discardableResult
     public func stopTyping(in channel: String, force: Bool = false) async throws -> Bool {
-        try await currentParts().live.typing.stopTyping(in: channel, force: force)
+        try await replica.currentParts().live.typing.stopTyping(in: channel, force: force)
     }
+}
+
+extension Replica {
+    /// Live: the channels kept complete (hot), live sync's activity and state, a live run on its own, presence and typing.
+    public nonisolated var live: ReplicaLive<Custom> { ReplicaLive(replica: self) }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import ReplicaModel
+import ReplicaStore
+
+/// What a replica tells whoever listens: its status now and each change (``Replica/statuses()``),
+/// and its open store and each change of it (the observations that follow the store across
+/// ``Replica/suspend()`` and ``Replica/resume()``).
+///
+/// A lock-guarded value the actor holds (`replica.hub`), so that a subscriber is registered and
+/// sees the current value at once, from any context, and a status change made in a task the
+/// replica started needs no hop to the actor.
+final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
+    // NSLock guards every stored property below; continuations are yielded under it, so that
+    // two changes reach every subscriber in the order they were made.
+    private let lock = NSLock()
+    private var current: ReplicaStatus
+    private var statusSubscribers: [UUID: AsyncStream<ReplicaStatus>.Continuation] = [:]
+    private var openStore: ChatStore<Custom>?
+    private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
+
+    /// A hub whose status is `status` and whose open store is `store`.
+    init(status: ReplicaStatus, store: ChatStore<Custom>?) {
+        current = status
+        openStore = store
+    }
+
+    /// The status now.
+    var status: ReplicaStatus { lock.withLock { current } }
+
+    /// The open store now (nil while suspended).
+    var store: ChatStore<Custom>? { lock.withLock { openStore } }
+
+    /// Changes the status; subscribers see the new one when it differs.
+    func update(_ change: (inout ReplicaStatus) -> Void) {
+        lock.withLock {
+            var next = current
+            change(&next)
+            guard next != current else { return }
+            current = next
+            for continuation in statusSubscribers.values { continuation.yield(next) }
+        }
+    }
+
+    /// The status now, then each change, until the consumer stops iterating (up to 16 kept).
+    func statuses() -> AsyncStream<ReplicaStatus> {
+        let (stream, continuation) = AsyncStream<ReplicaStatus>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = UUID()
+        lock.withLock {
+            statusSubscribers[id] = continuation
+            continuation.yield(current)
+        }
+        continuation.onTermination = { [weak self] _ in self?.lock.withLock { self?.statusSubscribers[id] = nil } }
+        return stream
+    }
+
+    /// The open store now, then each change.
+    func stores() -> AsyncStream<ChatStore<Custom>?> {
+        let (stream, continuation) = AsyncStream<ChatStore<Custom>?>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        lock.withLock {
+            storeSubscribers[id] = continuation
+            continuation.yield(openStore)
+        }
+        continuation.onTermination = { [weak self] _ in self?.lock.withLock { self?.storeSubscribers[id] = nil } }
+        return stream
+    }
+
+    /// Makes `store` the open one (nil: closed) and tells the store subscribers.
+    func announce(_ store: ChatStore<Custom>?) {
+        lock.withLock {
+            openStore = store
+            for continuation in storeSubscribers.values { continuation.yield(store) }
+        }
+    }
+}
