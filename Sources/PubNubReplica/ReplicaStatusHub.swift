@@ -43,25 +43,27 @@ final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
 
     /// The status now, then each change, until the consumer stops iterating (up to 16 kept).
     func statuses() -> AsyncStream<ReplicaStatus> {
-        let (stream, continuation) = AsyncStream<ReplicaStatus>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        lock.withLock {
-            statusSubscribers[id] = continuation
-            continuation.yield(current)
-        }
-        continuation.onTermination = { [weak self] _ in self?.lock.withLock { self?.statusSubscribers[id] = nil } }
-        return stream
+        subscribe(\.statusSubscribers, now: \.current, keeping: 16)
     }
 
     /// The open store now, then each change.
     func stores() -> AsyncStream<ChatStore<Custom>?> {
-        let (stream, continuation) = AsyncStream<ChatStore<Custom>?>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        subscribe(\.storeSubscribers, now: \.openStore, keeping: 1)
+    }
+
+    /// A sequence that starts with the value at `now` and gets what is yielded to `subscribers`,
+    /// registered at once and removed when its consumer stops.
+    private func subscribe<Value: Sendable>(
+        _ subscribers: ReferenceWritableKeyPath<ReplicaStatusHub, [UUID: AsyncStream<Value>.Continuation]> & Sendable,
+        now: KeyPath<ReplicaStatusHub, Value>, keeping newest: Int
+    ) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(newest))
         let id = UUID()
         lock.withLock {
-            storeSubscribers[id] = continuation
-            continuation.yield(openStore)
+            self[keyPath: subscribers][id] = continuation
+            continuation.yield(self[keyPath: now])
         }
-        continuation.onTermination = { [weak self] _ in self?.lock.withLock { self?.storeSubscribers[id] = nil } }
+        continuation.onTermination = { [weak self] _ in self?.lock.withLock { self?[keyPath: subscribers][id] = nil } }
         return stream
     }
 

@@ -257,13 +257,13 @@ struct Session {
     ///     mistyped path.
     ///   - live: what ``Replica/listen()`` follows.
     init(
-        store options: StoreOptionsGroup, connection: ConnectionOptions, readOnly: Bool = false, inMemory: Bool = false,
+        _ options: SessionOptions, readOnly: Bool = false, inMemory: Bool = false,
         requestTimeout: TimeInterval = 15, existing: Bool = false, live: LiveSyncOptions = LiveSyncOptions()
     ) async throws {
-        if existing { try options.requireExistingStore() }
-        var configuration = try connection.replicaConfiguration(store: options.storePath)
+        if existing { try options.storage.requireExistingStore() }
+        var configuration = try options.connection.replicaConfiguration(store: options.storePath)
         if inMemory { configuration.store = .inMemory }
-        configuration.storeOptions = options.storeOptions(migration: .automatic)
+        configuration.storeOptions = options.storage.storeOptions(migration: .automatic)
         configuration.storeOptions.readOnly = readOnly && !inMemory
         configuration.transport = URLSessionTransport(timeout: requestTimeout)
         configuration.live = live
@@ -276,10 +276,10 @@ extension Session {
     /// read-only when `readingStore`, else on none. A token that cannot be used is refused as
     /// the other flags' mistakes are.
     static func network(
-        _ options: StoreOptionsGroup, _ connection: ConnectionOptions, readingStore: Bool = false
+        _ options: SessionOptions, readingStore: Bool = false
     ) async throws -> Replica<DefaultChatCustom> {
         do {
-            return try await Session(store: options, connection: connection, readOnly: readingStore, inMemory: !readingStore).replica
+            return try await Session(options, readOnly: readingStore, inMemory: !readingStore).replica
         } catch ReplicaError.unusableToken(let error) {
             throw ValidationError("the token cannot be used: \(error)")
         }
@@ -301,14 +301,14 @@ extension Session {
     /// makes one write on the replica and prints its receipt (`id` names the object, when it has one).
     ///
     /// ```swift
-    /// try await Session.enqueue(options, connection, existing: true) { try await $0.pinMessage(id: message, in: channel) }
+    /// try await Session.enqueue(options, existing: true) { try await $0.messages.pin(id: message, in: channel) }
     /// ```
     static func enqueue<Value: Sendable>(
-        _ options: StoreOptionsGroup, _ connection: ConnectionOptions, existing: Bool = false,
+        _ options: SessionOptions, existing: Bool = false,
         id: (OutboxReceipt<Value>) -> String? = { _ in nil },
         _ write: (Replica<DefaultChatCustom>) async throws -> OutboxReceipt<Value>
     ) async throws {
-        let replica = try await Session(store: options, connection: connection, existing: existing).replica
+        let replica = try await Session(options, existing: existing).replica
         let receipt = try await write(replica)
         try EnqueueOutput(receipt, id: id(receipt)).print(json: options.json)
     }

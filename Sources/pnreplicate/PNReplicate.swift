@@ -95,6 +95,22 @@ struct StoreOptionsGroup: ParsableArguments {
     }
 }
 
+/// The options of a command that opens a replica to talk to PubNub (``Session``): the store's
+/// (``StoreOptionsGroup``) and the connection's (``ConnectionOptions``), in one group, so that a
+/// command declares one line and passes one value. The store's flags read as its own
+/// (`options.json`, `options.storePath`).
+@dynamicMemberLookup
+struct SessionOptions: ParsableArguments {
+    @OptionGroup var storage: StoreOptionsGroup
+    @OptionGroup var connection: ConnectionOptions
+
+    /// A flag of the store's group (`json`, `verbose`, `storePath`).
+    subscript<Value>(dynamicMember flag: KeyPath<StoreOptionsGroup, Value>) -> Value { storage[keyPath: flag] }
+
+    /// Opens the store read-only: ``StoreOptionsGroup/openForReading()``.
+    func openForReading() throws -> Replica<DefaultChatCustom> { try storage.openForReading() }
+}
+
 /// A command whose failures are reported as every command reports them (``runReportingErrors(_:)``:
 /// one line on stderr, exit status 1): it implements ``perform()``, and its `run()` is that.
 ///

@@ -10,26 +10,24 @@ struct ChannelCommand: AsyncParsableCommand {
 
     struct Set: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Edit a channel (sent with the stored eTag as If-Match).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var fields: ObjectFieldOptions
         @Option(name: .long, help: "Description (an empty string clears it).") var description: String?
 
         func perform() async throws {
             var edit = try fields.edit(of: ChatChannel<FlatCustom>.self)
             edit.details = ObjectFieldOptions.update(description)
-            try await Session.enqueue(options, connection, id: { _ in fields.id }) { try await $0.objects.setChannel(id: fields.id, edit: edit) }
+            try await Session.enqueue(options, id: { _ in fields.id }) { try await $0.objects.setChannel(id: fields.id, edit: edit) }
         }
     }
 
     struct Remove: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a channel's metadata.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "The channel's id.") var id: String
 
         func perform() async throws {
-            try await Session.enqueue(options, connection, id: { _ in id }) { try await $0.objects.removeChannel(id: id) }
+            try await Session.enqueue(options, id: { _ in id }) { try await $0.objects.removeChannel(id: id) }
         }
     }
 }

@@ -49,8 +49,7 @@ struct ConflictsCommand: AsyncParsableCommand {
                 the server queues the edit again: `pnreplicate sync` sends it.
                 """)
 
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Argument(help: "The conflict's id (from `pnreplicate conflicts list`).") var id: Int64
         @Option(name: .long, help: "local, remote or merged.") var take: String
 
@@ -58,7 +57,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             guard let take = ConflictTake(rawValue: take) else {
                 throw ValidationError("--take must be local, remote or merged, not \"\(take)\"")
             }
-            let session = try await Session(store: options, connection: connection)
+            let session = try await Session(options)
             let record = try await session.replica.outbox.resolveConflict(id: id, take: take)
             var queued: String?
             if let opId = record.opId, let entry = try await session.replica.fetch(session.replica.queries.outboxEntry(id: opId)) {

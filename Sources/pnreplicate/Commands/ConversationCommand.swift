@@ -20,14 +20,13 @@ struct ConversationCommand: AsyncParsableCommand {
                 client opening the same conversation finds the same channel. Made only where none \
                 exists; `sync` sends it.
                 """)
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "The other user.") var user: String
         @Option(name: .long, help: "The channel's name (default: its id).") var name: String?
 
         func perform() async throws {
             try validateIdentifiers([user], flag: "--user")
-            let session = try await Session(store: options, connection: connection)
+            let session = try await Session(options)
             try ConversationOutput(try await session.replica.conversations.openDirect(with: user, name: name)).print(json: options.json)
         }
     }
@@ -35,8 +34,7 @@ struct ConversationCommand: AsyncParsableCommand {
     struct Group: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "group", abstract: "Create a group conversation and invite users to it.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "A user to invite (repeat the flag for more).") var user: [String] = []
         @Option(name: .long, help: "The channel id (default: a new UUID).") var id: String?
         @Option(name: .long, help: "The channel's name (default: its id).") var name: String?
@@ -44,7 +42,7 @@ struct ConversationCommand: AsyncParsableCommand {
         func perform() async throws {
             try validateIdentifiers(user, flag: "--user")
             if let id { try validateIdentifiers([id], flag: "--id") }
-            let session = try await Session(store: options, connection: connection)
+            let session = try await Session(options)
             let receipt = try await session.replica.conversations.createGroup(with: user, channelId: id, name: name)
             try ConversationOutput(receipt).print(json: options.json)
         }
@@ -53,14 +51,13 @@ struct ConversationCommand: AsyncParsableCommand {
     struct Public: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "public", abstract: "Create a public conversation (anyone may join; no membership is made).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "The channel id (default: a new UUID).") var id: String?
         @Option(name: .long, help: "The channel's name (default: its id).") var name: String?
 
         func perform() async throws {
             if let id { try validateIdentifiers([id], flag: "--id") }
-            let session = try await Session(store: options, connection: connection)
+            let session = try await Session(options)
             try ConversationOutput(try await session.replica.conversations.createPublic(channelId: id, name: name)).print(json: options.json)
         }
     }

@@ -8,8 +8,7 @@ struct DeleteCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Soft-delete a stored message (hidden from queries, restorable), or with --hard delete it from history; an unsent message is withdrawn.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The message's id.") var message: String
     @Flag(name: .long, help: ArgumentHelp(
         "Delete it from PubNub's history and the store (needs Delete-From-History on the keyset), and its files.",
@@ -23,7 +22,7 @@ struct DeleteCommand: ReportingCommand {
     }
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) {
+        try await Session.enqueue(options, existing: true, id: { _ in message }) {
             try await $0.messages.delete(id: message, hard: hard, preserveFiles: preserveFiles)
         }
     }

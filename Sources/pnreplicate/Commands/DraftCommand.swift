@@ -146,14 +146,13 @@ struct DraftCommand: AsyncParsableCommand {
     struct Send: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Queue the draft's message and its mention events in the outbox, and delete the draft (works offline).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var target: Target
         @Option(name: .long, help: "Publish meta, a JSON object.") var meta: String?
 
         func perform() async throws {
             let key = try target.key()
-            let session = try await Session(store: options, connection: connection)
+            let session = try await Session(options)
             let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
             let receipt = try await session.replica.messages.send(draft: key, meta: meta)
             let output = DraftSendOutput(receipt)
@@ -169,15 +168,14 @@ struct DraftCommand: AsyncParsableCommand {
     struct Attach: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Attach a file to the draft: copied into the store now, uploaded when the draft is sent (5 MiB at most).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var target: Target
         @Option(name: .long, help: "The file.") var file: String
         @Option(name: .long, help: "The name it is sent under (default: the file's).") var name: String?
 
         func perform() async throws {
             let key = try target.key()
-            let session = try await Session(store: options, connection: connection)
+            let session = try await Session(options)
             let draft = try await session.replica.drafts.attach(OutgoingFile(url: URL(fileURLWithPath: file), name: name), toDraft: key)
             try DraftCommand.print(draft, key: key, json: options.json)
         }
@@ -186,14 +184,13 @@ struct DraftCommand: AsyncParsableCommand {
     /// `draft detach`.
     struct Detach: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a file (or, without --name, every file) from the draft.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var target: Target
         @Option(name: .long, help: "The file's name in the draft.") var name: String?
 
         func perform() async throws {
             let key = try target.key()
-            let session = try await Session(store: options, connection: connection, existing: true)
+            let session = try await Session(options, existing: true)
             let draft = try await session.replica.drafts.detach(fileNamed: name, fromDraft: key)
             try DraftCommand.print(draft, key: key, json: options.json)
         }

@@ -13,12 +13,11 @@ struct FilesCommand: AsyncParsableCommand {
     /// `files list`.
     struct List: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "List the files stored on a channel, oldest first (every page).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "The channel.") var channel: String
 
         func perform() async throws {
-            let replica = try await Session(store: options, connection: connection).replica
+            let replica = try await Session(options).replica
             var files: [RemoteFile] = [], next: String?
             repeat {
                 let page = try await replica.files.list(channel: channel, next: next)
@@ -37,8 +36,7 @@ struct FilesCommand: AsyncParsableCommand {
     struct Get: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Download a file (decrypted with the cipher key), through the store's cache.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "The channel.") var channel: String
         @Option(name: .long, help: "The file id.") var id: String
         @Option(name: .long, help: "The file name (when omitted: as the first stored message naming the file names it).") var name: String?
@@ -47,7 +45,7 @@ struct FilesCommand: AsyncParsableCommand {
         func validate() throws { try FilesCommand.validate(id: id, name: name) }
 
         func perform() async throws {
-            let replica = try await Session(store: options, connection: connection).replica
+            let replica = try await Session(options).replica
             // With the stored message's size, when it gives one: other bytes are refused.
             let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
             let data = try await replica.files.data(of: file, channel: channel)
@@ -63,8 +61,7 @@ struct FilesCommand: AsyncParsableCommand {
     /// `files delete`.
     struct Delete: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a file from the channel's storage on PubNub (its messages stay).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Option(name: .long, help: "The channel.") var channel: String
         @Option(name: .long, help: "The file id.") var id: String
         @Option(name: .long, help: "The file name (when omitted: as the first stored message naming the file names it).") var name: String?
@@ -72,7 +69,7 @@ struct FilesCommand: AsyncParsableCommand {
         func validate() throws { try FilesCommand.validate(id: id, name: name) }
 
         func perform() async throws {
-            let replica = try await Session(store: options, connection: connection).replica
+            let replica = try await Session(options).replica
             let file = try await FilesCommand.file(given: name, id: id, channel: channel, replica: replica)
             // Deleted from PubNub and from this store's cache.
             try await replica.files.delete(id: id, name: file.name, channel: channel)

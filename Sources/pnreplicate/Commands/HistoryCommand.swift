@@ -17,8 +17,7 @@ struct HistoryCommand: ReportingCommand {
             pending sends); --remote stores nothing.
             """)
 
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel.") var channel: String
     @Option(name: .long, help: "Exclusive upper bound, a timetoken.") var start: String?
     @Option(name: .long, help: "Inclusive lower bound, a timetoken.") var end: String?
@@ -31,7 +30,7 @@ struct HistoryCommand: ReportingCommand {
         let end = try Self.timetoken(self.end, flag: "--end")
         let messages: [ChatMessage<FlatCustom>]
         if remote {
-            let replica = try await Session(store: options, connection: connection).replica
+            let replica = try await Session(options).replica
             messages = try await replica.remoteHistory(
                 channel: channel, start: start, end: end, reverse: reverse, limit: limit)
         } else {

@@ -9,15 +9,14 @@ struct InviteCommand: ReportingCommand {
         commandName: "invite",
         abstract: "Invite a user to a channel: their pending membership and an invite event on their channel (works offline).",
         discussion: "Nothing is queued when the store holds a membership of theirs; `sync` sends it.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel (in the store).") var channel: String
     @Option(name: .long, help: "The user to invite.") var user: String
 
     func perform() async throws {
         try validateIdentifiers([channel], flag: "--channel")
         try validateIdentifiers([user], flag: "--user")
-        try await Session.enqueue(options, connection, existing: true) { try await $0.conversations.invite(user, to: channel) }
+        try await Session.enqueue(options, existing: true) { try await $0.conversations.invite(user, to: channel) }
     }
 }
 

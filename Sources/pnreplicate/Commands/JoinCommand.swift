@@ -9,8 +9,7 @@ struct JoinCommand: ReportingCommand {
         commandName: "join",
         abstract: "Join a channel: your membership (status joined) with the history before now read.",
         discussion: "Stored at once and queued: `unread` lists the channel; `sync` sends the membership.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel.") var channel: String
     @Option(name: .long, help: "Status (default: joined).") var status: String?
     @Option(name: .long, help: "Custom data, a flat JSON object.") var custom: String?
@@ -18,6 +17,6 @@ struct JoinCommand: ReportingCommand {
     func perform() async throws {
         try validateIdentifiers([channel], flag: "--channel")
         let edit = MemberEdit<DefaultChatCustom>(status: status, custom: try parseCustom(custom))
-        try await Session.enqueue(options, connection) { try await $0.memberships.join(channel: channel, edit: edit) }
+        try await Session.enqueue(options) { try await $0.memberships.join(channel: channel, edit: edit) }
     }
 }

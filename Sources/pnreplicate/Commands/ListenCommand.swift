@@ -51,8 +51,7 @@ struct ListenCommand: ReportingCommand {
             failures never end it: they are retried with backoff (`state: offline: REASON`).
             """)
 
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .customLong("channel"), help: "Also follow this channel (repeatable).")
     var channels: [String] = []
     @Option(name: .customLong("user"), help: "Also follow this user's App Context events (repeatable).")
@@ -89,11 +88,11 @@ struct ListenCommand: ReportingCommand {
         liveOptions.channels = channels
         liveOptions.users = users
         if presence { liveOptions.presence = PresenceOptions(timeout: presenceTimeout) }
-        let replica = try await Session(store: options, connection: connection, live: liveOptions).replica
+        let replica = try await Session(options, live: liveOptions).replica
         // SIGHUP reads --auth-token-file again: a new token without a restart (docs/access.md).
         // Held weakly: a signal source outlives its cancel for a moment, and the replica (with it
         // the store, closed when released, its WAL with it) must go when this function returns.
-        let tokenFile = connection.authTokenFile
+        let tokenFile = options.connection.authTokenFile
         let reload = await SignalTrap([SIGHUP]) { [weak replica] _ in
             if let replica { Self.reloadToken(from: tokenFile, into: replica) }
         }

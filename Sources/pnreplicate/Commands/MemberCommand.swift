@@ -18,8 +18,7 @@ struct MemberCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set a membership's status, type or custom data.",
             discussion: "With no field, the acting user joins the channel (as `pnreplicate join`).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var target: Target
         @Option(name: .long, help: "Status.") var status: String?
         @Option(name: .long, help: "Type.") var type: String?
@@ -27,18 +26,17 @@ struct MemberCommand: AsyncParsableCommand {
 
         func perform() async throws {
             let edit = MemberEdit<DefaultChatCustom>(status: status, type: type, custom: try parseCustom(custom))
-            try await Session.enqueue(options, connection) { try await $0.memberships.set(channel: target.channel, user: target.user, edit: edit) }
+            try await Session.enqueue(options) { try await $0.memberships.set(channel: target.channel, user: target.user, edit: edit) }
         }
     }
 
     struct Remove: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a membership.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var target: Target
 
         func perform() async throws {
-            try await Session.enqueue(options, connection) { try await $0.memberships.remove(channel: target.channel, user: target.user) }
+            try await Session.enqueue(options) { try await $0.memberships.remove(channel: target.channel, user: target.user) }
         }
     }
 }

@@ -9,14 +9,13 @@ struct MuteCommand: AsyncParsableCommand {
         commandName: "mute",
         abstract: "Mute users: their messages leave `show messages` at once; the mute list is written when synced.",
         discussion: "The Chat SDK's mute list (a user object the Chat SDK hides), so other devices of the user hide them too.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "A user to mute (repeatable).") var user: [String]
 
     func validate() throws { try validateIdentifiers(user, flag: "--user") }
 
     func run() async throws {
-        try await MuteListOutput.run(options, connection) { try await $0.moderation.mute(users: user) }
+        try await MuteListOutput.run(options) { try await $0.moderation.mute(users: user) }
     }
 }
 
@@ -24,14 +23,13 @@ struct MuteCommand: AsyncParsableCommand {
 struct UnmuteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unmute", abstract: "Unmute users: their messages show again at once; the mute list is written when synced.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "A user to unmute (repeatable).") var user: [String]
 
     func validate() throws { try validateIdentifiers(user, flag: "--user") }
 
     func run() async throws {
-        try await MuteListOutput.run(options, connection) { try await $0.moderation.unmute(users: user) }
+        try await MuteListOutput.run(options) { try await $0.moderation.unmute(users: user) }
     }
 }
 
@@ -48,11 +46,11 @@ struct MuteListOutput: Encodable {
 
     /// Queues a mute list change on the session's replica and prints the result.
     static func run(
-        _ options: StoreOptionsGroup, _ connection: ConnectionOptions,
+        _ options: SessionOptions,
         _ change: (Replica<DefaultChatCustom>) async throws -> OutboxReceipt<[String]>
     ) async throws {
         try await runReportingErrors {
-            try MuteListOutput(try await change(try await Session(store: options, connection: connection).replica)).print(json: options.json)
+            try MuteListOutput(try await change(try await Session(options).replica)).print(json: options.json)
         }
     }
 

@@ -31,12 +31,11 @@ struct OutboxCommand: AsyncParsableCommand {
 
     struct Retry: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Queue a dead or conflicted op again.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Argument(help: "The op id.") var op: String
 
         func perform() async throws {
-            try await Session(store: options, connection: connection).replica.outbox.retry(opId: op)
+            try await Session(options).replica.outbox.retry(opId: op)
             if options.json { try Output.json(["retried": op]) } else { print("queued \(op) again") }
         }
     }
@@ -44,12 +43,11 @@ struct OutboxCommand: AsyncParsableCommand {
     struct Discard: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Withdraw an op that has not reached PubNub and revert its local change.")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @Argument(help: "The op id.") var op: String
 
         func perform() async throws {
-            let removed = try await Session(store: options, connection: connection).replica.outbox.discard(opId: op)
+            let removed = try await Session(options).replica.outbox.discard(opId: op)
             if options.json { try Output.json(["discarded": removed]) } else {
                 print("discarded \(removed.joined(separator: ", "))")
             }

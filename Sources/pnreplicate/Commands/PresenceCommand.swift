@@ -16,8 +16,7 @@ struct PresenceCommand: ReportingCommand {
             --presence` keeps it current. --json prints {channel, occupancy, server, store}.
             """)
 
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel.") var channel: String
 
     func validate() throws { try validateIdentifiers([channel], flag: "--channel") }
@@ -26,7 +25,7 @@ struct PresenceCommand: ReportingCommand {
         // The store is only read (opened, and refused, before anything is asked of PubNub); a
         // replica of no store asks PubNub.
         let store = try options.openForReading()
-        let replica = try await Session.network(options, connection)
+        let replica = try await Session.network(options)
         let occupancy = try await replica.live.hereNow(channel: channel)
         let members = try await store.fetch(store.queries.members(ofChannel: channel, presentFirst: true))
         let output = PresenceOutput(

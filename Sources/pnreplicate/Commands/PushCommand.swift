@@ -41,29 +41,27 @@ struct PushCommand: AsyncParsableCommand {
 
     struct Add: ReportingCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Send the pushes of channels to a device (works offline).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var device: DeviceOptions
         @Option(name: .long, help: "A channel (repeat the flag for more).") var channel: [String] = []
 
         func perform() async throws {
             guard !channel.isEmpty else { throw ValidationError("give at least one --channel") }
             try validateIdentifiers(channel, flag: "--channel")
-            try await Session.enqueue(options, connection) { try await $0.push.register(try device.device(), channels: channel) }
+            try await Session.enqueue(options) { try await $0.push.register(try device.device(), channels: channel) }
         }
     }
 
     struct Remove: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "remove", abstract: "Stop the pushes of channels to a device; without --channel, of every channel (works offline).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var device: DeviceOptions
         @Option(name: .long, help: "A channel (repeat the flag for more); none removes the device.") var channel: [String] = []
 
         func perform() async throws {
             try validateIdentifiers(channel, flag: "--channel")
-            try await Session.enqueue(options, connection) { replica in
+            try await Session.enqueue(options) { replica in
                 let device = try device.device()
                 return channel.isEmpty
                     ? try await replica.push.removeDevice(device) : try await replica.push.unregister(device, channels: channel)
@@ -73,12 +71,11 @@ struct PushCommand: AsyncParsableCommand {
 
     struct List: ReportingCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "The channels PubNub sends to a device (asks PubNub).")
-        @OptionGroup var options: StoreOptionsGroup
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var options: SessionOptions
         @OptionGroup var device: DeviceOptions
 
         func perform() async throws {
-            let replica = try await Session(store: options, connection: connection).replica
+            let replica = try await Session(options).replica
             let channels = try await replica.push.channels(of: try device.device())
             if options.json { return try Output.json(channels) }
             Output.standardOutput(channels.isEmpty ? "no channels send pushes to this device\n" : channels.map { Output.terminalSafe($0) + "\n" }.joined())

@@ -8,8 +8,7 @@ struct ReadCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Mark a channel read up to a timetoken (default: its newest stored message); sent with a receipt signal.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel.") var channel: String?
     @Flag(name: .long, help: "Every channel you are a member of, up to its newest stored message: one op per 100 channels, then a receipt each (as the Chat SDK's markAllMessagesAsRead).") var all = false
     @Option(name: .customLong("up-to"), help: "The newest message read, a timetoken (at most the present plus 10 minutes).") var upTo: String?
@@ -18,14 +17,14 @@ struct ReadCommand: ReportingCommand {
     func perform() async throws {
         if all {
             guard channel == nil, upTo == nil, !force else { throw ValidationError("--all takes no --channel, --up-to or --force") }
-            let session = try await Session(store: options, connection: connection, existing: true)
+            let session = try await Session(options, existing: true)
             let moved = try await session.replica.memberships.markAllRead()
             if options.json { return try Output.json(MarkAllReadOutput(channels: moved.keys.sorted(), opIds: Set(moved.values.compactMap(\.opId)).sorted())) }
             Output.standardOutput(moved.isEmpty ? "every channel was read already: nothing to send\n" : moved.keys.sorted().map { "read " + Output.terminalSafe($0) + "\n" }.joined())
             return
         }
         guard let channel else { throw ValidationError("give --channel C, or --all") }
-        try await Session.enqueue(options, connection, existing: true) { replica in
+        try await Session.enqueue(options, existing: true) { replica in
             let timetoken: Timetoken
             if let upTo {
                 guard let parsed = try? Timetoken(parsing: upTo) else { throw ValidationError("--up-to must be a timetoken") }

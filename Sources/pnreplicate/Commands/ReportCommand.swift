@@ -12,12 +12,11 @@ struct ReportCommand: ReportingCommand {
             Queued as a publish of the Chat SDK's report to PUBNUB_INTERNAL_MODERATION_<channel>; \
             `pnreplicate --dry-run` shows the request, `sync` sends it.
             """)
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The message's id (a sent one: the report names its timetoken).") var message: String
     @Option(name: .long, help: "Why it is reported.") var reason: String
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.moderation.report(message: message, reason: reason) }
+        try await Session.enqueue(options, existing: true, id: { _ in message }) { try await $0.moderation.report(message: message, reason: reason) }
     }
 }

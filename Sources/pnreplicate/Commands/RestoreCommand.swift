@@ -7,11 +7,10 @@ import ReplicaModel
 struct RestoreCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore", abstract: "Restore a message this user soft-deleted.")
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The message's id.") var message: String
 
     func perform() async throws {
-        try await Session.enqueue(options, connection, existing: true, id: { _ in message }) { try await $0.messages.restore(id: message) }
+        try await Session.enqueue(options, existing: true, id: { _ in message }) { try await $0.messages.restore(id: message) }
     }
 }

@@ -9,8 +9,7 @@ struct SendCommand: ReportingCommand {
         commandName: "send",
         abstract: "Store a message and queue its publish (works offline; `pnreplicate sync` sends it).")
 
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel.") var channel: String
     @Option(name: .long, help: "The message text (optional with --file).") var text: String?
     @Option(name: .customLong("file"), help: ArgumentHelp(
@@ -29,7 +28,7 @@ struct SendCommand: ReportingCommand {
     @Option(name: .long, help: .hidden) var batchSize = 10_000
 
     func perform() async throws {
-        let session = try await Session(store: options, connection: connection)
+        let session = try await Session(options)
         let meta = try self.meta.map { try JSONValue(jsonData: Data($0.utf8)) }
         guard (count ?? 1) > 0 else { throw ValidationError("--count must be positive") }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }

@@ -27,8 +27,7 @@ struct SyncCommand: ReportingCommand {
             failed (the errors are listed; the next sync resumes from the checkpoints).
             """)
 
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Flag(name: .long, help: "List every op in send order with why it waits and the exact request; send nothing, change nothing.")
     var dryRun = false
     @Option(name: .long, help: ArgumentHelp(
@@ -48,7 +47,7 @@ struct SyncCommand: ReportingCommand {
         if dryRun { return try await printPlan() }
         // Each request gets at most the whole budget; the sync stops starting work at the
         // deadline, and a watchdog ends a request that overruns it anyway.
-        let replica = try await Session(store: options, connection: connection, requestTimeout: min(15, timeout)).replica
+        let replica = try await Session(options, requestTimeout: min(15, timeout)).replica
         let deadline = Date().addingTimeInterval(timeout)
         let showProgress = isatty(STDERR_FILENO) == 1 && !options.json
         let pushProgress = showProgress ? Task { try await Self.showProgress(replica.outbox.events()) } : nil
@@ -182,7 +181,7 @@ struct SyncCommand: ReportingCommand {
     /// Prints the plan as the outbox is read, page by page (`replica.outbox.planned(pageSize:)`):
     /// the first ops show at once and memory stays bounded, however many ops wait.
     func printPlan() async throws {
-        let replica = try await Session(store: options, connection: connection, readOnly: true).replica
+        let replica = try await Session(options, readOnly: true).replica
         let entries = try await replica.outbox.planned()
         if options.json {
             // The pretty-printed `{"dryRun": true, "ops": [...]}` of `Output.json`, written op by op.

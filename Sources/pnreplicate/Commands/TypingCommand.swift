@@ -15,8 +15,7 @@ struct TypingCommand: ReportingCommand {
             user 5 s after the last `true`. Refused on channels whose stored type is `public`.
             """)
 
-    @OptionGroup var options: StoreOptionsGroup
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: SessionOptions
     @Option(name: .long, help: "The channel.") var channel: String
     @Flag(name: .long, help: "Signal that the user stopped typing.") var stop = false
 
@@ -27,7 +26,7 @@ struct TypingCommand: ReportingCommand {
         // writes to it. One that cannot be read is refused first, as `show` refuses it.
         let exists = FileManager.default.fileExists(atPath: options.storePath)
         if exists { _ = try options.openForReading() }
-        let replica = try await Session.network(options, connection, readingStore: exists)
+        let replica = try await Session.network(options, readingStore: exists)
         if stop {
             try await replica.live.stopTyping(in: channel, force: true)
         } else {
