@@ -23,13 +23,9 @@ enum Columns {
     static let member = (MemberSQL.fieldColumns + ["updated", "etag", "is_present", "presence_state"] + MetadataColumns.read)
         .map { "m.\($0)" }.joined(separator: ", ")
 
-    /// A message's columns, then what its Chat SDK actions make of it: the newest edit's text
-    /// and whether it is soft-deleted (``ChatSemantics``). `msg` must alias `messages`.
-    static let message =
-        "msg.id, msg.channel_id, msg.user_id, msg.text, msg.content_type, msg.content, msg.custom, msg.created_at, "
-        + "msg.timetoken, msg.delivery, \(ChatSemantics.editedTextColumn), \(ChatSemantics.isDeletedColumn), "
-        + "msg.meta, msg.custom_message_type, msg.files, \(ChatSemantics.isFromMutedUserColumn), "
-        + ChatSemantics.hasThreadColumn
+    /// A message's columns, then what its Chat SDK actions make of it (``MessageColumn/selectList``).
+    /// `msg` must alias `messages`.
+    static let message = MessageColumn.selectList
 }
 
 extension StoreCoding {
@@ -58,26 +54,29 @@ extension StoreCoding {
         return member
     }
 
+    /// Reads a row selected with ``Columns/message``: each stored column at its
+    /// ``MessageColumn`` raw value, then the computed ones.
     func message<C: CustomData>(_ row: Row) throws -> ChatMessage<C> {
-        let id: String = row[0]
-        let delivery = DeliveryState(rawValue: row[9] ?? "") ?? .pending
-        guard let createdAt = try StoreCoding.timestamp(row[7], table: "messages", column: "created_at", key: id) else {
+        typealias Column = MessageColumn
+        let id: String = row[Column.id.rawValue]
+        let delivery = DeliveryState(rawValue: row[Column.delivery.rawValue] ?? "") ?? .pending
+        guard let createdAt = try StoreCoding.timestamp(row[Column.createdAt.rawValue], table: "messages", column: "created_at", key: id)
+        else {
             throw StoreError.corruptValue(table: "messages", column: "created_at", key: id, message: "missing")
         }
         do {
             var message = try ChatMessage<C>(
-                id: id, text: row[3], contentType: row[4],
-                content: try decode(JSONValue.self, row[5], table: "messages", column: "content", key: id),
-                custom: try decode(C.self, row[6], table: "messages", column: "custom", key: id),
-                createdAt: createdAt, timetoken: StoreCoding.timetoken(row[8]), userId: row[2], channelId: row[1],
-                delivery: delivery)
-            message.editedText = row[10]
-            message.isDeleted = row[11] ?? false
-            message.meta = try decode(JSONValue.self, row[12], table: "messages", column: "meta", key: id)
-            message.customMessageType = row[13]
-            message.files = try decode([ChatFile].self, row[14], table: "messages", column: "files", key: id) ?? []
-            message.isFromMutedUser = row[15] ?? false
-            message.hasThread = row[16] ?? false
+                id: id, text: row[Column.text.rawValue], contentType: row[Column.contentType.rawValue],
+                content: try decode(JSONValue.self, row[Column.content.rawValue], table: "messages", column: "content", key: id),
+                custom: try decode(C.self, row[Column.custom.rawValue], table: "messages", column: "custom", key: id),
+                createdAt: createdAt, timetoken: StoreCoding.timetoken(row[Column.timetoken.rawValue]),
+                userId: row[Column.userId.rawValue], channelId: row[Column.channelId.rawValue], delivery: delivery)
+            for column in Column.readAfterward { try column.read(row, into: &message, coding: self) }
+            let computed = Column.readCount
+            message.editedText = row[computed]
+            message.isDeleted = row[computed + 1] ?? false
+            message.isFromMutedUser = row[computed + 2] ?? false
+            message.hasThread = row[computed + 3] ?? false
             return message
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)

@@ -58,31 +58,8 @@ enum MessageSQL {
     static let rekeyPendingActions =
         "UPDATE message_actions SET message_timetoken = ? WHERE message_id = ? AND message_timetoken IS NULL"
 
-    static let upsert = """
-        INSERT INTO messages (id, channel_id, user_id, text, content_type, content, custom, created_at, timetoken,
-                              delivery, local_seq, meta, custom_message_type, files)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-        ON CONFLICT(id) DO UPDATE SET
-            text = excluded.text, content_type = excluded.content_type, content = excluded.content,
-            custom = excluded.custom, created_at = excluded.created_at,
-            meta = coalesce(excluded.meta, messages.meta),
-            custom_message_type = coalesce(excluded.custom_message_type, messages.custom_message_type),
-            files = coalesce(excluded.files, messages.files),
-            timetoken = coalesce(excluded.timetoken, messages.timetoken),
-            delivery = CASE WHEN coalesce(excluded.timetoken, messages.timetoken) IS NOT NULL THEN 'sent'
-                            ELSE excluded.delivery END
-        WHERE messages.timetoken IS NOT coalesce(excluded.timetoken, messages.timetoken)
-            OR messages.delivery IS NOT (CASE WHEN coalesce(excluded.timetoken, messages.timetoken) IS NOT NULL
-                                              THEN 'sent' ELSE excluded.delivery END)
-            OR messages.text IS NOT excluded.text
-            OR messages.content_type IS NOT excluded.content_type
-            OR messages.content IS NOT excluded.content
-            OR messages.custom IS NOT excluded.custom
-            OR messages.created_at IS NOT excluded.created_at
-            OR messages.meta IS NOT coalesce(excluded.meta, messages.meta)
-            OR messages.custom_message_type IS NOT coalesce(excluded.custom_message_type, messages.custom_message_type)
-            OR messages.files IS NOT coalesce(excluded.files, messages.files)
-        """
+    /// The upsert of a message, from its field table (``MessageColumn/upsertSQL``).
+    static let upsert = MessageColumn.upsertSQL
 }
 
 // MARK: Message actions

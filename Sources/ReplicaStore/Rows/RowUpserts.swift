@@ -82,21 +82,17 @@ extension RowUpserts {
         if ChatModeration.isHidden(channel: message.channelId) { return .unchanged }
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
-        let values: [DatabaseValue] = [
-            message.id.databaseValue, message.channelId.databaseValue, message.userId.databaseValue,
-            message.text.databaseValue, message.contentType.databaseValue, try coding.json(message.content).databaseValue,
-            try coding.json(message.custom).databaseValue, message.createdAt.description.databaseValue,
-            timetoken.databaseValue, delivery.rawValue.databaseValue, localSequence.databaseValue,
-            try coding.json(message.meta).databaseValue, message.customMessageType.databaseValue,
-            try coding.json(message.files.isEmpty ? nil : message.files).databaseValue,
-        ]
+        let values = try MessageColumn.all.map {
+            try $0.value(of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
+        }
         let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
         if outcome == .updated, timetoken != nil {
             // A pending message just got its timetoken: so do the actions made on it while it was
             // pending. Where the server's copy of an action is already stored under the timetoken,
             // the pending copy is dropped instead (re-keying it would break the unique index).
-            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [values[0], values[8]])
-            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [values[8], values[0]])
+            let id = values[MessageColumn.id.rawValue], timetoken = values[MessageColumn.timetoken.rawValue]
+            try db.cachedStatement(sql: MessageSQL.dropPendingDuplicateActions).execute(arguments: [id, timetoken])
+            try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [timetoken, id])
         }
         return outcome
     }
