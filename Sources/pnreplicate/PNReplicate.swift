@@ -14,7 +14,7 @@ struct PNReplicate: AsyncParsableCommand {
             SyncCommand.self, ListenCommand.self, PresenceCommand.self, TypingCommand.self, SendCommand.self, DraftCommand.self, ReactCommand.self, EditCommand.self, DeleteCommand.self, RestoreCommand.self,
             ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, ReportCommand.self, MuteCommand.self, UnmuteCommand.self, MutesCommand.self,
             RestrictionsCommand.self, ConversationCommand.self, InviteCommand.self, InvitesCommand.self, MentionsCommand.self,
-            ThreadCommand.self, ForwardCommand.self, PushCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, UserCommand.self, ChannelCommand.self, OutboxCommand.self,
+            ThreadCommand.self, ForwardCommand.self, PushCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, ObjectCommand<UserObject>.self, ObjectCommand<ChannelObject>.self, OutboxCommand.self,
             ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self,
             TokenCommand.self, SimulatorCommand.self,
         ],
