@@ -71,27 +71,33 @@ enum MessageColumn: Int, CaseIterable, Sendable {
     /// Whether a read returns this column into the message.
     var isRead: Bool { self != .localSequence }
 
-    /// The value an upsert binds for this column. `timetoken` and `delivery` are the row's, as
-    /// the upsert settled them (a timetoken in SQLite's range; `sent` once there is one).
-    func value<C: CustomData>(
+    /// The values an upsert binds, one per column in order. `timetoken` and `delivery` are the
+    /// row's, as the upsert settled them (a timetoken in SQLite's range; `sent` once there is one).
+    /// One loop over the columns in one function: the ingest path pays no call per column.
+    static func values<C: CustomData>(
         of message: ChatMessage<C>, timetoken: Int64?, delivery: DeliveryState, localSequence: Int64, coding: StoreCoding
-    ) throws -> DatabaseValue {
-        switch self {
-        case .id: message.id.databaseValue
-        case .channelId: message.channelId.databaseValue
-        case .userId: message.userId.databaseValue
-        case .text: message.text.databaseValue
-        case .contentType: message.contentType.databaseValue
-        case .content: try coding.json(message.content).databaseValue
-        case .custom: try coding.json(message.custom).databaseValue
-        case .createdAt: message.createdAt.description.databaseValue
-        case .timetoken: timetoken.databaseValue
-        case .delivery: delivery.rawValue.databaseValue
-        case .meta: try coding.json(message.meta).databaseValue
-        case .customMessageType: message.customMessageType.databaseValue
-        case .files: try coding.json(message.files.isEmpty ? nil : message.files).databaseValue
-        case .localSequence: localSequence.databaseValue
+    ) throws -> [DatabaseValue] {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(all.count)
+        for column in all {
+            switch column {
+            case .id: values.append(message.id.databaseValue)
+            case .channelId: values.append(message.channelId.databaseValue)
+            case .userId: values.append(message.userId.databaseValue)
+            case .text: values.append(message.text.databaseValue)
+            case .contentType: values.append(message.contentType.databaseValue)
+            case .content: values.append(try coding.json(message.content).databaseValue)
+            case .custom: values.append(try coding.json(message.custom).databaseValue)
+            case .createdAt: values.append(message.createdAt.description.databaseValue)
+            case .timetoken: values.append(timetoken.databaseValue)
+            case .delivery: values.append(delivery.rawValue.databaseValue)
+            case .meta: values.append(try coding.json(message.meta).databaseValue)
+            case .customMessageType: values.append(message.customMessageType.databaseValue)
+            case .files: values.append(try coding.json(message.files.isEmpty ? nil : message.files).databaseValue)
+            case .localSequence: values.append(localSequence.databaseValue)
+            }
         }
+        return values
     }
 
     /// Reads this column of `row` (at its raw value) into `message`. The columns a message is

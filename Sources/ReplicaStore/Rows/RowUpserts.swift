@@ -82,9 +82,8 @@ extension RowUpserts {
         if ChatModeration.isHidden(channel: message.channelId) { return .unchanged }
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
-        let values = try MessageColumn.all.map {
-            try $0.value(of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
-        }
+        let values = try MessageColumn.values(
+            of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
         let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
         if outcome == .updated, timetoken != nil {
             // A pending message just got its timetoken: so do the actions made on it while it was
