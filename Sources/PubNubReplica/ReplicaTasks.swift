@@ -101,7 +101,7 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
                 }
             }
         }
-        replica.tasks.outbox = run("outbox", on: replica) { try await outbox.run() }
+        replica.tasks.outbox = run("outbox", reportingTo: replica.hub) { try await outbox.run() }
         replica.tasks.conflicts = Task { [weak replica] in
             // Subscribed first, so that a conflict met while the waiting ones settle is heard.
             let events = await outbox.events()
@@ -111,17 +111,16 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
                 if case .conflict = event { await settleConflicts(on: replica) }
             }
         }
-        replica.tasks.live = run("live sync", on: replica) { try await live.run() }
+        replica.tasks.live = run("live sync", reportingTo: replica.hub) { try await live.run() }
         launchAccess(on: replica)
     }
 
     /// A task running one part until it is cancelled; a failure that ends it early (a store that
     /// cannot be written) shows in the status's ``ReplicaStatus/lastError``.
     private static func run(
-        _ part: String, on replica: Replica<Custom>, _ body: @escaping @Sendable () async throws -> Void
+        _ part: String, reportingTo hub: ReplicaStatusHub<Custom>, _ body: @escaping @Sendable () async throws -> Void
     ) -> Task<Void, Never> {
-        let hub = replica.hub
-        return Task {
+        Task {
             do {
                 try await body()
             } catch where !(error is CancellationError) {

@@ -72,11 +72,10 @@ extension StoreCoding {
                 createdAt: createdAt, timetoken: StoreCoding.timetoken(row[Column.timetoken.rawValue]),
                 userId: row[Column.userId.rawValue], channelId: row[Column.channelId.rawValue], delivery: delivery)
             for column in Column.readAfterward { try column.read(row, into: &message, coding: self) }
-            let computed = Column.readCount
-            message.editedText = row[computed]
-            message.isDeleted = row[computed + 1] ?? false
-            message.isFromMutedUser = row[computed + 2] ?? false
-            message.hasThread = row[computed + 3] ?? false
+            message.editedText = row[Column.Computed.editedText.index]
+            message.isDeleted = row[Column.Computed.isDeleted.index] ?? false
+            message.isFromMutedUser = row[Column.Computed.isFromMutedUser.index] ?? false
+            message.hasThread = row[Column.Computed.hasThread.index] ?? false
             return message
         } catch let error as ModelValidationError {
             throw StoreError.corruptValue(table: "messages", column: error.field, key: id, message: error.description)

@@ -128,20 +128,39 @@ enum MessageColumn: Int, CaseIterable, Sendable {
     /// The columns read after the message is made.
     static let readAfterward = allCases.filter { $0.isRead && !$0.isInitial }
 
-    /// How many stored columns a read selects; the computed ones (``MessageColumn/computed``) follow.
+    /// How many stored columns a read selects; the ``Computed`` ones follow.
     static let readCount = allCases.filter(\.isRead).count
 
-    /// What the store computes for a message besides its columns, selected after them in this
-    /// order (``ChatSemantics``): the newest edit's text, whether it is soft-deleted, whether its
-    /// author is muted, whether it has a thread.
-    static let computed = [
-        ChatSemantics.editedTextColumn, ChatSemantics.isDeletedColumn, ChatSemantics.isFromMutedUserColumn,
-        ChatSemantics.hasThreadColumn,
-    ]
+    /// What the store computes for a message besides its columns (``ChatSemantics``), selected
+    /// after them in this order: a computed column's index in a row is ``readCount`` plus its raw value.
+    enum Computed: Int, CaseIterable {
+        /// The newest edit's text.
+        case editedText
+        /// Whether the message is soft-deleted.
+        case isDeleted
+        /// Whether its author is muted.
+        case isFromMutedUser
+        /// Whether it has a thread.
+        case hasThread
+
+        /// The SQL expression that computes it.
+        var sql: String {
+            switch self {
+            case .editedText: ChatSemantics.editedTextColumn
+            case .isDeleted: ChatSemantics.isDeletedColumn
+            case .isFromMutedUser: ChatSemantics.isFromMutedUserColumn
+            case .hasThread: ChatSemantics.hasThreadColumn
+            }
+        }
+
+        /// Its index in a row selected with ``MessageColumn/selectList``.
+        var index: Int { MessageColumn.readCount + rawValue }
+    }
 
     /// The select list of a message (`msg` must alias `messages`): its stored columns, then
-    /// ``computed``.
-    static let selectList = (allCases.filter(\.isRead).map { "msg.\($0.name)" } + computed).joined(separator: ", ")
+    /// the ``Computed`` ones.
+    static let selectList = (allCases.filter(\.isRead).map { "msg.\($0.name)" } + Computed.allCases.map(\.sql))
+        .joined(separator: ", ")
 
     /// The upsert of a message by id, with each column's ``onConflict`` rule; an unchanged row is
     /// not written (no `UPDATE` when no column would change).

@@ -57,9 +57,6 @@ enum MessageSQL {
 
     static let rekeyPendingActions =
         "UPDATE message_actions SET message_timetoken = ? WHERE message_id = ? AND message_timetoken IS NULL"
-
-    /// The upsert of a message, from its field table (``MessageColumn/upsertSQL``).
-    static let upsert = MessageColumn.upsertSQL
 }
 
 // MARK: Message actions

@@ -71,7 +71,7 @@ extension RowUpserts {
 }
 
 extension RowUpserts {
-    /// - Parameter statement: ``MessageSQL/upsert`` prepared on `db` (nil: from GRDB's cache).
+    /// - Parameter statement: ``MessageColumn/upsertSQL`` prepared on `db` (nil: from GRDB's cache).
     static func upsert(
         message: Message, localSequence: Int64, in db: Database, coding: StoreCoding, statement: Statement? = nil
     ) throws -> UpsertOutcome {
@@ -84,7 +84,7 @@ extension RowUpserts {
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
         let values = try MessageColumn.values(
             of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
-        let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageSQL.upsert), values: values)
+        let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageColumn.upsertSQL), values: values)
         if outcome == .updated, timetoken != nil {
             // A pending message just got its timetoken: so do the actions made on it while it was
             // pending. Where the server's copy of an action is already stored under the timetoken,

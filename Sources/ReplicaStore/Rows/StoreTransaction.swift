@@ -170,7 +170,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     package func upsert(message: Message) throws -> UpsertOutcome {
         let next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
         localSequence = next
-        let statement = try messageUpsert ?? db.cachedStatement(sql: MessageSQL.upsert)
+        let statement = try messageUpsert ?? db.cachedStatement(sql: MessageColumn.upsertSQL)
         messageUpsert = statement
         do {
             return try RowUpserts<Custom>.upsert(message: message, localSequence: next, in: db, coding: coding, statement: statement)
