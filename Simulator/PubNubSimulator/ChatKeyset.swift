@@ -30,6 +30,18 @@ public struct ChatKeyset: Sendable, Hashable {
     /// Where the users, channels and memberships are written: App Context (the default) or
     /// DataSync (`simulator serve --keyset-objects datasync`). Messages and reactions are the same.
     public var objects: Objects = .appContext
+    /// How the channels' histories lie in time: interleaved (the default: a message of each
+    /// channel in turn, as channels active at the same time are) or one channel's after another's.
+    public var history: History = .interleaved
+
+    /// How a keyset's channel histories lie in time.
+    public enum History: String, Sendable, Hashable, CaseIterable {
+        /// A message of each channel in turn: every channel's history spans the same time.
+        case interleaved
+        /// Each channel's history after the previous one's: no two overlap in time (the case a
+        /// shared history request cannot serve beyond each channel's newest 25).
+        case oneAfterAnother = "one-after-another"
+    }
 
     /// The object service a keyset's users, channels and memberships are seeded into.
     public enum Objects: String, Sendable, Hashable, CaseIterable {
@@ -143,14 +155,24 @@ public struct ChatKeyset: Sendable, Hashable {
                 }
             }
         }
-        for (index, channel) in channelIds.enumerated() {
-            let payloads: [JSONValue] = (0..<messagesPerChannel).map { n in
-                ["type": "text", "text": .string("message \(n) of channel \(index)"), "files": []]
-            }
+        func payload(_ n: Int, of index: Int) -> JSONValue {
+            ["type": "text", "text": .string("message \(n) of channel \(index)"), "files": []]
+        }
+        var timetokens: [[UInt64]] = Array(repeating: [], count: channels)
+        for (index, channel) in channelIds.enumerated() where history == .oneAfterAnother {
             let publisher = users > 0 ? Self.userId(index % userCount) : member
-            let timetokens = await server.seedMessages(channel: channel, payloads, publisher: publisher)
+            timetokens[index] = await server.seedMessages(
+                channel: channel, (0..<messagesPerChannel).map { payload($0, of: index) }, publisher: publisher)
+        }
+        for n in 0..<messagesPerChannel where history == .interleaved {
+            for (index, channel) in channelIds.enumerated() {
+                let publisher = users > 0 ? Self.userId(index % userCount) : member
+                timetokens[index] += await server.seedMessages(channel: channel, [payload(n, of: index)], publisher: publisher)
+            }
+        }
+        for (index, channel) in channelIds.enumerated() {
             guard reactionEvery > 0 else { continue }
-            for (n, timetoken) in timetokens.enumerated() where n % reactionEvery == 0 {
+            for (n, timetoken) in timetokens[index].enumerated() where n % reactionEvery == 0 {
                 try await perform(try client.messageActions.addMessageActionRequest(
                     channel: channel, messageTimetoken: Timetoken(rawValue: timetoken), type: "reaction", value: "👍"))
             }

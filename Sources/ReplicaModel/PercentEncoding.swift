@@ -10,10 +10,16 @@ import Foundation
 /// ```
 public enum PercentEncoding {
     // Unreserved characters plus the sub-delimiters Foundation leaves literal in a path segment.
-    private static let pathAllowed: Set<UInt8> = Set(
-        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@".utf8))
-    private static let queryAllowed: Set<UInt8> = Set(
-        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*,;:@/".utf8))
+    private static let pathAllowed = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
+    private static let queryAllowed = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*,;:@/")
+
+    /// Which bytes stay literal, indexed by byte (a lookup per byte: no hashing on the hot paths
+    /// that build every request's URL and measure every publish).
+    private static func table(_ literal: String) -> [Bool] {
+        var allowed = [Bool](repeating: false, count: 256)
+        for byte in literal.utf8 { allowed[Int(byte)] = true }
+        return allowed
+    }
 
     /// Encodes one path segment: `/` becomes `%2F`, `+` stays a literal plus.
     public static func pathSegment(_ text: String) -> String { encode(text, allowed: pathAllowed) }
@@ -21,17 +27,36 @@ public enum PercentEncoding {
     /// Encodes a query name or value: `+` becomes `%2B`, `?`, `&`, `=` are encoded.
     public static func queryComponent(_ text: String) -> String { encode(text, allowed: queryAllowed) }
 
-    private static func encode(_ text: String, allowed: Set<UInt8>) -> String {
-        var out = ""
+    /// The length in bytes of ``pathSegment(_:)``'s encoding of `text`, without building it.
+    public static func pathSegmentLength(_ text: String) -> Int { encodedLength(text.utf8, allowed: pathAllowed) }
+
+    /// The length in bytes of ``queryComponent(_:)``'s encoding of these UTF-8 bytes, without
+    /// building it.
+    public static func queryComponentLength<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int {
+        encodedLength(bytes, allowed: queryAllowed)
+    }
+
+    private static func encodedLength<Bytes: Sequence<UInt8>>(_ bytes: Bytes, allowed: [Bool]) -> Int {
+        var length = 0
+        for byte in bytes { length += allowed[Int(byte)] ? 1 : 3 }
+        return length
+    }
+
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    private static func encode(_ text: String, allowed: [Bool]) -> String {
+        var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
-            if allowed.contains(byte) {
-                out.unicodeScalars.append(UnicodeScalar(byte))
+            if allowed[Int(byte)] {
+                out.append(byte)
             } else {
-                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 15)])
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes `%XX` escapes; `+` stays a plus. Returns nil for a malformed escape or invalid UTF-8.

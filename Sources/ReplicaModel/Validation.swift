@@ -249,8 +249,7 @@ extension Validation {
     /// publish fails to encode it at send time, with its own error).
     public static func publishedByteCount(message: JSONValue, channel: String, meta: JSONValue?) -> Int {
         let body = (try? message.jsonData())?.count ?? 0
-        let metaBytes = meta.flatMap { try? $0.jsonData() }
-            .map { PercentEncoding.queryComponent(String(decoding: $0, as: UTF8.self)).utf8.count } ?? 0
-        return body + PercentEncoding.pathSegment(channel).utf8.count + metaBytes
+        let metaBytes = meta.flatMap { try? $0.jsonData() }.map(PercentEncoding.queryComponentLength) ?? 0
+        return body + PercentEncoding.pathSegmentLength(channel) + metaBytes
     }
 }

@@ -9,6 +9,8 @@
 // - `idle`: a sync when nothing changed;
 // - `reconnect`: a live sync from its handshake to ready-to-poll (the fill), nothing changed;
 // - `changed-3`: a sync after one new message in each of 3 channels;
+// - `first-sync`: the first sync of an empty store, the channels' histories interleaved in time
+//   (and `first-sync-one-after-another`: each channel's after the previous one's);
 // - `hot-refresh`: a sync with one channel marked hot (`pnreplicate sync --channel C`), after a
 //   reaction was added to an old message of it.
 //
@@ -24,10 +26,11 @@ import Replicator
 let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let channelCounts = sizes.isEmpty ? [20, 200, 2000] : sizes
 
-func measure(channels: Int, everyChannelHot: Bool) async throws -> [(String, Int)] {
+func measure(channels: Int, everyChannelHot: Bool, history: ChatKeyset.History = .interleaved) async throws -> [(String, Int)] {
     let clock = VirtualClock()
     let server = PubNubServer(clock: clock)
-    let keyset = ChatKeyset(channels: channels)
+    var keyset = ChatKeyset(channels: channels)
+    keyset.history = history
     try await keyset.seed(server)
     var options = ReconcilerOptions()
     options.everyChannelHot = everyChannelHot
@@ -43,6 +46,9 @@ func measure(channels: Int, everyChannelHot: Bool) async throws -> [(String, Int
     }
     var rows: [(String, Int)] = []
     rows.append(("first-sync", try await count { try await sync() }))
+    // The same keyset with the channels' histories one after another in time: no shared request
+    // serves them past each one's newest 25 (docs/reconciler.md, "Shared rounds").
+    if history == .oneAfterAnother { return rows }
     rows.append(("idle", try await count { try await sync() }))
     let live = LiveSync(reconciler: device.reconciler, clock: clock, random: SplitMix64(seed: 1))
     rows.append(("reconnect", try await count { for _ in 0..<50 where await !live.isReadyToPoll { try await live.step() } }))
@@ -70,6 +76,9 @@ for channels in channelCounts {
     for (mode, everyHot) in [("cold", false), ("all-hot", true)] {
         for (name, value) in try await measure(channels: channels, everyChannelHot: everyHot) {
             print("bench: requests.\(mode).\(channels).\(name) \(value)")
+        }
+        for (name, value) in try await measure(channels: channels, everyChannelHot: everyHot, history: .oneAfterAnother) {
+            print("bench: requests.\(mode).\(channels).\(name)-one-after-another \(value)")
         }
     }
 }

@@ -68,6 +68,8 @@ enum ModerationRows {
     static let select = "SELECT user_id, channel_id, ban, mute, reason FROM restrictions"
     /// The condition of a restriction in force.
     static let inForce = "(ban OR mute)"
+    /// A user's restriction in force in a channel (user, channel).
+    static let restrictionInForce = select + " WHERE user_id = ? AND channel_id = ? AND \(inForce)"
 }
 
 /// A restriction as a memberships listing holds it.
@@ -115,8 +117,9 @@ extension ModerationTable {
 
     /// `user`'s restriction in force in `channel`, or nil when there is none.
     package func restriction(user: String, channel: String) throws -> ChannelRestriction? {
+        // Cached: every queued op reads it (a batch send once per message).
         try Row.fetchOne(
-            db, sql: ModerationRows.select + " WHERE user_id = ? AND channel_id = ? AND \(ModerationRows.inForce)",
+            db.cachedStatement(sql: ModerationRows.restrictionInForce),
             arguments: [user, channel]
         ).map(ModerationRows.read)
     }

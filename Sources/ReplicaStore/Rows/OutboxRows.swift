@@ -108,7 +108,9 @@ extension OutboxTable {
     package func insertOp(_ row: NewOutboxRow, id: String, now: Date) throws {
         // Cached statements: a batch enqueue runs these once per op, and preparing them (with
         // GRDB's authorizer) cost more than running them.
-        let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
+        // The stored maximum is read once per transaction (``StoreTransaction/nextOutboxSeq``).
+        let seq = try tx.nextOutboxSeq ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
+        tx.nextOutboxSeq = seq + 1
         try db.cachedStatement(
             sql: """
                 INSERT INTO outbox (op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot,

@@ -26,6 +26,9 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// every lookup; a history page upserts a message per row). Dropped when it fails: GRDB
     /// evicts a failed statement, which cannot run again.
     private var messageUpsert: Statement?
+    /// The next op's sequence number (`OutboxTable.insertOp`): the stored maximum is read once
+    /// per transaction, then counted up (a batch send queues thousands of ops in one).
+    var nextOutboxSeq: Int64?
 
     init(_ db: Database) { self.db = db }
 
@@ -180,6 +183,19 @@ package final class StoreTransaction<Custom: ChatCustomData> {
         }
     }
 
+    /// Stores a new message this device made (a pending send): a plain insert, no read first.
+    /// Throws ``StoreError/invalidInput(_:)`` when a message with its id is already stored.
+    package func insert(newMessage message: Message) throws {
+        let next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
+        do {
+            _ = try RowUpserts<Custom>.upsert(
+                message: message, localSequence: next, in: db, coding: coding, statement: db.cachedStatement(sql: MessageColumn.insertSQL))
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            throw StoreError.invalidInput("a message with id \(message.id) is already stored")
+        }
+        localSequence = next
+    }
+
     // MARK: Tables
 
     /// The message rows (`tx.messages.message(id:)`); ``upsert(message:)`` stays here.
@@ -204,11 +220,6 @@ package struct MessageTable<Custom: ChatCustomData>: TransactionTable {
 }
 
 extension MessageTable {
-    /// Whether a message with this id is stored.
-    package func messageExists(id: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM messages WHERE id = ?"), arguments: [id]) == true
-    }
-
     /// The channel and timetoken (nil while pending) of a stored message, or nil when it is not stored.
     package func messageLocation(id: String) throws -> (channel: String, timetoken: Timetoken?)? {
         try messagePlace(id: id).map { ($0.channel, $0.timetoken) }

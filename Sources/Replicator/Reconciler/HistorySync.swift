@@ -56,126 +56,311 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
     func pullHistory(
         channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> [ChannelPullReport] {
-        var reports: [String: ChannelPullReport] = [:]
-        var alone: [String] = []
-        var shared: [(channel: String, checkpoint: SyncCheckpoint)] = []
-        var firstPulls = 0
+        var first: [SharedChannel] = [], known: [SharedChannel] = [], filling: [SharedChannel] = []
         for channel in Set(channels).sorted() {
             let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel)))
-            if let checkpoint, checkpoint.applied != nil, !checkpoint.isFilling {
-                shared.append((channel, checkpoint))
+                ?? SyncCheckpoint(scope: SyncCheckpoint.history(channel))
+            let member = SharedChannel(channel: channel, checkpoint: checkpoint)
+            if checkpoint.isFilling {
+                filling.append(member)
+            } else if checkpoint.applied == nil {
+                first.append(member)
             } else {
-                alone.append(channel)
-                if checkpoint?.applied == nil { firstPulls += 1 }
+                known.append(member)
             }
         }
         // A channel pulled for the first time may turn out empty (the user's own channel, a new
         // conversation): it gets a checkpoint, so that later syncs share a request for it, only
         // from a time trusted before its request. One `/time` when none is trusted yet.
-        if firstPulls > 0, context.serverTime.ceiling == nil { await verifyServerTime() }
+        if !first.isEmpty || filling.contains(where: { $0.checkpoint.applied == nil }), context.serverTime.ceiling == nil {
+            await verifyServerTime()
+        }
+        // The shared rounds; the channels they leave are paged alone.
+        var (reports, alone, swept) = try await pullShared(first: first, known: known, filling: filling, progress: progress)
+        // After a failure that every later request would meet too (unreachable, deadline), the
+        // remaining channels are skipped rather than each tried and waited for in turn.
+        var unreachable: String?
+        func pullAlone(_ channels: [String], refresh: (String) -> Bool) async throws {
+            for channel in channels {
+                var report = reports[channel] ?? ChannelPullReport(channel: channel)
+                if let unreachable {
+                    report.error = "skipped (\(unreachable))"
+                    reports[channel] = report
+                    continue
+                }
+                do {
+                    // Counted on from what the shared rounds read of the channel.
+                    let base = (pages: report.pages, items: report.inserted + report.updated)
+                    let counted = progress.map { progress in
+                        { @Sendable (more: PullProgress) in
+                            progress(PullProgress(scope: more.scope, pages: base.pages + more.pages, items: base.items + more.items))
+                        }
+                    }
+                    let more = try await catchUp(channel: channel, refresh: refresh(channel), progress: counted)
+                    report.pages += more.pages
+                    report.inserted += more.inserted
+                    report.updated += more.updated
+                    report.completedSends += more.completedSends
+                    report.error = more.error
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    if Self.stopsSync(error) { throw error }
+                    report.error = "\(error)"
+                    if Self.endsPulls(error) {
+                        unreachable = "\(error)"
+                        report.endedPulls = true
+                    }
+                }
+                reports[channel] = report
+            }
+        }
+        // A channel the shared rounds left is paged alone; one whose fill they began closes it
+        // there without a round of its own for what was published since the fill began: one
+        // shared round below asks that of all of them at once.
+        try await pullAlone(alone) { !swept.contains($0) }
+        guard !swept.isEmpty, unreachable == nil else { return reports.values.sorted { $0.channel < $1.channel } }
+        var topUp: [SharedChannel] = []
+        for channel in swept.sorted() where reports[channel]?.error == nil {
+            guard let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel))),
+                  checkpoint.applied != nil, !checkpoint.isFilling
+            else { continue }
+            topUp.append(SharedChannel(channel: channel, checkpoint: checkpoint))
+        }
+        var stillBehind: [String] = [], failed: [String] = []
+        for group in requestGroups(topUp) {
+            stillBehind += try await sharedRound(group, start: nil, reports: &reports, alone: &failed, progress: progress).map(\.channel)
+        }
+        try await pullAlone(stillBehind + failed) { _ in true }
+        return reports.values.sorted { $0.channel < $1.channel }
+    }
+
+    // MARK: Shared rounds
+
+    /// A channel in the shared rounds of a pull (``pullShared(first:known:filling:progress:)``): what is stored of
+    /// it, and where its next page starts.
+    struct SharedChannel: Sendable {
+        var channel: String
+        /// Its checkpoint as last written (a fill in progress once a round left it incomplete).
+        var checkpoint: SyncCheckpoint
+        /// The timetokens of its last answer, ascending: the messages stored from its fill cursor
+        /// up (an answer is the newest ones below its `start`). Nil when unknown (a fill resumed
+        /// from an earlier pull): it then shares only a request that starts at its cursor.
+        var recent: [Timetoken]?
+        /// Messages fetched for it in this pull (``ReconcilerOptions/initialMessages``).
+        var fetched = 0
+
+        /// Everything above this is stored (the next request's exclusive `start`); nil before
+        /// its first answer.
+        var cursor: Timetoken? { checkpoint.fillCursor }
+
+        /// How many messages it already holds that a shared request starting at `start` would
+        /// answer again (its answer is the newest below `start`, and it holds all from its
+        /// cursor up). `Int.max` when that is unknown.
+        func overlap(start: Timetoken) -> Int {
+            guard let cursor else { return Int.max }
+            if start == cursor { return 0 }
+            // Rounds start lower each time: what it holds below `start` is in its last answer.
+            guard start > cursor, let recent else { return Int.max }
+            return recent.count { $0 < start }
+        }
+    }
+
+    /// Shared rounds: requests for many channels at once (PubNub answers up to 25 of each of up
+    /// to 500 channels), each the newest messages below one `start`, until every channel is
+    /// caught up or would cost more shared than alone.
+    ///
+    /// The first round has no `start`: each channel's newest messages (down to its checkpoint,
+    /// when it has one). A channel whose answer is short, or reaches its checkpoint, is caught up.
+    /// The others hold everything from their cursor (their answer's oldest) up; the next round
+    /// starts at the highest cursor and takes every channel that would get at least half a page
+    /// of messages it does not hold (channels whose histories interleave in time: the usual
+    /// case). When fewer than ``minimumSharedChannels`` channels would, the channel at the
+    /// highest cursor is paged alone (100 a page) instead. Each answer is applied with every
+    /// channel's checkpoint in one transaction; a checkpoint never claims a message not stored
+    /// (an incomplete channel records a fill: ``SyncCheckpoint/fillTop``, ``SyncCheckpoint/fillCursor``).
+    ///
+    /// Returns the reports and the channels to page alone (their fill recorded).
+    private func pullShared(
+        first: [SharedChannel], known: [SharedChannel], filling: [SharedChannel],
+        progress: (@Sendable (PullProgress) -> Void)?
+    ) async throws -> (reports: [String: ChannelPullReport], alone: [String], swept: Set<String>) {
+        var reports: [String: ChannelPullReport] = [:]
+        var alone: [String] = []
+        // The first round: each channel's newest messages, first pulls and the others apart (the
+        // others' requests stop at their lowest checkpoint).
+        var pending = filling
+        for group in requestGroups(first) + requestGroups(known) {
+            pending += try await sharedRound(group, start: nil, reports: &reports, alone: &alone, progress: progress)
+        }
+        let swept = Set(pending.map(\.channel))
+        while !pending.isEmpty {
+            guard let start = pending.compactMap(\.cursor).max() else { break }
+            let taking = pending.filter { $0.overlap(start: start) <= options.multiChannelPageSize / 2 }
+            if taking.count < Self.minimumSharedChannels {
+                // Too few would share: the channel at the top goes alone (its fill is recorded).
+                let top = pending.firstIndex { $0.cursor == start } ?? 0
+                alone.append(pending.remove(at: top).channel)
+                continue
+            }
+            let taken = Set(taking.map(\.channel))
+            pending.removeAll { taken.contains($0.channel) }
+            for group in requestGroups(taking) {
+                pending += try await sharedRound(group, start: start, reports: &reports, alone: &alone, progress: progress)
+            }
+        }
+        return (reports, alone, swept)
+    }
+
+    /// Fewer channels than this would share a round: the top one is paged alone instead.
+    static var minimumSharedChannels: Int { 4 }
+
+    /// `channels` cut into requests: as many as PubNub takes in one and the URL holds.
+    private func requestGroups(_ channels: [SharedChannel]) -> [[SharedChannel]] {
+        var groups: [[SharedChannel]] = []
         var index = 0
-        while index < shared.count {
-            // As many channels as PubNub takes in one request and the URL holds.
+        while index < channels.count {
             var end = index, bytes = 0
-            while end < shared.count, end - index < max(1, options.channelsPerRequest) {
-                let size = PercentEncoding.pathSegment(shared[end].channel).utf8.count + 3   // and its `%2C`
+            while end < channels.count, end - index < max(1, options.channelsPerRequest) {
+                let size = PercentEncoding.pathSegment(channels[end].channel).utf8.count + 3   // and its `%2C`
                 if end > index, bytes + size > options.channelBytesPerRequest { break }
                 bytes += size
                 end += 1
             }
-            let group = Array(shared[index..<end])
-            index += group.count
-            if group.count == 1 {
-                alone.append(group[0].channel)
-                continue
-            }
-            do {
-                for (channel, report, complete) in try await pullShared(group, progress: progress) {
-                    reports[channel] = report
-                    if !complete { alone.append(channel) }
-                }
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                // The shared request failed: each channel is tried on its own.
-                logger.warning("shared history request failed", metadata: ["channels": "\(group.count)", "error": "\(error)"])
-                alone.append(contentsOf: group.map(\.channel))
-            }
+            groups.append(Array(channels[index..<end]))
+            index = end
         }
-        // After a failure that every later request would meet too (unreachable, deadline), the
-        // remaining channels are skipped rather than each tried and waited for in turn.
-        var unreachable: String?
-        for channel in alone {
-            var report = reports[channel] ?? ChannelPullReport(channel: channel)
-            if let unreachable {
-                report.error = "skipped (\(unreachable))"
-                reports[channel] = report
-                continue
-            }
-            do {
-                let more = try await catchUp(channel: channel, progress: progress)
-                report.pages += more.pages
-                report.inserted += more.inserted
-                report.updated += more.updated
-                report.completedSends += more.completedSends
-                report.error = more.error
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                if Self.stopsSync(error) { throw error }
-                report.error = "\(error)"
-                if Self.endsPulls(error) {
-                    unreachable = "\(error)"
-                    report.endedPulls = true
-                }
-            }
-            reports[channel] = report
-        }
-        return reports.values.sorted { $0.channel < $1.channel }
+        return groups
     }
 
-    /// One history request for several channels that all have a checkpoint. A channel is caught
-    /// up when its part of the answer is short or reaches back to its checkpoint; otherwise its
-    /// page starts a fill that ``catchUp(channel:progress:)`` finishes.
-    private func pullShared(
-        _ group: [(channel: String, checkpoint: SyncCheckpoint)], progress: (@Sendable (PullProgress) -> Void)?
-    ) async throws -> [(String, ChannelPullReport, Bool)] {
-        let max = min(options.multiChannelPageSize, PubNubHistory.historyCap(channelCount: group.count, withActions: false))
-        let floor = group.compactMap(\.checkpoint.applied).min().map(\.next)
-        let query = HistoryQuery(channels: group.map(\.channel), max: max, end: floor)
-        let page = try await fetch("history:\(group.count) channels") { () async throws(WireError) -> HistoryPage in
-            try await client.history.fetchHistory(query)
+    /// One shared request for `group`, starting below `start` (nil: the newest), down to the
+    /// group's lowest checkpoint: each channel's new messages and its checkpoint applied in one
+    /// transaction. A channel whose answer is short, reaches its checkpoint, or (on a first
+    /// pull) holds ``ReconcilerOptions/initialMessages``, is caught up; the others are returned,
+    /// their fill recorded. A failed request sends the group's channels to be paged alone.
+    private func sharedRound(
+        _ group: [SharedChannel], start: Timetoken?, reports: inout [String: ChannelPullReport], alone: inout [String],
+        progress: (@Sendable (PullProgress) -> Void)?
+    ) async throws -> [SharedChannel] {
+        // Channels pulled for the first time share only when there are a few of them: one or
+        // two are cheaper paged alone (100 a page) than shared first (25 each).
+        let firstPulls = group.allSatisfy { $0.checkpoint.applied == nil && !$0.checkpoint.isFilling }
+        if group.count == 1 || firstPulls && group.count < Self.minimumSharedChannels {
+            alone += group.map(\.channel)
+            return []
         }
-        var results: [(String, ChannelPullReport, Bool)] = []
-        for (channel, checkpoint) in group {
-            var report = ChannelPullReport(channel: channel)
-            let all = page.channels[channel] ?? []
-            guard let newest = all.last?.timetoken, let applied = checkpoint.applied, newest > applied else {
-                results.append((channel, report, true))
-                continue
+        var max = min(options.multiChannelPageSize, PubNubHistory.historyCap(channelCount: group.count, withActions: false))
+        if firstPulls, let initial = options.initialMessages { max = Swift.max(1, min(max, initial)) }
+        let floors = group.map(\.checkpoint.applied)
+        let end = floors.contains(nil) ? nil : floors.compactMap { $0 }.min()?.next
+        // A first pull that finds a channel empty gives it a checkpoint from a time trusted
+        // before the request (as a catch-up does: `catchUp(channel:progress:)`).
+        let trustedBefore = context.serverTime.ceiling.map {
+            Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0)
+        }
+        let page: HistoryPage
+        do {
+            let query = HistoryQuery(channels: group.map(\.channel), max: max, start: start, end: end)
+            page = try await fetch("history:\(group.count) channels") { () async throws(WireError) -> HistoryPage in
+                try await client.history.fetchHistory(query)
             }
-            let fresh = all.filter { $0.timetoken > applied }
-            let complete = all.count < max || fresh.count < all.count
-            var next = checkpoint
-            next.updatedAt = clock.now
-            if complete {
-                next.applied = newest
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // The shared request failed: each channel is tried on its own.
+            logger.warning("shared history request failed", metadata: ["channels": "\(group.count)", "error": "\(error)"])
+            alone += group.map(\.channel)
+            return []
+        }
+        var incomplete: [SharedChannel] = []
+        var writes: [(channel: String, messages: [Message], checkpoint: SyncCheckpoint)] = [], fetched: [Int] = []
+        for var member in group {
+            let all = page.channels[member.channel] ?? []
+            let applied = member.checkpoint.applied, cursor = member.cursor
+            let fresh = all.filter { entry in
+                applied.map { entry.timetoken > $0 } ?? true && cursor.map { entry.timetoken < $0 } ?? true
+            }
+            member.fetched += fresh.count
+            var next = member.checkpoint
+            let reachedFloor = applied.map { floor in all.first.map { $0.timetoken <= floor } ?? false } ?? false
+            let deepEnough = applied == nil && options.initialMessages.map { member.fetched >= $0 } == true
+            if all.count < max || reachedFloor || deepEnough {
+                if let top = next.fillTop ?? fresh.last?.timetoken {
+                    next.applied = top
+                } else if applied == nil, let trustedBefore {
+                    next.applied = trustedBefore   // an empty channel, first pulled
+                }
+                next.fillTop = nil
+                next.fillCursor = nil
             } else {
-                next.fillTop = newest
-                next.fillCursor = fresh.first?.timetoken
+                next.fillTop = next.fillTop ?? all.last?.timetoken
+                next.fillCursor = all.first?.timetoken
+                member.recent = all.map(\.timetoken)
             }
-            let result = try await apply(fresh, channel: channel, checkpoint: next)
-            report.add(result)
-            progress?(PullProgress(scope: channel, pages: 1, items: fresh.count))
-            results.append((channel, report, complete))
+            if fresh.isEmpty, next == member.checkpoint { continue }   // nothing new: nothing written
+            next.updatedAt = clock.now
+            member.checkpoint = next
+            writes.append((member.channel, try fresh.map { try Self.message($0, channel: member.channel) }, next))
+            fetched.append(member.fetched)
+            if next.isFilling { incomplete.append(member) }
         }
-        return results
+        let results: [HistoryPageResult]
+        do {
+            results = try await applyShared(writes)
+        } catch {
+            // Nothing of the answer was stored (one transaction): each channel is tried on its own.
+            logger.warning("storing a shared history answer failed", metadata: ["channels": "\(group.count)", "error": "\(error)"])
+            alone += group.map(\.channel)
+            return []
+        }
+        for (index, (write, result)) in zip(writes, results).enumerated() {
+            var report = reports[write.channel] ?? ChannelPullReport(channel: write.channel)
+            report.add(result)
+            reports[write.channel] = report
+            if !write.messages.isEmpty { progress?(PullProgress(scope: write.channel, pages: report.pages, items: fetched[index])) }
+        }
+        return incomplete
+    }
+
+    /// Applies the answers of one shared request, each channel's messages with its checkpoint,
+    /// in one transaction; a result per channel.
+    private func applyShared(_ writes: [(channel: String, messages: [Message], checkpoint: SyncCheckpoint)]) async throws
+        -> [HistoryPageResult]
+    {
+        guard !writes.isEmpty else { return [] }
+        let logger = logger, hook = options.beforeHistoryCommit
+        do {
+            let results = try await ops.commit { ops in
+                let tx = ops.tx
+                var lookups = try ServerMessageLookups(prefetching: writes.flatMap(\.messages), tx: tx)
+                var results: [HistoryPageResult] = []
+                for write in writes {
+                    var result = HistoryPageResult()
+                    for message in write.messages {
+                        try ServerMessages<Custom>.apply(message, ops: ops, lookups: &lookups, into: &result, logger: logger)
+                    }
+                    if !write.messages.isEmpty { result.pages = 1 }
+                    try tx.write(write.checkpoint)
+                    try hook?(write.channel)
+                    results.append(result)
+                }
+                return results
+            }
+            if let newest = writes.lazy.flatMap(\.messages).compactMap(\.timetoken).max() { context.serverTime.stored(messages: [newest]) }
+            return results
+        } catch {
+            throw StoreError.wrapping(error)
+        }
     }
 
     /// What ``Reconciler/catchUp`` does (its doc says how).
+    ///
+    /// - Parameter refresh: after closing a fill, page back from now again for what was
+    ///   published since the fill began (a pull's shared rounds ask that of many channels at
+    ///   once instead).
     @discardableResult
     func catchUp(
-        channel: String, progress: (@Sendable (PullProgress) -> Void)? = nil
+        channel: String, refresh: Bool = true, progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> ChannelPullReport {
         let scope = SyncCheckpoint.history(channel)
         var report = ChannelPullReport(channel: channel)
@@ -240,7 +425,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
                 }
             }
             // A closed fill: the next round pages back from now to the new `applied`.
-            if ended != .closed { return report }
+            if ended != .closed || !refresh { return report }
         }
     }
 

@@ -102,6 +102,11 @@ struct SimulatorCommand: AsyncParsableCommand {
         var keysetObjects = "app-context"
 
         @Option(help: ArgumentHelp(
+            "How the seeded channels' histories lie in time: interleaved (a message of each channel in turn) or one-after-another.",
+            valueName: "layout"))
+        var keysetHistory = "interleaved"
+
+        @Option(help: ArgumentHelp(
             "Write a 24-hour token for --keyset-member (every channel, user and DataSync membership) to this file (needs --secret-key).",
             valueName: "path"))
         var memberTokenFile: String?
@@ -142,6 +147,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             let defined = try dataSyncClasses().map(\.name)
             for name in datasyncEventsOff where !(["User", "Channel", "Membership"] + defined).contains(name) {
                 throw ValidationError("--datasync-events-off \(name): no such class (User, Channel, Membership, or one --datasync-class defines)")
+            }
+            guard ChatKeyset.History(rawValue: keysetHistory) != nil else {
+                throw ValidationError("--keyset-history must be interleaved or one-after-another")
             }
             guard let objects = ChatKeyset.Objects(rawValue: keysetObjects) else {
                 throw ValidationError("--keyset-objects must be app-context or datasync")
@@ -197,6 +205,7 @@ struct SimulatorCommand: AsyncParsableCommand {
                 var keyset = ChatKeyset(
                     channels: keysetChannels, messagesPerChannel: keysetMessages, users: keysetUsers, member: keysetMember)
                 keyset.objects = ChatKeyset.Objects(rawValue: keysetObjects) ?? .appContext
+                keyset.history = ChatKeyset.History(rawValue: keysetHistory) ?? .interleaved
                 try await keyset.seed(server)
             }
             // After seeding: the keyset's unsigned requests are the simulator's own.

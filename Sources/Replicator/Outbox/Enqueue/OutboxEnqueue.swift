@@ -40,10 +40,7 @@ extension OpEnqueue {
         var pending = message
         pending.timetoken = nil
         pending.delivery = .pending
-        if try tx.messages.messageExists(id: pending.id) {
-            throw StoreError.invalidInput("a message with id \(pending.id) is already stored")
-        }
-        try tx.upsert(message: pending)
+        try tx.insert(newMessage: pending)   // refused when its id is stored
         try transaction.insert(
             NewOutboxRow(
                 .send(MessageSend(
