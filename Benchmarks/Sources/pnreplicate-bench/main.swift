@@ -2,14 +2,16 @@
 //
 //     swift build -c release --product pnreplicate
 //     swift build -c release --package-path Benchmarks --scratch-path .build
-//     .build/release/pnreplicate-bench [--runs 5] [--quick]
+//     .build/release/pnreplicate-bench [--runs 5] [--quick] [--peer-only]
 //
 // Runs the benchmark executables built beside it (ReconcilerBenchmarks, OutboxBenchmarks,
 // LiveBenchmarks) and the `pnreplicate` command itself, each `--runs` times (default 5), reads the
 // `bench: <key> <value>` lines they print, and prints the median of each figure next to the raw
 // limit measured in the same run, with their ratio. Each run is a fresh process, so one run's
-// caches and heap do not flatter the next. `--quick` runs everything once on smaller inputs, to
-// check the command works. Run by hand, in release; never in CI.
+// caches and heap do not flatter the next. Last, the peer (issue 51): the official Python SDK
+// (Benchmarks/peer/sdk_peer.py) against `pnreplicate` on the same work and the same simulator
+// (`--peer-only` runs only that). `--quick` runs everything once on smaller inputs, to check the
+// command works. Run by hand, in release; never in CI.
 import Foundation
 
 #if canImport(Glibc)
@@ -18,6 +20,7 @@ import Glibc
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
+let peerOnly = arguments.contains("--peer-only")
 let runs = quick ? 1 : (arguments.firstIndex(of: "--runs").flatMap { arguments.count > $0 + 1 ? Int(arguments[$0 + 1]) : nil } ?? 5)
 let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pnreplicate-bench-\(getpid())")
@@ -61,9 +64,14 @@ func now() -> Double {
 /// `exec`) starts from this process's own peak.
 let timeTool = FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? "/usr/bin/time" : nil
 
-/// Runs `binary` with `args`, stdout captured (stderr to /dev/null), and measures it.
+/// Runs `binary` (built beside this one) with `args`, stdout captured (stderr to /dev/null), and
+/// measures it.
 func run(_ binary: String, _ args: [String]) -> ChildRun {
-    let target = binaries.appendingPathComponent(binary).path
+    run(path: binaries.appendingPathComponent(binary).path, args)
+}
+
+/// Runs the executable at `target` with `args`, as ``run(_:_:)`` does.
+func run(path target: String, _ args: [String]) -> ChildRun {
     let rssFile = scratch.appendingPathComponent("rss-\(UUID().uuidString)").path
     let path = timeTool ?? target
     let args = timeTool == nil ? args : ["-f", "%M", "-o", rssFile, target] + args
@@ -124,6 +132,16 @@ func median(_ values: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
+/// Prints `rows` as a Markdown table, the first row its header, each column as wide as its widest cell.
+func printTable(_ rows: [[String]]) {
+    let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+    for (index, row) in rows.enumerated() {
+        let cells = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+        print("| " + cells.joined(separator: " | ") + " |")
+        if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
+    }
+}
+
 /// Every run's figures of one benchmark, by key.
 func collect(_ binary: String, _ args: [String]) -> [String: [Double]] {
     var all: [String: [Double]] = [:]
@@ -134,6 +152,177 @@ func collect(_ binary: String, _ args: [String]) -> [String: [Double]] {
         for (key, value) in figures(result.output) { all[key, default: []].append(value) }
     }
     return all
+}
+
+/// A `pnreplicate simulator serve` beside the benchmark, until ``stop()``: its process and its origin
+/// (`127.0.0.1:PORT`).
+struct ServedSimulator {
+    var pid: pid_t
+    var origin: String
+    /// The read end of its stdout, open until it stops (closed early, the simulator's next line
+    /// would end it with SIGPIPE).
+    var output: Int32
+
+    /// Starts `pnreplicate simulator serve --port 0` with `args` and waits for its first line,
+    /// `listening on http://127.0.0.1:PORT` (printed once its keyset is seeded); nil when it exits
+    /// before.
+    static func start(_ args: [String]) -> ServedSimulator? {
+        let path = binaries.appendingPathComponent("pnreplicate").path
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { fatalError("pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, pipe[0])
+        let argv = ([path, "simulator", "serve", "--port", "0"] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        posix_spawn_file_actions_destroy(&actions)
+        close(pipe[1])
+        guard spawned == 0 else {
+            close(pipe[0])
+            return nil
+        }
+        // Not inherited by the children the benchmark starts next.
+        _ = fcntl(pipe[0], F_SETFD, FD_CLOEXEC)
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(pipe[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        let prefix = "listening on http://"
+        let text = String(decoding: line, as: UTF8.self)
+        let simulator = ServedSimulator(pid: pid, origin: String(text.dropFirst(prefix.count)), output: pipe[0])
+        guard text.hasPrefix(prefix) else {
+            simulator.stop()
+            return nil
+        }
+        return simulator
+    }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        close(output)
+    }
+}
+
+/// The peer (issue 51): the official Python SDK (the version CI installs, pubnub==10.8.0) doing the
+/// work of two `pnreplicate` commands without a store, on one simulator both sides share, each side
+/// a whole process as a user runs it, which side goes first alternating from run to run:
+///
+/// - catch-up: `pnreplicate sync` into a fresh store, as the member of every channel of a seeded
+///   keyset (N channels x 200 messages; the reaction on every 5th is read by neither side; no
+///   other users), against `Benchmarks/peer/sdk_peer.py catchup` paging each channel's history
+///   with `fetch_messages`, 100 a page, one channel after another;
+/// - publishes: `pnreplicate send --count` then `sync` into a fresh store, against
+///   `sdk_peer.py publish`, `publish().sync()` one by one; each side on a channel of its own.
+///
+/// The ratio is the SDK's time over pnreplicate's (medians of `runs`): ≥ 1 means pnreplicate is at
+/// least as fast. Skipped, with a line saying why, when `python3` cannot import pubnub.
+func peer() {
+    let channels = quick ? 10 : 100
+    let perChannel = 200
+    let publishes = quick ? 200 : 2000
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("peer/sdk_peer.py").path
+    print("")
+    let probe = run(path: "/usr/bin/env", ["python3", "-c", "import importlib.metadata, pubnub; print(importlib.metadata.version('pubnub'))"])
+    guard probe.status == 0 else {
+        print("Peer (the official Python SDK): skipped, `python3 -c \"import pubnub\"` fails (CI installs it: python3 -m pip install pubnub==10.8.0).")
+        return
+    }
+    guard FileManager.default.fileExists(atPath: script) else {
+        print("Peer (the official Python SDK): skipped, no \(script) (it is read from the checkout the benchmark was built from).")
+        return
+    }
+    let version = probe.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    // The keys, user and origin are given on each command line (the environment's PUBNUB_* are for
+    // PubNub); no cipher key, token or DataSync, as the SDK side uses none.
+    for name in ["PUBNUB_CIPHER_KEY", "PUBNUB_AUTH_TOKEN", "PUBNUB_AUTH_KEY", "PNREPLICATE_OBJECTS"] { unsetenv(name) }
+    FileHandle.standardError.write(Data("pnreplicate simulator serve --keyset-channels \(channels) --keyset-messages \(perChannel)\n".utf8))
+    guard let simulator = ServedSimulator.start([
+        "--publish-key", "demo", "--subscribe-key", "demo", "--keyset-channels", "\(channels)", "--keyset-messages", "\(perChannel)",
+        "--keyset-users", "0", "--keyset-member", "me",
+    ]) else { fatalError("pnreplicate simulator serve did not start") }
+    func fail(_ what: String, _ output: String) -> Never {
+        simulator.stop()
+        FileHandle.standardError.write(Data("pnreplicate-bench: \(what) failed:\n\(output.suffix(2000))\n".utf8))
+        exit(1)
+    }
+    let connection = ["--origin", "http://\(simulator.origin)", "--publish-key", "demo", "--subscribe-key", "demo"]
+    let python = ["python3", script, "--origin", simulator.origin, "--pub-key", "demo", "--sub-key", "demo"]
+    var sdkCatchUp: [Double] = [], sdkCatchUpWork: [Double] = [], pnCatchUp: [Double] = []
+    var sdkPublish: [Double] = [], sdkPublishWork: [Double] = [], pnSend: [Double] = [], pnPush: [Double] = [], pnPublish: [Double] = []
+    for index in 1...runs {
+        FileHandle.standardError.write(Data(
+            "peer: catch-up \(channels) x \(perChannel), \(publishes) publishes, SDK and pnreplicate (run \(index) of \(runs))\n".utf8))
+        let catchUpStore = scratch.appendingPathComponent("peer-catch-up-\(index).sqlite").path
+        let publishStore = scratch.appendingPathComponent("peer-publish-\(index).sqlite").path
+        func pnreplicateCatchUp() {
+            let sync = run("pnreplicate", ["sync", "--store", catchUpStore, "--user-id", "me", "--timeout", "600"] + connection)
+            let caughtUp = sync.output.split(separator: "\n")
+                .filter { $0.hasPrefix("channel ch-") && $0.hasSuffix(", \(perChannel) new messages") }.count
+            guard sync.status == 0, caughtUp == channels else { fail("pnreplicate sync (catch-up)", sync.output) }
+            pnCatchUp.append(sync.seconds)
+        }
+        func sdkCatchUpRun() {
+            let sdk = run(path: "/usr/bin/env", python + ["catchup", "--channels", "\(channels)", "--per-channel", "\(perChannel)"])
+            let values = figures(sdk.output)
+            guard sdk.status == 0, values["peer.catchup.messages"] == Double(channels * perChannel) else { fail("sdk_peer.py catchup", sdk.output) }
+            sdkCatchUp.append(sdk.seconds)
+            sdkCatchUpWork.append(values["peer.catchup.seconds"] ?? .nan)
+        }
+        func pnreplicatePublishes() {
+            let user = ["--user-id", "peer-pnreplicate"]
+            let send = run("pnreplicate", ["send", "--store", publishStore, "--channel", "peer-pnreplicate-\(index)", "--text", "bench",
+                                           "--count", "\(publishes)"] + user + connection)
+            guard send.status == 0 else { fail("pnreplicate send --count", send.output) }
+            let sync = run("pnreplicate", ["sync", "--store", publishStore, "--timeout", "600"] + user + connection)
+            let sent = sync.output.split(separator: "\n").first { $0.hasPrefix("sent ") }
+                .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) }
+            guard sync.status == 0, sent == publishes else { fail("pnreplicate sync (publishes)", sync.output) }
+            pnSend.append(send.seconds)
+            pnPush.append(sync.seconds)
+            pnPublish.append(send.seconds + sync.seconds)
+        }
+        func sdkPublishes() {
+            let sdk = run(path: "/usr/bin/env", python + ["publish", "--channel", "peer-sdk-\(index)", "--text", "bench", "--count", "\(publishes)"])
+            let values = figures(sdk.output)
+            guard sdk.status == 0, values["peer.publish.messages"] == Double(publishes) else { fail("sdk_peer.py publish", sdk.output) }
+            sdkPublish.append(sdk.seconds)
+            sdkPublishWork.append(values["peer.publish.seconds"] ?? .nan)
+        }
+        if index % 2 == 1 {
+            pnreplicateCatchUp(); sdkCatchUpRun(); pnreplicatePublishes(); sdkPublishes()
+        } else {
+            sdkCatchUpRun(); pnreplicateCatchUp(); sdkPublishes(); pnreplicatePublishes()
+        }
+        for store in [catchUpStore, publishStore] {
+            for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        }
+    }
+    simulator.stop()
+
+    func seconds(_ value: Double) -> String { String(format: "%.2f s", value) }
+    func share(_ sdk: [Double], _ pnreplicate: [Double]) -> String { String(format: "%.2f", median(sdk) / median(pnreplicate)) }
+    let publishLabel = publishes >= 1000 ? "\(publishes / 1000),\(String(format: "%03d", publishes % 1000))" : "\(publishes)"
+    print("Peer: the official Python SDK (pubnub \(version)) doing the same work without a store, on the same simulator, each side whole processes, median of \(runs) run\(runs == 1 ? "" : "s") (ratio = SDK time ÷ pnreplicate time):")
+    print("")
+    printTable([
+        ["work", "SDK (work only, in the script)", "pnreplicate", "ratio", "goal"],
+        ["catch-up \(channels) ch × \(perChannel) msgs", "\(seconds(median(sdkCatchUp))) (\(seconds(median(sdkCatchUpWork))))",
+         "\(seconds(median(pnCatchUp))) (sync into a fresh store)", share(sdkCatchUp, pnCatchUp), "≥ 1"],
+        ["\(publishLabel) publishes, one by one", "\(seconds(median(sdkPublish))) (\(seconds(median(sdkPublishWork))))",
+         "\(seconds(median(pnPublish))) (send \(seconds(median(pnSend))) + sync \(seconds(median(pnPush))))", share(sdkPublish, pnPublish), "≥ 1"],
+    ])
+}
+
+if peerOnly {
+    peer()
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
 }
 
 let ingestCount = quick ? 10_000 : 100_000
@@ -203,12 +392,7 @@ let rows: [[String]] = [
      "-", "-", "-"],
     ["reconcile \(quick ? "100k" : "1M") messages, peak RSS", String(format: "%.0f MB", rss.peakRSSMegabytes), "-", "-", "< 150 MB"],
 ]
-let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-for (index, row) in rows.enumerated() {
-    let cells = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
-    print("| " + cells.joined(separator: " | ") + " |")
-    if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
-}
+printTable(rows)
 
 // Requests per sync (docs/performance.md, "Requests per sync"): counts, not times, so one run.
 let requestSizes = quick ? ["20", "200"] : ["20", "200", "2000"]
@@ -224,9 +408,5 @@ let requestRows = [["case"] + requestSizes.map { "\($0) channels" }] + cases.map
         return "\(value("cold")) / \(value("all-hot"))"
     }
 }
-let requestWidths = (0...requestSizes.count).map { column in requestRows.map { $0[column].count }.max() ?? 0 }
-for (index, row) in requestRows.enumerated() {
-    let cells = row.enumerated().map { $0.element.padding(toLength: requestWidths[$0.offset], withPad: " ", startingAt: 0) }
-    print("| " + cells.joined(separator: " | ") + " |")
-    if index == 0 { print("|" + requestWidths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
-}
+printTable(requestRows)
+peer()
