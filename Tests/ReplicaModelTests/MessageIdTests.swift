@@ -34,4 +34,25 @@ struct RandomIdentifierTests {
         }
         #expect(seen.count == 10_000)
     }
+
+    @Test("version-7 ids: Foundation reads them back, they carry the time, and they increase within a millisecond and when the clock goes back")
+    func uuidV7() throws {
+        // Later than any wall clock: ids other tests make meanwhile (the counter is the process's)
+        // only count it up.
+        let date = Date(timeIntervalSince1970: 4_102_444_800.123)
+        var previous = ""
+        for index in 0..<10_000 {
+            // The same millisecond 5,000 times (the counter, then the next millisecond borrowed),
+            // then a clock one second back.
+            let id = RandomIdentifier.uuidV7(at: index < 5_000 ? date : date.addingTimeInterval(-1))
+            let uuid = try #require(UUID(uuidString: id), "\(id)")
+            #expect(uuid.uuidString.lowercased() == id)
+            let bytes = Array(withUnsafeBytes(of: uuid.uuid) { Array($0) })
+            #expect(bytes[6] >> 4 == 7 && bytes[8] >> 6 == 0b10, "\(id): version 7, RFC 4122 variant")
+            let milliseconds = bytes[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(milliseconds >= 4_102_444_800_123 && milliseconds <= 4_102_444_800_133, "\(id)")
+            #expect(id > previous, "\(id) after \(previous)")
+            previous = id
+        }
+    }
 }

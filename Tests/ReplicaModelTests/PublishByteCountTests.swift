@@ -14,6 +14,23 @@ struct PublishByteCountTests {
         #expect(Validation.publishedByteCount(message: "hi", channel: "c", meta: nil) == 4 + 1)
     }
 
+    @Test("the encoded lengths equal the encodings' lengths, for every byte and for random text")
+    func encodedLengths() {
+        var random = SystemRandomNumberGenerator()
+        let samples = (0..<200).map { _ in
+            String((0..<Int.random(in: 0...40, using: &random)).map { _ in
+                Character(UnicodeScalar(UInt32.random(in: 0x20...0x2FF, using: &random)) ?? "x")
+            })
+        } + (0...127).map { String(UnicodeScalar(UInt8($0))) } + ["a/b c+d?e=f&g%h", "日本🎉"]
+        for text in samples {
+            #expect(PercentEncoding.pathSegmentLength(text) == PercentEncoding.pathSegment(text).utf8.count, "\(text)")
+            #expect(PercentEncoding.queryComponentLength(text.utf8) == PercentEncoding.queryComponent(text).utf8.count, "\(text)")
+            #expect(PercentEncoding.decode(PercentEncoding.pathSegment(text)) == text)
+        }
+        #expect(PercentEncoding.pathSegment("a/b c+é") == "a%2Fb%20c+%C3%A9")
+        #expect(PercentEncoding.queryComponent("1+1=2&x") == "1%2B1%3D2%26x")
+    }
+
     @Test("non-ASCII text counts its UTF-8 bytes in the body and three per byte in the channel")
     func nonASCII() {
         #expect(Validation.publishedByteCount(message: "é", channel: "é", meta: nil) == 4 + 6)

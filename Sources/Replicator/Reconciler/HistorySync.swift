@@ -46,7 +46,7 @@ public struct PullProgress: Sendable, Hashable {
     public var items: Int
 }
 
-/// A reconciler's history: pulling each channel's new messages (resumably, 100 channels a
+/// A reconciler's history: pulling each channel's new messages (resumably, 500 channels a
 /// request), scrolling back, reading a range of the server's history, and applying pages with
 /// their checkpoint in one transaction. `docs/reconciler.md`, "History".
 struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {

@@ -104,10 +104,12 @@ public actor Reconciler<Custom: ChatCustomData>: ReconcilerPart {
 // The work of each part (``HistorySync``, ``ObjectSync``, ``ReactionSync``, ``UnreadCounts``,
 // ``ConflictResolver``), as the reconciler's API.
 extension Reconciler {
-    /// Catches up the history of `channels` from their checkpoints to now. Quiet channels share
-    /// requests (up to ``ReconcilerOptions/channelsPerRequest`` channels whose ids take at most
-    /// ``ReconcilerOptions/channelBytesPerRequest`` bytes of the path, 25 messages each); a
-    /// channel with more to fetch, or with no checkpoint yet, is paged on its own.
+    /// Catches up the history of `channels` from their checkpoints to now, in shared requests
+    /// wherever they carry more than paging alone (up to ``ReconcilerOptions/channelsPerRequest``
+    /// channels whose ids take at most ``ReconcilerOptions/channelBytesPerRequest`` bytes of the
+    /// path, 25 messages each): quiet channels share one request, and a first pull or a long gap
+    /// goes in shared rounds that take the channels active at the same time together; a channel
+    /// no round serves is paged on its own (`docs/reconciler.md`, "Shared requests").
     ///
     /// A channel whose pull fails is reported with its error; the others go on.
     public func pullHistory(

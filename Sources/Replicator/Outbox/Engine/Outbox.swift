@@ -287,7 +287,10 @@ public actor Outbox<Custom: ChatCustomData> {
 
     // MARK: Internals
 
-    static func newOpId() -> String { RandomIdentifier.uuidV4() }
+    /// A new op id: time-ordered (``ReplicaModel/RandomIdentifier/uuidV7(at:)``, by the wall
+    /// clock: only the order matters, nothing reads the time back), so the op table's indexes
+    /// on it grow at their end.
+    static func newOpId() -> String { RandomIdentifier.uuidV7(at: Date()) }
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 

@@ -39,6 +39,9 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// The backend the object ops queued here are written to: its id rule is checked before an
     /// op is queued (nil: PubNub's rules only).
     let objects: (any ObjectBackend)?
+    /// The channels a send queued in this transaction was checked for (ids, restrictions): the
+    /// next send to one of them is not checked again (``insert(_:id:now:)``).
+    var sendChannelsChecked: Set<String> = []
 
     init(
         _ tx: StoreTransaction<Custom>, actingUser: String? = nil, push: ChatPushConfiguration? = nil,

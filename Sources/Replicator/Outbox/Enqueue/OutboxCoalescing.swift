@@ -150,10 +150,16 @@ extension OpTransaction {
         {
             op.dependsOn = batch.id
         }
-        if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
-        if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
-        try checkObjectIdentifiers(op.operation)
-        try checkRestrictions(op.operation)
+        if case .send(let send) = op.operation, sendChannelsChecked.contains(send.channel) {
+            // Another send to this channel passed the same checks in this transaction: a batch
+            // checks each channel once (no enqueue transaction writes restrictions).
+        } else {
+            if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
+            if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
+            try checkObjectIdentifiers(op.operation)
+            try checkRestrictions(op.operation)
+            if case .send(let send) = op.operation { sendChannelsChecked.insert(send.channel) }
+        }
         try tx.outbox.insertOp(op, id: id, now: now)
         changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
         changes.wakesDrain = true

@@ -22,7 +22,7 @@ extension MessageWrites {
         let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
         let prepared = try messages.map { outgoing in
             var message = try Message(
-                id: RandomIdentifier.uuidV4(), text: outgoing.text, contentType: outgoing.contentType,
+                id: RandomIdentifier.uuidV7(at: now), text: outgoing.text, contentType: outgoing.contentType,
                 content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
                 channelId: outgoing.channel)
             message.customMessageType = outgoing.customMessageType
@@ -102,11 +102,12 @@ extension MessageWrites {
         text: String, to channel: String, contentType: String? = nil, content: JSONValue? = nil,
         custom: Custom.Message? = nil, meta: JSONValue? = nil, customMessageType: String? = nil
     ) async throws -> OutboxReceipt<Message> {
+        let now = clock.now
         var message = try Message(
-            id: RandomIdentifier.uuidV4(), text: text, contentType: contentType, content: content, custom: custom,
-            createdAt: ISOTimestamp(date: clock.now), userId: userId, channelId: channel)
+            id: RandomIdentifier.uuidV7(at: now), text: text, contentType: contentType, content: content, custom: custom,
+            createdAt: ISOTimestamp(date: now), userId: userId, channelId: channel)
         message.customMessageType = customMessageType
-        let opId = Outbox<Custom>.newOpId(), now = clock.now, outgoing = message
+        let opId = Outbox<Custom>.newOpId(), outgoing = message
         return try await commit { try $0.enqueue.send(opId: opId, message: outgoing, meta: meta, now: now) }
     }
 }
