@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// New identifiers: every message id and outbox op id the library makes (time-ordered where
 /// they are made in bulk: ``uuidV7(at:)``).
@@ -78,15 +81,55 @@ public enum RandomIdentifier {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Fills `buffer` with cryptographically secure random bytes (the system generator:
-    /// `getrandom` on Linux, `arc4random` on Apple platforms), 8 at a time.
+    /// Fills `buffer` with cryptographically secure random bytes from the system generator
+    /// (`/dev/urandom` on Linux, `arc4random` on Apple platforms), drawn 4 KiB at a time into a
+    /// pool: a bulk send makes two ids per message, and a system call per 8 bytes cost more than
+    /// the rest of making them.
     private static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
-        var generator = SystemRandomNumberGenerator()
-        for offset in stride(from: 0, to: buffer.count, by: 8) {
-            var word = generator.next()
-            withUnsafeBytes(of: &word) { word in
-                for index in 0..<min(8, buffer.count - offset) { buffer[offset + index] = word[index] }
+        randomPool.fill(buffer)
+    }
+
+    private static let randomPool = RandomPool()
+
+    /// Random bytes drawn from the system generator in blocks, handed out once each.
+    private final class RandomPool: @unchecked Sendable {
+        private let lock = NSLock()
+        private var bytes = [UInt8](repeating: 0, count: 4096)
+        private var next = 4096
+
+        func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+            lock.lock()
+            defer { lock.unlock() }
+            for index in 0..<buffer.count {
+                if next == bytes.count {
+                    bytes.withUnsafeMutableBytes { Self.systemRandom($0) }
+                    next = 0
+                }
+                buffer[index] = bytes[next]
+                next += 1
             }
         }
+
+        /// Fills `block` from the system's cryptographically secure generator in one call:
+        /// `arc4random_buf` on Apple platforms, a read of `/dev/urandom` elsewhere (the standard
+        /// library's generator, 8 bytes a call, when that fails).
+        private static func systemRandom(_ block: UnsafeMutableRawBufferPointer) {
+            #if canImport(Darwin)
+            arc4random_buf(block.baseAddress!, block.count)
+            #else
+            if urandom >= 0, read(urandom, block.baseAddress!, block.count) == block.count { return }
+            var generator = SystemRandomNumberGenerator()
+            for offset in stride(from: 0, to: block.count, by: 8) {
+                withUnsafeBytes(of: generator.next()) { word in
+                    for index in 0..<min(8, block.count - offset) { block[offset + index] = word[index] }
+                }
+            }
+            #endif
+        }
+
+        #if !canImport(Darwin)
+        /// `/dev/urandom`, opened once for the process (-1 when it cannot be).
+        private static let urandom: Int32 = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        #endif
     }
 }

@@ -2,7 +2,8 @@
 //
 //     swift build -c release --product pnreplicate
 //     swift build -c release --package-path Benchmarks --scratch-path .build
-//     .build/release/pnreplicate-bench [--runs 5] [--quick] [--peer-only]
+//     .build/release/pnreplicate-bench [--runs 5] [--quick] [--peer-only] [--machine]
+//     .build/release/pnreplicate-bench --compare BASE [--runs 5] [--quick] [--peer-only]
 //
 // Runs the benchmark executables built beside it (ReconcilerBenchmarks, OutboxBenchmarks,
 // LiveBenchmarks) and the `pnreplicate` command itself, each `--runs` times (default 5), reads the
@@ -11,7 +12,15 @@
 // caches and heap do not flatter the next. Last, the peer (issue 51): the official Python SDK
 // (Benchmarks/peer/sdk_peer.py) against `pnreplicate` on the same work and the same simulator
 // (`--peer-only` runs only that). `--quick` runs everything once on smaller inputs, to check the
-// command works. Run by hand, in release; never in CI.
+// command works. `--machine` also prints every figure of the tables as a `bench: <key> <value>`
+// line (the ratios' keys end in `.ratio`). Run by hand, in release; never in CI.
+//
+// `--compare BASE` measures two builds for an issue's before and after: BASE is a folder holding
+// another build's binaries (the same set as beside this one, `pnreplicate-bench` included). Each
+// of `--runs` rounds runs `BASE/pnreplicate-bench --runs 1 --machine` and this folder's, with the
+// other flags given, alternating which goes first, and it prints the median of every figure of
+// each build with the change. Its ratios lead: measured in the same run, they hold on a busy
+// machine where the absolute rates drift.
 import Foundation
 
 #if canImport(Glibc)
@@ -21,6 +30,7 @@ import Glibc
 let arguments = Array(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
 let peerOnly = arguments.contains("--peer-only")
+let machineReadable = arguments.contains("--machine")
 let runs = quick ? 1 : (arguments.firstIndex(of: "--runs").flatMap { arguments.count > $0 + 1 ? Int(arguments[$0 + 1]) : nil } ?? 5)
 let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pnreplicate-bench-\(getpid())")
@@ -37,8 +47,8 @@ let buildCommands = """
     swift build -c release --product pnreplicate
     swift build -c release --package-path Benchmarks --scratch-path .build
     """
-for binary in ["ReconcilerBenchmarks", "OutboxBenchmarks", "LiveBenchmarks", "RequestBenchmarks", "pnreplicate"]
-where !FileManager.default.isExecutableFile(atPath: binaries.appendingPathComponent(binary).path) {
+let expected = ["ReconcilerBenchmarks", "OutboxBenchmarks", "LiveBenchmarks", "RequestBenchmarks", "pnreplicate"]
+for binary in expected where !FileManager.default.isExecutableFile(atPath: binaries.appendingPathComponent(binary).path) {
     FileHandle.standardError.write(Data("pnreplicate-bench: no \(binary) in \(binaries.path); build both, from the repository's root:\n\(buildCommands)\n".utf8))
     exit(1)
 }
@@ -70,8 +80,9 @@ func run(_ binary: String, _ args: [String]) -> ChildRun {
     run(path: binaries.appendingPathComponent(binary).path, args)
 }
 
-/// Runs the executable at `target` with `args`, as ``run(_:_:)`` does.
-func run(path target: String, _ args: [String]) -> ChildRun {
+/// Runs the executable at `target` with `args`, as ``run(_:_:)`` does; its stderr passed through
+/// with `showErrors`.
+func run(path target: String, _ args: [String], showErrors: Bool = false) -> ChildRun {
     let rssFile = scratch.appendingPathComponent("rss-\(UUID().uuidString)").path
     let path = timeTool ?? target
     let args = timeTool == nil ? args : ["-f", "%M", "-o", rssFile, target] + args
@@ -80,7 +91,7 @@ func run(path target: String, _ args: [String]) -> ChildRun {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if !showErrors { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
     posix_spawn_file_actions_addclose(&actions, pipe[0])
     let argv = ([path] + args).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
@@ -140,6 +151,12 @@ func printTable(_ rows: [[String]]) {
         print("| " + cells.joined(separator: " | ") + " |")
         if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
     }
+}
+
+/// With `--machine`, prints each figure as a `bench: key value` line (for `--compare`).
+func emit(_ pairs: [(String, Double)]) {
+    guard machineReadable else { return }
+    for (key, value) in pairs where !value.isNaN { print("bench: \(key) \(value)") }
 }
 
 /// Every run's figures of one benchmark, by key.
@@ -317,6 +334,99 @@ func peer() {
         ["\(publishLabel) publishes, one by one", "\(seconds(median(sdkPublish))) (\(seconds(median(sdkPublishWork))))",
          "\(seconds(median(pnPublish))) (send \(seconds(median(pnSend))) + sync \(seconds(median(pnPush))))", share(sdkPublish, pnPublish), "≥ 1"],
     ])
+    emit([
+        ("peer.catchup.sdk-seconds", median(sdkCatchUp)), ("peer.catchup.sdk-work-seconds", median(sdkCatchUpWork)),
+        ("peer.catchup.pnreplicate-seconds", median(pnCatchUp)), ("peer.catchup.ratio", median(sdkCatchUp) / median(pnCatchUp)),
+        ("peer.publish.sdk-seconds", median(sdkPublish)), ("peer.publish.sdk-work-seconds", median(sdkPublishWork)),
+        ("peer.publish.pnreplicate-seconds", median(pnPublish)), ("peer.publish.send-seconds", median(pnSend)),
+        ("peer.publish.sync-seconds", median(pnPush)), ("peer.publish.ratio", median(sdkPublish) / median(pnPublish)),
+    ])
+}
+
+var host = utsname()
+uname(&host)
+let machine = withUnsafeBytes(of: &host.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+
+/// `--compare BASE`: the median of every figure of `runs` rounds of BASE's `pnreplicate-bench` and
+/// this folder's, alternating which goes first, ratios first; exits 64 when BASE lacks a binary.
+func compare(_ base: String) -> Never {
+    func leave(_ status: Int32, _ text: String? = nil) -> Never {
+        if let text { FileHandle.standardError.write(Data("pnreplicate-bench: --compare: \(text)\n".utf8)) }
+        try? FileManager.default.removeItem(at: scratch)
+        exit(status)
+    }
+    func refuse(_ text: String) -> Never { leave(64, text) }
+    guard !base.isEmpty, !base.hasPrefix("--") else { refuse("usage: pnreplicate-bench --compare BASE [--runs N] [--quick] [--peer-only]") }
+    let baseFolder = URL(fileURLWithPath: base).resolvingSymlinksInPath()
+    for binary in ["pnreplicate-bench"] + expected
+    where !FileManager.default.isExecutableFile(atPath: baseFolder.appendingPathComponent(binary).path) {
+        refuse("no \(binary) in \(baseFolder.path): BASE is a folder holding another build's binaries, \((["pnreplicate-bench"] + expected).joined(separator: ", "))")
+    }
+    // The flags given, less the ones it sets itself.
+    var passed: [String] = [], index = 0
+    while index < arguments.count {
+        let flag = arguments[index]
+        index += ["--compare", "--runs"].contains(flag) ? 2 : 1
+        if !["--compare", "--runs", "--machine"].contains(flag) { passed.append(flag) }
+    }
+    let sides = [baseFolder, binaries]
+    let args = ["--runs", "1", "--machine"] + passed
+    var values: [[String: [Double]]] = [[:], [:]]
+    var keys: [String] = []
+    for round in 1...runs {
+        for side in round % 2 == 1 ? [0, 1] : [1, 0] {
+            let command = sides[side].appendingPathComponent("pnreplicate-bench").path
+            FileHandle.standardError.write(Data("compare: \(command) \(args.joined(separator: " ")) (round \(round) of \(runs))\n".utf8))
+            let result = run(path: command, args, showErrors: true)
+            let lines = result.output.split(separator: "\n").filter { $0.hasPrefix("bench: ") }
+            guard result.status == 0, !lines.isEmpty else {
+                let what = result.status != 0 ? "failed"
+                    : "printed no `bench:` lines (built before `--machine`? a copy of this one there times the binaries beside it)"
+                leave(1, "\(command) \(what):\n\(result.output.suffix(2000))")
+            }
+            for line in lines {
+                let key = String(line.dropFirst(7).prefix { $0 != " " })
+                if !keys.contains(key) { keys.append(key) }
+            }
+            for (key, value) in figures(result.output) { values[side][key, default: []].append(value) }
+        }
+    }
+    func number(_ value: Double) -> String {
+        value.rounded() == value || abs(value) >= 100 ? String(format: "%.0f", value) : String(format: "%.2f", value)
+    }
+    func cell(_ all: [Double]?) -> String {
+        guard let all, let low = all.min(), let high = all.max() else { return "-" }
+        return low == high ? number(low) : "\(number(median(all))) (\(number(low))–\(number(high)))"
+    }
+    func change(_ key: String) -> String {
+        let (old, new) = (median(values[0][key] ?? []), median(values[1][key] ?? []))
+        guard !old.isNaN, !new.isNaN, old != 0 || new == 0 else { return "-" }
+        return old == new ? "0 %" : String(format: "%+.1f %%", (new / old - 1) * 100)
+    }
+    let ratios = keys.filter { $0.hasSuffix(".ratio") }
+    // Counts that never vary (requests per sync) are left out of the table when they did not change.
+    let same = keys.filter { key in Set(values[0][key, default: []] + values[1][key, default: []]).count == 1
+        && values[0][key] != nil && values[1][key] != nil }
+    print("pnreplicate-bench --compare \(ISO8601DateFormatter().string(from: Date())), \(ProcessInfo.processInfo.activeProcessorCount) cores \(machine), "
+        + "median (min–max) of \(runs) round\(runs == 1 ? "" : "s"), each `pnreplicate-bench \(args.joined(separator: " "))` of both builds, alternating which goes first")
+    print("BASE: \(baseFolder.path)")
+    print("this build: \(binaries.path)")
+    print("")
+    print("The ratios (bold, first) are what count: pnreplicate against its raw limit, or the SDK's time over pnreplicate's, both measured in the same run; higher is better. Absolute rates and times drift with the machine's load.")
+    print("")
+    printTable([["figure", "BASE", "this build", "change"]] + (ratios + keys.filter { !ratios.contains($0) && !same.contains($0) }).map { key in
+        [ratios.contains(key) ? "**\(key)**" : key, cell(values[0][key]), cell(values[1][key]), change(key)]
+    })
+    if !same.isEmpty {
+        let groups = Set(same.map { $0.split(separator: ".").prefix(2).joined(separator: ".") }).sorted()
+        print("")
+        print("Left out, the same in every round of both builds: \(same.count) figure\(same.count == 1 ? "" : "s") (\(groups.joined(separator: ", ")))")
+    }
+    leave(0)
+}
+
+if let flag = arguments.firstIndex(of: "--compare") {
+    compare(arguments.count > flag + 1 ? arguments[flag + 1] : "")
 }
 
 if peerOnly {
@@ -362,9 +472,6 @@ func m(_ values: [String: [Double]], _ key: String) -> Double { median(values[ke
 func rate(_ value: Double) -> String { value.isNaN ? "-" : String(format: "%.0f/s", value) }
 func ratio(_ a: Double, _ b: Double) -> String { a.isNaN || b.isNaN ? "-" : String(format: "%.2f", a / b) }
 
-var host = utsname()
-uname(&host)
-let machine = withUnsafeBytes(of: &host.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
 let date = ISO8601DateFormatter().string(from: Date())
 let cores = ProcessInfo.processInfo.activeProcessorCount
 print("pnreplicate-bench \(date), \(cores) cores \(machine), median of \(runs) run\(runs == 1 ? "" : "s")"
@@ -393,6 +500,16 @@ let rows: [[String]] = [
     ["reconcile \(quick ? "100k" : "1M") messages, peak RSS", String(format: "%.0f MB", rss.peakRSSMegabytes), "-", "-", "< 150 MB"],
 ]
 printTable(rows)
+emit([(reconciler, "ingest", "ingest-raw"), (outbox, "enqueue", "enqueue-raw"), (outbox, "drain-1", "publish-1"),
+      (outbox, "drain-8", "publish-8"), (live, "live-ingest", "history-ingest")].flatMap { values, key, raw in
+    [(key, m(values, key)), (raw, m(values, raw)), ("\(key).ratio", m(values, key) / m(values, raw))]
+} + [
+    ("live-p50", m(live, "live-p50")), ("live-p99", m(live, "live-p99")),
+    ("cli.send-seconds", median(sendSeconds)), ("cli.send-rss-mb", median(sendRSS)),
+    ("cli.dry-run-seconds", median(drySeconds)), ("cli.dry-run-first-line-ms", median(dryFirst) * 1000), ("cli.dry-run-rss-mb", median(dryRSS)),
+    ("cli.dry-run-json-seconds", median(jsonSeconds)), ("cli.dry-run-json-rss-mb", median(jsonRSS)),
+    ("reconcile-rss-mb", rss.peakRSSMegabytes),
+])
 
 // Requests per sync (docs/performance.md, "Requests per sync"): counts, not times, so one run.
 let requestSizes = quick ? ["20", "200"] : ["20", "200", "2000"]
@@ -409,4 +526,5 @@ let requestRows = [["case"] + requestSizes.map { "\($0) channels" }] + cases.map
     }
 }
 printTable(requestRows)
+emit(requests.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
 peer()

@@ -14,6 +14,13 @@ struct StoreCoding {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     }
 
+    /// ``json(_:)-(T?)`` of an op's payload, without the generic function's casts (every enqueue
+    /// writes one).
+    func json(_ payload: OutboxPayload) throws -> String {
+        if let bytes = payload.jsonValue.compactJSONBytes() { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: try encoder.encode(payload), as: UTF8.self)
+    }
+
     /// Compact JSON text of `value`, or nil. ``ReplicaModel/JSONValue`` and
     /// ``ReplicaModel/FlatCustom`` (every message's `content` and the default `custom`) take the
     /// fast writer, which writes the same text as the encoder.

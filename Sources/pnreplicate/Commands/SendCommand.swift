@@ -55,6 +55,13 @@ struct SendCommand: ReportingCommand {
             outputs.append(EnqueueOutput(receipt, id: receipt.value?.id))
         }
         if options.json, count != nil { return try Output.json(outputs) }
+        if count != nil, outputs.count > 1 {
+            // Many copies: what was queued, not a table each (`--json` lists every one).
+            return Output.table([
+                ("queued", "\(outputs.count) messages to \(channel)"), ("first", outputs.first?.id ?? "-"),
+                ("last", outputs.last?.id ?? "-"),
+            ])
+        }
         for output in outputs { try output.print(json: options.json) }
     }
 }
