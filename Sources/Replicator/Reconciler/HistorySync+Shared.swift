@@ -167,7 +167,11 @@ extension HistorySync {
                 next.fillCursor = all.first?.timetoken
                 member.recent = all.map(\.timetoken)
             }
-            if fresh.isEmpty, next == member.checkpoint { continue }   // nothing new: nothing written
+            if fresh.isEmpty, next == member.checkpoint {
+                // Nothing new, nothing written; a fill this round did not move is paged alone.
+                if next.isFilling { alone.append(member.channel) }
+                continue
+            }
             next.updatedAt = clock.now
             member.checkpoint = next
             writes.append((member.channel, try fresh.map { try Self.message($0, channel: member.channel) }, next))
