@@ -13,6 +13,23 @@ struct MessageColumnTests {
         #expect(columns == Set(MessageColumn.allCases.map(\.name)))
     }
 
+    @Test("a new message is a plain insert: a stored id refuses it with a typed error and leaves the stored row alone")
+    func insertNew() async throws {
+        let store = try Fixture.store()
+        let stored = try Fixture.message("m1", text: "first", timetoken: 17_000_000_000_000_000)
+        try await store.load(messages: [stored])
+        var second = try Fixture.message("m1", text: "second")
+        second.delivery = .pending
+        let pending = second
+        await #expect(throws: StoreError.invalidInput("a message with id m1 is already stored")) {
+            try await store.storeTransaction { tx in try tx.insert(newMessage: pending) }
+        }
+        #expect(try await store.fetch(store.queries.message(id: "m1")) == stored)
+        let other = try Fixture.message("m2", text: "new")
+        try await store.storeTransaction { tx in try tx.insert(newMessage: other) }
+        #expect(try await store.fetch(store.queries.message(id: "m2"))?.text == "new")
+    }
+
     @Test("every stored field of a message comes back as it was written")
     func roundTrip() async throws {
         let store = try Fixture.store()
