@@ -92,7 +92,7 @@ extension HistorySync {
         while index < channels.count {
             var end = index, bytes = 0
             while end < channels.count, end - index < max(1, options.channelsPerRequest) {
-                let size = PercentEncoding.pathSegment(channels[end].channel).utf8.count + 3   // and its `%2C`
+                let size = PercentEncoding.pathSegmentLength(channels[end].channel) + 3   // and its `%2C`
                 if end > index, bytes + size > options.channelBytesPerRequest { break }
                 bytes += size
                 end += 1
@@ -125,9 +125,7 @@ extension HistorySync {
         let end = floors.contains(nil) ? nil : floors.compactMap { $0 }.min()?.next
         // A first pull that finds a channel empty gives it a checkpoint from a time trusted
         // before the request (as a catch-up does: `catchUp(channel:progress:)`).
-        let trustedBefore = context.serverTime.ceiling.map {
-            Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0)
-        }
+        let trustedBefore = trustedBeforeRequest
         let page: HistoryPage
         do {
             let query = HistoryQuery(channels: group.map(\.channel), max: max, start: start, end: end)

@@ -152,7 +152,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
         // A time this device trusts from before the request, less a margin for a publish not yet
         // in history when the request was answered: an empty history then holds nothing up to
         // it either (a channel with no message yet: the user's own, a new conversation).
-        let trustedBefore = context.serverTime.ceiling.map { Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0) }
+        let trustedBefore = trustedBeforeRequest
         while true {
             // One round: from the fill cursor (or now) down to just above `applied`.
             let round = historyRound(channel: channel, pageSize: pageSize, from: checkpoint)
@@ -215,6 +215,12 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
     /// units: 10 seconds), so that a message published just before the request but not yet in
     /// history is still above the checkpoint and fetched by the next pull.
     static var emptyHistoryMargin: UInt64 { 100_000_000 }
+
+    /// The checkpoint an empty channel's first pull may take: a time this device trusts from
+    /// before the request, less ``emptyHistoryMargin`` (nil when no time is trusted yet).
+    var trustedBeforeRequest: Timetoken? {
+        context.serverTime.ceiling.map { Timetoken(rawValue: $0.rawValue > Self.emptyHistoryMargin ? $0.rawValue - Self.emptyHistoryMargin : 0) }
+    }
 
     /// A page of a catch-up round with its messages converted (by the fetcher, off the writer).
     struct FetchedPage: Sendable {
