@@ -124,6 +124,11 @@ extension ModerationTable {
         ).map(ModerationRows.read)
     }
 
+    /// The channels `user` has a stored restriction row in (in force or lifted and not yet settled).
+    package func restrictedChannels(user: String) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT channel_id FROM restrictions WHERE user_id = ?", arguments: [user]))
+    }
+
     /// Writes a restriction announced by a live `moderation` event (a lifted one is kept as lifted).
     @discardableResult
     package func write(restriction: ChannelRestriction) throws -> UpsertOutcome {

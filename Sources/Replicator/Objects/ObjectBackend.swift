@@ -35,13 +35,20 @@ public struct ObjectPageRequest: Hashable, Sendable {
     /// Whether the page should say how many objects the whole listing holds
     /// (``ObjectBatch/totalCount``), so that a listing of exactly 100 stops without an empty page.
     public var wantsTotal: Bool
+    /// Newest change first (by `updated`, descending), with no `since` filter: an incremental
+    /// membership listing reads from the top until it meets what it has seen, and learns from
+    /// the listing's total (``ObjectBackendCapabilities/listingTotals``) whether anything left.
+    public var newestFirst: Bool
 
     /// A page request.
-    public init(cursor: String? = nil, since: ISOTimestamp? = nil, limit: Int = 100, wantsTotal: Bool = false) {
+    public init(
+        cursor: String? = nil, since: ISOTimestamp? = nil, limit: Int = 100, wantsTotal: Bool = false, newestFirst: Bool = false
+    ) {
         self.cursor = cursor
         self.since = since
         self.limit = limit
         self.wantsTotal = wantsTotal
+        self.newestFirst = newestFirst
     }
 }
 
@@ -160,11 +167,18 @@ public struct ObjectBackendCapabilities: Hashable, Sendable {
     /// Whether a write honours ``ObjectPrecondition/mustNotExist`` (answering 409). When not
     /// (App Context), the outbox reads the object first and keeps an existing one.
     public var nativeCreateOnly: Bool
+    /// Whether a listing page answers ``ObjectPageRequest/wantsTotal`` with the whole listing's
+    /// size (App Context's `totalCount`; DataSync has no totals). With it, the user's memberships
+    /// are listed incrementally: the changes newest first, and the total against what the store
+    /// expects, so that a membership removed elsewhere is still learnt (a full listing follows a
+    /// difference). Without it, the memberships are listed in full on every object pull.
+    public var listingTotals: Bool
 
     /// Capabilities.
-    public init(conditionalMembershipWrites: Bool, nativeCreateOnly: Bool) {
+    public init(conditionalMembershipWrites: Bool, nativeCreateOnly: Bool, listingTotals: Bool = false) {
         self.conditionalMembershipWrites = conditionalMembershipWrites
         self.nativeCreateOnly = nativeCreateOnly
+        self.listingTotals = listingTotals
     }
 }
 

@@ -59,25 +59,38 @@ struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
         report.full = isFull
         // A listing the token does not grant (Access Manager grants "every user" only by category)
         // is left out; the memberships and members below still name the users and channels.
+        // An incremental users listing names the mute list when it changed (it is a user object):
+        // only when it names a version other than the stored one, or could not read an object, is
+        // the list read (`GET`). A full pull reads it always: a deleted list is learnt no other way.
+        var muteListUnchanged = false
         if options.pullAllUsers {
             report.users = try await unlessNotGranted("users") {
-                try await self.pullListing(SyncCheckpoint.users, table: .users, full: isFull) { [objects] page async throws(WireError) in
+                let listing = try await self.pullListing(SyncCheckpoint.users, table: .users, full: isFull) { [objects] page async throws(WireError) in
                     try await objects.users(page, as: Custom.User.self)
                 } apply: { users in try await self.applyPulled(users: users) }
+                if !isFull, listing.skipped == 0 {
+                    let owner = userId
+                    let stored = try await store.reading { try $0.moderation.serverMuteList(owner: owner) }
+                    switch listing.seen[ChatModeration.muteListId(of: owner)] {
+                    case nil: muteListUnchanged = true
+                    case let eTag?: muteListUnchanged = eTag != nil && eTag == stored?.eTag
+                    }
+                }
+                return listing.result
             }
         }
         if options.pullAllChannels {
             report.channels = try await unlessNotGranted("channels") {
                 try await self.pullListing(SyncCheckpoint.channels, table: .channels, full: isFull) { [objects] page async throws(WireError) in
                     try await objects.channels(page, as: Custom.Channel.self)
-                } apply: { channels in try await self.applyPulled(channels: channels) }
+                } apply: { channels in try await self.applyPulled(channels: channels) }.result
             }
         }
         // Before the memberships: removing an expired user or channel removes its memberships
         // too, and the listing below brings back those the server still has.
         report.expired = try await sweepExpired()
-        report.memberships = try await unlessNotGranted("memberships") { try await self.pullMemberships() }
-        if options.syncMuteList {
+        report.memberships = try await unlessNotGranted("memberships") { try await self.pullMemberships(full: isFull) }
+        if options.syncMuteList, !muteListUnchanged {
             _ = try await unlessNotGranted("mute list") {
                 try await self.pullMuteList()
                 return ObjectSyncResult()
@@ -147,49 +160,110 @@ struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
     }
 
     /// Pages a user or channel listing of the object backend (``PubNubWire/ObjectPages``: cursors,
-    /// stopping on a short page), applying each page.
+    /// stopping on a short page), applying each page. Returns what applying did, the eTag of each
+    /// id listed and how many objects could not be read.
     private func pullListing<Object: Decodable & Hashable & Sendable & Identifiable & VersionedObject>(
         _ scope: String, table: ObjectTable, full: Bool,
         list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<Object>,
         apply: @escaping @Sendable ([Object]) async throws -> ObjectSyncResult
-    ) async throws -> ObjectSyncResult where Object.ID == String {
+    ) async throws -> (result: ObjectSyncResult, seen: [String: String?], skipped: Int) where Object.ID == String {
         let checkpoint = try await store.fetch(store.queries.checkpoint(scope))
         var first = ObjectPageRequest()
         // Incremental: everything changed since the newest `updated` seen, oldest change first; the
         // backend re-reads the objects of that instant (unchanged by eTag) rather than miss one.
         if !full, let since = checkpoint?.cursor.flatMap({ try? ISOTimestamp(parsing: $0) }) { first.since = since }
         var result = ObjectSyncResult()
-        var seen = Set<String>()
+        var seen: [String: String?] = [:]
+        var skipped = 0
         var newest = checkpoint?.cursor.flatMap { try? ISOTimestamp(parsing: $0) }
         for try await page in objectPages(scope, first, list) {
             logSkipped(page.skipped, scope: scope)
+            skipped += page.skipped.count
             result.add(try await apply(page.data))
-            seen.formUnion(page.data.map(\.id))
+            for object in page.data { seen[object.id] = object.eTag }
             for stamp in page.data.compactMap(\.updated) where newest.map({ stamp > $0 }) ?? true { newest = stamp }
         }
-        if full { result.removed = try await removeMissing(table: table, keeping: seen) }
+        if full { result.removed = try await removeMissing(table: table, keeping: Set(seen.keys)) }
         if let newest {
             try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: newest.description, updatedAt: clock.now))
         }
+        return (result, seen, skipped)
+    }
+
+    /// The current user's memberships: only what changed since the last listing when the backend
+    /// answers listing totals (``ObjectBackendCapabilities/listingTotals``) and the total says
+    /// nothing else changed; in full otherwise, and on a full pull. `docs/reconciler.md`,
+    /// "Objects".
+    private func pullMemberships(full: Bool) async throws -> ObjectSyncResult {
+        let user = userId, scope = "memberships:\(user)"
+        // Restrictions written by events from here on are newer than the listing.
+        let mark = try await store.reading { try $0.moderation.restrictionMark() }
+        let last = try await store.fetch(store.queries.checkpoint(scope))?.cursor.flatMap(MembershipListingMark.init(parsing:))
+        if !full, objects.capabilities.listingTotals, let last {
+            if let result = try await pullChangedMemberships(user: user, scope: scope, since: last, restrictionMark: mark) {
+                return result
+            }
+            logger.debug("membership total differs from the store's: listing in full", metadata: ["user": "\(user)"])
+        }
+        var total: Int?
+        let (members, skipped) = try await pageAll(scope, total: &total) { [objects] page async throws(WireError) in
+            try await objects.memberships(of: .user(user), channels: nil, page, as: Custom.self)
+        }
+        let result = try await replaceMemberships(of: .user(user), server: members, complete: skipped == 0, restrictionMark: mark)
+        let seen = MembershipListingMark(total: total ?? members.count + skipped, newest: members.compactMap(\.updated).max())
+        try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: seen.description, updatedAt: clock.now))
         return result
     }
 
-    /// The current user's memberships, in full.
-    private func pullMemberships() async throws -> ObjectSyncResult {
-        let user = userId
-        // Restrictions written by events from here on are newer than the listing.
-        let mark = try await store.reading { try $0.moderation.restrictionMark() }
-        let (members, skipped) = try await pageAll("memberships:\(user)") { [objects] page async throws(WireError) in
+    /// The user's memberships changed since `last`: the listing read newest change first until a
+    /// membership older than `last.newest`, applied over the store (nothing removed). Nil, with
+    /// nothing stored, when the listing's total is not `last.total` plus the memberships new to
+    /// the store: something was removed (or added unseen), which only a full listing tells.
+    private func pullChangedMemberships(
+        user: String, scope: String, since last: MembershipListingMark, restrictionMark: Int64
+    ) async throws -> ObjectSyncResult? {
+        var changed: [ChatMember<Custom>] = []
+        var total: Int?
+        var newest = last.newest
+        let first = ObjectPageRequest(wantsTotal: true, newestFirst: true)
+        pages: for try await page in objectPages(scope, first, { [objects] page async throws(WireError) in
             try await objects.memberships(of: .user(user), channels: nil, page, as: Custom.self)
+        }) {
+            if total == nil { total = page.totalCount }
+            logSkipped(page.skipped, scope: scope)
+            for member in page.data {
+                // Strictly older than the newest seen: the rest is what the last listing read.
+                if let updated = member.updated, let seen = last.newest, updated < seen { break pages }
+                changed.append(member)
+                if let updated = member.updated, newest.map({ updated > $0 }) ?? true { newest = updated }
+            }
         }
-        return try await replaceMemberships(of: .user(user), server: members, complete: skipped == 0, restrictionMark: mark)
+        guard let total else { return nil }
+        let listed = changed
+        let applied: ObjectSyncResult? = try await store.storeTransaction { tx in
+            let stored = Set(try tx.memberships(of: .user(user)).map(\.channelId))
+            let restricted = try tx.moderation.restrictedChannels(user: user)
+            let new = listed.filter { member in
+                if let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
+                    return !restricted.contains(channel)
+                }
+                return !stored.contains(member.channelId)
+            }.count
+            guard total == last.total + new else { return nil }
+            return try Self.apply(listed, side: .user(user), complete: false, restrictionMark: restrictionMark, in: tx)
+        }
+        guard let applied else { return nil }
+        let seen = MembershipListingMark(total: total, newest: newest)
+        try await store.saveCheckpoint(SyncCheckpoint(scope: scope, cursor: seen.description, updatedAt: clock.now))
+        return applied
     }
 
     /// A channel's members, in full, listed after the server time `snapshot`; the channel's
     /// member checkpoint then says they are complete up to it.
     func pullMembers(channel: String, snapshot: Timetoken) async throws -> ObjectSyncResult {
         let scope = SyncCheckpoint.members(channel)
-        let (members, _) = try await pageAll(scope) { [objects] page async throws(WireError) in
+        var total: Int?
+        let (members, _) = try await pageAll(scope, total: &total) { [objects] page async throws(WireError) in
             try await objects.memberships(of: .channel(channel), channels: nil, page, as: Custom.self)
         }
         let result = try await replaceMemberships(of: .channel(channel), server: members)
@@ -200,12 +274,14 @@ struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
     /// Every element of a membership listing (``PubNubWire/ObjectPages``: `next` cursors, stopping
     /// on a short page), and how many were left out as unreadable.
     private func pageAll(
-        _ scope: String, list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<ChatMember<Custom>>
+        _ scope: String, total: inout Int?,
+        list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<ChatMember<Custom>>
     ) async throws -> ([ChatMember<Custom>], skipped: Int) {
         var members: [ChatMember<Custom>] = []
         var skippedCount = 0
         // `wantsTotal`: a listing of exactly 100 or 200 stops at its total instead of asking for an empty page.
         for try await page in objectPages(scope, ObjectPageRequest(wantsTotal: true), list) {
+            if total == nil { total = page.totalCount }
             members += page.data
             logSkipped(page.skipped, scope: scope)
             skippedCount += page.skipped.count
@@ -325,29 +401,40 @@ extension ObjectSync {
         of side: MembershipSide, server: [ChatMember<Custom>], complete: Bool = true, restrictionMark: Int64? = nil
     ) async throws(StoreError) -> ObjectSyncResult {
         try await store.storeTransaction { tx in
-            let overlay = LocalOverlay(tx: tx)
-            var result = ObjectSyncResult()
-            var seen = Set<[String]>()
-            var listed: [ListedRestriction] = []
-            for member in server {
-                if case .user = side, let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
-                    let custom = try member.custom.map { try JSONValue(encoding: $0) }
-                    listed.append(ListedRestriction(
-                        ChatModeration.restriction(user: member.userId, channel: channel, custom: custom),
-                        updated: member.updated?.description, eTag: member.eTag))
-                    continue
-                }
-                seen.insert([member.channelId, member.userId])
-                result.record(try overlay.applyServer(member: member))
+            try Self.apply(server, side: side, complete: complete, restrictionMark: restrictionMark, removingUnlisted: true, in: tx)
+        }
+    }
+
+    /// Stores listed memberships of one side in `tx` (``replaceMemberships(of:server:complete:restrictionMark:)``);
+    /// with `removingUnlisted` (a complete listing) the stored ones it lacks go.
+    static func apply(
+        _ server: [ChatMember<Custom>], side: MembershipSide, complete: Bool, restrictionMark: Int64?,
+        removingUnlisted: Bool = false, in tx: StoreTransaction<Custom>
+    ) throws -> ObjectSyncResult {
+        let overlay = LocalOverlay(tx: tx)
+        var result = ObjectSyncResult()
+        var seen = Set<[String]>()
+        var listed: [ListedRestriction] = []
+        for member in server {
+            if case .user = side, let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
+                let custom = try member.custom.map { try JSONValue(encoding: $0) }
+                listed.append(ListedRestriction(
+                    ChatModeration.restriction(user: member.userId, channel: channel, custom: custom),
+                    updated: member.updated?.description, eTag: member.eTag))
+                continue
             }
+            seen.insert([member.channelId, member.userId])
+            result.record(try overlay.applyServer(member: member))
+        }
+        if removingUnlisted {
             for (channel, user) in try tx.memberships(of: side) where !seen.contains([channel, user]) {
                 if try overlay.serverLacks(channelId: channel, userId: user) { result.removed += 1 }
             }
-            if case .user(let user) = side, let restrictionMark {
-                result.updated += try tx.moderation.replaceRestrictions(user: user, listed: listed, since: restrictionMark, complete: complete)
-            }
-            return result
         }
+        if case .user(let user) = side, let restrictionMark {
+            result.updated += try tx.moderation.replaceRestrictions(user: user, listed: listed, since: restrictionMark, complete: complete)
+        }
+        return result
     }
 }
 
@@ -368,4 +455,31 @@ extension ObjectSync {
         }
         return try await ops.commit { try $0.overlay.applyServer(muteList: list, owner: owner) }
     }
+}
+
+/// What the last listing of the user's memberships saw, kept in its checkpoint's cursor
+/// (`memberships:<user>`, as `<total> <newest updated>`): the server's total and the newest
+/// `updated`. The next incremental listing reads down to `newest` and expects `total` plus the
+/// memberships new to the store.
+struct MembershipListingMark: Hashable, Sendable, CustomStringConvertible {
+    var total: Int
+    var newest: ISOTimestamp?
+
+    init(total: Int, newest: ISOTimestamp?) {
+        self.total = total
+        self.newest = newest
+    }
+
+    /// Reads a cursor written by ``description``; nil for anything else (a full listing follows).
+    init?(parsing text: String) {
+        let parts = text.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, let total = Int(first), total >= 0 else { return nil }
+        self.total = total
+        if parts.count == 2 {
+            guard let newest = try? ISOTimestamp(parsing: String(parts[1])) else { return nil }
+            self.newest = newest
+        }
+    }
+
+    var description: String { newest.map { "\(total) \($0)" } ?? "\(total)" }
 }

@@ -32,8 +32,9 @@ public struct ReconcilerOptions: Sendable {
     public var pullAllUsers = true
     /// Pull every channel of the keyset (`listChannels`); default true.
     public var pullAllChannels = true
-    /// Read the current user's mute list (`PN_PRV.<userId>.mute1`, one `GET` per object pull), as
-    /// the Chat SDK does with `syncMutedUsers`; default true. Off, a pull does not read it (live
+    /// Read the current user's mute list (`PN_PRV.<userId>.mute1`), as the Chat SDK does with
+    /// `syncMutedUsers`; default true. One `GET` per full object pull, and per incremental one
+    /// whose users listing names it (it changed) or did not run. Off, a pull does not read it (live
     /// sync still follows it, and each mute list write reads the server's list first).
     public var syncMuteList = true
     /// List every channel's reactions and members on each sync and gap fill, as if every channel

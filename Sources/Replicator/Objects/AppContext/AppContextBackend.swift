@@ -17,18 +17,20 @@ public struct AppContextBackend: ObjectBackend {
     /// `app-context`.
     public var name: String { "app-context" }
 
-    /// No conditional membership writes, no create-only.
+    /// No conditional membership writes, no create-only; listings answer their `totalCount`.
     public var capabilities: ObjectBackendCapabilities {
-        ObjectBackendCapabilities(conditionalMembershipWrites: false, nativeCreateOnly: false)
+        ObjectBackendCapabilities(conditionalMembershipWrites: false, nativeCreateOnly: false, listingTotals: true)
     }
 
     /// The App Context query of a page request: `start` is the cursor; `since` becomes the
-    /// `updated >=` filter, oldest change first.
+    /// `updated >=` filter, oldest change first; `newestFirst` sorts by `updated:desc`.
     static func query(_ page: ObjectPageRequest, filter: String? = nil) -> ObjectListQuery {
         var query = ObjectListQuery(limit: page.limit, start: page.cursor, count: page.wantsTotal, filter: filter)
         if let since = page.since {
             query.filter = AppContextFilter.updated(since: since.description)
             query.sort = ["updated:asc"]
+        } else if page.newestFirst {
+            query.sort = ["updated:desc"]
         }
         return query
     }

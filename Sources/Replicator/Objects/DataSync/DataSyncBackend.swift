@@ -94,6 +94,8 @@ public struct DataSyncBackend: ObjectBackend {
         if let since = page.since {
             query.filterFast = #"updatedAt >= "\#(since.description)""#
             query.sort = ["updatedAt"]
+        } else if page.newestFirst {
+            query.sort = ["updatedAt:desc"]
         }
         return query
     }
