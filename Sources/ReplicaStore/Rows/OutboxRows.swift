@@ -145,6 +145,13 @@ extension OutboxTable {
             ])
     }
 
+    /// Writes an op's state, attempt count, first attempt and update time as `entry` holds them:
+    /// what marking it in flight changes (``save(_:)`` writes every column).
+    package func saveAttempt(_ entry: OutboxEntry) throws {
+        try db.cachedStatement(sql: "UPDATE outbox SET state = ?, attempts = ?, first_attempt_at = ?, updated_at = ? WHERE op_id = ?")
+            .execute(arguments: [entry.state.rawValue, entry.attempts, entry.firstAttemptAt?.milliseconds, entry.updatedAt.milliseconds, entry.id])
+    }
+
     /// Deletes an op row.
     package func deleteOp(id: String) throws {
         try db.cachedStatement(sql: "DELETE FROM outbox WHERE op_id = ?").execute(arguments: [id])

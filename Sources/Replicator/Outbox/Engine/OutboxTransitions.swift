@@ -75,13 +75,21 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// Marks an op in flight (one more attempt) when it is pending or ambiguous; nil when it is
     /// gone or in another state (discarded or settled meanwhile).
     func markInflight(_ id: String, now: Date) throws -> OutboxEntry? {
-        guard var entry = try tx.outbox.op(id: id), entry.state == .pending || entry.state == .ambiguous else { return nil }
+        guard let entry = try tx.outbox.op(id: id) else { return nil }
+        return try markInflight(entry, now: now)
+    }
+
+    /// ``markInflight(_:now:)`` of an op read in this transaction. Only the attempt's columns
+    /// are written (the payload is as it was read).
+    func markInflight(_ read: OutboxEntry, now: Date) throws -> OutboxEntry? {
+        guard read.state == .pending || read.state == .ambiguous else { return nil }
+        var entry = read
         entry.state = .inflight
         entry.attempts += 1
         entry.firstAttemptAt = entry.firstAttemptAt ?? now
         entry.updatedAt = now
-        try tx.outbox.save(entry)
-        changes.events.append(.sending(opId: id, attempt: entry.attempts))
+        try tx.outbox.saveAttempt(entry)
+        changes.events.append(.sending(opId: entry.id, attempt: entry.attempts))
         return entry
     }
 
@@ -91,7 +99,7 @@ final class OpTransaction<Custom: ChatCustomData> {
     func startNext(lane: String, now: Date) throws -> MarkedOp? {
         guard let entry = try tx.outbox.laneHead(lane: lane, states: OutboxState.live) else { return nil }
         guard OutboxAttempt<Custom>.sendsAsIs(entry), OutboxWait.of(head: try LaneHead.of(entry, in: tx), now: now) == .ready,
-              let inflight = try markInflight(entry.id, now: now)
+              let inflight = try markInflight(entry, now: now)
         else { return nil }
         return MarkedOp(head: entry, inflight: inflight)
     }
@@ -174,7 +182,8 @@ final class OpTransaction<Custom: ChatCustomData> {
                     throw OutboxError.timetokenTaken(channel: channel, timetoken: tt, heldBy: holder)
                 }
                 try tx.messages.markSent(messageId: messageId, timetoken: tt)
-                try tx.files.finishFileUploads(opId: entry.id, messageId: messageId, timetoken: tt)
+                // Only a send with files has upload rows (`OpEnqueue.send`).
+                if send.files != nil { try tx.files.finishFileUploads(opId: entry.id, messageId: messageId, timetoken: tt) }
             }
         case .reaction(let tt):
             timetoken = tt
