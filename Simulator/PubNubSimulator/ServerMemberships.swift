@@ -82,33 +82,25 @@ extension PubNubServer {
         return Reply.page(request, items: items)
     }
 
-    /// Orders memberships by the `sort` keys (`field[:asc|:desc]`, comma-joined: `updated`,
-    /// `status`, `type`, `<other>.id`, `<other>.<field>` of the other side's object), then by the
-    /// other side's id, as the listing without `sort` is ordered.
+    /// Orders memberships by the `sort` keys (``less(_:_:sort:id:value:)``: `updated`, `status`,
+    /// `type`, `<other>.id`, `<other>.<field>` of the other side's object), then by the other
+    /// side's id, as the listing without `sort` is ordered.
     static func less(
         _ a: (other: String, membership: StoredMembership), _ b: (other: String, membership: StoredMembership),
         sort: String?, otherKey: String, objects: [String: StoredObject]
     ) -> Bool {
-        for key in (sort ?? "").split(separator: ",") {
-            let parts = key.split(separator: ":")
-            let field = String(parts[0])
-            let descending = parts.count > 1 && parts[1] == "desc"
-            func value(_ entry: (other: String, membership: StoredMembership)) -> String {
-                switch field {
-                case "updated": return entry.membership.updated
-                case "status": return entry.membership.status.stringValue ?? ""
-                case "type": return entry.membership.type.stringValue ?? ""
-                case "\(otherKey).id": return entry.other
-                case "\(otherKey).updated": return objects[entry.other]?.updated ?? ""
-                default:
-                    guard field.hasPrefix(otherKey + ".") else { return "" }
-                    return objects[entry.other]?.fields[String(field.dropFirst(otherKey.count + 1))]?.stringValue ?? ""
-                }
+        less(a, b, sort: sort, id: \.other) { entry, field in
+            switch field {
+            case "updated": return entry.membership.updated
+            case "status": return entry.membership.status.stringValue ?? ""
+            case "type": return entry.membership.type.stringValue ?? ""
+            case "\(otherKey).id": return entry.other
+            case "\(otherKey).updated": return objects[entry.other]?.updated ?? ""
+            default:
+                guard field.hasPrefix(otherKey + ".") else { return "" }
+                return objects[entry.other]?.fields[String(field.dropFirst(otherKey.count + 1))]?.stringValue ?? ""
             }
-            let (x, y) = (value(a), value(b))
-            if x != y { return descending ? x > y : x < y }
         }
-        return a.other < b.other
     }
 
     // MARK: Another device

@@ -119,21 +119,28 @@ extension PubNubServer {
 
     /// Orders by the `sort` keys (`field[:asc|:desc]`, comma-joined), then by id.
     static func less(_ a: StoredObject, _ b: StoredObject, sort: String?) -> Bool {
+        less(a, b, sort: sort, id: \.id) { o, field in
+            switch field {
+            case "id": o.id
+            case "updated": o.updated
+            default: o.fields[field]?.stringValue ?? ""
+            }
+        }
+    }
+
+    /// The one reading of a listing's `sort` (`field[:asc|:desc]`, comma-joined): `value` gives
+    /// an element's text for a field; ties end ordered by `id`.
+    static func less<Element>(
+        _ a: Element, _ b: Element, sort: String?, id: (Element) -> String, value: (Element, String) -> String
+    ) -> Bool {
         for key in (sort ?? "").split(separator: ",") {
             let parts = key.split(separator: ":")
-            let field = String(parts[0])
-            let descending = parts.count > 1 && parts[1] == "desc"
-            func value(_ o: StoredObject) -> String {
-                switch field {
-                case "id": o.id
-                case "updated": o.updated
-                default: o.fields[field]?.stringValue ?? ""
-                }
-            }
-            let (x, y) = (value(a), value(b))
+            guard let first = parts.first else { continue }
+            let field = String(first), descending = parts.count > 1 && parts[1] == "desc"
+            let (x, y) = (value(a, field), value(b, field))
             if x != y { return descending ? x > y : x < y }
         }
-        return a.id < b.id
+        return id(a) < id(b)
     }
 }
 

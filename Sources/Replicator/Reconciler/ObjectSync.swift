@@ -241,13 +241,14 @@ struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
         guard let total else { return nil }
         let listed = changed
         let applied: ObjectSyncResult? = try await store.storeTransaction { tx in
-            let stored = Set(try tx.memberships(of: .user(user)).map(\.channelId))
+            // Point reads of the listed ones (one, re-read, when nothing changed), not the user's
+            // whole membership table.
             let restricted = try tx.moderation.restrictedChannels(user: user)
-            let new = listed.filter { member in
+            let new = try listed.filter { member in
                 if let channel = ChatModeration.restrictedChannel(ofModerationChannel: member.channelId) {
                     return !restricted.contains(channel)
                 }
-                return !stored.contains(member.channelId)
+                return try tx.member(channelId: member.channelId, userId: user) == nil
             }.count
             guard total == last.total + new else { return nil }
             return try Self.apply(listed, side: .user(user), complete: false, restrictionMark: restrictionMark, in: tx)
