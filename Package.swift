@@ -161,6 +161,8 @@ let package = Package(
                 "PubNubSimulator",
                 "PubNubSimulatorTesting",
                 "SimulatorHTTP",
+                // The commands' transport on Linux (Sources/pnreplicate/CommandTransport.swift).
+                "PubNubWireNIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
             ],

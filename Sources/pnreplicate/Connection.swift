@@ -245,8 +245,8 @@ struct Session {
     /// The replica: each read, write, sync or live run of a command is one of its calls.
     let replica: Replica<DefaultChatCustom>
 
-    /// Opens the store (migrating it) and makes the replica on a URLSession transport whose
-    /// requests each end within `requestTimeout` seconds (a long poll within its own timeout);
+    /// Opens the store (migrating it) and makes the replica on the command's transport
+    /// (``CommandTransport``), whose requests each end within `requestTimeout` seconds (a long poll within its own timeout);
     /// nothing is sent or fetched until a command drains, syncs, listens or reads.
     ///
     /// - Parameters:
@@ -265,7 +265,7 @@ struct Session {
         if inMemory { configuration.store = .inMemory }
         configuration.storeOptions = options.storage.storeOptions(migration: .automatic)
         configuration.storeOptions.readOnly = readOnly && !inMemory
-        configuration.transport = URLSessionTransport(timeout: requestTimeout)
+        configuration.transport = CommandTransport.make(timeout: requestTimeout)
         configuration.live = live
         replica = try Replica<DefaultChatCustom>(configuration)
     }

@@ -98,6 +98,15 @@ extension OutboxTable {
         ).first
     }
 
+    /// The first op in one of `states` of `lane` after the op at `seq` (the one a drain marks in
+    /// flight while the op before it is sent: docs/outbox.md, "The next request overlaps the commit"), or nil.
+    package func laneOp(lane: String, after seq: Int64, states: Set<OutboxState>) throws -> OutboxEntry? {
+        try OutboxEntry.fetchAll(
+            db, where: "seq = (SELECT min(seq) FROM outbox WHERE lane = ? AND seq > ? AND state IN (\(Self.list(states))))",
+            arguments: [lane, seq]
+        ).first
+    }
+
     /// The state of the op with `id`, or nil when it is not in the outbox.
     package func opState(id: String) throws -> OutboxState? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM outbox WHERE op_id = ?"), arguments: [id])

@@ -59,16 +59,25 @@ extension OutboxAttempt {
     }
 
     /// Runs an attempt and records how it failed, if it did.
-    private func recordingFailures(of entry: OutboxEntry, on outbox: isolated Outbox<Custom>, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
+    func recordingFailures(of entry: OutboxEntry, on outbox: isolated Outbox<Custom>, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
         do {
             return try await body()
-        } catch let error as WireError {
+        } catch {
+            await record(error, of: entry, on: outbox)
+            return nil
+        }
+    }
+
+    /// Records how an attempt of `entry` (the op as it was before its attempt) failed.
+    func record(_ error: any Error, of entry: OutboxEntry, on outbox: isolated Outbox<Custom>) async {
+        switch error {
+        case let error as WireError:
             await recordWireFailure(entry, error, on: outbox)
-        } catch is CancellationError {
+        case is CancellationError:
             // The drain was cancelled mid-attempt: the op stays as the store has it (an op left in
             // flight becomes ambiguous when the next outbox is made or the next drain takes the lease).
-            return nil
-        } catch {
+            return
+        default:
             // A store error (disk full, I/O error) stops the drain rather than retry an op whose
             // outcome cannot be recorded; anything else (an answer the model refuses) waits out a
             // backoff. Either way the request may have been sent, so a publish is probed next time.
@@ -81,7 +90,6 @@ extension OutboxAttempt {
             let state: OutboxState = entry.kind == .send || entry.state == .ambiguous ? .ambiguous : .pending
             await reschedule(entry, state: state, minimumWait: 0, failure: failure, serverFailure: false, on: outbox)
         }
-        return nil
     }
 
     private func attemptOrThrow(_ original: OutboxEntry, lane: String?, on outbox: isolated Outbox<Custom>) async throws -> MarkedOp? {
@@ -273,7 +281,7 @@ extension OutboxAttempt {
         }
     }
 
-    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>)
+    func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>)
         throws(WireError) -> Completion
     {
         switch entry.kind.traits.route {
@@ -300,12 +308,15 @@ extension OutboxAttempt {
     ///   deadline), and return it. A kill -9 after this commit leaves that op in flight although
     ///   its request was never sent: recovery makes it ambiguous, and its probe finds it not applied
     ///   and sends it, once. No op is ever sent without its `inflight` mark committed first.
+    ///   - ahead: with `lane`, the op whose request is out while this commits: the op after it is
+    ///     marked instead of the lane's head (``OpTransaction/markAhead(lane:after:now:)``, the pipeline's step).
     ///   - skipping: an op finished with it, unsent, in the same transaction (an invitation's
     ///     event when the membership existed already).
     @discardableResult
-    func complete(_ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil, skipping: OutboxEntry? = nil, on outbox: isolated Outbox<Custom>) async throws
-        -> MarkedOp?
-    {
+    func complete(
+        _ entry: OutboxEntry, _ completion: Completion, next lane: String? = nil, ahead sending: OutboxEntry? = nil,
+        skipping: OutboxEntry? = nil, on outbox: isolated Outbox<Custom>
+    ) async throws -> MarkedOp? {
         let userId = outbox.userId
         let result: OpResult<Custom>
         switch completion {
@@ -327,15 +338,22 @@ extension OutboxAttempt {
         case .none: result = .none
         }
         let now = outbox.clock.now
-        let startNext = lane != nil && !Task.isCancelled && outbox.drainState.storeFailure == nil && outbox.drainState.deadline.map { now <= $0 } ?? true
+        let startNext = lane != nil && Self.drainGoesOn(now: now, on: outbox)
         let next = try await outbox.commit { ops -> MarkedOp? in
             try ops.complete(entry, result, userId: userId)
             if let skipping { try ops.complete(skipping, .none, userId: userId) }
             guard startNext, let lane else { return nil }
+            if let sending { return try ops.markAhead(lane: lane, after: sending, now: now) }
             return try ops.startNext(lane: lane, now: now)
         }
         outbox.drainState.report.completed += skipping == nil ? 1 : 2
         return next
+    }
+
+    /// Whether the drain may start another op's attempt: not cancelled, no store failure, before
+    /// its deadline. Read on the drain's own task (a commit's unstructured task is never cancelled).
+    static func drainGoesOn(now: Date, on outbox: isolated Outbox<Custom>) -> Bool {
+        !Task.isCancelled && outbox.drainState.storeFailure == nil && outbox.drainState.deadline.map { now <= $0 } ?? true
     }
 
     /// The unsent invitation event queued after a membership op (same channel and user).

@@ -293,13 +293,17 @@ extension OutboxDrainer {
     /// Sends one lane's ops in order until it is empty, blocked, or its next attempt is past the deadline.
     ///
     /// An op that can go as it is is marked in flight by the previous op's completion (one commit
-    /// per op: `OutboxAttempt.complete`) and sent at once, without reading the lane again.
+    /// per op: `OutboxAttempt.complete`) and sent at once, without reading the lane again; a run
+    /// of plain publishes goes through the pipeline, each commit beside the next request
+    /// (`OutboxAttempt.pipeline`).
     private func runLane(_ lane: String, deadline: Date?, on outbox: isolated Outbox<Custom>) async {
         var marked: MarkedOp?
         while !Task.isCancelled, outbox.drainState.storeFailure == nil {
             if marked == nil, outbox.client.access.waitingFor != nil { return }
             if let current = marked {
-                marked = await outbox.attempts.attempt(current, lane: lane, on: outbox)
+                marked = OutboxAttempt<Custom>.canGoAhead(current.head)
+                    ? await outbox.attempts.pipeline(current, lane: lane, on: outbox)
+                    : await outbox.attempts.attempt(current, lane: lane, on: outbox)
                 continue
             }
             // Past the deadline no new attempt starts: a slow server must not stretch the drain.
