@@ -178,15 +178,4 @@ extension OpTransaction {
         // Only a pending op is marked ahead (``OutboxAttempt/canGoAhead(_:)``).
         changes.events.append(.retrying(opId: row.id, at: marked.head.nextAttemptAt ?? now, failure: failure))
     }
-
-    /// The lane's next op, marked in flight in this transaction, when it can go now as it is: the
-    /// lane's head, due, not waiting on a parent, and one whose request needs nothing looked up
-    /// (``OutboxAttempt/sendsAsIs(_:)``). Nil leaves the lane as it is (the drain reads it again).
-    func startNext(lane: String, now: Date) throws -> MarkedOp? {
-        guard let entry = try tx.outbox.laneHead(lane: lane, states: OutboxState.live) else { return nil }
-        guard OutboxAttempt<Custom>.sendsAsIs(entry), OutboxWait.of(head: try LaneHead.of(entry, in: tx), now: now) == .ready,
-              let inflight = try markInflight(entry, now: now)
-        else { return nil }
-        return MarkedOp(head: entry, inflight: inflight)
-    }
 }

@@ -93,6 +93,17 @@ final class OpTransaction<Custom: ChatCustomData> {
         return entry
     }
 
+    /// The lane's next op, marked in flight in this transaction, when it can go now as it is: the
+    /// lane's head, due, not waiting on a parent, and one whose request needs nothing looked up
+    /// (``OutboxAttempt/sendsAsIs(_:)``). Nil leaves the lane as it is (the drain reads it again).
+    func startNext(lane: String, now: Date) throws -> MarkedOp? {
+        guard let entry = try tx.outbox.laneHead(lane: lane, states: OutboxState.live) else { return nil }
+        guard OutboxAttempt<Custom>.sendsAsIs(entry), OutboxWait.of(head: try LaneHead.of(entry, in: tx), now: now) == .ready,
+              let inflight = try markInflight(entry, now: now)
+        else { return nil }
+        return MarkedOp(head: entry, inflight: inflight)
+    }
+
     /// Records a failed attempt: back to `pending` or `ambiguous` with a retry time, or parked as
     /// `dead` or `conflict` (no retry time) until the app decides. A parked publish shows as
     /// `failed` in the message queries.
