@@ -232,6 +232,29 @@ struct SlowAndConcurrentSyncTests {
         #expect(Set(onServer) == Set(local.map(\.id)), "the server holds messages this store did not send")
     }
 
+    #if canImport(FoundationNetworking)
+        @Test("with a proxy in the environment the commands go through it; without one they reach the origin", .timeLimit(.minutes(5)))
+        func proxyInTheEnvironmentIsHonoured() async throws {
+            let simulator = try await MisbehavingSimulator([])
+            defer { simulator.stop() }
+            // No proxy from this machine's environment: each run says what it has.
+            let none = Dictionary(uniqueKeysWithValues: ["http_proxy", "https_proxy", "all_proxy", "no_proxy"].flatMap { [($0, ""), ($0.uppercased(), "")] })
+            let env = none.merging(["PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_STORE": CLI.temporaryStore()]) { _, new in new }
+            let queued = try await BoundedProcess.run(["send", "--channel", "proxied", "--text", "through the proxy"], environment: env)
+            try #require(queued.status == 0, "\(queued.summary)")
+            func publishes() -> [String] { simulator.requests.filter { $0.contains("/publish/") } }
+            // A proxy that refuses every connection: a command that honours it cannot reach the origin.
+            var proxied = env
+            proxied["http_proxy"] = "http://127.0.0.1:1"
+            let blocked = try await BoundedProcess.run(["sync", "--timeout", "3"], environment: proxied)
+            #expect(!blocked.killed, "\(blocked.summary)")
+            #expect(publishes().isEmpty, "sent past the proxy: \(simulator.requests)")
+            let direct = try await BoundedProcess.run(["sync", "--timeout", "30"], environment: env)
+            #expect(direct.status == 0, "\(direct.summary)")
+            #expect(publishes().count == 1, "\(simulator.requests)")
+        }
+    #endif
+
     @Test("sync --timeout 10 against a server that drips 1 byte/s ends within 25 s with a timeout error", .timeLimit(.minutes(10)))
     func drippingServerIsBoundedByTimeout() async throws {
         let simulator = try await MisbehavingSimulator(["--drip", "1"])
