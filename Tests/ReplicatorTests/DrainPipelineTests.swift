@@ -74,21 +74,14 @@ struct DrainPipelineTests {
         var world = try World()
         let ids = try await Self.send(10, on: world)
         world.transport.crash(afterRequests: requests)
-        let finished = Flag()
-        let outbox = world.outbox
-        let drain = Task {
-            _ = try? await outbox.drain()
-            finished.set()
-        }
-        while !world.transport.crashed && !finished.isSet { await Task.yield() }
         // The commit beside the hung request records the answer before it and marks the op after it.
-        while true {
-            let entries = try await world.entries()
-            if entries.first?.operation.messageId == ids[requests], entries.filter({ $0.state == .inflight }).count == 2 { break }
-            await Task.yield()
+        try await world.drainUntilCrash {
+            while true {
+                let entries = try await world.entries()
+                if entries.first?.operation.messageId == ids[requests], entries.filter({ $0.state == .inflight }).count == 2 { break }
+                await Task.yield()
+            }
         }
-        drain.cancel()
-        while world.transport.requestsAtServer > 0 { await Task.yield() }
         let copy = World.temporaryPath()
         try world.store.maintenance.backup(to: copy)
         #expect(await world.serverMessageIds("c1") == Array(ids.prefix(requests)))

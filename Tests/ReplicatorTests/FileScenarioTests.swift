@@ -24,15 +24,7 @@ struct FileScenarioTests {
         /// copy of its store and attachment area as the dead process left them.
         mutating func drainDying(after requests: Int, seed: UInt64) async throws {
             device.transport.crash(afterRequests: device.transport.records.count + requests)
-            let finished = Flag()
-            let outbox = device.outbox
-            let drain = Task {
-                _ = try? await outbox.drain()
-                finished.set()
-            }
-            while !device.transport.crashed && !finished.isSet { await Task.yield() }
-            drain.cancel()
-            while device.transport.requestsAtServer > 0 { await Task.yield() }
+            try await device.drainUntilCrash()
             let copy = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
             try device.store.maintenance.backup(to: copy)
             try? FileManager.default.copyItem(at: device.store.attachments.root, to: URL(fileURLWithPath: copy + ".files"))

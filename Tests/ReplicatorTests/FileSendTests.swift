@@ -95,15 +95,7 @@ struct FileSendTests {
         let photo = Self.bytes(5000, seed: UInt64(crashAfter))
         let id = try #require(try await a.outbox.messages.send(files: [OutgoingFile(data: photo, name: "a.bin")], to: "general").value?.id)
         a.transport.crash(afterRequests: crashAfter)
-        let finished = Flag()
-        let outbox = a.outbox
-        let drain = Task {
-            _ = try? await outbox.drain()
-            finished.set()
-        }
-        while !a.transport.crashed && !finished.isSet { await Task.yield() }
-        drain.cancel()
-        while a.transport.requestsAtServer > 0 { await Task.yield() }
+        try await a.drainUntilCrash()
         // The dead process's store and attachment area as they were.
         let copy = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
         try a.store.maintenance.backup(to: copy)

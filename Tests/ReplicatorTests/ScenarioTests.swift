@@ -74,16 +74,8 @@ struct Scenario {
         // Phase 2: online but flaky, and the process dies after a random number of requests.
         world.transport.use(FaultPlan(seed: seed, profile: .flaky))
         world.transport.crash(afterRequests: 20 + Int(random.next() % UInt64(messages / 2)))
-        let finished = Flag()
-        let outbox = world.outbox
-        let drain = Task {
-            _ = try? await outbox.drain()
-            finished.set()
-        }
-        while !world.transport.crashed && !finished.isSet { await Task.yield() }
-        drain.cancel()
         // Requests already on their way when the process died still reach the server.
-        while world.transport.requestsAtServer > 0 { await Task.yield() }
+        try await world.drainUntilCrash()
         // The crashed process's file as it was at the crash; the old process never writes to it.
         let copy = World.temporaryPath()
         try world.store.maintenance.backup(to: copy)

@@ -114,3 +114,21 @@ final class Flag: @unchecked Sendable {
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }
 }
+
+extension SimulatedDevice {
+    /// Drains until the transport has crashed (``InProcessTransport/crash(afterRequests:)``) or
+    /// the drain ends; runs `whileDying` (what the dying process still finishes meanwhile) before
+    /// the drain is cancelled, then waits for the requests already at the server.
+    func drainUntilCrash(whileDying: () async throws -> Void = {}) async throws {
+        let finished = Flag()
+        let outbox = self.outbox
+        let drain = Task {
+            _ = try? await outbox.drain()
+            finished.set()
+        }
+        while !transport.crashed && !finished.isSet { await Task.yield() }
+        try await whileDying()
+        drain.cancel()
+        while transport.requestsAtServer > 0 { await Task.yield() }
+    }
+}
