@@ -12,7 +12,7 @@ import Testing
 /// as soon as k is answered, beside the commit that completes k.
 @Suite("the drain's pipeline: the next request overlaps the commit")
 struct DrainPipelineTests {
-    /// The outbox's ops of `lane` in flight, as the store has them.
+    /// The outbox's ops in flight, as the store has them.
     private static func inflight(_ world: World) async throws -> [OutboxEntry] {
         try await world.entries().filter { $0.state == .inflight }
     }
