@@ -241,6 +241,13 @@ extension OutboxAttempt {
     /// Sends an op marked in flight and records the answer; with `lane`, the completion also
     /// marks the lane's next op (returned) when it can go as it is.
     private func send(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, lane: String?, on outbox: isolated Outbox<Custom>) async throws -> MarkedOp? {
+        guard let completion = try await exchange(inflight, resolved: resolved, on: outbox) else { return nil }
+        return try await complete(inflight, completion, next: lane, on: outbox)
+    }
+
+    /// Sends an op marked in flight and decodes the answer; nil when its request could not be
+    /// built (nothing was sent; the op is parked dead).
+    func exchange(_ inflight: OutboxEntry, resolved: OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>) async throws -> Completion? {
         let outgoing: Outgoing
         do {
             // Built before anything is sent: an op whose request cannot be built is dead. An object
@@ -258,11 +265,9 @@ extension OutboxAttempt {
         switch outgoing {
         case .object(let write):
             // Users, channels and memberships go through the object backend.
-            let written = try await outbox.objects.write(write)
-            return try await complete(inflight, Self.completion(of: inflight, written, resolved: resolved), next: lane, on: outbox)
+            return Self.completion(of: inflight, try await outbox.objects.write(write), resolved: resolved)
         case .wire(let request):
-            let response = try await outbox.client.perform(request)
-            return try await complete(inflight, try decodeCompletion(of: inflight, from: response, resolved: resolved, on: outbox), next: lane, on: outbox)
+            return try decodeCompletion(of: inflight, from: try await outbox.client.perform(request), resolved: resolved, on: outbox)
         }
     }
 
@@ -281,7 +286,7 @@ extension OutboxAttempt {
         }
     }
 
-    func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>)
+    private func decodeCompletion(of entry: OutboxEntry, from response: WireResponse, resolved: OutboxRequests.Resolved, on outbox: isolated Outbox<Custom>)
         throws(WireError) -> Completion
     {
         switch entry.kind.traits.route {

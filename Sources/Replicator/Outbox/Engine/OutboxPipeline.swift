@@ -16,16 +16,6 @@ private enum Settled: Sendable {
     }
 }
 
-/// What a request of the pipeline came back with.
-private enum Exchanged: Sendable {
-    /// The answer, decoded.
-    case answered(Completion)
-    /// The request failed (the error the attempt records).
-    case failed(any Error)
-    /// The request could not be built: nothing was sent, the op is dead.
-    case unbuildable(String)
-}
-
 extension OutboxAttempt {
     /// Sends a lane's run of plain publishes (``canGoAhead(_:)``), each op's commit overlapping
     /// the next op's request, and returns the op to go on with (marked in flight, not sent) or nil
@@ -44,30 +34,30 @@ extension OutboxAttempt {
         // The commit running beside `current`'s request: completes the op before it (none for the first) and marks the one after it.
         var settling = settle(nil, after: first.inflight, lane: lane, on: outbox)
         while true {
-            let exchanged = await exchange(current, on: outbox)
+            let exchanged: Result<Completion?, any Error>
+            do {
+                exchanged = .success(try await exchange(current.inflight, resolved: OutboxRequests.Resolved(ifMatch: current.inflight.baseETag), on: outbox))
+            } catch {
+                exchanged = .failure(error)
+            }
             let settled = await settling.value
             if case .failed(let previous, let error) = settled { await record(error, of: previous, on: outbox) }
             let ahead = settled.ahead
-            guard case .answered(let completion) = exchanged else {
-                // This op failed: the one marked after it does not go (put back first, so that a
-                // failure that parks the lane's ops sees it pending).
+            guard case .success(let answer?) = exchanged else {
+                // This op failed (or could not be built, and is dead): the one marked after it does
+                // not go (put back first, so that a failure that parks the lane's ops sees it pending).
                 if let ahead { await unmark(ahead, on: outbox) }
-                switch exchanged {
-                case .failed(let error): await record(error, of: current.head, on: outbox)
-                case .unbuildable(let message): await park(current.inflight, .dead, OutboxFailure(errorClass: .other, message: message), on: outbox)
-                case .answered: break
-                }
+                if case .failure(let error) = exchanged { await record(error, of: current.head, on: outbox) }
                 return nil
             }
             guard let ahead, Self.drainGoesOn(now: outbox.clock.now, on: outbox) else {
                 if let ahead { await unmark(ahead, on: outbox) }
                 // The ordinary step: this op's completion marks the lane's next op, whatever its kind.
-                let next = await recordingFailures(of: current.head, on: outbox) {
-                    try await self.complete(current.inflight, completion, next: ahead == nil ? lane : nil, on: outbox)
+                return await recordingFailures(of: current.head, on: outbox) {
+                    try await self.complete(current.inflight, answer, next: ahead == nil ? lane : nil, on: outbox)
                 }
-                return next
             }
-            settling = settle((current, completion), after: ahead.inflight, lane: lane, on: outbox)
+            settling = settle((current, answer), after: ahead.inflight, lane: lane, on: outbox)
             current = ahead
         }
     }
@@ -90,11 +80,8 @@ extension OutboxAttempt {
     ) async -> Settled {
         do {
             if let answered {
-                guard goesOn else {
-                    _ = try await complete(answered.op.inflight, answered.completion, on: outbox)
-                    return .marked(nil)
-                }
-                return .marked(try await complete(answered.op.inflight, answered.completion, next: lane, ahead: sending, on: outbox))
+                return .marked(try await complete(
+                    answered.op.inflight, answered.completion, next: goesOn ? lane : nil, ahead: sending, on: outbox))
             }
             guard goesOn else { return .marked(nil) }
             let now = outbox.clock.now
@@ -106,24 +93,6 @@ extension OutboxAttempt {
                 return .marked(nil)
             }
             return .failed(answered.op.head, error)
-        }
-    }
-
-    /// Sends a marked op's request and decodes the answer.
-    private func exchange(_ marked: MarkedOp, on outbox: isolated Outbox<Custom>) async -> Exchanged {
-        let resolved = OutboxRequests.Resolved(ifMatch: marked.inflight.baseETag)
-        let request: WireRequest
-        do {
-            request = try OutboxRequests.request(for: marked.inflight, resolved: resolved, client: outbox.client)
-        } catch {
-            return .unbuildable(error.description)
-        }
-        outbox.drainState.report.attempts += 1
-        do {
-            let response = try await outbox.client.perform(request)
-            return .answered(try decodeCompletion(of: marked.inflight, from: response, resolved: resolved, on: outbox))
-        } catch {
-            return .failed(error)
         }
     }
 
