@@ -27,8 +27,7 @@ final class AccessServer: @unchecked Sendable {
     }
 
     deinit {
-        simulator.process.signal(SIGKILL)
-        simulator.process.wait()
+        simulator.process.signal(SIGKILL)  // reaped by the thread that watches it
     }
 
     var origin: String { simulator.origin }

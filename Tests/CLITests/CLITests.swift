@@ -28,6 +28,7 @@ struct CLI {
     }
 
     /// ``run(_:environment:)`` for code already on a thread of its own (inside ``offPool(_:)``).
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: call it inside offPool")
     static func runBlocking(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = try ChildProcess(binary.path, arguments, environment: environment, stdout: .pipe, stderr: .pipe)
         let termination = process.wait()
@@ -120,7 +121,7 @@ struct CLITests {
                 "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update pnreplicate_migrations set checksum='0'\"); c.commit()",
                 store,
             ])
-        try #require(sqlite.wait().status == 0)
+        try #require(await sqlite.ended().status == 0)
         let result = try await CLI.run(["status", "--store", store])
         #expect(result.status != 0)
         #expect(result.stderr.contains("migration 0001_initial was changed after it was applied"))

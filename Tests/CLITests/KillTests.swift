@@ -29,10 +29,9 @@ final class SimulatorProcess {
 
     var origin: String { "http://127.0.0.1:\(port)" }
 
-    func stop() {
-        process.terminate()
-        process.wait()
-    }
+    /// SIGTERM now, SIGKILL 10 s later if it is still there; returns at once (a `defer` in an
+    /// async test cannot wait, and blocking there stalled other tests: ``ChildProcess/wait()``).
+    func stop() { process.stop(grace: .seconds(10)) }
 }
 
 @Suite("pnreplicate sync survives SIGKILL")

@@ -120,7 +120,7 @@ struct NewcomerTests {
         let store = CLI.temporaryStore()
         var environment: [String: String] = [:]
         var background: ChildProcess?
-        defer { if let background { background.terminate(); background.wait() } }
+        defer { background?.stop(grace: .seconds(10)) }
         var ran = 0
         for line in lines {
             let words = try Self.words(of: line)
@@ -138,7 +138,7 @@ struct NewcomerTests {
             case "kill":
                 #expect(words == ["kill", "%1"] && background != nil, "\(line)")
                 background?.terminate()
-                background?.wait()
+                await background?.ended()
                 background = nil
             case ".build/debug/pnreplicate":
                 var arguments = Array(words.dropFirst())

@@ -28,10 +28,7 @@ struct OfficialSDKAccessTests {
         let python = try #require(OfficialSDK.python)
         let simulator = try ChildProcess(
             CLI.binary.path, ["simulator", "serve", "--port", "0", "--secret-key", Self.secretKey], stdout: .pipe, stderr: .pipe)
-        defer {
-            simulator.signal(SIGKILL)
-            simulator.wait()
-        }
+        defer { simulator.signal(SIGKILL) }
         let firstLine = String(try await offPool { simulator.stdout(when: { $0.contains("\n") }, within: .seconds(30)) }.prefix { $0 != "\n" })
         let port = try #require(firstLine.split(separator: ":").last.flatMap { Int($0) }, "simulator said: \(firstLine)")
         let path = Self.script.path

@@ -47,7 +47,7 @@ extension OfficialSDK {
         let python = try #require(Self.python)
         let simulator = try await SimulatorProcess(faults: "none", seed: 0)
         var stopped = false
-        defer { if !stopped { simulator.process.signal(SIGKILL); simulator.process.wait() } }
+        defer { if !stopped { simulator.process.signal(SIGKILL) } }
         // The waits run off Swift's cooperative pool, which other tests need meanwhile.
         let port = simulator.port, path = script.path
         let run = try await offPool { try BoundedRun.runBlocking([path, "127.0.0.1:\(port)"], executable: python, limit: limit) }

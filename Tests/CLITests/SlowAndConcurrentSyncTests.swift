@@ -68,7 +68,7 @@ final class BoundedProcess {
         let killed = ended == nil
         if killed {
             process.signal(SIGKILL)
-            ended = process.wait()
+            ended = await process.ended()
         }
         let termination = ended!
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -113,7 +113,7 @@ final class MisbehavingSimulator {
             try await Task.sleep(for: .milliseconds(20))
         }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else {
-            Self.stop(process)
+            process.stop(grace: .seconds(10))
             throw SimulatorDidNotStart(firstLine: line)
         }
         self.process = process
@@ -136,14 +136,8 @@ final class MisbehavingSimulator {
     }
 
     /// SIGTERM, then SIGKILL if it is still there 10 s later (a graceful stop waits for bodies
-    /// still being dripped to clients that are connected).
-    func stop() { Self.stop(process) }
-
-    static func stop(_ process: ChildProcess) {
-        process.terminate()
-        if process.wait(timeout: .seconds(10)) == nil { process.signal(SIGKILL) }
-        process.wait()
-    }
+    /// still being dripped to clients that are connected); returns at once.
+    func stop() { process.stop(grace: .seconds(10)) }
 }
 
 struct SimulatorDidNotStart: Error, CustomStringConvertible {

@@ -191,14 +191,20 @@ final class ChildProcess: @unchecked Sendable {
     /// Whether the child has not been reaped yet.
     var isRunning: Bool { exited.wait(timeout: .now()) == .timedOut }
 
-    /// Waits for the child to end.
+    /// Waits for the child to end, blocking the calling thread. Unavailable from async code: a
+    /// test that blocked a thread of Swift's cooperative pool (two threads on a two-core machine)
+    /// stalled every other test's tasks meanwhile, and an in-process server's 10 s deadline fired
+    /// in CI. Async code uses ``ended()`` or ``wait(until:)``, or blocks inside ``offPool(_:)``.
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: use ended(), wait(until:) or offPool")
     @discardableResult
     func wait() -> Termination {
         exited.wait()
         return lock.withLock { ending! }
     }
 
-    /// Waits at most `limit` for the child to end; nil if it is still running.
+    /// Waits at most `limit` for the child to end, blocking the calling thread; nil if it is still
+    /// running. Unavailable from async code, as ``wait()``.
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: use wait(until:) or offPool")
     func wait(timeout limit: Duration) -> Termination? {
         let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
         guard exited.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return nil }
@@ -225,6 +231,26 @@ final class ChildProcess: @unchecked Sendable {
         return lock.withLock { ending }
     }
 
+    /// Waits, without blocking a thread, until the child ends.
+    @discardableResult
+    func ended() async -> Termination {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            exited.notify(queue: .global()) { continuation.resume() }
+        }
+        return lock.withLock { ending! }
+    }
+
+    /// SIGTERM now and SIGKILL `grace` later if the child is still there, without waiting for
+    /// either: for a `defer` in async code, which cannot wait. The child is reaped by the thread
+    /// that watches it.
+    func stop(grace: Duration = .seconds(10)) {
+        terminate()
+        let nanoseconds = grace.components.seconds * 1_000_000_000 + grace.components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+            signal(SIGKILL)
+        }
+    }
+
     /// Sends `signal` to the child, unless it has been reaped (its pid may be reused).
     func signal(_ signal: Int32) {
         lock.withLock {
@@ -249,12 +275,14 @@ final class ChildProcess: @unchecked Sendable {
     var stderr: String { stderrCapture?.all() ?? "" }
 
     /// The child's stdout so far, once `predicate` holds for it or the pipe reaches EOF.
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: call it inside offPool")
     func stdout(when predicate: (String) -> Bool) -> String {
         stdoutCapture?.text(when: predicate) ?? ""
     }
 
     /// The child's stdout so far, once `predicate` holds for it, the pipe reaches EOF or `limit`
     /// has passed (the caller tells which by asking `predicate` again).
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: call it inside offPool")
     func stdout(when predicate: (String) -> Bool, within limit: Duration) -> String {
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         return stdoutCapture?.text(when: predicate, until: Date().addingTimeInterval(seconds)) ?? ""
@@ -262,6 +290,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// The child's stderr so far, once `predicate` holds for it, the pipe reaches EOF or `limit`
     /// has passed.
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: call it inside offPool")
     func stderr(when predicate: (String) -> Bool, within limit: Duration) -> String {
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         return stderrCapture?.text(when: predicate, until: Date().addingTimeInterval(seconds)) ?? ""

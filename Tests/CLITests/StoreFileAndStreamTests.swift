@@ -33,6 +33,7 @@ struct BoundedRun {
     }
 
     /// ``run(_:executable:stderr:limit:)`` for code already on a thread of its own (inside ``offPool(_:)``).
+    @available(*, noasync, message: "blocks a thread of the cooperative pool: call it inside offPool")
     static func runBlocking(
         _ arguments: [String], executable: URL = CLI.binary, stderr errorStream: ChildProcess.Stream? = nil,
         limit: Duration = .seconds(20)
@@ -157,7 +158,7 @@ struct StoreFileTests {
                 "python3", "-c",
                 "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table notes(text)'); c.commit()", store,
             ])
-        try #require(sqlite.wait().status == 0)
+        try #require(await sqlite.ended().status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let result = try await CLI.run(["status", "--store", store])
         #expect(result.status == 1)
@@ -185,10 +186,8 @@ struct StoreFileTests {
                 """,
                 store,
             ], stdin: .pipe, stdout: .pipe)
-        defer {
-            holder.closeStdin()
-            holder.wait()
-        }
+        // Closing its stdin ends the holder; the thread that watches it reaps it.
+        defer { holder.closeStdin() }
         let announced = try await offPool { holder.stdout { $0.contains("locked") } }
         try #require(announced.contains("locked"), "the lock holder exited early")
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
