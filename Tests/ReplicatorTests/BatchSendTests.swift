@@ -44,4 +44,36 @@ struct BatchSendTests {
         await #expect(throws: ModelValidationError.emptyIdentifier(field: "message.channelId")) { try await world.outbox.messages.send(many: batch) }
         #expect(try await world.entries().isEmpty)
     }
+
+    @Test("a batch's payloads are encoded before its transaction; one the fast writer leaves to JSONEncoder (a non-ASCII key) is encoded at insert, and both publish what a single send does")
+    func preparedPayloads() async throws {
+        let world = try World(seed: 3)
+        let content: JSONValue = ["ключ": 1, "plain": "x"]
+        _ = try await world.outbox.messages.send(many: [
+            OutgoingMessage(text: "fast", to: "c"),
+            OutgoingMessage(text: "slow", to: "c", contentType: "poll", content: content),
+        ])
+        _ = try await world.outbox.messages.send(text: "single", to: "c", contentType: "poll", content: content)
+        let report = try await world.outbox.drain()
+        #expect(report.completed == 3 && report.remaining == 0, "\(report)")
+        let stored = await world.server.storedMessages(channel: "c").compactMap(\.message.objectValue)
+        #expect(stored.map { $0["text"] } == ["fast", "slow", "single"])
+        #expect(stored[1]["content"] == content && stored[2]["content"] == content)
+        #expect(stored[1].keys.sorted() == stored[2].keys.sorted())
+    }
+
+    @Test("a row's encoded payload is dropped when its operation changes, so the insert never stores a stale one")
+    func encodedPayloadFollowsTheOperation() {
+        var row = NewOutboxRow(
+            .send(MessageSend(channel: "c", messageId: "m1", message: ["text": "one"], meta: nil, customMessageType: nil, files: nil)),
+            lane: "send:c", target: "message:m1")
+        #expect(row.encodedPayload == nil)
+        row.encodePayload()
+        #expect(row.encodedPayload?.contains("\"one\"") == true)
+        row.operation = .send(MessageSend(channel: "c", messageId: "m1", message: ["text": "two"], meta: nil, customMessageType: nil, files: nil))
+        #expect(row.encodedPayload == nil)
+        row.dependsOn = "other"
+        row.encodePayload()
+        #expect(row.encodedPayload?.contains("\"two\"") == true)
+    }
 }

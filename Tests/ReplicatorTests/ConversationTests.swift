@@ -328,6 +328,19 @@ struct ConversationTests {
         #expect(message["pn_fcm"] == expected["pn_fcm"] && message["pn_apns"] == expected["pn_apns"] && message["pn_apns"] != nil)
         let mention = try #require(await server.storedMessages(channel: "bob").first?.message.objectValue)
         #expect(mention["type"] == "mention" && mention["pn_fcm"] == expected["pn_fcm"] && mention["pn_apns"] == expected["pn_apns"])
+        // A batch prepares its bodies before its transaction, without the store's push settings:
+        // a chat-text message in it is prepared again with the keys; a plain one gets none.
+        _ = try await world.outbox.messages.send(many: [
+            OutgoingMessage(text: "batch", to: "general", contentType: ChatSDKFormat.textContentType),
+            OutgoingMessage(text: "plain", to: "general"),
+        ])
+        _ = try await world.outbox.drain()
+        let batched = await server.storedMessages(channel: "general").suffix(2).compactMap(\.message.objectValue)
+        let batchKeys = ChatPushPayload.keys(
+            title: "Me Myself", body: "batch", channelName: "General", configuration: try #require(options.push))
+        #expect(batched.map { $0["text"] } == ["batch", "plain"])
+        #expect(batched.first?["pn_apns"] == batchKeys["pn_apns"] && batched.first?["pn_fcm"] == batchKeys["pn_fcm"] && batchKeys["pn_apns"] != nil)
+        #expect(batched.last?["pn_apns"] == nil && batched.last?["pn_fcm"] == nil)
 
         let plain = try World(server: server)
         _ = try await plain.outbox.messages.send(draft: draft, in: DraftKey(channelId: "general"))

@@ -40,6 +40,17 @@ public struct ReplicaMessages<Custom: ChatCustomData>: Sendable {
         try await replica.write { try await $0.messages.send(many: messages) }
     }
 
+    /// ``send(many:)`` in two steps, for a bulk sender that prepares the next batch (on another
+    /// core) while this one is written: `pnreplicate send --count`.
+    package func prepare(many messages: [OutgoingMessage<Custom.Message>]) async throws -> PreparedSends<Custom> {
+        try await replica.openParts().outbox.messages.prepare(many: messages)
+    }
+
+    /// Writes a batch ``prepare(many:)`` made, in one transaction: all of it or none.
+    package func send(prepared: PreparedSends<Custom>) async throws -> [OutboxReceipt<ChatMessage<Custom.Message>>] {
+        try await replica.write { try await $0.messages.send(prepared: prepared) }
+    }
+
     /// Sends the stored draft of `key` (its text, mentions, links, quote and files) and deletes it,
     /// in one transaction: the draft is never lost and never sent twice.
     ///

@@ -4,7 +4,12 @@ import ReplicaModel
 
 /// A new outbox row, before it has a sequence number.
 package struct NewOutboxRow: Sendable {
-    package var operation: OutboxOperation
+    package var operation: OutboxOperation {
+        didSet { encodedPayload = nil }
+    }
+    /// The payload column's text, when ``encodePayload()`` wrote it before the transaction; nil:
+    /// ``OutboxTable/insertOp(_:id:now:)`` encodes it.
+    package private(set) var encodedPayload: String?
     package var lane: String
     package var target: String
     package var baseETag: String?
@@ -23,6 +28,12 @@ package struct NewOutboxRow: Sendable {
         self.baseUpdated = baseUpdated
         self.baseSnapshot = baseSnapshot
         self.dependsOn = dependsOn
+    }
+
+    /// Encodes the payload column now, outside any transaction (a batch prepares its rows before
+    /// it writes them); a payload the fast writer leaves to `JSONEncoder` is encoded at insert.
+    package mutating func encodePayload() {
+        encodedPayload = StoreCoding.fastJSON(operation.payload(rebase: false))
     }
 }
 
@@ -128,7 +139,7 @@ extension OutboxTable {
                 """
         ).execute(
             arguments: [
-                id, seq, row.operation.kind.rawValue, row.lane, row.target, try coding.json(row.operation.payload(rebase: false)),
+                id, seq, row.operation.kind.rawValue, row.lane, row.target, try row.encodedPayload ?? coding.json(row.operation.payload(rebase: false)),
                 row.baseETag,
                 row.baseUpdated, row.baseSnapshot, row.dependsOn, now.milliseconds, now.milliseconds,
             ])

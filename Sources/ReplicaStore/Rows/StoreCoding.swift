@@ -17,8 +17,14 @@ struct StoreCoding {
     /// ``json(_:)-(T?)`` of an op's payload, without the generic function's casts (every enqueue
     /// writes one).
     func json(_ payload: OutboxPayload) throws -> String {
-        if let bytes = payload.jsonValue.compactJSONBytes() { return String(decoding: bytes, as: UTF8.self) }
+        if let text = Self.fastJSON(payload) { return text }
         return String(decoding: try encoder.encode(payload), as: UTF8.self)
+    }
+
+    /// An op payload's column text from the fast writer, which needs no encoder; nil where it
+    /// leaves the payload to `JSONEncoder` (``json(_:)-(OutboxPayload)``).
+    static func fastJSON(_ payload: OutboxPayload) -> String? {
+        payload.jsonValue.compactJSONBytes().map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Compact JSON text of `value`, or nil. ``ReplicaModel/JSONValue`` and

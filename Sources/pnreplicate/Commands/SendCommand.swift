@@ -43,12 +43,22 @@ struct SendCommand: ReportingCommand {
         }
         guard let text else { throw ValidationError("give --text, --file, or both") }
         if let count {
-            // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches.
-            for start in stride(from: 1, through: count, by: batchSize) {
-                let batch = (start...min(count, start + batchSize - 1)).map {
-                    OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
+            // One transaction per 10,000 (`Outbox.send(many:)`): a kill keeps whole batches. The
+            // next batch is prepared (bodies, checks, op payloads) while this one is written.
+            let messages = session.replica.messages, text = text, channel = channel, customMessageType = customMessageType
+            let starts = Array(stride(from: 1, through: count, by: batchSize)), batchSize = batchSize
+            let prepare = { @Sendable (start: Int) in
+                Task {
+                    try await messages.prepare(many: (start...min(count, start + batchSize - 1)).map {
+                        OutgoingMessage<FlatCustom>(text: "\(text) \($0)", to: channel, meta: meta, customMessageType: customMessageType)
+                    })
                 }
-                outputs += try await session.replica.messages.send(many: batch).map { EnqueueOutput($0, id: $0.value?.id) }
+            }
+            var next = prepare(starts[0])
+            for index in starts.indices {
+                let prepared = try await next.value
+                if index + 1 < starts.count { next = prepare(starts[index + 1]) }
+                outputs += try await messages.send(prepared: prepared).map { EnqueueOutput($0, id: $0.value?.id) }
             }
         } else {
             let receipt = try await session.replica.messages.send(text: text, to: channel, meta: meta, customMessageType: customMessageType)

@@ -16,21 +16,35 @@ extension OpEnqueue {
     func send(
         opId: String, message: Message, meta: JSONValue?, files: (shape: FileShape, rows: [FileUploadRow])? = nil, now: Date
     ) throws -> OutboxReceipt<Message> {
-        var publishMeta = try Self.appMeta(meta)
+        try send(Self.prepareSend(opId: opId, message: message, meta: meta, files: files), now: now)
+    }
+
+    /// Everything of a send that needs no store: the publish body and meta, their checks, the
+    /// op's row with its payload encoded. Pure, so a batch (``MessageWrites/send(many:)``)
+    /// prepares its sends before its transaction, which then only writes rows.
+    ///
+    /// `pushKeys` are the Chat SDK's push fields for a text message; they come from the store
+    /// (``OpTransaction/pushKeys(text:sender:channel:)``), so ``send(_:now:)`` prepares again
+    /// in the rare case where they are not empty.
+    static func prepareSend(
+        opId: String, message: Message, meta: JSONValue?, files: (shape: FileShape, rows: [FileUploadRow])?,
+        pushKeys: [String: JSONValue] = [:]
+    ) throws -> PreparedSend<Custom> {
+        var publishMeta = try appMeta(meta)
         publishMeta["pnr_op"] = .string(opId)
         let payload = try MessagePayload(
             id: message.id, text: message.text, contentType: message.contentType, content: message.content,
             custom: message.custom, createdAt: message.createdAt)
         var body = try payload.jsonValue()
-        if message.contentType == ChatSDKFormat.textContentType, case .object(let fields) = body {
+        let isChatText = message.contentType == ChatSDKFormat.textContentType
+        if isChatText, case .object(let fields) = body {
             // Readable by the Chat SDK too: its `type`, `text` and `files` beside pnreplicate's
             // fields, and its push keys when the app sends pushes.
             // Files already on PubNub (a forward's: the original's) are listed as they are; the
             // files this send uploads are listed once uploaded (`OutboxRequests`).
             body = ChatSDKFormat.textBody(fields, text: message.text, files: files == nil ? message.files.filter { $0.id != nil } : [])
-            let keys = try transaction.pushKeys(text: message.text, sender: message.userId, channel: message.channelId)
-            if !keys.isEmpty, case .object(var withPush) = body {
-                withPush.merge(keys) { _, push in push }
+            if !pushKeys.isEmpty, case .object(var withPush) = body {
+                withPush.merge(pushKeys) { _, push in push }
                 body = .object(withPush)
             }
         }
@@ -40,16 +54,32 @@ extension OpEnqueue {
         var pending = message
         pending.timetoken = nil
         pending.delivery = .pending
-        try tx.insert(newMessage: pending)   // refused when its id is stored
-        try transaction.insert(
-            NewOutboxRow(
-                .send(MessageSend(
-                    channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue,
-                    customMessageType: pending.customMessageType, files: files?.shape)),
-                opId: opId),
-            id: opId, now: now)
-        if let files { try tx.files.insertFileUploads(files.rows) }
-        return OutboxReceipt(value: pending, opId: opId, disposition: .enqueued)
+        var row = NewOutboxRow(
+            .send(MessageSend(
+                channel: pending.channelId, messageId: pending.id, message: body, meta: publishMetaValue,
+                customMessageType: pending.customMessageType, files: files?.shape)),
+            opId: opId)
+        row.encodePayload()
+        return PreparedSend(
+            opId: opId, message: message, meta: meta, files: files, pending: pending, row: row,
+            asksPushKeys: isChatText && pushKeys.isEmpty)
+    }
+
+    /// Stores a prepared send (``prepareSend(opId:message:meta:files:pushKeys:)``): the pending
+    /// message and its publish op.
+    func send(_ prepared: PreparedSend<Custom>, now: Date) throws -> OutboxReceipt<Message> {
+        var prepared = prepared
+        if prepared.asksPushKeys {
+            let keys = try transaction.pushKeys(text: prepared.message.text, sender: prepared.message.userId, channel: prepared.message.channelId)
+            if !keys.isEmpty {
+                prepared = try Self.prepareSend(
+                    opId: prepared.opId, message: prepared.message, meta: prepared.meta, files: prepared.files, pushKeys: keys)
+            }
+        }
+        try tx.insert(newMessage: prepared.pending)   // refused when its id is stored
+        try transaction.insert(prepared.row, id: prepared.opId, now: now)
+        if let files = prepared.files { try tx.files.insertFileUploads(files.rows) }
+        return OutboxReceipt(value: prepared.pending, opId: prepared.opId, disposition: .enqueued)
     }
 
     /// The app's publish meta as an object (none: empty); anything but an object is refused.
@@ -280,4 +310,27 @@ extension OpEnqueue {
         }
         return (location.channel, location.timetoken, sendOp)
     }
+}
+
+/// A send with everything that needs no store done (``OpEnqueue/prepareSend(opId:message:meta:files:pushKeys:)``):
+/// what ``OpEnqueue/send(_:now:)`` writes.
+package struct PreparedSend<Custom: ChatCustomData>: Sendable {
+    let opId: String
+    let message: ChatMessage<Custom.Message>
+    let meta: JSONValue?
+    let files: (shape: FileShape, rows: [FileUploadRow])?
+    /// The message as stored: pending, no timetoken.
+    let pending: ChatMessage<Custom.Message>
+    /// The publish op's row, its payload encoded.
+    let row: NewOutboxRow
+    /// Whether the store's push settings may add fields to the body (a Chat SDK text message).
+    let asksPushKeys: Bool
+}
+
+/// Sends prepared together (``MessageWrites/prepare(many:)``), written in one transaction by
+/// ``MessageWrites/send(prepared:)``.
+package struct PreparedSends<Custom: ChatCustomData>: Sendable {
+    /// When they were prepared: their messages' creation time and their ops'.
+    let now: Date
+    let sends: [PreparedSend<Custom>]
 }

@@ -19,18 +19,29 @@ extension MessageWrites {
     /// Memory and the transaction grow with the batch: cut very large imports into batches of a few
     /// thousand (`pnreplicate send --count` commits every 10,000).
     public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
+        try await send(prepared: prepare(many: messages))
+    }
+
+    /// The first half of ``send(many:)``: builds and checks the messages and their ops without
+    /// the store (the same refusals, before anything is written). A bulk sender prepares the next
+    /// batch while ``send(prepared:)`` writes this one (`pnreplicate send --count`).
+    package func prepare(many messages: [OutgoingMessage<Custom.Message>]) throws -> PreparedSends<Custom> {
         let now = clock.now, createdAt = ISOTimestamp(date: now), userId = userId
-        let prepared = try messages.map { outgoing in
+        let sends = try messages.map { outgoing in
             var message = try Message(
                 id: RandomIdentifier.uuidV7(at: now), text: outgoing.text, contentType: outgoing.contentType,
                 content: outgoing.content, custom: outgoing.custom, createdAt: createdAt, userId: userId,
                 channelId: outgoing.channel)
             message.customMessageType = outgoing.customMessageType
-            return (message, outgoing.meta, Outbox<Custom>.newOpId())
+            return try OpEnqueue<Custom>.prepareSend(opId: Outbox<Custom>.newOpId(), message: message, meta: outgoing.meta, files: nil)
         }
-        return try await commit { ops in
-            try prepared.map { message, meta, opId in try ops.enqueue.send(opId: opId, message: message, meta: meta, now: now) }
-        }
+        return PreparedSends(now: now, sends: sends)
+    }
+
+    /// The second half of ``send(many:)``: stores the prepared messages and queues their
+    /// publishes in one transaction, all or none.
+    package func send(prepared: PreparedSends<Custom>) async throws -> [OutboxReceipt<Message>] {
+        try await commit { ops in try prepared.sends.map { try ops.enqueue.send($0, now: prepared.now) } }
     }
 
     /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
