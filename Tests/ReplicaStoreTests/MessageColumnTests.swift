@@ -30,6 +30,38 @@ struct MessageColumnTests {
         #expect(try await store.fetch(store.queries.message(id: "m2"))?.text == "new")
     }
 
+    @Test("new messages in multi-row inserts: 120 (three statements) keep their order and every field; a stored or repeated id is named and nothing is written")
+    func insertNewMessages() async throws {
+        let store = try Fixture.store()
+        var batch: [ChatMessage<FlatCustom>] = []
+        for index in 0..<120 {
+            var message = try Fixture.message(String(format: "m%03d", index), text: "text \(index)")
+            message.delivery = .pending
+            message.meta = index % 7 == 0 ? .object(["n": .int(Int64(index))]) : nil
+            message.customMessageType = index % 5 == 0 ? "kind-a" : nil
+            batch.append(message)
+        }
+        let messages = batch
+        try await store.storeTransaction { tx in try tx.insert(newMessages: messages) }
+        let stored = try await store.fetch(store.queries.messages(inChannel: messages[0].channelId))
+        // Pending messages come in local send order: the order of the batch.
+        #expect(stored.map(\.id) == messages.map(\.id))
+        #expect(stored == messages)
+        let sequences = try await store.write { db in try Int64.fetchAll(db, sql: "SELECT local_seq FROM messages ORDER BY local_seq") }
+        #expect(Set(sequences).count == 120)
+
+        var late = try Fixture.message("late-1", text: "x")
+        late.delivery = .pending
+        let again = [late, messages[77]], repeated = [late, late]
+        await #expect(throws: StoreError.invalidInput("a message with id m077 is already stored")) {
+            try await store.storeTransaction { tx in try tx.insert(newMessages: again) }
+        }
+        await #expect(throws: StoreError.invalidInput("a message with id late-1 is already stored")) {
+            try await store.storeTransaction { tx in try tx.insert(newMessages: repeated) }
+        }
+        #expect(try await store.fetch(store.queries.message(id: "late-1")) == nil)
+    }
+
     @Test("every stored field of a message comes back as it was written")
     func roundTrip() async throws {
         let store = try Fixture.store()

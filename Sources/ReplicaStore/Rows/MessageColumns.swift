@@ -162,12 +162,6 @@ enum MessageColumn: Int, CaseIterable, Sendable {
     static let selectList = (allCases.filter(\.isRead).map { "msg.\($0.name)" } + Computed.allCases.map(\.sql))
         .joined(separator: ", ")
 
-    /// The insert of a new message (``StoreTransaction/insert(newMessage:)``): fails on a stored id.
-    static let insertSQL = """
-        INSERT INTO messages (\(allCases.map(\.name).joined(separator: ", ")))
-        VALUES (\(allCases.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))
-        """
-
     /// The upsert of a message by id, with each column's ``onConflict`` rule; an unchanged row is
     /// not written (no `UPDATE` when no column would change).
     static let upsertSQL: String = {

@@ -126,23 +126,30 @@ extension OutboxTable {
 
     /// Appends a pending op at the end of the outbox.
     package func insertOp(_ row: NewOutboxRow, id: String, now: Date) throws {
-        // Cached statements: a batch enqueue runs these once per op, and preparing them (with
-        // GRDB's authorizer) cost more than running them.
+        try insertOps([(row, id)], now: now)
+    }
+
+    /// Appends pending ops at the end of the outbox, in order, in multi-row inserts
+    /// (``MultiRowInsert``: a batch send's ops).
+    package func insertOps(_ ops: [(row: NewOutboxRow, id: String)], now: Date) throws {
+        guard !ops.isEmpty else { return }
         // The stored maximum is read once per transaction (``StoreTransaction/nextOutboxSeq``).
-        let seq = try tx.nextOutboxSeq ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
-        tx.nextOutboxSeq = seq + 1
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO outbox (op_id, seq, kind, lane, target, payload, base_etag, base_updated, base_snapshot,
-                                    depends_on, state, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
-                """
-        ).execute(
-            arguments: [
-                id, seq, row.operation.kind.rawValue, row.lane, row.target, try row.encodedPayload ?? coding.json(row.operation.payload(rebase: false)),
-                row.baseETag,
-                row.baseUpdated, row.baseSnapshot, row.dependsOn, now.milliseconds, now.milliseconds,
+        var seq = try tx.nextOutboxSeq ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
+        let milliseconds = now.milliseconds.databaseValue
+        var rows: [[DatabaseValue]] = []
+        rows.reserveCapacity(ops.count)
+        for (row, id) in ops {
+            // In ``MultiRowInsert/outboxOps``' column order.
+            rows.append([
+                id.databaseValue, seq.databaseValue, row.operation.kind.rawValue.databaseValue, row.lane.databaseValue,
+                row.target.databaseValue, try (row.encodedPayload ?? coding.json(row.operation.payload(rebase: false))).databaseValue,
+                row.baseETag.databaseValue, row.baseUpdated.databaseValue, row.baseSnapshot.databaseValue,
+                row.dependsOn.databaseValue, milliseconds, milliseconds,
             ])
+            seq += 1
+        }
+        try MultiRowInsert.outboxOps.insert(rows, in: db)
+        tx.nextOutboxSeq = seq
     }
 
     /// Writes every column of an op row but its id, sequence and creation time, as `entry` holds

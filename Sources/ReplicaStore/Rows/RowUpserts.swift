@@ -75,17 +75,10 @@ extension RowUpserts {
     static func upsert(
         message: Message, localSequence: Int64, in db: Database, coding: StoreCoding, statement: Statement? = nil
     ) throws -> UpsertOutcome {
-        try Validation.validateStoredIdentifier(message.channelId, field: "message.channelId")
-        try Validation.validateStoredIdentifier(message.userId, field: "message.userId")
-        try Validation.validateMessageId(message.id)
-        // A hidden channel's messages (reports, moderation events) are never stored as messages.
-        if ChatModeration.isHidden(channel: message.channelId) { return .unchanged }
-        let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
-        let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
-        let values = try MessageColumn.values(
-            of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
+        guard let values = try row(of: message, localSequence: localSequence, coding: coding) else { return .unchanged }
+        let timetoken = values[MessageColumn.timetoken.rawValue]
         let outcome = try db.upsert(try statement ?? db.cachedStatement(sql: MessageColumn.upsertSQL), values: values)
-        if outcome == .updated, timetoken != nil {
+        if outcome == .updated, !timetoken.isNull {
             // A pending message just got its timetoken: so do the actions made on it while it was
             // pending. Where the server's copy of an action is already stored under the timetoken,
             // the pending copy is dropped instead (re-keying it would break the unique index).
@@ -94,6 +87,20 @@ extension RowUpserts {
             try db.cachedStatement(sql: MessageSQL.rekeyPendingActions).execute(arguments: [timetoken, id])
         }
         return outcome
+    }
+
+    /// A message's column values (``MessageColumn/values(of:timetoken:delivery:localSequence:coding:)``),
+    /// once its ids pass the store's rules; nil for a message the store never keeps (one of a
+    /// hidden channel: reports, moderation events). Every message write goes through here.
+    static func row(of message: Message, localSequence: Int64, coding: StoreCoding) throws -> [DatabaseValue]? {
+        try Validation.validateStoredIdentifier(message.channelId, field: "message.channelId")
+        try Validation.validateStoredIdentifier(message.userId, field: "message.userId")
+        try Validation.validateMessageId(message.id)
+        // A hidden channel's messages (reports, moderation events) are never stored as messages.
+        if ChatModeration.isHidden(channel: message.channelId) { return nil }
+        let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
+        let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
+        return try MessageColumn.values(of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
     }
 
     // Actions on a message that has a timetoken are keyed by (channel, message timetoken, type,

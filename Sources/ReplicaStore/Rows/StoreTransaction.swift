@@ -186,14 +186,31 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// Stores a new message this device made (a pending send): a plain insert, no read first.
     /// Throws ``StoreError/invalidInput(_:)`` when a message with its id is already stored.
     package func insert(newMessage message: Message) throws {
-        let next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
-        do {
-            _ = try RowUpserts<Custom>.upsert(
-                message: message, localSequence: next, in: db, coding: coding, statement: db.cachedStatement(sql: MessageColumn.insertSQL))
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-            throw StoreError.invalidInput("a message with id \(message.id) is already stored")
+        try insert(newMessages: [message])
+    }
+
+    /// Stores many new messages this device made (a batch of pending sends), in order, as
+    /// ``insert(newMessage:)`` stores each, but in multi-row inserts (``MultiRowInsert``): a
+    /// statement per row cost more than the rows.
+    /// Throws ``StoreError/invalidInput(_:)`` naming a message whose id is already stored.
+    package func insert(newMessages messages: [Message]) throws {
+        var next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
+        var rows: [[DatabaseValue]] = []
+        rows.reserveCapacity(messages.count)
+        for message in messages {
+            guard let row = try RowUpserts<Custom>.row(of: message, localSequence: next, coding: coding) else { continue }
+            rows.append(row)
+            next += 1
         }
-        localSequence = next
+        do {
+            try MultiRowInsert.messages.insert(rows, in: db)
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            let ids = messages.map(\.id)
+            let stored = try String.fetchOne(db, sql: "SELECT id FROM messages WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))", arguments: StatementArguments(ids))
+            let repeated = Dictionary(grouping: ids, by: { $0 }).first { $0.value.count > 1 }?.key
+            throw StoreError.invalidInput("a message with id \(stored ?? repeated ?? "?") is already stored")
+        }
+        localSequence = next - 1
     }
 
     // MARK: Tables

@@ -144,25 +144,42 @@ extension OpTransaction {
     /// and the later one is based on the version the batch produced.
     func insert(_ op: NewOutboxRow, id: String, now: Date) throws {
         var op = op
+        try admit(&op)
+        try tx.outbox.insertOp(op, id: id, now: now)
+        changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
+        changes.wakesDrain = true
+    }
+
+    /// Queues many ops, in order, as ``insert(_:id:now:)`` queues each, in multi-row inserts
+    /// (a batch send).
+    func insert(many ops: consuming [(row: NewOutboxRow, id: String)], now: Date) throws {
+        // In place: a batch's rows are not copied (each holds its op's payload).
+        for index in ops.indices { try admit(&ops[index].row) }
+        try tx.outbox.insertOps(ops, now: now)
+        changes.wakesDrain = changes.wakesDrain || !ops.isEmpty
+        for op in ops { changes.events.append(.enqueued(opId: op.id, kind: op.row.operation.kind)) }
+    }
+
+    /// The checks every op passes before it is queued (``insert(_:id:now:)``), and the batch of
+    /// read positions a membership op waits for.
+    private func admit(_ op: inout NewOutboxRow) throws {
         if op.dependsOn == nil, op.operation.kind == .setMembership || op.operation.kind == .removeMembership,
            let channel = op.operation.channel, let user = op.operation.user,
            let batch = try enqueue.liveReadPositions(of: user, naming: channel)
         {
             op.dependsOn = batch.id
         }
-        if case .send(let send) = op.operation, sendChannelsChecked.contains(send.channel) {
+        let isSend = op.operation.kind == .send, channel = op.operation.channel
+        if isSend, let channel, sendChannelsChecked.contains(channel) {
             // Another send to this channel passed the same checks in this transaction: a batch
             // checks each channel once (no enqueue transaction writes restrictions).
-        } else {
-            if let channel = op.operation.channel { try Validation.validateIdentifier(channel, field: "channel.id") }
-            if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
-            try checkObjectIdentifiers(op.operation)
-            try checkRestrictions(op.operation)
-            if case .send(let send) = op.operation { sendChannelsChecked.insert(send.channel) }
+            return
         }
-        try tx.outbox.insertOp(op, id: id, now: now)
-        changes.events.append(.enqueued(opId: id, kind: op.operation.kind))
-        changes.wakesDrain = true
+        if let channel { try Validation.validateIdentifier(channel, field: "channel.id") }
+        if let user = op.operation.user { try Validation.validateIdentifier(user, field: "user.id") }
+        try checkObjectIdentifiers(op.operation)
+        try checkRestrictions(op.operation)
+        if isSend, let channel { sendChannelsChecked.insert(channel) }
     }
 
     /// Refuses a user, channel or membership op whose ids the object backend cannot hold

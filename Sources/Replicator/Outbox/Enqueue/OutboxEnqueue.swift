@@ -65,17 +65,29 @@ extension OpEnqueue {
             asksPushKeys: isChatText && pushKeys.isEmpty)
     }
 
+    /// Stores prepared sends in order, as ``send(_:now:)`` stores each, with the messages and the
+    /// ops written in multi-row inserts (``MessageWrites/send(prepared:)``).
+    func send(many prepared: [PreparedSend<Custom>], now: Date) throws -> [OutboxReceipt<Message>] {
+        let sends = try prepared.map(withPushKeys)
+        try tx.insert(newMessages: sends.map(\.pending))
+        try transaction.insert(many: sends.map { (row: $0.row, id: $0.opId) }, now: now)
+        for send in sends { if let files = send.files { try tx.files.insertFileUploads(files.rows) } }
+        return sends.map { OutboxReceipt(value: $0.pending, opId: $0.opId, disposition: .enqueued) }
+    }
+
+    /// `prepared`, prepared again with the store's push keys when it asks for them and they are
+    /// not empty (a Chat SDK text message while the app sends pushes).
+    private func withPushKeys(_ prepared: PreparedSend<Custom>) throws -> PreparedSend<Custom> {
+        guard prepared.asksPushKeys else { return prepared }
+        let keys = try transaction.pushKeys(text: prepared.message.text, sender: prepared.message.userId, channel: prepared.message.channelId)
+        guard !keys.isEmpty else { return prepared }
+        return try Self.prepareSend(opId: prepared.opId, message: prepared.message, meta: prepared.meta, files: prepared.files, pushKeys: keys)
+    }
+
     /// Stores a prepared send (``prepareSend(opId:message:meta:files:pushKeys:)``): the pending
     /// message and its publish op.
     func send(_ prepared: PreparedSend<Custom>, now: Date) throws -> OutboxReceipt<Message> {
-        var prepared = prepared
-        if prepared.asksPushKeys {
-            let keys = try transaction.pushKeys(text: prepared.message.text, sender: prepared.message.userId, channel: prepared.message.channelId)
-            if !keys.isEmpty {
-                prepared = try Self.prepareSend(
-                    opId: prepared.opId, message: prepared.message, meta: prepared.meta, files: prepared.files, pushKeys: keys)
-            }
-        }
+        let prepared = try withPushKeys(prepared)
         try tx.insert(newMessage: prepared.pending)   // refused when its id is stored
         try transaction.insert(prepared.row, id: prepared.opId, now: now)
         if let files = prepared.files { try tx.files.insertFileUploads(files.rows) }
@@ -314,7 +326,10 @@ extension OpEnqueue {
 
 /// A send with everything that needs no store done (``OpEnqueue/prepareSend(opId:message:meta:files:pushKeys:)``):
 /// what ``OpEnqueue/send(_:now:)`` writes.
-package struct PreparedSend<Custom: ChatCustomData>: Sendable {
+///
+/// A class: a batch hands thousands of them from the preparing task to the transaction, and a
+/// copy of the value (a message and an op payload) cost more than writing its rows.
+package final class PreparedSend<Custom: ChatCustomData>: Sendable {
     let opId: String
     let message: ChatMessage<Custom.Message>
     let meta: JSONValue?
@@ -325,6 +340,20 @@ package struct PreparedSend<Custom: ChatCustomData>: Sendable {
     let row: NewOutboxRow
     /// Whether the store's push settings may add fields to the body (a Chat SDK text message).
     let asksPushKeys: Bool
+
+    init(
+        opId: String, message: ChatMessage<Custom.Message>, meta: JSONValue?,
+        files: (shape: FileShape, rows: [FileUploadRow])?, pending: ChatMessage<Custom.Message>, row: NewOutboxRow,
+        asksPushKeys: Bool
+    ) {
+        self.opId = opId
+        self.message = message
+        self.meta = meta
+        self.files = files
+        self.pending = pending
+        self.row = row
+        self.asksPushKeys = asksPushKeys
+    }
 }
 
 /// Sends prepared together (``MessageWrites/prepare(many:)``), written in one transaction by

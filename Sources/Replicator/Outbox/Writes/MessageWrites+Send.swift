@@ -41,7 +41,7 @@ extension MessageWrites {
     /// The second half of ``send(many:)``: stores the prepared messages and queues their
     /// publishes in one transaction, all or none.
     package func send(prepared: PreparedSends<Custom>) async throws -> [OutboxReceipt<Message>] {
-        try await commit { ops in try prepared.sends.map { try ops.enqueue.send($0, now: prepared.now) } }
+        try await commit { ops in try ops.enqueue.send(many: prepared.sends, now: prepared.now) }
     }
 
     /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
