@@ -17,19 +17,24 @@ struct MultiRowInsert: Sendable {
     let row: String
     /// How many placeholders one row has (every `?` in ``row``).
     let parameters: Int
-    /// The statement for ``rowsPerStatement`` rows, made once.
-    let fullSQL: String
+    /// The statements for one row (a single enqueue) and for ``rowsPerStatement`` rows, made once.
+    let oneSQL: String, fullSQL: String
 
     init(table: String, columns: [String], row: String) {
         head = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
         self.row = row
         parameters = row.filter { $0 == "?" }.count
+        oneSQL = head + row
         fullSQL = head + Array(repeating: row, count: Self.rowsPerStatement).joined(separator: ", ")
     }
 
     /// The statement for `count` rows.
     func sql(rows count: Int) -> String {
-        count == Self.rowsPerStatement ? fullSQL : head + Array(repeating: row, count: count).joined(separator: ", ")
+        switch count {
+        case 1: oneSQL
+        case Self.rowsPerStatement: fullSQL
+        default: head + Array(repeating: row, count: count).joined(separator: ", ")
+        }
     }
 
     /// Inserts `rows` (each ``parameters`` values), in order.

@@ -17,7 +17,7 @@ extension MessageWrites {
     /// ```
     ///
     /// Memory and the transaction grow with the batch: cut very large imports into batches of a few
-    /// thousand (`pnreplicate send --count` commits every 10,000).
+    /// thousand (`pnreplicate send --count` commits every 2,500).
     public func send(many messages: [OutgoingMessage<Custom.Message>]) async throws -> [OutboxReceipt<Message>] {
         try await send(prepared: prepare(many: messages))
     }
