@@ -62,6 +62,17 @@ struct MessageColumnTests {
         #expect(try await store.fetch(store.queries.message(id: "late-1")) == nil)
     }
 
+    @Test("a row with the wrong number of values is a typed error, not a trap, and writes nothing")
+    func wrongRowWidth() async throws {
+        let store = try Fixture.store()
+        // The store passes the database's error on as a typed `StoreError`.
+        await #expect(throws: StoreError.self) {
+            try await store.write { db in try MultiRowInsert.messages.insert([["only-one".databaseValue]], in: db) }
+        }
+        let count = try await store.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") }
+        #expect(count == 0)
+    }
+
     @Test("every stored field of a message comes back as it was written")
     func roundTrip() async throws {
         let store = try Fixture.store()

@@ -45,7 +45,9 @@ struct MultiRowInsert: Sendable {
             var values: [DatabaseValue] = []
             values.reserveCapacity(count * parameters)
             for row in rows[start..<start + count] {
-                precondition(row.count == parameters, "a row of \(row.count) values for \(parameters) placeholders")
+                guard row.count == parameters else {
+                    throw DatabaseError(resultCode: .SQLITE_RANGE, message: "a row of \(row.count) values for \(parameters) placeholders", sql: head)
+                }
                 values.append(contentsOf: row)
             }
             let statement = try db.cachedStatement(sql: sql(rows: count))

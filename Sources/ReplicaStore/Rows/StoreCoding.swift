@@ -162,7 +162,10 @@ extension Database {
     /// Binds `values` straight to SQLite, one per parameter of `statement` in order, which costs a
     /// fraction of building `StatementArguments`; then `statement.execute()` runs it with them.
     func bind(_ values: [DatabaseValue], to statement: Statement) throws {
-        precondition(values.count == Int(sqlite3_bind_parameter_count(statement.sqliteStatement)), "one value per parameter")
+        let parameters = Int(sqlite3_bind_parameter_count(statement.sqliteStatement))
+        guard values.count == parameters else {
+            throw DatabaseError(resultCode: .SQLITE_RANGE, message: "\(values.count) values for \(parameters) parameters", sql: statement.sql)
+        }
         // Resets the statement and marks its (no) arguments bound, so that `execute()` runs it with
         // the bindings made here.
         statement.setUncheckedArguments(StatementArguments())

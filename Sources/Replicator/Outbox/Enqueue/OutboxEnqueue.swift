@@ -60,9 +60,7 @@ extension OpEnqueue {
                 customMessageType: pending.customMessageType, files: files?.shape)),
             opId: opId)
         row.encodePayload()
-        return PreparedSend(
-            opId: opId, message: message, meta: meta, files: files, pending: pending, row: row,
-            asksPushKeys: isChatText && pushKeys.isEmpty)
+        return PreparedSend(opId: opId, meta: meta, files: files, pending: pending, row: row, asksPushKeys: isChatText && pushKeys.isEmpty)
     }
 
     /// Stores prepared sends in order, as ``send(_:now:)`` stores each, with the messages and the
@@ -79,9 +77,12 @@ extension OpEnqueue {
     /// not empty (a Chat SDK text message while the app sends pushes).
     private func withPushKeys(_ prepared: PreparedSend<Custom>) throws -> PreparedSend<Custom> {
         guard prepared.asksPushKeys else { return prepared }
-        let keys = try transaction.pushKeys(text: prepared.message.text, sender: prepared.message.userId, channel: prepared.message.channelId)
+        let message = prepared.pending
+        let keys = try transaction.pushKeys(text: message.text, sender: message.userId, channel: message.channelId)
         guard !keys.isEmpty else { return prepared }
-        return try Self.prepareSend(opId: prepared.opId, message: prepared.message, meta: prepared.meta, files: prepared.files, pushKeys: keys)
+        // The pending message differs from the one given only in its timetoken and delivery,
+        // which the body does not carry.
+        return try Self.prepareSend(opId: prepared.opId, message: message, meta: prepared.meta, files: prepared.files, pushKeys: keys)
     }
 
     /// Stores a prepared send (``prepareSend(opId:message:meta:files:pushKeys:)``): the pending
@@ -331,7 +332,7 @@ extension OpEnqueue {
 /// copy of the value (a message and an op payload) cost more than writing its rows.
 package final class PreparedSend<Custom: ChatCustomData>: Sendable {
     let opId: String
-    let message: ChatMessage<Custom.Message>
+    /// The app's publish meta, as given.
     let meta: JSONValue?
     let files: (shape: FileShape, rows: [FileUploadRow])?
     /// The message as stored: pending, no timetoken.
@@ -342,12 +343,10 @@ package final class PreparedSend<Custom: ChatCustomData>: Sendable {
     let asksPushKeys: Bool
 
     init(
-        opId: String, message: ChatMessage<Custom.Message>, meta: JSONValue?,
-        files: (shape: FileShape, rows: [FileUploadRow])?, pending: ChatMessage<Custom.Message>, row: NewOutboxRow,
-        asksPushKeys: Bool
+        opId: String, meta: JSONValue?, files: (shape: FileShape, rows: [FileUploadRow])?,
+        pending: ChatMessage<Custom.Message>, row: NewOutboxRow, asksPushKeys: Bool
     ) {
         self.opId = opId
-        self.message = message
         self.meta = meta
         self.files = files
         self.pending = pending
