@@ -41,4 +41,25 @@ struct ChatQueryPlanTests {
         for index in ["users_expiry", "channels_expiry", "members_expiry"] { #expect(text.contains("USING INDEX \(index)"), "\(text)") }
         #expect(!text.contains("SCAN"), "no full scan: \(text)")
     }
+
+    @Test("the outbox counts search the settled states through their index and take the pending ops as the rest, whatever their number")
+    func outboxCounts() throws {
+        let text = try Self.plan(settledCountsSQL)
+        #expect(text.contains("SEARCH outbox USING COVERING INDEX outbox_ready (state=?)") && !text.contains("SCAN"), "\(text)")
+
+        let store = try Fixture.store()
+        let states: [OutboxState] = [.pending, .inflight, .pending, .ambiguous, .dead, .pending, .ambiguous]
+        try store.transactionNow { tx in
+            for (index, state) in states.enumerated() {
+                try tx.db.execute(
+                    sql: "INSERT INTO outbox (op_id, seq, kind, lane, payload, state, created_at, updated_at) VALUES (?, ?, 'send', 'l', '{}', ?, 0, 0)",
+                    arguments: ["op\(index)", index + 1, state.rawValue])
+            }
+        }
+        #expect(try store.fetchNow(store.queries.outboxCounts()) == [.pending: 3, .inflight: 1, .ambiguous: 2, .dead: 1])
+        try store.transactionNow { tx in try tx.db.execute(sql: "UPDATE outbox SET state = 'conflict' WHERE state = 'pending'") }
+        #expect(try store.fetchNow(store.queries.outboxCounts()) == [.conflict: 3, .inflight: 1, .ambiguous: 2, .dead: 1])
+        try store.transactionNow { tx in try tx.db.execute(sql: "DELETE FROM outbox") }
+        #expect(try store.fetchNow(store.queries.outboxCounts()).isEmpty)
+    }
 }

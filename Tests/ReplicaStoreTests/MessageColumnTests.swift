@@ -62,12 +62,35 @@ struct MessageColumnTests {
         #expect(try await store.fetch(store.queries.message(id: "late-1")) == nil)
     }
 
+    @Test("rows made before their transaction get the local send order there, after the stored messages; an empty text is stored as '', not NULL")
+    func rowsMadeBeforeTheTransaction() async throws {
+        let store = try Fixture.store()
+        @Sendable func pending(_ id: String, text: String) throws -> ChatMessage<FlatCustom> {
+            var message = try Fixture.message(id, text: text)
+            message.delivery = .pending
+            return message
+        }
+        try await store.storeTransaction { tx in try tx.insert(newMessage: pending("first", text: "a")) }
+        // 53 rows: a full statement of 50 and one of 3.
+        let batch = try (0..<53).map { try pending(String(format: "b%02d", $0), text: $0 == 4 ? "" : "t\($0)") }
+        let rows = try NewMessageRows<DefaultChatCustom>(batch)
+        #expect(rows.count == 53)
+        try await store.storeTransaction { tx in try tx.insert(newMessages: rows) }
+        let order = try await store.write { db in try String.fetchAll(db, sql: "SELECT id FROM messages ORDER BY local_seq") }
+        #expect(order == ["first"] + batch.map(\.id))
+        let sequences = try await store.write { db in try Int64.fetchAll(db, sql: "SELECT local_seq FROM messages ORDER BY local_seq") }
+        #expect(sequences == Array(1...54))
+        let empty = try await store.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM messages WHERE text = '' AND id = 'b04'") }
+        #expect(empty == 1)
+        #expect(try await store.fetch(store.queries.message(id: "b52")) == batch[52])
+    }
+
     @Test("a row with the wrong number of values is a typed error, not a trap, and writes nothing")
     func wrongRowWidth() async throws {
         let store = try Fixture.store()
         // The store passes the database's error on as a typed `StoreError`.
         await #expect(throws: StoreError.self) {
-            try await store.write { db in try MultiRowInsert.messages.insert([["only-one".databaseValue]], in: db) }
+            try await store.write { db in try MultiRowInsert.messages.insert(["only-one".databaseValue], in: db) }
         }
         let count = try await store.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") }
         #expect(count == 0)

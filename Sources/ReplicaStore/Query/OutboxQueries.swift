@@ -9,14 +9,21 @@ extension ChatQueries {
         StoreQuery { db in try OutboxEntry.fetchAll(db) }
     }
 
-    /// How many ops are in each state (states with none are absent): what a sync status shows,
-    /// read with one grouped count instead of every op.
+    /// How many ops are in each state (states with none are absent): what a sync status shows.
+    ///
+    /// Read without visiting the pending ops, which can be most of a large outbox (a bulk send
+    /// queues 100,000): the other states are counted through the `outbox_ready` index, and the
+    /// pending ops are the rest of the table's row count (the schema allows no other state). A
+    /// grouped count over every op cost 7.5 ms at 100,000 ops, after every write.
     public func outboxCounts() -> StoreQuery<[OutboxState: Int]> {
         StoreQuery { db in
             var counts: [OutboxState: Int] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT state, count(*) FROM outbox GROUP BY state")) {
+            for row in try Row.fetchAll(db.cachedStatement(sql: settledCountsSQL)) {
                 if let state = OutboxState(rawValue: row[0]) { counts[state] = row[1] }
             }
+            let total = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM outbox")) ?? 0
+            let pending = total - counts.values.reduce(0, +)
+            if pending > 0 { counts[.pending] = pending }
             return counts
         }
     }
@@ -73,3 +80,9 @@ enum OutboxReads {
         ORDER BY updated_at DESC LIMIT 1
         """
 }
+
+/// The counts of every outbox state but pending (``ChatQueries/outboxCounts()``).
+let settledCountsSQL: String = {
+    let states = OutboxState.allCases.filter { $0 != .pending }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+    return "SELECT state, count(*) FROM outbox WHERE state IN (\(states)) GROUP BY state"
+}()

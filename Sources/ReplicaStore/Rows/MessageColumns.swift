@@ -73,12 +73,22 @@ enum MessageColumn: Int, CaseIterable, Sendable {
 
     /// The values an upsert binds, one per column in order. `timetoken` and `delivery` are the
     /// row's, as the upsert settled them (a timetoken in SQLite's range; `sent` once there is one).
-    /// One loop over the columns in one function: the ingest path pays no call per column.
     static func values<C: CustomData>(
         of message: ChatMessage<C>, timetoken: Int64?, delivery: DeliveryState, localSequence: Int64, coding: StoreCoding
     ) throws -> [DatabaseValue] {
         var values: [DatabaseValue] = []
         values.reserveCapacity(all.count)
+        try append(message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding, to: &values)
+        return values
+    }
+
+    /// ``values(of:timetoken:delivery:localSequence:coding:)`` appended to `values` (a batch's
+    /// rows, one after another: ``NewMessageRows``). One loop over the columns in one function:
+    /// the ingest path pays no call per column.
+    static func append<C: CustomData>(
+        _ message: ChatMessage<C>, timetoken: Int64?, delivery: DeliveryState, localSequence: Int64, coding: StoreCoding,
+        to values: inout [DatabaseValue]
+    ) throws {
         for column in all {
             switch column {
             case .id: values.append(message.id.databaseValue)
@@ -97,7 +107,6 @@ enum MessageColumn: Int, CaseIterable, Sendable {
             case .localSequence: values.append(localSequence.databaseValue)
             }
         }
-        return values
     }
 
     /// Reads this column of `row` (at its raw value) into `message`. The columns a message is

@@ -37,21 +37,33 @@ struct MultiRowInsert: Sendable {
         }
     }
 
-    /// Inserts `rows` (each ``parameters`` values), in order.
-    func insert(_ rows: [[DatabaseValue]], in db: Database) throws {
+    /// Inserts rows whose values are `values`, one row's ``parameters`` values after another, in
+    /// order. With `sequence`, that column's value in each row is replaced by a number counted up
+    /// from `first` (the local send order, the outbox's order: given by the transaction to rows
+    /// made before it, ``NewMessageRows`` and ``NewOpRows``).
+    func insert(_ values: [DatabaseValue], sequence: (column: Int, first: Int64)? = nil, in db: Database) throws {
+        guard values.count % parameters == 0 else {
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE, message: "\(values.count) values for rows of \(parameters) placeholders", sql: head)
+        }
+        let rows = values.count / parameters, column = sequence?.column ?? -1, first = sequence?.first ?? 0
         var start = 0
-        while start < rows.count {
-            let count = min(Self.rowsPerStatement, rows.count - start)
-            var values: [DatabaseValue] = []
-            values.reserveCapacity(count * parameters)
-            for row in rows[start..<start + count] {
-                guard row.count == parameters else {
-                    throw DatabaseError(resultCode: .SQLITE_RANGE, message: "a row of \(row.count) values for \(parameters) placeholders", sql: head)
-                }
-                values.append(contentsOf: row)
-            }
+        while start < rows {
+            let count = min(Self.rowsPerStatement, rows - start)
             let statement = try db.cachedStatement(sql: sql(rows: count))
-            try db.bind(values, to: statement)
+            // Resets the statement and marks its (no) arguments bound, so that `execute()` runs it
+            // with the bindings made here.
+            statement.setUncheckedArguments(StatementArguments())
+            let handle = statement.sqliteStatement
+            var index: CInt = 1
+            for row in start..<start + count {
+                let base = row * parameters
+                for offset in 0..<parameters {
+                    let value = offset == column ? (first + Int64(row)).databaseValue : values[base + offset]
+                    try Database.bind(value, at: index, of: handle, sql: statement.sql)
+                    index += 1
+                }
+            }
             try statement.execute()
             start += count
         }

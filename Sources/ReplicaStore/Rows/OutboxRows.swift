@@ -132,24 +132,17 @@ extension OutboxTable {
     /// Appends pending ops at the end of the outbox, in order, in multi-row inserts
     /// (``MultiRowInsert``: a batch send's ops).
     package func insertOps(_ ops: [(row: NewOutboxRow, id: String)], now: Date) throws {
-        guard !ops.isEmpty else { return }
+        try insertOps(NewOpRows(ops, now: now))
+    }
+
+    /// ``insertOps(_:now:)`` of rows made before the transaction (``NewOpRows``): it only gives
+    /// them their sequence numbers.
+    package func insertOps(_ rows: NewOpRows) throws {
+        guard rows.count > 0 else { return }
         // The stored maximum is read once per transaction (``StoreTransaction/nextOutboxSeq``).
-        var seq = try tx.nextOutboxSeq ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
-        let milliseconds = now.milliseconds.databaseValue
-        var rows: [[DatabaseValue]] = []
-        rows.reserveCapacity(ops.count)
-        for (row, id) in ops {
-            // In ``MultiRowInsert/outboxOps``' column order.
-            rows.append([
-                id.databaseValue, seq.databaseValue, row.operation.kind.rawValue.databaseValue, row.lane.databaseValue,
-                row.target.databaseValue, try (row.encodedPayload ?? coding.json(row.operation.payload(rebase: false))).databaseValue,
-                row.baseETag.databaseValue, row.baseUpdated.databaseValue, row.baseSnapshot.databaseValue,
-                row.dependsOn.databaseValue, milliseconds, milliseconds,
-            ])
-            seq += 1
-        }
-        try MultiRowInsert.outboxOps.insert(rows, in: db)
-        tx.nextOutboxSeq = seq
+        let first = try tx.nextOutboxSeq ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM outbox")) ?? 1
+        try MultiRowInsert.outboxOps.insert(rows.values, sequence: (NewOpRows.seqColumn, first), in: db)
+        tx.nextOutboxSeq = first + Int64(rows.count)
     }
 
     /// Writes every column of an op row but its id, sequence and creation time, as `entry` holds

@@ -91,16 +91,26 @@ extension RowUpserts {
 
     /// A message's column values (``MessageColumn/values(of:timetoken:delivery:localSequence:coding:)``),
     /// once its ids pass the store's rules; nil for a message the store never keeps (one of a
-    /// hidden channel: reports, moderation events). Every message write goes through here.
+    /// hidden channel: reports, moderation events). Every message write goes through here or
+    /// ``appendRow(of:localSequence:coding:to:)``.
     static func row(of message: Message, localSequence: Int64, coding: StoreCoding) throws -> [DatabaseValue]? {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(MessageColumn.all.count)
+        return try appendRow(of: message, localSequence: localSequence, coding: coding, to: &values) ? values : nil
+    }
+
+    /// ``row(of:localSequence:coding:)`` appended to `values` (a batch's rows: ``NewMessageRows``);
+    /// false, and nothing appended, for a message the store never keeps.
+    static func appendRow(of message: Message, localSequence: Int64, coding: StoreCoding, to values: inout [DatabaseValue]) throws -> Bool {
         try Validation.validateStoredIdentifier(message.channelId, field: "message.channelId")
         try Validation.validateStoredIdentifier(message.userId, field: "message.userId")
         try Validation.validateMessageId(message.id)
         // A hidden channel's messages (reports, moderation events) are never stored as messages.
-        if ChatModeration.isHidden(channel: message.channelId) { return nil }
+        if ChatModeration.isHidden(channel: message.channelId) { return false }
         let timetoken = try StoreCoding.column(message.timetoken, field: "message.timetoken")
         let delivery: DeliveryState = timetoken != nil ? .sent : message.delivery
-        return try MessageColumn.values(of: message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding)
+        try MessageColumn.append(message, timetoken: timetoken, delivery: delivery, localSequence: localSequence, coding: coding, to: &values)
+        return true
     }
 
     // Actions on a message that has a timetoken are keyed by (channel, message timetoken, type,

@@ -170,24 +170,39 @@ extension Database {
         // the bindings made here.
         statement.setUncheckedArguments(StatementArguments())
         let handle = statement.sqliteStatement
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (offset, value) in values.enumerated() {
-            let index = CInt(offset + 1)
-            let code: CInt
-            switch value.storage {
-            case .null: code = sqlite3_bind_null(handle, index)
-            case .int64(let number): code = sqlite3_bind_int64(handle, index, number)
-            case .double(let number): code = sqlite3_bind_double(handle, index, number)
-            // As GRDB binds a string: as a C string.
-            case .string(let text): code = sqlite3_bind_text(handle, index, text, -1, transient)
-            case .blob(let data):
-                code = data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, CInt($0.count), transient) }
-            }
-            guard code == SQLITE_OK else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind argument \(index)", sql: statement.sql)
-            }
+            try Self.bind(value, at: CInt(offset + 1), of: handle, sql: statement.sql)
         }
     }
+
+    /// Binds one value to parameter `index` of a prepared statement (``bind(_:to:)``,
+    /// ``MultiRowInsert``); SQLite copies texts and blobs.
+    static func bind(_ value: DatabaseValue, at index: CInt, of handle: SQLiteStatement, sql: @autoclosure () -> String) throws {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        let code: CInt
+        switch value.storage {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .int64(let number): code = sqlite3_bind_int64(handle, index, number)
+        case .double(let number): code = sqlite3_bind_double(handle, index, number)
+        // Its UTF-8 bytes in place, with their length: a Swift string passed as a C string is
+        // copied into a new buffer first when it is small (up to 15 bytes, stored inline).
+        case .string(let text):
+            var text = text
+            code = text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    sqlite3_bind_text(handle, index, chars.baseAddress ?? emptyText, CInt(chars.count), transient)
+                }
+            }
+        case .blob(let data):
+            code = data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, CInt($0.count), transient) }
+        }
+        guard code == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind argument \(index)", sql: sql())
+        }
+    }
+
+    /// A valid pointer for an empty text (SQLite binds a null pointer as NULL, not as '').
+    private static var emptyText: UnsafePointer<CChar> { UnsafeRawPointer(("" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self) }
 
     private func upsertOutcome() -> UpsertOutcome {
         if changesCount == 0 { return .unchanged }

@@ -194,23 +194,22 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// statement per row cost more than the rows.
     /// Throws ``StoreError/invalidInput(_:)`` naming a message whose id is already stored.
     package func insert(newMessages messages: [Message]) throws {
-        var next = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
-        var rows: [[DatabaseValue]] = []
-        rows.reserveCapacity(messages.count)
-        for message in messages {
-            guard let row = try RowUpserts<Custom>.row(of: message, localSequence: next, coding: coding) else { continue }
-            rows.append(row)
-            next += 1
-        }
+        try insert(newMessages: NewMessageRows<Custom>(messages))
+    }
+
+    /// ``insert(newMessages:)`` of rows made before the transaction (``NewMessageRows``): it only
+    /// gives them their local send order.
+    package func insert(newMessages rows: NewMessageRows<Custom>) throws {
+        let first = try localSequence.map { $0 + 1 } ?? BatchState.storedNextSequence(db)
         do {
-            try MultiRowInsert.messages.insert(rows, in: db)
+            try MultiRowInsert.messages.insert(rows.values, sequence: (MessageColumn.localSequence.rawValue, first), in: db)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-            let ids = messages.map(\.id)
+            let ids = rows.ids
             let stored = try String.fetchOne(db, sql: "SELECT id FROM messages WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))", arguments: StatementArguments(ids))
             let repeated = Dictionary(grouping: ids, by: { $0 }).first { $0.value.count > 1 }?.key
             throw StoreError.invalidInput("a message with id \(stored ?? repeated ?? "?") is already stored")
         }
-        localSequence = next - 1
+        if rows.count > 0 { localSequence = first + Int64(rows.count) - 1 }
     }
 
     // MARK: Tables

@@ -160,6 +160,16 @@ extension OpTransaction {
         for op in ops { changes.events.append(.enqueued(opId: op.id, kind: op.row.operation.kind)) }
     }
 
+    /// Queues a batch's publishes from rows made before the transaction (``PreparedSends``), as
+    /// ``insert(many:now:)`` queues each: `sends` are the rows' ops, in order, for the checks.
+    /// No publish waits for a batch of read positions (``admit(_:)``), so no row changes here.
+    func insert(sends: [PreparedSend<Custom>], rows: NewOpRows) throws {
+        for send in sends { try check(send.row) }
+        try tx.outbox.insertOps(rows)
+        changes.wakesDrain = changes.wakesDrain || !sends.isEmpty
+        for send in sends { changes.events.append(.enqueued(opId: send.opId, kind: .send)) }
+    }
+
     /// The checks every op passes before it is queued (``insert(_:id:now:)``), and the batch of
     /// read positions a membership op waits for.
     private func admit(_ op: inout NewOutboxRow) throws {
@@ -169,6 +179,12 @@ extension OpTransaction {
         {
             op.dependsOn = batch.id
         }
+        try check(op)
+    }
+
+    /// The checks every op passes before it is queued: its ids, the object backend's rules, the
+    /// moderation restrictions.
+    private func check(_ op: NewOutboxRow) throws {
         let isSend = op.operation.kind == .send, channel = op.operation.channel
         if isSend, let channel, sendChannelsChecked.contains(channel) {
             // Another send to this channel passed the same checks in this transaction: a batch

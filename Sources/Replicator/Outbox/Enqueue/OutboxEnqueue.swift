@@ -63,14 +63,18 @@ extension OpEnqueue {
         return PreparedSend(opId: opId, meta: meta, files: files, pending: pending, row: row, asksPushKeys: isChatText && pushKeys.isEmpty)
     }
 
-    /// Stores prepared sends in order, as ``send(_:now:)`` stores each, with the messages and the
-    /// ops written in multi-row inserts (``MessageWrites/send(prepared:)``).
-    func send(many prepared: [PreparedSend<Custom>], now: Date) throws -> [OutboxReceipt<Message>] {
-        let sends = try prepared.map(withPushKeys)
-        try tx.insert(newMessages: sends.map(\.pending))
-        try transaction.insert(many: sends.map { (row: $0.row, id: $0.opId) }, now: now)
-        for send in sends { if let files = send.files { try tx.files.insertFileUploads(files.rows) } }
-        return sends.map { OutboxReceipt(value: $0.pending, opId: $0.opId, disposition: .enqueued) }
+    /// Stores prepared sends in order, as ``send(_:now:)`` stores each, from the rows made with
+    /// them (``PreparedSends``), in multi-row inserts (``MessageWrites/send(prepared:)``). The
+    /// receipts are the caller's to make: nothing here a commit need wait for.
+    func send(many batch: PreparedSends<Custom>) throws {
+        var opRows = batch.opRows
+        for (index, send) in batch.sends.enumerated() where send.asksPushKeys {
+            let redone = try withPushKeys(send)
+            if redone !== send { try opRows.replace(at: index, with: redone.row, id: redone.opId) }
+        }
+        try tx.insert(newMessages: batch.messageRows)
+        try transaction.insert(sends: batch.sends, rows: opRows)
+        for send in batch.sends { if let files = send.files { try tx.files.insertFileUploads(files.rows) } }
     }
 
     /// `prepared`, prepared again with the store's push keys when it asks for them and they are
@@ -356,9 +360,21 @@ package final class PreparedSend<Custom: ChatCustomData>: Sendable {
 }
 
 /// Sends prepared together (``MessageWrites/prepare(many:)``), written in one transaction by
-/// ``MessageWrites/send(prepared:)``.
+/// ``MessageWrites/send(prepared:)``: their message and op rows are made too, so that the
+/// transaction only gives them their order and writes them.
 package struct PreparedSends<Custom: ChatCustomData>: Sendable {
     /// When they were prepared: their messages' creation time and their ops'.
     let now: Date
     let sends: [PreparedSend<Custom>]
+    /// The pending messages' rows (none for a message the store never keeps).
+    let messageRows: NewMessageRows<Custom>
+    /// The publish ops' rows, in the order of ``sends``.
+    let opRows: NewOpRows
+
+    init(now: Date, sends: [PreparedSend<Custom>]) throws {
+        self.now = now
+        self.sends = sends
+        messageRows = try NewMessageRows(sends.map(\.pending))
+        opRows = try NewOpRows(sends.map { ($0.row, $0.opId) }, now: now)
+    }
 }

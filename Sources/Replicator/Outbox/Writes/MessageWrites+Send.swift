@@ -35,13 +35,14 @@ extension MessageWrites {
             message.customMessageType = outgoing.customMessageType
             return try OpEnqueue<Custom>.prepareSend(opId: Outbox<Custom>.newOpId(), message: message, meta: outgoing.meta, files: nil)
         }
-        return PreparedSends(now: now, sends: sends)
+        return try PreparedSends(now: now, sends: sends)
     }
 
     /// The second half of ``send(many:)``: stores the prepared messages and queues their
     /// publishes in one transaction, all or none.
     package func send(prepared: PreparedSends<Custom>) async throws -> [OutboxReceipt<Message>] {
-        try await commit { ops in try ops.enqueue.send(many: prepared.sends, now: prepared.now) }
+        try await commit { ops in try ops.enqueue.send(many: prepared) }
+        return prepared.sends.map { OutboxReceipt(value: $0.pending, opId: $0.opId, disposition: .enqueued) }
     }
 
     /// Sends a message draft, as the Chat SDK's `MessageDraft.send` does, through the outbox.
