@@ -47,6 +47,8 @@ extension Output {
     /// what is shown) are written as `\u{…}`. Human output only: JSON output stays exact (its
     /// encoder escapes C0 itself).
     static func terminalSafe(_ text: String) -> String {
+        // Printable ASCII (most text, and every line of a `--dry-run`) is safe: one pass over its bytes.
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) || $0 == 0x0A || $0 == 0x09 }) { return text }
         guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var safe = ""
         for scalar in text.unicodeScalars {
