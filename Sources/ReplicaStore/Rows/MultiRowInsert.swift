@@ -74,7 +74,7 @@ struct MultiRowInsert: Sendable {
         table: "messages", columns: MessageColumn.allCases.map(\.name),
         row: "(" + MessageColumn.allCases.map { _ in "?" }.joined(separator: ", ") + ")")
 
-    /// New outbox ops, pending (``OutboxTable/insertOps(_:now:)``).
+    /// New outbox ops, pending (``OutboxTable/insertOps(_:)``).
     static let outboxOps = MultiRowInsert(
         table: "outbox",
         columns: [

@@ -4,7 +4,7 @@ import ReplicaModel
 
 /// New message rows made before the transaction that inserts them (a batch send prepares them
 /// while the batch before it is written): every column's value but the local send order, which
-/// ``StoreTransaction/insert(newMessages:)-(NewMessageRows<Custom>)`` gives.
+/// the transaction gives (`StoreTransaction.insert(newMessages:)`).
 package struct NewMessageRows<Custom: ChatCustomData>: Sendable {
     /// Every row's values in ``MultiRowInsert/messages``' column order, one row after another;
     /// each row's local sequence is a placeholder.
@@ -35,7 +35,7 @@ package struct NewMessageRows<Custom: ChatCustomData>: Sendable {
 }
 
 /// New pending op rows made before the transaction that inserts them (a batch send's publishes):
-/// every column's value but the op's sequence number, which ``OutboxTable/insertOps(_:)-(NewOpRows)``
+/// every column's value but the op's sequence number, which ``OutboxTable/insertOps(_:)``
 /// gives. The one owner of an op row's inserted values.
 package struct NewOpRows: Sendable {
     /// Every row's values in ``MultiRowInsert/outboxOps``' column order, one row after another;

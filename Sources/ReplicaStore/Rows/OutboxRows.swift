@@ -126,17 +126,12 @@ extension OutboxTable {
 
     /// Appends a pending op at the end of the outbox.
     package func insertOp(_ row: NewOutboxRow, id: String, now: Date) throws {
-        try insertOps([(row, id)], now: now)
+        try insertOps(NewOpRows([(row, id)], now: now))
     }
 
     /// Appends pending ops at the end of the outbox, in order, in multi-row inserts
-    /// (``MultiRowInsert``: a batch send's ops).
-    package func insertOps(_ ops: [(row: NewOutboxRow, id: String)], now: Date) throws {
-        try insertOps(NewOpRows(ops, now: now))
-    }
-
-    /// ``insertOps(_:now:)`` of rows made before the transaction (``NewOpRows``): it only gives
-    /// them their sequence numbers.
+    /// (``MultiRowInsert``), from rows made before the transaction (``NewOpRows``: a batch send's
+    /// publishes): it only gives them their sequence numbers.
     package func insertOps(_ rows: NewOpRows) throws {
         guard rows.count > 0 else { return }
         // The stored maximum is read once per transaction (``StoreTransaction/nextOutboxSeq``).

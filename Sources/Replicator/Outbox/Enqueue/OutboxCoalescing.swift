@@ -150,18 +150,9 @@ extension OpTransaction {
         changes.wakesDrain = true
     }
 
-    /// Queues many ops, in order, as ``insert(_:id:now:)`` queues each, in multi-row inserts
-    /// (a batch send).
-    func insert(many ops: consuming [(row: NewOutboxRow, id: String)], now: Date) throws {
-        // In place: a batch's rows are not copied (each holds its op's payload).
-        for index in ops.indices { try admit(&ops[index].row) }
-        try tx.outbox.insertOps(ops, now: now)
-        changes.wakesDrain = changes.wakesDrain || !ops.isEmpty
-        for op in ops { changes.events.append(.enqueued(opId: op.id, kind: op.row.operation.kind)) }
-    }
-
     /// Queues a batch's publishes from rows made before the transaction (``PreparedSends``), as
-    /// ``insert(many:now:)`` queues each: `sends` are the rows' ops, in order, for the checks.
+    /// ``insert(_:id:now:)`` queues each, in multi-row inserts: `sends` are the rows' ops, in
+    /// order, for the checks.
     /// No publish waits for a batch of read positions (``admit(_:)``), so no row changes here.
     func insert(sends: [PreparedSend<Custom>], rows: NewOpRows) throws {
         for send in sends { try check(send.row) }
