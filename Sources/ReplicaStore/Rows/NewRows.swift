@@ -14,7 +14,11 @@ package struct NewMessageRows<Custom: ChatCustomData>: Sendable {
     /// each: a message of a hidden channel has none. Throws what storing them would throw for an
     /// invalid id.
     package init(_ messages: [ChatMessage<Custom.Message>]) throws {
-        let coding = StoreCoding()
+        try self.init(messages, coding: StoreCoding())
+    }
+
+    /// ``init(_:)`` with a transaction's coder (its own single inserts make no new one).
+    init(_ messages: [ChatMessage<Custom.Message>], coding: StoreCoding) throws {
         var values: [DatabaseValue] = []
         values.reserveCapacity(messages.count * MultiRowInsert.messages.parameters)
         for message in messages {
@@ -50,10 +54,14 @@ package struct NewOpRows: Sendable {
     /// The rows of `ops`, queued at `now`; a payload not encoded yet (``NewOutboxRow/encodePayload()``)
     /// is encoded here.
     package init(_ ops: [(row: NewOutboxRow, id: String)], now: Date) throws {
+        try self.init(ops, now: now, coding: StoreCoding())
+    }
+
+    /// ``init(_:now:)`` with a transaction's coder (its own single inserts make no new one).
+    init(_ ops: [(row: NewOutboxRow, id: String)], now: Date, coding: StoreCoding) throws {
         milliseconds = now.milliseconds.databaseValue
         values = []
         values.reserveCapacity(ops.count * MultiRowInsert.outboxOps.parameters)
-        let coding = StoreCoding()
         for (row, id) in ops { try Self.append(row, id: id, milliseconds: milliseconds, coding: coding, to: &values) }
     }
 

@@ -126,7 +126,7 @@ extension OutboxTable {
 
     /// Appends a pending op at the end of the outbox.
     package func insertOp(_ row: NewOutboxRow, id: String, now: Date) throws {
-        try insertOps(NewOpRows([(row, id)], now: now))
+        try insertOps(NewOpRows([(row, id)], now: now, coding: coding))
     }
 
     /// Appends pending ops at the end of the outbox, in order, in multi-row inserts

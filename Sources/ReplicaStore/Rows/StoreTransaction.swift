@@ -194,7 +194,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     /// statement per row cost more than the rows.
     /// Throws ``StoreError/invalidInput(_:)`` naming a message whose id is already stored.
     package func insert(newMessages messages: [Message]) throws {
-        try insert(newMessages: NewMessageRows<Custom>(messages))
+        try insert(newMessages: NewMessageRows<Custom>(messages, coding: coding))
     }
 
     /// ``insert(newMessages:)`` of rows made before the transaction (``NewMessageRows``): it only
