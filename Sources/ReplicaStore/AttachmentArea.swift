@@ -22,7 +22,7 @@ public struct AttachmentArea: Sendable, Hashable {
 
     /// The area of the store at `path` (`<path>.files`), or a fresh temporary folder for a store in memory.
     static func forStore(at path: String?) -> AttachmentArea {
-        if let path { return AttachmentArea(root: URL(fileURLWithPath: path + ".files")) }
+        if let path { return AttachmentArea(root: URL(fileURLWithPath: StoreFiles.filesArea(of: path))) }
         return AttachmentArea(root: FileManager.default.temporaryDirectory
             .appendingPathComponent("pnreplicate-memory-\(UUID().uuidString).files"))
     }

@@ -60,6 +60,12 @@ public final class DrainLease: @unchecked Sendable {
 
 
 extension DrainLease {
+    /// The process id the lease's current (or last) holder wrote into `lockPath`, if it names one.
+    static func holder(lockPath: String) -> Int32? {
+        guard let data = FileManager.default.contents(atPath: lockPath) else { return nil }
+        return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// Takes the lease of the lock file `lockPath` if no other holder has it, without waiting; nil
     /// when another process (or another lease in this one) holds it. A nil path (a store in
     /// memory) gives a lease that holds nothing. ``StoreMaintenance/tryAcquireDrainLease()`` is

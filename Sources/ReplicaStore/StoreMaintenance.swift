@@ -59,7 +59,7 @@ extension StoreMaintenance {
     public func defaultBackupPath() -> String? {
         guard let path = store.path else { return nil }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        return "\(path).backup-\(stamp)"
+        return StoreFiles.backup(of: path, stamp: stamp)
     }
 
     /// Checkpoints and truncates a WAL past its limit (the end of a drain: ``WALBudget``).
@@ -100,7 +100,7 @@ extension StoreMaintenance {
 
 extension StoreMaintenance {
     /// The lease's lock file, `<store>.lock`, or nil for an in-memory store.
-    public var drainLeasePath: String? { store.path.map { $0 + ".lock" } }
+    public var drainLeasePath: String? { store.path.map(StoreFiles.lock(of:)) }
 
     /// Takes the drain lease if no other holder has it, without waiting; nil when another process
     /// (or another ``DrainLease`` in this one) holds it.
@@ -116,7 +116,6 @@ extension StoreMaintenance {
 
     /// The process id written by the lease's current (or last) holder, if the file names one.
     public func drainLeaseHolder() -> Int32? {
-        guard let lockPath = drainLeasePath, let data = FileManager.default.contents(atPath: lockPath) else { return nil }
-        return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        drainLeasePath.flatMap(DrainLease.holder(lockPath:))
     }
 }

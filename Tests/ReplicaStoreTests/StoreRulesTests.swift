@@ -25,6 +25,33 @@ struct StoreRulesTests {
         second.release()
     }
 
+    @Test("a store's files are removed together, the backups and the files area too, leaving its folder as it was; never while its lock is held")
+    func removeEveryFile() async throws {
+        let path = Fixture.temporaryPath()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try "another app's".write(toFile: folder + "/other.txt", atomically: true, encoding: .utf8)
+        do {
+            let store = try Store.open(at: path)
+            try await store.storeTransaction { tx in _ = try tx.upsert(user: try Fixture.user("u")) }
+            try store.attachments.write(Data("bytes".utf8), as: "f1", in: .cache)
+            try store.maintenance.backup(to: try #require(store.maintenance.defaultBackupPath()))
+            let lease = try #require(try store.maintenance.tryAcquireDrainLease())
+            // Held (here by this process): nothing is removed.
+            #expect(throws: StoreError.self) { try StoreFiles.remove(at: path) }
+            #expect(FileManager.default.fileExists(atPath: path))
+            lease.release()
+        }
+        let files = StoreFiles.existing(at: path)
+        #expect(files.first == path && files.contains(path + ".files") && files.contains(path + ".lock"), "\(files)")
+        #expect(files.contains { $0.contains(".sqlite.backup-") }, "\(files)")
+        let removed = try StoreFiles.remove(at: path)
+        #expect(removed == files)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["other.txt"])
+        // A new store at the same path starts empty.
+        let again = try Store.open(at: path)
+        #expect(try again.fetchNow(again.queries.user(id: "u")) == nil)
+    }
+
     /// `entity` with every field of its table set: text fields to `<wire name>-value`, custom data
     /// to `{"k": "<wire name>"}`.
     private func everyField<E: ReplicatedFields>(_ entity: E) throws -> E {
