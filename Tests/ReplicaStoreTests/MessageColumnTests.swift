@@ -85,6 +85,20 @@ struct MessageColumnTests {
         #expect(try await store.fetch(store.queries.message(id: "b52")) == batch[52])
     }
 
+    @Test("values bound straight to SQLite keep their kind: an empty text is '' and an empty blob is a blob, never NULL")
+    func bindEmptyValues() async throws {
+        let store = try Fixture.store()
+        let kinds = try await store.write { db in
+            try db.execute(sql: "CREATE TABLE bound (a, b, c, d)")
+            let statement = try db.cachedStatement(sql: "INSERT INTO bound VALUES (?, ?, ?, ?)")
+            try db.bind(["".databaseValue, Data().databaseValue, "petit café".databaseValue, Data([1, 2]).databaseValue], to: statement)
+            try statement.execute()
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT typeof(a), typeof(b), c, length(b), length(d) FROM bound"))
+            return [row[0], row[1], row[2], String(row[3] as Int), String(row[4] as Int)] as [String]
+        }
+        #expect(kinds == ["text", "blob", "petit café", "0", "2"])
+    }
+
     @Test("a row with the wrong number of values is a typed error, not a trap, and writes nothing")
     func wrongRowWidth() async throws {
         let store = try Fixture.store()

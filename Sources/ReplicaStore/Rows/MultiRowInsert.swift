@@ -8,8 +8,8 @@ import GRDB
 /// and their ops took 2.5 s inserted one row per statement and 1.4 s fifty rows per statement
 /// (the system SQLite, C, on this project's CI machine; `docs/performance.md`).
 struct MultiRowInsert: Sendable {
-    /// Rows per statement: 50 rows of 22 columns stay far below the 32,766 parameters SQLite
-    /// allows on Apple platforms.
+    /// Rows per statement: 50 rows of 14 values (a message) stay far below the 32,766 parameters
+    /// SQLite allows on Apple platforms.
     static let rowsPerStatement = 50
 
     /// `INSERT INTO table (columns) VALUES` and one row's placeholders (literals allowed).

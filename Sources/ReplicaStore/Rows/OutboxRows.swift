@@ -8,7 +8,7 @@ package struct NewOutboxRow: Sendable {
         didSet { encodedPayload = nil }
     }
     /// The payload column's text, when ``encodePayload()`` wrote it before the transaction; nil:
-    /// ``OutboxTable/insertOp(_:id:now:)`` encodes it.
+    /// ``NewOpRows`` encodes it when the row is made.
     package private(set) var encodedPayload: String?
     package var lane: String
     package var target: String

@@ -194,14 +194,15 @@ extension Database {
                 }
             }
         case .blob(let data):
-            code = data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, CInt($0.count), transient) }
+            // An empty `Data` has no address, and SQLite binds a null pointer as NULL, not as an empty blob.
+            code = data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(emptyText), CInt($0.count), transient) }
         }
         guard code == SQLITE_OK else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind argument \(index)", sql: sql())
         }
     }
 
-    /// A valid pointer for an empty text (SQLite binds a null pointer as NULL, not as '').
+    /// A valid pointer for an empty text or blob (SQLite binds a null pointer as NULL, not as '').
     private static var emptyText: UnsafePointer<CChar> { UnsafeRawPointer(("" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self) }
 
     private func upsertOutcome() -> UpsertOutcome {
