@@ -60,6 +60,8 @@ public actor Replica<Custom: ChatCustomData> {
     var hotMarks: [String: Int] = [:]
     /// The file cache of the open store (made on first use, dropped by ``suspend()``).
     var fileCache: FileCache<Custom>?
+    /// Whether ``signOut(discardingUnsent:keepingPushRegistrations:)`` removed the store: every call throws ``ReplicaError/signedOut``.
+    var signedOut = false
     /// The expiring objects already logged (``refreshExpiry()``): each once per `expiresAt`.
     var expiryLogged = Set<ExpiringObject>()
 
@@ -180,11 +182,24 @@ public actor Replica<Custom: ChatCustomData> {
         hub.update { ($0.connection, $0.catchUp) = (.suspended, nil) }
     }
 
+    /// Ends the replica for good once ``signOut(discardingUnsent:keepingPushRegistrations:)`` removed its store: the outbox counter stops,
+    /// observations end, and every call throws ``ReplicaError/signedOut``.
+    func retire() async {
+        signedOut = true
+        parts = nil
+        fileCache = nil
+        await ReplicaTasks<Custom>.end(tasks.counter)
+        tasks.counter = nil
+        hub.removeStore()
+        hub.update { ($0.connection, $0.catchUp) = (.stopped, nil) }
+    }
+
     /// Reopens the store after ``suspend()`` and, if the replica was started, starts again
     /// (catching up on what happened meanwhile). Throws the `StoreError` of a store that cannot
     /// be reopened; the replica stays suspended then.
     public func resume() async throws {
         guard parts == nil else { return }
+        if signedOut { throw ReplicaError.signedOut }
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         parts.reconciler.restoreHotMarks(hotMarks)
         self.parts = parts
@@ -302,7 +317,7 @@ public actor Replica<Custom: ChatCustomData> {
     }
 
     func openStore() throws -> ChatStore<Custom> {
-        guard let parts else { throw ReplicaError.suspended }
+        guard let parts else { throw closedError }
         return parts.store
     }
 
@@ -310,12 +325,15 @@ public actor Replica<Custom: ChatCustomData> {
     /// or read one part (``ReplicaLive/listen()``, ``ReplicaOutbox/planned(pageSize:)``) and this package's tests.
     /// Throws ``ReplicaError/suspended`` while suspended.
     package func currentParts() throws -> Parts {
-        guard let parts else { throw ReplicaError.suspended }
+        guard let parts else { throw closedError }
         return parts
     }
 
+    /// Why there are no parts: suspended, or signed out.
+    var closedError: ReplicaError { signedOut ? .signedOut : .suspended }
+
     func openParts() async throws -> Parts {
-        guard let parts else { throw ReplicaError.suspended }
+        guard let parts else { throw closedError }
         await ReplicaTasks.count(parts, on: self)
         return parts
     }

@@ -166,12 +166,32 @@ public enum ReplicaError: Error, Sendable, Hashable, CustomStringConvertible {
     case suspended
     /// ``ReplicaConfiguration/authKey`` is a token that cannot be used (for another user).
     case unusableToken(AccessTokenError)
+    /// ``Replica/signOut(discardingUnsent:keepingPushRegistrations:)`` refused: these ops are not sent yet (pending, in flight, dead
+    /// letters, conflicts), `count` in all; `opIds` names the oldest (at most 20) and `kinds`
+    /// every kind among them. Send them first, or sign out with `discardingUnsent: true`.
+    case unsentOps(count: Int, kinds: [String], opIds: [String])
+    /// ``Replica/signOut(discardingUnsent:keepingPushRegistrations:)`` refused: another process holds the store's lock (a `listen`, a
+    /// sync, a notification service extension sending). The message names it. Nothing changed.
+    case storeInUse(String)
+    /// ``Replica/signOut(discardingUnsent:keepingPushRegistrations:)`` could not remove a device's push registrations (offline, say):
+    /// nothing was removed. Try again online, or sign out with `keepingPushRegistrations: true`
+    /// (the device then keeps getting this user's pushes).
+    case pushRemovalFailed(device: String, reason: String)
+    /// The replica signed out (``Replica/signOut(discardingUnsent:keepingPushRegistrations:)``): its store is gone. Make a new replica.
+    case signedOut
 
     public var description: String {
         switch self {
         case .emptyCipherKey: "the cipher key is empty; give the key, or leave it nil to send unencrypted"
         case .suspended: "the replica is suspended; call resume() first"
         case .unusableToken(let error): "the configured token cannot be used: \(error)"
+        case .unsentOps(let count, let kinds, let opIds):
+            "\(count) op(s) not sent yet (\(kinds.joined(separator: ", ")): \(opIds.joined(separator: ", "))\(count > opIds.count ? ", ..." : "")); "
+                + "send them first, or discard them (discardUnsent, --discard-unsent)"
+        case .storeInUse(let message): "cannot sign out: \(message)"
+        case .pushRemovalFailed(let device, let reason):
+            "cannot remove the push registrations of \(device): \(reason); nothing was removed (keepPushRegistrations goes on without)"
+        case .signedOut: "the replica signed out and its store is gone; make a new replica"
         }
     }
 }

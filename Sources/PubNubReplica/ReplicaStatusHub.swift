@@ -17,6 +17,8 @@ final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
     private var statusSubscribers: [UUID: AsyncStream<ReplicaStatus>.Continuation] = [:]
     private var openStore: ChatStore<Custom>?
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
+    /// Whether the store is gone for good (``Replica/signOut(discardingUnsent:keepingPushRegistrations:)``): the store sequences end.
+    private var storeRemoved = false
 
     /// A hub whose status is `status` and whose open store is `store`.
     init(status: ReplicaStatus, store: ChatStore<Custom>?) {
@@ -48,7 +50,8 @@ final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
 
     /// The open store now, then each change.
     func stores() -> AsyncStream<ChatStore<Custom>?> {
-        subscribe(\.storeSubscribers, now: \.openStore, keeping: 1)
+        if lock.withLock({ storeRemoved }) { return AsyncStream { $0.finish() } }
+        return subscribe(\.storeSubscribers, now: \.openStore, keeping: 1)
     }
 
     /// A sequence that starts with the value at `now` and gets what is yielded to `subscribers`,
@@ -73,5 +76,18 @@ final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
             openStore = store
             for continuation in storeSubscribers.values { continuation.yield(store) }
         }
+    }
+
+    /// The store is gone for good (signed out): every store sequence, and each one asked for
+    /// later, ends, so that the observations built on them end too.
+    func removeStore() {
+        let subscribers = lock.withLock {
+            openStore = nil
+            storeRemoved = true
+            defer { storeSubscribers = [:] }
+            return storeSubscribers.values
+        }
+        // Finished outside the lock: a finished sequence's termination handler takes it.
+        for continuation in subscribers { continuation.finish() }
     }
 }

@@ -32,21 +32,35 @@ package enum StoreFiles {
         return paths
     }
 
-    /// Removes every file and folder of the store at `path` (``existing(at:)``) and returns what
-    /// it removed. The store must be closed in this process.
+    /// Takes the store's drain lease, so that no other process starts sending or syncing it while
+    /// it is being removed; give it to ``remove(at:holding:)``.
     ///
-    /// Throws ``StoreError/busy(message:)``, and removes nothing, while another process (or a
-    /// lease in this one) holds the store's drain lease: a `listen`, a sync, a notification
-    /// service extension sending. A process that only reads the store holds no lease: close the
-    /// store everywhere first. Throws ``StoreError/storageFailed(message:)`` naming a file that
-    /// could not be removed; the ones before it are gone.
-    @discardableResult
-    package static func remove(at path: String) throws -> [String] {
+    /// Throws ``StoreError/busy(message:)`` naming the holder while another process (or a lease in
+    /// this one) holds it: a `listen`, a sync, a notification service extension sending. A process
+    /// that only reads the store holds no lease: close the store everywhere first.
+    package static func claim(at path: String) throws -> DrainLease {
         guard let lease = try DrainLease.acquire(lockPath: lock(of: path)) else {
             let holder = DrainLease.holder(lockPath: lock(of: path)).map { "process \($0)" } ?? "another holder"
             throw StoreError.busy(message: "the store at \(path) is in use: \(holder) holds its lock")
         }
-        // Held while the files go, so that no drain starts on them meanwhile; the lock file goes last.
+        return lease
+    }
+
+    /// Removes every file and folder of the store at `path` (``existing(at:)``) and returns what
+    /// it removed. The store must be closed in this process.
+    ///
+    /// Throws what ``claim(at:)`` throws, and removes nothing, while another process holds the
+    /// store's lease. Throws ``StoreError/storageFailed(message:)`` naming a file that could not
+    /// be removed; the ones before it are gone.
+    @discardableResult
+    package static func remove(at path: String) throws -> [String] {
+        try remove(at: path, holding: claim(at: path))
+    }
+
+    /// ``remove(at:)`` with the lease already claimed (``claim(at:)``): held while the files go,
+    /// so that no drain starts on them meanwhile, then released. The lock file goes last.
+    @discardableResult
+    package static func remove(at path: String, holding lease: DrainLease) throws -> [String] {
         defer { lease.release() }
         let paths = existing(at: path)
         for file in paths.filter({ $0 != lock(of: path) }) + paths.filter({ $0 == lock(of: path) }) {

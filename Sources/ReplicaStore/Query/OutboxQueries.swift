@@ -28,6 +28,14 @@ extension ChatQueries {
         }
     }
 
+    /// The kinds of the ops in the outbox, whatever their state, sorted by name: what a warning
+    /// before discarding them names ("2 messages and a reaction were not sent").
+    package func outboxKinds() -> StoreQuery<[OutboxKind]> {
+        StoreQuery { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT kind FROM outbox ORDER BY kind").compactMap(OutboxKind.init(rawValue:))
+        }
+    }
+
     /// One page of the outbox in enqueue order: at most `limit` ops after sequence number
     /// `afterSeq` (nil: from the first). Pass the last op's ``OutboxEntry/seq`` for the next page;
     /// a page shorter than `limit` is the last. Reads a large outbox in bounded memory.

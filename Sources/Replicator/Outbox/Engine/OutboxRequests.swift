@@ -194,3 +194,9 @@ extension OutboxRequests {
         }
     }
 }
+
+extension PushRegistration {
+    /// The wire's device this registration names (``ReplicaStore/ChatQueries/pushDevices()``'s
+    /// devices, removed on sign-out). Throws for a service PubNub does not know or a bad token.
+    package func pushDevice() throws -> PushDevice { try OutboxRequests.device(self) }
+}

@@ -148,7 +148,7 @@ public struct ConversationReceipt<Custom: ChatCustomData>: Sendable {
 // Mobile push registration (`docs/conversations.md`, "Push"): offline like any write.
 extension OpEnqueue {
     /// Queues a device's push registration change, in the device's lane (changes of one device
-    /// go in order). Channels are checked as ids this device writes; nothing changes locally.
+    /// go in order). Channels are checked as ids this device writes; the store records the device (``ChatQueries/pushDevices()``) for signing out.
     func push(opId: String, _ registration: PushRegistration, now: Date) throws -> OutboxReceipt<PushRegistration> {
         _ = try OutboxRequests.device(registration)
         switch registration.change {
@@ -159,6 +159,8 @@ extension OpEnqueue {
             break
         }
         try transaction.insert(NewOutboxRow(.push(registration), opId: opId), id: opId, now: now)
+        // Signing out removes every device this store registered (docs/ios.md, "Signing out").
+        try tx.record(push: registration, now: now)
         return OutboxReceipt(value: registration, opId: opId, disposition: .enqueued)
     }
 }
