@@ -51,6 +51,9 @@ public actor PubNubServer {
     var presenceDue = UInt64.max
     /// How many requests were handled (for fault plans and tests).
     public private(set) var requestCount = 0
+    /// The longest request line answered, in bytes (`GET /path?query HTTP/1.1`); a longer one gets
+    /// PubNub's 414 (``requestLineLimit``). Nil: no limit.
+    public private(set) var maximumRequestLine: Int? = PubNubServer.requestLineLimit
     /// File Sharing: upload forms, stored files and the storage origin (``FileStorage``).
     var fileStorage: FileStorage
     /// Access Manager, when the server has a secret key (``configureAccess(secretKey:)``).
@@ -85,6 +88,28 @@ public actor PubNubServer {
     /// Changes how subscribe behaves (a test's short hold time, say).
     public func configureSubscribe(_ settings: SubscribeSettings) { subscribeSettings = settings }
 
+    /// The request-line limit by default: 32 KiB, PubNub's documented length of a GET request
+    /// ("Length of GET request, including HTTP headers & URI encoding overhead (~32 KiB)",
+    /// <https://www.pubnub.com/docs/general/setup/limits>). Past it PubNub's edge answers 414
+    /// (`service: "Balancer"`); PubNub gives no exact figure, so this one is a choice, written in
+    /// `docs/simulator.md` ("Request-line limit").
+    public static let requestLineLimit = 0x8000   // 32 KiB (not the publish limit, which has its own owner)
+
+    /// Changes the longest request line answered (nil: none). A subscribe naming thousands of
+    /// channels meets it, as it would at PubNub's edge.
+    public func configureRequestLine(maximum bytes: Int?) { maximumRequestLine = bytes }
+
+    /// PubNub's 414 for a request whose request line is longer than ``maximumRequestLine``.
+    func requestLineRefusal(_ request: WireRequest) -> WireResponse? {
+        guard let maximum = maximumRequestLine else { return nil }
+        let query = request.encodedQuery
+        // `GET ` + path + `?` + query + ` HTTP/1.1`
+        let length = request.method.rawValue.utf8.count + 1 + request.encodedPath.utf8.count
+            + (query.isEmpty ? 0 : 1 + query.utf8.count) + 9
+        guard length > maximum else { return nil }
+        return Reply.subscribeError(414, "Request URI Too Long")
+    }
+
     /// Answers one request, holding a subscribe long poll until events arrive or its hold time
     /// passes. The HTTP front end and the in-process transport call this.
     public func respond(_ request: WireRequest) async -> WireResponse {
@@ -96,6 +121,7 @@ public actor PubNubServer {
     func respond(_ request: WireRequest, fault: Fault) async -> WireResponse {
         guard Self.isSubscribe(request) else { return handle(request) }
         requestCount += 1
+        if let refusal = requestLineRefusal(request) { return refusal }
         sweepPresence()
         if let refusal = access?.intercept(request, now: clock.now) { return refusal }
         switch fault {
@@ -114,6 +140,7 @@ public actor PubNubServer {
     /// Answers one request at once; a subscribe receive is answered without holding it.
     public func handle(_ request: WireRequest) -> WireResponse {
         requestCount += 1
+        if let refusal = requestLineRefusal(request) { return refusal }
         sweepPresence()
         if let refusal = dataSyncCredentialRefusal(request) { return refusal }
         if let answer = access?.intercept(request, now: clock.now) { return answer }

@@ -49,7 +49,7 @@ struct LiveWorld {
     /// at once speaks of the past, and an empty one would end the settling too early.
     static func settle(_ live: LiveSync<DefaultChatCustom>, maxSteps: Int = 200) async throws {
         for _ in 0..<maxSteps {
-            await live.dropPipelinedPoll()
+            await live.dropPolls()
             let before = await live.statistics.events
             let wasLive = await live.isCaughtUp
             try await live.step()

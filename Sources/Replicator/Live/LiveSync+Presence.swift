@@ -19,13 +19,20 @@ extension LiveSync {
     /// by ``PresenceOptions/leaveTimeout`` and not cancelled by the stop itself.
     func leaveOnStop() async {
         guard let presence = options.presence, presence.leaveOnStop, connectedOnce, !subscribed.isEmpty else { return }
-        let client = reconciler.client, channels = subscribed, timeout = presence.leaveTimeout
+        // One leave per subscribe loop (its URL names as many channels), sent together.
+        let client = reconciler.client, shares = subscription.loops.map(\.channels).filter { !$0.isEmpty }, timeout = presence.leaveTimeout
         let logger = logger
         await Task {
-            do {
-                try await client.presence.leave(channels: channels, timeout: timeout)
-            } catch {
-                logger.debug("leave on stop failed", metadata: ["error": "\(error)"])
+            await withTaskGroup(of: Void.self) { group in
+                for channels in shares {
+                    group.addTask {
+                        do {
+                            try await client.presence.leave(channels: channels, timeout: timeout)
+                        } catch {
+                            logger.debug("leave on stop failed", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
             }
         }.value
     }
@@ -42,7 +49,9 @@ extension LiveSync {
     /// members' presence with it. A failure never stops the stream: it is logged and tried again
     /// after the next poll.
     func refreshPresence() async throws -> Step {
-        let channels = needsHereNow.sorted()
+        // As many channels a request as a subscribe loop follows (the URL names them all).
+        let shares = subscription.loops.map { $0.presence.filter(needsHereNow.contains) }.filter { !$0.isEmpty }
+        let channels = shares.first ?? needsHereNow.sorted()
         do {
             let answer = try await reconciler.client.presence.hereNowAll(channels: channels, includeState: true)
             let counts = try await reconciler.live.applyHereNow(answer, channels: channels)

@@ -55,9 +55,10 @@ public actor LiveSync<Custom: ChatCustomData> {
     public private(set) var state: LiveState = .connecting
     /// The counters.
     public internal(set) var statistics = LiveSyncStatistics()
-    /// The cursor of the stream; nil before the handshake and after a reset.
-    private(set) var cursor: SubscribeCursor?
-    /// The channels subscribed in the last request.
+    /// The subscribe connections, each a share of the channels under the request-line limit
+    /// with its own cursor and long poll (``LiveSyncOptions/subscribeBytes``, `docs/live.md`).
+    var subscription: SubscribeLoops
+    /// The channels followed now (every loop's).
     private(set) var subscribed: [String] = []
     /// Channels to fill from history before they are live, with why.
     var needsFill: [String: GapReason] = [:]
@@ -79,14 +80,12 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Channels the token did not allow reading, left out of subscribe until it changes (its generation).
     var deniedChannels: (names: Set<String>, generation: UInt64) = ([], 0)
     /// The channels whose presence is followed (subscribed as `<channel>-pnpres`).
-    private(set) var presenceChannels: [String] = []
+    var presenceChannels: [String] = []
     /// Presence channels whose occupants must be read again (here-now) before presence events
     /// alone can be trusted: after a (re)connect, a gap, or an `interval` that asked for it.
     var needsHereNow: Set<String> = []
     /// After a failed here-now, one long poll runs before it is tried again.
     var pollBeforeNextHereNow = false
-    /// The next long poll, sent while the previous answer was stored (``LiveSyncOptions/pipelinePolls``).
-    var pipelined: (request: SubscribeRequest, answer: Task<SubscribeAnswer, any Error>)?
 
     /// A live sync over `reconciler`'s store and client.
     public init(
@@ -99,6 +98,7 @@ public actor LiveSync<Custom: ChatCustomData> {
         self.clock = clock
         self.random = random
         self.logger = logger
+        self.subscription = SubscribeLoops(budget: options.subscribeBytes)
         let store = reconciler.store
         self.typing = TypingIndicators(
             client: reconciler.client, timeout: options.typingTimeout, clock: clock,
@@ -134,7 +134,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// while connected (sleeping on the injected clock), and `leave` when stopped.
     public func run() async throws {
         defer {
-            dropPipelinedPoll()
+            dropPolls()
             set(.stopped)
             hub.finish()
         }
@@ -153,7 +153,7 @@ public actor LiveSync<Custom: ChatCustomData> {
             guard error is CancellationError || Task.isCancelled else { throw error }
         }
         // Ended before the leave (it would make the user present again) and before `stopped`.
-        await endPipelinedPoll()
+        await endPolls()
         await leaveOnStop()
     }
 
@@ -166,30 +166,34 @@ public actor LiveSync<Custom: ChatCustomData> {
         throw CancellationError()
     }
 
-    /// One heartbeat for the subscribed channels, when connected and following presence. A
-    /// failure is counted and logged, never retried: the next heartbeat or poll renews presence.
+    /// One heartbeat for the subscribed channels (one per subscribe loop: its URL is as long),
+    /// when connected and following presence. A failure is counted and logged, never retried:
+    /// the next heartbeat or poll renews presence.
     package func sendHeartbeat() async {
-        guard let presence = options.presence, cursor != nil, !subscribed.isEmpty else { return }
-        do {
-            try await reconciler.client.presence.heartbeat(channels: subscribed, timeout: presence.timeout, state: presenceState(subscribed))
-            statistics.heartbeats += 1
-        } catch {
-            statistics.failedHeartbeats += 1
-            logger.debug("heartbeat failed", metadata: ["error": "\(Self.reason(error))"])
+        guard let presence = options.presence else { return }
+        for loop in subscription.loops where loop.cursor != nil && !loop.channels.isEmpty {
+            do {
+                try await reconciler.client.presence.heartbeat(
+                    channels: loop.channels, timeout: presence.timeout, state: presenceState(loop.channels))
+                statistics.heartbeats += 1
+            } catch {
+                statistics.failedHeartbeats += 1
+                logger.debug("heartbeat failed", metadata: ["error": "\(Self.reason(error))"])
+            }
         }
     }
 
-    /// The channel names a subscribe for `channels` asks for: them and the presence channels.
-    private func subscribedNames(_ channels: [String]) -> [String] {
-        channels + presenceChannels.map { $0 + "-pnpres" }
+    /// The channel names `loop` subscribes: its channels and its presence channels.
+    func subscribedNames(_ loop: SubscribeLoop) -> [String] {
+        loop.channels + loop.presence.map { $0 + "-pnpres" }
     }
 
-    /// A subscribe request for the followed channels and the presence channels.
-    private func subscribeRequest(_ channels: [String], cursor: SubscribeCursor?) -> SubscribeRequest {
-        var request = SubscribeRequest(channels: subscribedNames(channels), cursor: cursor)
+    /// A subscribe request for `loop`'s channels and presence channels from `cursor`.
+    func subscribeRequest(_ loop: SubscribeLoop, cursor: SubscribeCursor?) -> SubscribeRequest {
+        var request = SubscribeRequest(channels: subscribedNames(loop), cursor: cursor)
         request.timeout = options.pollTimeout
         request.heartbeat = options.presence?.timeout
-        request.state = presenceState(channels).map { JSONValue.object($0) }
+        request.state = presenceState(loop.channels).map { JSONValue.object($0) }
         request.filterExpression = options.filterExpression
         return request
     }
@@ -200,7 +204,13 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// Whether the next ``step()`` is a long poll: the stream has a cursor, no channel waits for a
     /// gap fill and no here-now read is due. Drive ``step()`` until this is true to finish the
     /// catch-up before timing or interleaving polls.
-    public var isReadyToPoll: Bool { needsFill.isEmpty && !needsObjects && cursor != nil && needsHereNow.isEmpty }
+    public var isReadyToPoll: Bool {
+        needsFill.isEmpty && !needsObjects && !subscription.loops.isEmpty && subscription.loops.allSatisfy { $0.cursor != nil } && needsHereNow.isEmpty
+    }
+
+    /// How many subscribe connections follow the channels now (one per ``LiveSyncOptions/subscribeBytes``
+    /// of channel names).
+    package var subscribeLoops: Int { subscription.loops.count }
 
     /// What one ``step()`` did.
     public enum Step: Equatable, Sendable {
@@ -247,7 +257,7 @@ public actor LiveSync<Custom: ChatCustomData> {
     public func step() async throws -> Step {
         let (channels, messageChannels, presence) = try await followedChannels()
         let added = Set(channels).subtracting(subscribed)
-        if !subscribed.isEmpty || cursor != nil {
+        if !subscribed.isEmpty || subscription.loops.contains(where: { $0.cursor != nil }) {
             for channel in added where needsFill[channel] == nil { needsFill[channel] = .newChannel }
             needsHereNow.formUnion(Set(presence).subtracting(presenceChannels))
         }
@@ -255,124 +265,58 @@ public actor LiveSync<Custom: ChatCustomData> {
         needsHereNow.formIntersection(presence)
         subscribed = channels
         presenceChannels = presence
+        subscription.place(channels: channels, presence: presence)
         guard !channels.isEmpty else { return .idle }
 
-        guard let cursor else {
-            set(.connecting)
-            do {
-                let cursor = try await reconciler.client.subscribe(subscribeRequest(channels, cursor: nil)).cursor
-                // One /time per reconnect: what the cursor and the checkpoints are measured against.
-                await reconciler.verifyServerTime()
-                // A handshake cursor ahead of the verified time (or a day ahead of this device's
-                // clock, when none is verified) is a broken answer, not the present.
-                guard reconciler.isPlausible(cursor: cursor.timetoken) else {
-                    throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor in the future: \(cursor)")
-                }
-                self.cursor = cursor
-            } catch {
-                return try await failed(error)
-            }
-            let reason: GapReason = connectedOnce ? .cursorReset : .firstConnect
-            connectedOnce = true
-            for channel in channels where needsFill[channel] == nil { needsFill[channel] = reason }
-            needsHereNow = Set(presence)
-            // A subscribe answer: one fill may follow it. The failure count stays: only a long
-            // poll that answered normally proves the stream works again.
-            pollBeforeNextFill = false
-            return .progressed
-        }
-
+        let unconnected = subscription.loops.indices.filter { subscription.loops[$0].cursor == nil }
+        if !unconnected.isEmpty { return try await handshake(unconnected) }
+        // Every loop's cursor: the fill makes the channels complete up to the newest of them
+        // (each loop's stream goes on from its own, older or not: the fill and the streams overlap).
+        let newest = subscription.loops.compactMap(\.cursor?.timetoken).max() ?? 0
         if (!needsFill.isEmpty || needsObjects) && !pollBeforeNextFill {
-            return try await fill(through: cursor.timetoken, messageChannels: Set(messageChannels))
+            return try await fill(through: newest, messageChannels: Set(messageChannels))
         }
         if needsFill.isEmpty && !needsObjects { set(.live) }
         if !needsHereNow.isEmpty && !pollBeforeNextHereNow { return try await refreshPresence() }
         pollBeforeNextHereNow = false
-        return try await poll(channels, from: cursor)
+        return try await pollLoops()
     }
 
-    /// One long poll from `cursor` and its events.
-    private func poll(_ channels: [String], from cursor: SubscribeCursor) async throws -> Step {
-        let answer: SubscribeAnswer
+    /// The handshakes (`tt=0`) of the loops at `indices`, sent together, then one `/time`: each
+    /// loop's channels are filled before they are live.
+    private func handshake(_ indices: [Int]) async throws -> Step {
+        set(.connecting)
         do {
-            answer = try await longPoll(subscribeRequest(channels, cursor: cursor))
+            let client = reconciler.client
+            let requests = indices.map { subscribeRequest(subscription.loops[$0], cursor: nil) }
+            let cursors = try await withThrowingTaskGroup(of: (Int, SubscribeCursor).self) { group in
+                for (position, request) in requests.enumerated() {
+                    group.addTask { (position, try await client.subscribe(request).cursor) }
+                }
+                var cursors = [SubscribeCursor?](repeating: nil, count: requests.count)
+                for try await (position, cursor) in group { cursors[position] = cursor }
+                return cursors.compactMap { $0 }
+            }
+            // One /time per reconnect: what the cursors and the checkpoints are measured against.
+            await reconciler.verifyServerTime()
+            // A handshake cursor ahead of the verified time (or a day ahead of this device's
+            // clock, when none is verified) is a broken answer, not the present.
+            for cursor in cursors where !reconciler.isPlausible(cursor: cursor.timetoken) {
+                throw WireError.decoding(operation: "handshake", status: 200, message: "a cursor in the future: \(cursor)")
+            }
+            for (index, cursor) in zip(indices, cursors) { subscription.loops[index].cursor = cursor }
         } catch {
-            return try await failed(error)
+            return try await failed(error, loops: indices)
         }
-        // A subscribe answer: one fill may follow it.
+        let reason: GapReason = connectedOnce ? .cursorReset : .firstConnect
+        connectedOnce = true
+        for index in indices {
+            for channel in subscription.loops[index].channels where needsFill[channel] == nil { needsFill[channel] = reason }
+            needsHereNow.formUnion(subscription.loops[index].presence)
+        }
+        // A subscribe answer: one fill may follow it. The failure count stays: only a long
+        // poll that answered normally proves the stream works again.
         pollBeforeNextFill = false
-        statistics.answers += 1
-        statistics.events += answer.envelopes.count
-        var gap: GapReason?
-        if answer.mayHaveOverflowed {
-            gap = .fullBuffer
-        } else if answer.cursor.region != cursor.region || answer.cursor.timetoken < cursor.timetoken {
-            gap = .cursorReset
-        } else if answer.cursor.timetoken.date.timeIntervalSince(cursor.timetoken.date) > options.maximumCursorJump {
-            gap = .cursorJump
-        } else if !reconciler.isPlausible(cursor: answer.cursor.timetoken) {
-            // Ahead of the time this device verified by more than its clock moved since: a lie
-            // (TrustedTime). Its events are applied; the cursor is not continued from.
-            gap = .cursorJump
-        }
-        if gap == nil, options.pipelinePolls { pipeline(subscribeRequest(channels, cursor: answer.cursor)) }
-        let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
-        // Only what was asked for is stored: an event on a channel this request did not name (a
-        // broken or hostile server) would otherwise be stored, and its channel followed from then on.
-        let requested = Set(subscribedNames(channels))
-        let envelopes = answer.envelopes.filter { requested.contains($0.channel) }
-        if envelopes.count < answer.envelopes.count {
-            logger.warning("ignored live events on channels that were not subscribed", metadata: [
-                "events": "\(answer.envelopes.count - envelopes.count)",
-            ])
-        }
-        var result = try await reconciler.live.applyLive(envelopes, advancing: advancing, through: answer.cursor.timetoken)
-        for envelope in answer.envelopes where !requested.contains(envelope.channel) {
-            result.ignored += 1
-            result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "skipped: not subscribed"))
-        }
-        for record in result.applied { hub.send(.event(record)) }
-        for envelope in envelopes where envelope.event == .signal {
-            await typing.receive(channel: envelope.channel, userId: envelope.publisher ?? "", payload: envelope.payload)
-        }
-        needsHereNow.formUnion(result.presenceRefresh.intersection(presenceChannels))
-        if let gap {
-            logger.debug("live stream may have lost events", metadata: ["reason": "\(gap.rawValue)", "channels": "\(channels.count)"])
-            for channel in channels where needsFill[channel] == nil { needsFill[channel] = gap }
-        }
-        for channel in result.unreadableChannels where channels.contains(channel) && needsFill[channel] == nil {
-            needsFill[channel] = .unreadableEvent
-        }
-        // Presence events are not in history: a gap on a presence channel is healed by a
-        // here-now once its fill is done (see `fill`); a lost presence event by one at once.
-        if gap != nil { needsHereNow.formUnion(presenceChannels) }
-        // A cursor that moved back, changed region or leapt ahead is not trusted to continue
-        // from (a cursor in the future would silently skip every later event): a new handshake
-        // takes the server's present, and the fill covers the time in between.
-        self.cursor = gap == .cursorReset || gap == .cursorJump ? nil : answer.cursor
-        if self.cursor == nil {
-            // A server whose cursors keep moving back or leaping ahead is failing, however well
-            // formed its answers: from the second such answer in a row, the handshake and fill
-            // that follow wait out a growing backoff. (The first is a real server's reset or a
-            // device back from suspension: it goes on at once. A new handshake and a fill cost
-            // two requests where a failed poll costs one: the wait is one step longer.)
-            consecutiveResets += 1
-            if consecutiveResets > 1 {
-                try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: 0, attempt: consecutiveResets + 1)))
-            }
-        } else {
-            consecutiveFailures = 0
-            consecutiveResets = 0
-        }
-        for object in result.incomplete.sorted(by: { $0.description < $1.description }) {
-            do {
-                try await reconciler.live.refresh(object)
-            } catch {
-                if Self.stopsRun(error) { throw error }
-                logger.warning("could not fetch an object a live event changed", metadata: ["object": "\(object)", "error": "\(error)"])
-                needsObjects = true
-            }
-        }
         return .progressed
     }
 
@@ -432,27 +376,42 @@ public actor LiveSync<Custom: ChatCustomData> {
         return .progressed
     }
 
-    /// A failed request: every channel is filled again before the next poll (events may have
-    /// been lost meanwhile), the state says why, and the backoff is slept.
-    private func failed(_ error: any Error) async throws -> Step {
+    /// A failed request: the channels of the loops it concerns (`loops`; nil: every loop, for a
+    /// fill or a here-now) are filled again before the next poll (events may have been lost
+    /// meanwhile), the state says why, and the backoff is slept.
+    func failed(_ error: any Error, loops concerned: [Int]? = nil) async throws -> Step {
         if error is CancellationError || Task.isCancelled { throw CancellationError() }
         if Self.stopsRun(error) { throw error }
         if let denial = Reconciler<Custom>.accessDenial(in: error), let step = try await accessDenied(denial) { return step }
         statistics.failures += 1
         consecutiveFailures += 1
+        let indices = (concerned ?? Array(subscription.loops.indices)).filter { subscription.loops.indices.contains($0) }
+        // Read before a 414 makes the loops again.
+        let affected = concerned == nil ? Set(subscribed) : Set(indices.flatMap { subscription.loops[$0].channels })
         var minimum: TimeInterval = 0
         if let wire = error as? WireError {
             minimum = wire.retryability.minimumWait ?? 0
             // An answer that cannot be read, or a refused cursor: start again from a handshake.
-            if case .decoding = wire { cursor = nil }
-            if case .service(let service) = wire, service.status == 400 { cursor = nil }
+            if case .decoding = wire { for index in indices { subscription.loops[index].cursor = nil } }
+            if case .service(let service) = wire, service.status == 400 { for index in indices { subscription.loops[index].cursor = nil } }
+            if case .service(let service) = wire, service.status == 414 { shrinkLoops(indices) }
         }
-        for channel in subscribed where needsFill[channel] == nil { needsFill[channel] = .reconnect }
+        for channel in subscribed where needsFill[channel] == nil && affected.contains(channel) { needsFill[channel] = .reconnect }
         let reason = Self.reason(error)
         set(.offline(reason: reason))
         logger.debug("live sync request failed", metadata: ["error": "\(reason)", "attempt": "\(consecutiveFailures)"])
         try await clock.sleep(until: clock.now.addingTimeInterval(backoff(minimum: minimum)))
         return .failed
+    }
+
+    /// A 414: the server found a subscribe's request line too long all the same (a long token,
+    /// presence state, a filter). The budget halves, every loop is made again from it (a new
+    /// handshake each), and the channels are filled before they are live.
+    private func shrinkLoops(_ indices: [Int]) {
+        let (longest, budget) = subscription.shrink(indices)
+        logger.warning("a subscribe was refused as too long (414); following the channels with more, shorter requests", metadata: [
+            "bytes": "\(longest)", "budget": "\(budget)",
+        ])
     }
 
     /// The wait after a failure: exponential in the failures in a row (subscribe's or fills',

@@ -34,6 +34,14 @@ public struct LiveSyncOptions: Sendable {
     /// request: with it, the poll after an answer is already on its way when the answer returns.
     public var pipelinePolls = true
 
+    /// The most bytes the channel names of one subscribe request take in its path (percent-
+    /// encoded, with their separators); default 28 KiB, which leaves 4 KiB of the ~32 KiB PubNub
+    /// takes in a GET request for the rest of it: the path, the token, the presence state, the
+    /// filter and the headers. Past it the channels are followed by several subscribe requests at
+    /// once, each with its own cursor: about 1,360 channels of 20 characters each (`docs/live.md`,
+    /// "Many channels"). A 414 from the server halves it for the rest of the run.
+    public var subscribeBytes = 28 * 1024
+
     /// Default options.
     public init() {}
 }

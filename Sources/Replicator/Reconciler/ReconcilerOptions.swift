@@ -20,9 +20,10 @@ public struct ReconcilerOptions: Sendable {
     /// (`docs/reconciler.md`).
     public var channelsPerRequest = 500
     /// The most bytes the channel ids of one shared history request take in its path, percent-
-    /// encoded with their separators; default 8192, well under the 32 KiB a URL may have. A
-    /// request holds ``channelsPerRequest`` channels or fewer when their ids are long.
-    public var channelBytesPerRequest = 8192
+    /// encoded with their separators; default 16,384, half the ~32 KiB PubNub takes in a GET
+    /// request: 500 channel ids of 30 characters fit. A request holds ``channelsPerRequest``
+    /// channels or fewer when their ids are long.
+    public var channelBytesPerRequest = 16_384
     /// On a channel's first pull, how many of its newest messages to fetch (older ones come with
     /// `Reconciler.loadOlder(channel:limit:)`); nil fetches the whole history. Default nil.
     public var initialMessages: Int?

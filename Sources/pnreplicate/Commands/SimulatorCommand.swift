@@ -79,6 +79,11 @@ struct SimulatorCommand: AsyncParsableCommand {
         @Flag(help: "History reads ignore `start` and `end`: paging backwards gets the newest page forever.")
         var historyIgnoresStart = false
 
+        @Option(help: ArgumentHelp(
+            "The longest request line answered, in bytes; longer ones get PubNub's 414 (default: PubNub's documented ~32 KiB; 0: no limit).",
+            valueName: "bytes"))
+        var maxRequestLine = PubNubServer.requestLineLimit
+
         @Option(help: ArgumentHelp("Append one line per request received (`METHOD /path?query`) to this file.", valueName: "path"))
         var requestLog: String?
 
@@ -144,6 +149,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         }
 
         func validate() throws {
+            guard maxRequestLine >= 0 else { throw ValidationError("--max-request-line must be 0 (no limit) or a number of bytes") }
             let defined = try dataSyncClasses().map(\.name)
             for name in datasyncEventsOff where !(["User", "Channel", "Membership"] + defined).contains(name) {
                 throw ValidationError("--datasync-events-off \(name): no such class (User, Channel, Membership, or one --datasync-class defines)")
@@ -199,6 +205,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             let clock = OffsetClock()
             let server = PubNubServer(publishKey: publishKey, subscribeKey: subscribeKey, clock: clock)
             await server.configureSubscribe(SubscribeSettings(hold: .seconds(subscribeHold)))
+            await server.configureRequestLine(maximum: maxRequestLine > 0 ? maxRequestLine : nil)
             for type in try dataSyncClasses() { await server.defineDataSyncClass(type) }
             for name in datasyncEventsOff { await server.setDataSyncEvents(className: name, on: false) }
             if keysetChannels > 0 {
