@@ -98,12 +98,16 @@ struct SubscribeLoops: Sendable {
         loops = SubscribeLoop.assign(channels: channels, presence: presence, to: loops, budget: budget)
         let kept = Set(loops.compactMap(\.poll?.id))
         for poll in before where !kept.contains(poll.id) { poll.answer.cancel() }
+        answered.formIntersection(kept)
     }
 
     /// Sends `request` for loop `index` through `client` now, replacing (and cancelling) the poll
     /// it had in flight.
     mutating func send(_ request: SubscribeRequest, loop index: Int, client: PubNubClient) {
-        loops[index].poll?.answer.cancel()
+        if let old = loops[index].poll {
+            old.answer.cancel()
+            answered.remove(old.id)
+        }
         let completions = completions
         nextPollId += 1
         let id = nextPollId

@@ -394,7 +394,8 @@ public actor LiveSync<Custom: ChatCustomData> {
             // An answer that cannot be read, or a refused cursor: start again from a handshake.
             if case .decoding = wire { for index in indices { subscription.loops[index].cursor = nil } }
             if case .service(let service) = wire, service.status == 400 { for index in indices { subscription.loops[index].cursor = nil } }
-            if case .service(let service) = wire, service.status == 414 { shrinkLoops(indices) }
+            // Only a subscribe's own 414 says its loops are too long (a fill's is the fill's).
+            if case .service(let service) = wire, service.status == 414, concerned != nil { shrinkLoops(indices) }
         }
         for channel in subscribed where needsFill[channel] == nil && affected.contains(channel) { needsFill[channel] = .reconnect }
         let reason = Self.reason(error)
