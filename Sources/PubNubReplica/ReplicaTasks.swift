@@ -24,13 +24,16 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
     /// Counts the outbox after each of its events, from the store's opening to its closing:
     /// writes made before ``Replica/start()`` count too.
     var counter: Task<Void, Never>?
+    /// Indexes for search the messages stored before search existed, in batches, once per opened
+    /// store (`docs/search.md`, "Existing stores"); ended with the counter.
+    var indexer: Task<Void, Never>?
 
     /// Whether the runs of a started replica are going.
     var areRunning: Bool { live != nil }
 
     /// Cancels every task without waiting (a replica released without ``Replica/stop()``).
     func cancelAll() {
-        for task in [live, outbox, counter, stateWatcher, access, conflicts] { task?.cancel() }
+        for task in [live, outbox, counter, indexer, stateWatcher, access, conflicts] { task?.cancel() }
     }
 
     /// Takes the runs of a started replica (every task but the counter), leaving none.
@@ -56,6 +59,16 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
     /// isolated work: the first call that needs the counts does).
     static func count(_ parts: Replica<Custom>.Parts, on replica: isolated Replica<Custom>) async {
         guard replica.tasks.counter == nil else { return }
+        let store = parts.store
+        let logger = replica.configuration.storeOptions.logger
+        replica.tasks.indexer = Task.detached(priority: .utility) {
+            do {
+                try await store.indexEarlierMessages()
+            } catch is CancellationError {
+            } catch {
+                logger.warning("search: indexing earlier messages failed", metadata: ["error": "\(error)"])
+            }
+        }
         // Only the newest event is kept while a count runs: a burst (a batch of sends, a drain)
         // costs one or two counts, not one count and one buffered event per op.
         let events = await parts.outbox.events(bufferingPolicy: .bufferingNewest(1))

@@ -334,7 +334,9 @@ extension ChatStore {
     package func transaction<T: Sendable>(
         keepingWALSmall: Bool = false, _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
     ) async throws -> T {
-        try await walBudget.write(writer, keepSmall: keepingWALSmall && !isReadOnly) { db in try body(StoreTransaction(db)) }
+        try await walBudget.write(writer, keepSmall: keepingWALSmall && !isReadOnly) { db in
+            try SearchIndex.flushing(db) { try body(StoreTransaction(db)) }
+        }
     }
 
     /// ``transaction(_:)`` with every error mapped to a ``StoreError``.
@@ -347,7 +349,7 @@ extension ChatStore {
     /// ``transaction(_:)``, blocking the calling thread (for synchronous callers; never from a
     /// database access).
     package func transactionNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
-        try writer.write { db in try body(StoreTransaction(db)) }
+        try writer.write { db in try SearchIndex.flushing(db) { try body(StoreTransaction(db)) } }
     }
 
     /// ``reading(_:)``, blocking the calling thread.

@@ -117,9 +117,14 @@ struct EncryptionTests {
         #expect(marked.count == 2, "neither the wrong key's nor the plain message is lost")
         #expect(marked.first?.content?.stringValue?.hasPrefix("UE5FRAFBQ1JI") == true)
 
+        // Search finds nothing in a payload it cannot read (docs/search.md) ...
+        #expect(try await wrong.store.fetch(wrong.store.queries.search(MessageSearch("holders"))).messages.isEmpty)
+
         let right = try World(server: server, clock: clock, userId: "reader", storePath: path, seed: 4,
                               crypto: CryptoModule(cipherKey: Self.key))
         let report = try await right.reconciler.decryptPending()
+        // ... and finds it once decryptPending has read it.
+        #expect(try await right.store.fetch(right.store.queries.search(MessageSearch("holders"))).messages.map(\.id) == [try #require(sent.value?.id)])
         #expect(report.decrypted == 1 && report.stillUndecryptable == 1, "\(report)")
         let messages = try await right.store.fetch(right.store.queries.messages(inChannel: "c"))
         #expect(messages.map(\.id).contains(try #require(sent.value?.id)))

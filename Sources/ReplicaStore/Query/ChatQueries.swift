@@ -28,12 +28,12 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
 
     /// The channel with `id` (with its local member count), or nil.
     public func channel(id: String) -> StoreQuery<Channel?> {
-        StoreQuery { db in try Self.channel(id: id, db: db, coding: StoreCoding()) }
+        StoreQuery { db in try EntityReads<Custom>.channel(id: id, db: db, coding: StoreCoding()) }
     }
 
     /// The user with `id`, or nil.
     public func user(id: String) -> StoreQuery<User?> {
-        StoreQuery { db in try Self.user(id: id, db: db, coding: StoreCoding()) }
+        StoreQuery { db in try EntityReads<Custom>.user(id: id, db: db, coding: StoreCoding()) }
     }
 
     /// Every user, sorted by name then id.
@@ -122,7 +122,7 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
 
     /// One membership, or nil.
     public func member(channelId: String, userId: String) -> StoreQuery<Member?> {
-        StoreQuery { db in try Self.member(channelId: channelId, userId: userId, db: db, coding: StoreCoding()) }
+        StoreQuery { db in try EntityReads<Custom>.member(channelId: channelId, userId: userId, db: db, coding: StoreCoding()) }
     }
 
     /// The messages of a channel: those with a timetoken ascending, then the still-pending ones
@@ -274,37 +274,6 @@ public struct ChatQueries<Custom: ChatCustomData>: Sendable {
                     messageId: row[6])
             }
         }
-    }
-
-    // MARK: Shared readers (also used inside write transactions)
-
-    static func user(id: String, db: Database, coding: StoreCoding) throws -> User? {
-        try Row.fetchOne(db, sql: "SELECT \(Columns.user("u")) FROM users u WHERE u.id = ?", arguments: [id])
-            .map { try coding.user($0, at: 0) }
-    }
-
-    static func channel(id: String, db: Database, coding: StoreCoding) throws -> Channel? {
-        try Row.fetchOne(
-            db,
-            sql: """
-                SELECT \(Columns.channel("c")), (SELECT count(*) FROM members WHERE channel_id = c.id)
-                FROM channels c WHERE c.id = ?
-                """, arguments: [id]
-        ).map { row in
-            var channel: Channel = try coding.channel(row, at: 0)
-            channel.memberCount = row[Columns.channelCount]
-            return channel
-        }
-    }
-
-    static func member(channelId: String, userId: String, db: Database, coding: StoreCoding) throws -> Member? {
-        try Row.fetchOne(
-            db,
-            sql: """
-                \(Columns.memberSelect)
-                WHERE m.channel_id = ? AND m.user_id = ?
-                """, arguments: [channelId, userId]
-        ).map { try coding.member($0) }
     }
 }
 

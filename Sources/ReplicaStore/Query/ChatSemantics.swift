@@ -41,6 +41,10 @@ enum ChatSemantics {
         ) e ORDER BY e.action_timetoken IS NULL DESC, e.action_timetoken DESC LIMIT 1)
         """
 
+    /// The text a message shows (for `msg`): its newest counted edit, else its published text
+    /// (`ReplicaModel.ChatMessage.shownText`). The search index holds this text (``SearchIndex``).
+    static let shownTextColumn = "coalesce(\(editedTextColumn), msg.text)"
+
     static let isDeletedColumn = """
         (EXISTS (SELECT 1 FROM message_actions a
                  WHERE a.channel_id = msg.channel_id AND a.message_timetoken = msg.timetoken

@@ -99,7 +99,7 @@ extension ChatStore {
         try await write { db in
             let coding = StoreCoding()
             guard
-                let stored = try ChatQueries<Custom>.member(
+                let stored = try EntityReads<Custom>.member(
                     channelId: changeset.channelId, userId: changeset.userId, db: db, coding: coding)
             else { return .notFound }
             guard let patched = changeset.apply(to: stored) else { return .ignored }

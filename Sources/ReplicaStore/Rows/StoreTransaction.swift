@@ -35,11 +35,11 @@ package final class StoreTransaction<Custom: ChatCustomData> {
     // MARK: Users and channels
 
     /// The stored user, or nil.
-    package func user(id: String) throws -> User? { try ChatQueries<Custom>.user(id: id, db: db, coding: coding) }
+    package func user(id: String) throws -> User? { try EntityReads<Custom>.user(id: id, db: db, coding: coding) }
 
     /// The stored channel, or nil.
     package func channel(id: String) throws -> Channel? {
-        try ChatQueries<Custom>.channel(id: id, db: db, coding: coding)
+        try EntityReads<Custom>.channel(id: id, db: db, coding: coding)
     }
 
     /// Writes a user. Without `force` the store's version rule applies (an older `updated` or the
@@ -108,7 +108,7 @@ package final class StoreTransaction<Custom: ChatCustomData> {
 
     /// The stored membership, or nil.
     package func member(channelId: String, userId: String) throws -> Member? {
-        try ChatQueries<Custom>.member(channelId: channelId, userId: userId, db: db, coding: coding)
+        try EntityReads<Custom>.member(channelId: channelId, userId: userId, db: db, coding: coding)
     }
 
     /// Writes a membership; `force` as in ``upsert(user:force:)``.

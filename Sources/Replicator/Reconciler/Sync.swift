@@ -76,6 +76,8 @@ extension Reconciler {
                 full: full, progress: progress)
         }
         report.waitingForToken = client.access.waitingFor
+        // Messages stored before search existed are indexed after each sync, in batches.
+        try await store.indexEarlierMessages()
         return report
     }
 

@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+/// A search of the stored messages' text (`docs/search.md`): what the user typed, and where and
+/// when to look. Run it with ``ChatQueries/search(_:)``, once or observed.
+///
+/// Every word must occur in a message's shown text (its newest edit), in any case and with or
+/// without diacritics (`cafe` finds `Café`); the last word is also a prefix (`reco` finds
+/// `reconnect`, as the user types). Chinese, Japanese, Korean and Thai words are found inside
+/// unspaced text (`東京` in `我住在東京都`). Soft-deleted messages and the messages of muted users
+/// are never found, as ``ChatQueries/messages(inChannel:includeDeleted:includeMuted:)`` leaves
+/// them out; pending messages (not sent yet) are.
+///
+/// ```swift
+/// var search = MessageSearch("invoice march", channels: ["support"])
+/// search.order = .newest
+/// for try await page in replica.observe(replica.queries.search(search)) {
+///     results = page.messages
+/// }
+/// ```
+public struct MessageSearch: Sendable, Hashable {
+    /// How hits are ordered.
+    public enum Order: Sendable, Hashable {
+        /// The best matches first (SQLite FTS5's bm25: rarer words and shorter messages weigh
+        /// more), newest first among equals.
+        case relevance
+        /// The newest first; messages not sent yet before every sent one.
+        case newest
+    }
+
+    /// What the user typed. Text with no letter or digit finds nothing.
+    public var text: String
+    /// Only these channels (a thread is its channel: ``inThread(of:root:)``); nil: every channel.
+    public var channels: [String]?
+    /// Only messages by these users; nil: anyone's.
+    public var authors: [String]?
+    /// Only messages published at or after this timetoken (pending messages are left out when set).
+    public var since: Timetoken?
+    /// Only messages published before this timetoken (pending messages are left out when set).
+    public var before: Timetoken?
+    /// The order of hits; default ``Order/relevance``.
+    public var order: Order = .relevance
+    /// Hits per page, 1-100; default 20.
+    public var limit = 20
+    /// Hits skipped: the next page starts at `offset + limit`.
+    public var offset = 0
+
+    /// A search for `text`, optionally in some channels, by some authors, between two timetokens.
+    public init(
+        _ text: String, channels: [String]? = nil, authors: [String]? = nil, since: Timetoken? = nil, before: Timetoken? = nil
+    ) {
+        self.text = text
+        self.channels = channels
+        self.authors = authors
+        self.since = since
+        self.before = before
+    }
+
+    /// The same search restricted to the thread under message `root` of `channel` (its thread
+    /// channel, as the Chat SDK names it).
+    public func inThread(of channel: String, root: Timetoken) -> MessageSearch {
+        var search = self
+        search.channels = [ChatSDKFormat.threadChannel(of: channel, root: root)]
+        return search
+    }
+
+    /// The same search one page further on.
+    public var nextPage: MessageSearch {
+        var search = self
+        search.offset += limit
+        return search
+    }
+}
+
+/// One page of a ``MessageSearch``'s hits.
+public struct MessageSearchResults<Custom: CustomData>: Sendable, Hashable {
+    /// The messages found, each whole (its shown text, reactions and files as the other queries
+    /// give them), in the search's order.
+    public var messages: [ChatMessage<Custom>]
+    /// Whether a next page has more hits (``MessageSearch/nextPage``).
+    public var hasMore: Bool
+    /// How many messages stored before this version of pnreplicate are not indexed yet (the
+    /// store indexes them in batches after it opens: `docs/search.md`, "Existing stores"); 0 once
+    /// done. While it is not 0, a search may miss older messages: say so ("still indexing").
+    public var unindexed: Int
+}
+
+extension ChatQueries {
+    /// The messages whose shown text matches `search` (``MessageSearch``), one page of them.
+    /// Observe it to keep a results list current as messages arrive, are edited or deleted.
+    ///
+    /// Fails with ``StoreError/invalidInput(_:)`` when the limit is not 1-100 or the offset is
+    /// negative.
+    public func search(_ search: MessageSearch) -> StoreQuery<MessageSearchResults<Custom.Message>> {
+        StoreQuery { db in
+            guard (1...100).contains(search.limit) else {
+                throw StoreError.invalidInput("search limit must be 1-100, got \(search.limit)")
+            }
+            guard search.offset >= 0 else { throw StoreError.invalidInput("search offset must be 0 or more, got \(search.offset)") }
+            let unindexed = try SearchIndex.unindexed(db)
+            guard let match = SearchFolding.matchExpression(for: search.text) else {
+                return MessageSearchResults(messages: [], hasMore: false, unindexed: unindexed)
+            }
+            let rows = try Row.fetchAll(
+                db, sql: search.order == .relevance ? SearchSQL.byRelevance : SearchSQL.byNewest,
+                arguments: [
+                    match, search.channels.map(SearchSQL.jsonArray), search.authors.map(SearchSQL.jsonArray),
+                    search.since.map { Int64(clamping: $0.rawValue) }, search.before.map { Int64(clamping: $0.rawValue) },
+                    search.limit + 1, search.offset,
+                ])
+            let coding = StoreCoding()
+            let messages: [Message] = try rows.prefix(search.limit).map { try coding.message($0) }
+            return MessageSearchResults(messages: messages, hasMore: rows.count > search.limit, unindexed: unindexed)
+        }
+    }
+}
+
+/// The SQL of ``ChatQueries/search(_:)``, made once.
+enum SearchSQL {
+    static func jsonArray(_ values: [String]) -> String {
+        (try? String(decoding: JSONEncoder().encode(values), as: UTF8.self)) ?? "[]"
+    }
+
+    /// The index is read first (`CROSS JOIN` keeps SQLite from walking a channel's messages and
+    /// asking the index about each); each hit's message is found by its rowid.
+    private static let matches = """
+        SELECT \(Columns.message) FROM message_search CROSS JOIN messages msg ON msg.rowid = message_search.rowid
+        WHERE message_search MATCH ?1
+          AND (?2 IS NULL OR msg.channel_id IN (SELECT value FROM json_each(?2)))
+          AND (?3 IS NULL OR msg.user_id IN (SELECT value FROM json_each(?3)))
+          AND (?4 IS NULL OR msg.timetoken >= ?4)
+          AND (?5 IS NULL OR msg.timetoken < ?5)
+          AND \(ChatSemantics.notDeleted) AND \(ChatSemantics.notMuted)
+        """
+
+    private static let newestFirst = "msg.timetoken IS NULL DESC, msg.timetoken DESC, msg.local_seq DESC"
+
+    static let byRelevance = matches + " ORDER BY message_search.rank, \(newestFirst) LIMIT ?6 OFFSET ?7"
+
+    static let byNewest = matches + " ORDER BY \(newestFirst) LIMIT ?6 OFFSET ?7"
+}
