@@ -52,6 +52,20 @@ extension Replica {
         try await openParts().reconciler.decryptPending()
     }
 
+    /// Scroll-back: stores the page of `channel`'s history just older than what the store holds
+    /// whole, and returns it (oldest first, at most `limit`, 1 to 100; empty at the start of the
+    /// channel's history). After the storage budget evicted older messages (``StoreOptions/retention``),
+    /// it starts below the point from which the channel is complete, so the evicted messages come
+    /// back and no gap is skipped. Observed queries of the channel update as the page lands.
+    ///
+    /// ```swift
+    /// let older = try await replica.loadOlder(channel: "general", limit: 50)
+    /// if older.isEmpty { reachedTheBeginning = true }
+    /// ```
+    public func loadOlder(channel: String, limit: Int = 100) async throws -> [ChatMessage<Custom.Message>] {
+        try await openParts().reconciler.loadOlder(channel: channel, limit: limit)
+    }
+
     /// A page of `channel`'s history read from PubNub, not the store (nothing is stored), with
     /// the store's semantics (edits, deletions and reactions applied): for a screen that shows
     /// what the server holds, or a check of what the store lacks. As PubNub's fetch: `start`

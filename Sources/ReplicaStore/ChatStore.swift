@@ -107,6 +107,9 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// The clock local times are stamped with when the caller gives none (a draft's
     /// `updatedAt`): ``StoreOptions/clock``.
     public let clock: any ReplicaClock
+    /// How much history the store keeps: ``StoreOptions/retention``, enforced after each sync
+    /// (``enforceRetention(_:userId:protecting:)``).
+    public let retention: RetentionPolicy?
 
     private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
         self.writer = writer
@@ -114,6 +117,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         self.attachments = AttachmentArea.forStore(at: path)
         self.walBudget = WALBudget(path: path, logger: options.logger, busyTimeout: options.busyTimeout)
         self.clock = options.clock
+        self.retention = options.retention
         isReadOnly = options.readOnly
         self.logger = options.logger
         self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
@@ -308,6 +312,9 @@ public struct StoreOptions: Sendable {
     /// How long a write waits for another connection's or process's write lock before it fails
     /// with ``StoreError/busy(message:)`` (seconds); default 10.
     public var busyTimeout: TimeInterval = 10
+    /// How much message history the store keeps (a rule per channel, a size budget: `docs/store.md`,
+    /// "Storage budget"); enforced after each sync. Default nil: everything is kept.
+    public var retention: RetentionPolicy?
 
     /// Default options.
     public init() {}
@@ -317,6 +324,12 @@ public struct StoreOptions: Sendable {
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "pnreplicate"
+        configuration.prepareDatabase { db in
+            // Space goes back to the file system (`docs/store.md`, "Storage budget"): a new store
+            // is incremental from its first page (the pragma takes before WAL mode writes one); an
+            // older one keeps its mode until the budget's one VACUUM switches it.
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL") }
+        }
         return configuration
     }
 }
@@ -390,9 +403,29 @@ extension ChatStore {
         }
     }
 
-    /// The oldest stored timetoken of a channel (where "load older" continues), or nil.
+    /// Where "load older" continues in a channel: the oldest timetoken from which its stored
+    /// history is complete (after the storage budget evicted older messages: `history_bounds`),
+    /// else its oldest stored timetoken; nil when it has none.
     public func oldestTimetoken(channel: String) async throws(StoreError) -> Timetoken? {
-        try await timetokenWindow(channel: channel)?.lowerBound
+        let bound = try await read { db in
+            try Int64.fetchOne(db, sql: "SELECT complete_from FROM history_bounds WHERE channel_id = ?", arguments: [channel])
+        }
+        if let bound { return Timetoken(rawValue: UInt64(max(0, bound))) }
+        return try await timetokenWindow(channel: channel)?.lowerBound
+    }
+
+    /// After a scroll-back page of `channel` (`loadOlder`): its history is complete from the
+    /// page's oldest timetoken, or from the start when the page was the server's last
+    /// (`reachedStart`). Does nothing for a channel that never lost history to the budget.
+    package func lowerHistoryBound(channel: String, to oldest: Timetoken?, reachedStart: Bool) async throws(StoreError) {
+        try await write { db in
+            if reachedStart {
+                try db.execute(sql: "DELETE FROM history_bounds WHERE channel_id = ?", arguments: [channel])
+            } else if let oldest, let value = Int64(exactly: oldest.rawValue) {
+                try db.execute(
+                    sql: "UPDATE history_bounds SET complete_from = min(complete_from, ?) WHERE channel_id = ?", arguments: [value, channel])
+            }
+        }
     }
 }
 

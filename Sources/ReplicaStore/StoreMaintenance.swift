@@ -90,10 +90,26 @@ extension StoreMaintenance {
                 counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             let states = try db.tableExists("outbox") ? try outboxCounts.fetch(db) : [:]
-            return StoreStatus(
+            var storage = StoreStatus.Storage()
+            let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            storage.databaseBytes = (try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0) * pageSize
+            storage.usedBytes = try Eviction.usedBytes(db)
+            if try db.tableExists("history_bounds") {
+                let row = try Row.fetchOne(db, sql: "SELECT coalesce(sum(evicted), 0), count(*) FROM history_bounds WHERE evicted > 0")
+                storage.evictedMessages = row?[0] ?? 0
+                storage.evictedChannels = row?[1] ?? 0
+            }
+            if try db.tableExists("replica_settings"),
+                let json = try String.fetchOne(db, sql: "SELECT value FROM replica_settings WHERE key = '\(Eviction.policySetting)'")
+            {
+                storage.retention = try? JSONDecoder().decode(RetentionPolicy.self, from: Data(json.utf8))
+            }
+            var status = StoreStatus(
                 rowCounts: counts, schemaVersion: applied.last?.name, appliedMigrations: applied.map(\.name),
                 pendingMigrations: pending.map(\.name), pendingOutbox: (counts["outbox"] ?? 0) - (states[.dead] ?? 0) - (states[.conflict] ?? 0),
                 deadLetters: states[.dead] ?? 0, conflicts: states[.conflict] ?? 0)
+            status.storage = storage
+            return status
         }
     }
 }

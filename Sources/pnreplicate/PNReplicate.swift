@@ -48,6 +48,29 @@ struct StoreOptionsGroup: ParsableArguments {
     @Flag(name: .long, help: "Log progress to stderr.")
     var verbose = false
 
+    @Option(name: .long, help: "Storage budget: the store's pages at most this many MB; each sync evicts the coldest channels' oldest history past it (docs/store.md).")
+    var maxStoreMb: Double?
+
+    @Option(name: .long, help: "Storage budget: keep the messages of the last N days of each channel.")
+    var keepDays: Int?
+
+    @Option(name: .long, help: "Storage budget: keep the newest N messages of each channel.")
+    var keepMessages: Int?
+
+    /// Refuses contradictory or out-of-range budget flags before anything is opened.
+    func validate() throws { _ = try retention() }
+
+    /// The retention policy the flags ask for, or nil.
+    func retention() throws -> RetentionPolicy? {
+        if keepDays != nil, keepMessages != nil { throw ValidationError("--keep-days and --keep-messages: give one") }
+        if let days = keepDays, days < 1 { throw ValidationError("--keep-days must be 1 or more, got \(days)") }
+        if let count = keepMessages, count < 1 { throw ValidationError("--keep-messages must be 1 or more, got \(count)") }
+        if let mb = maxStoreMb, !(mb > 0) { throw ValidationError("--max-store-mb must be more than 0") }
+        let rule: RetentionPolicy.ChannelRule? = keepDays.map { .days($0) } ?? keepMessages.map { .messages($0) }
+        guard rule != nil || maxStoreMb != nil else { return nil }
+        return RetentionPolicy(perChannel: rule, maxBytes: maxStoreMb.map { Int($0 * 1_048_576) })
+    }
+
     /// The store path the user chose.
     var storePath: String {
         store ?? ProcessInfo.processInfo.environment["PNREPLICATE_STORE"] ?? "./pnreplicate.sqlite"
@@ -73,6 +96,7 @@ struct StoreOptionsGroup: ParsableArguments {
         var logger = Logger(label: "pnreplicate")
         logger.logLevel = verbose ? .debug : .warning
         options.logger = logger
+        options.retention = try? retention()
         return options
     }
 

@@ -84,6 +84,11 @@ public struct MessageSearchResults<Custom: CustomData>: Sendable, Hashable {
     /// store indexes them in batches after it opens: `docs/search.md`, "Existing stores"); 0 once
     /// done. While it is not 0, a search may miss older messages: say so ("still indexing").
     public var unindexed: Int
+    /// The searched channels (every channel, without a channel filter) whose older history the
+    /// storage budget evicted, each with the timetoken from which its history is stored whole
+    /// (`docs/store.md`, "Storage budget"): older messages of the channel are not searched, so
+    /// say "searched from …" rather than "not found". Empty when nothing was evicted.
+    public var completeFrom: [String: Timetoken] = [:]
 }
 
 extension ChatQueries {
@@ -99,8 +104,16 @@ extension ChatQueries {
             }
             guard search.offset >= 0 else { throw StoreError.invalidInput("search offset must be 0 or more, got \(search.offset)") }
             let unindexed = try SearchIndex.unindexed(db)
+            var completeFrom: [String: Timetoken] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT channel_id, complete_from FROM history_bounds WHERE ?1 IS NULL OR channel_id IN (SELECT value FROM json_each(?1))",
+                arguments: [search.channels.map(SearchSQL.jsonArray)])
+            {
+                let bound: Int64 = row[1]
+                completeFrom[row[0]] = Timetoken(rawValue: UInt64(max(0, bound)))
+            }
             guard let match = SearchFolding.matchExpression(for: search.text) else {
-                return MessageSearchResults(messages: [], hasMore: false, unindexed: unindexed)
+                return MessageSearchResults(messages: [], hasMore: false, unindexed: unindexed, completeFrom: completeFrom)
             }
             let rows = try Row.fetchAll(
                 db, sql: search.order == .relevance ? SearchSQL.byRelevance : SearchSQL.byNewest,
@@ -111,7 +124,7 @@ extension ChatQueries {
                 ])
             let coding = StoreCoding()
             let messages: [Message] = try rows.prefix(search.limit).map { try coding.message($0) }
-            return MessageSearchResults(messages: messages, hasMore: rows.count > search.limit, unindexed: unindexed)
+            return MessageSearchResults(messages: messages, hasMore: rows.count > search.limit, unindexed: unindexed, completeFrom: completeFrom)
         }
     }
 }

@@ -50,6 +50,12 @@ package enum SearchIndex {
         }
     }
 
+    /// Merges the index's segments into one: a deleted row's entries stay in its segments (and
+    /// take their space) until they merge. After the storage budget evicted messages.
+    package static func merge(_ db: Database) throws {
+        try db.execute(sql: "INSERT INTO message_search (message_search) VALUES ('optimize')")
+    }
+
     /// How many of the messages stored before search existed are still to index (0 once done).
     package static func unindexed(_ db: Database) throws -> Int {
         try Int.fetchOne(

@@ -326,6 +326,8 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
             checkpoint = SyncCheckpoint(scope: SyncCheckpoint.history(channel), applied: newest, updatedAt: clock.now)
         }
         _ = try await applyHistoryPage(messages, checkpoint: checkpoint)
+        // History the storage budget evicted is complete again down to this page.
+        try await store.lowerHistoryBound(channel: channel, to: messages.first?.timetoken, reachedStart: messages.count < limit)
         return messages
     }
 

@@ -22,6 +22,9 @@ public struct SyncReport: Sendable {
     /// before the history pull (`Reconciler.decryptPending()`); nil when the client has no
     /// cipher key or nothing was marked.
     public var decrypted: DecryptPendingReport?
+    /// What the storage budget evicted after the pulls (``ReplicaStore/StoreOptions/retention``), or
+    /// nil when the store has no retention policy.
+    public var retention: RetentionReport?
     /// What failed, one line each (the rest of the sync still ran).
     public var errors: [String] = []
     /// Why requests wait for a new Access Manager token at the end of the sync (the token expired,
@@ -78,6 +81,10 @@ extension Reconciler {
         report.waitingForToken = client.access.waitingFor
         // Messages stored before search existed are indexed after each sync, in batches.
         try await store.indexEarlierMessages()
+        // The storage budget: the store back within it (docs/store.md, "Storage budget").
+        if let policy = store.retention {
+            report.retention = try await store.enforceRetention(policy, userId: userId, protecting: Set(hotChannels))
+        }
         return report
     }
 

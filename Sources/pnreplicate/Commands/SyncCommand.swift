@@ -152,6 +152,12 @@ struct SyncCommand: ReportingCommand {
         if let decrypted = report.decrypted {
             rows.append(("decrypted", "\(decrypted.decrypted) stored message\(decrypted.decrypted == 1 ? "" : "s"), \(decrypted.stillUndecryptable) still undecryptable"))
         }
+        if let retention = report.retention {
+            let mb = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+            rows.append((
+                "budget", "\(retention.evicted) message\(retention.evicted == 1 ? "" : "s") evicted from \(retention.channels.count) channel\(retention.channels.count == 1 ? "" : "s"), "
+                    + "\(mb(retention.bytesBefore)) → \(mb(retention.bytesAfter))" + (retention.withinBudget ? "" : " (over budget: the rest is kept: unsent, pinned, unread, hot)")))
+        }
         for error in report.errors { rows.append(("error", error)) }
         Output.table(rows)
     }
@@ -273,6 +279,8 @@ struct SyncOutput: Encodable {
     var coldChannels: Int
     /// Undecryptable messages read again (absent without a cipher key or marked messages).
     var decrypted: DecryptPendingReport?
+    /// What the storage budget evicted (absent without `--max-store-mb`, `--keep-days` or `--keep-messages`).
+    var retention: RetentionReport?
     var errors: [String]
     /// Why requests wait for a new token (`expired`, `refused`, `missing`), absent when they do not.
     var waitingForToken: String?
@@ -289,6 +297,7 @@ struct SyncOutput: Encodable {
         reactions = report.reactions.mapValues { Reactions(added: $0.added, removed: $0.removed, keptPending: $0.keptPending) }
         coldChannels = report.coldChannels
         decrypted = report.decrypted
+        retention = report.retention
         errors = report.errors
         waitingForToken = report.waitingForToken?.rawValue ?? (report.push.waitingForToken > 0 ? "notGranted" : nil)
     }
