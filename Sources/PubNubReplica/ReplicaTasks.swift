@@ -27,19 +27,22 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
     /// Indexes for search the messages stored before search existed, in batches, once per opened
     /// store (`docs/search.md`, "Existing stores"); ended with the counter.
     var indexer: Task<Void, Never>?
+    /// Brings the store within its storage budget after live sync caught up or filled a gap
+    /// (`docs/store.md`, "Storage budget"), one enforcement at a time; a run of a started replica.
+    var budget: Task<Void, Never>?
 
     /// Whether the runs of a started replica are going.
     var areRunning: Bool { live != nil }
 
     /// Cancels every task without waiting (a replica released without ``Replica/stop()``).
     func cancelAll() {
-        for task in [live, outbox, counter, indexer, stateWatcher, access, conflicts] { task?.cancel() }
+        for task in [live, outbox, counter, indexer, budget, stateWatcher, access, conflicts] { task?.cancel() }
     }
 
     /// Takes the runs of a started replica (every task but the counter), leaving none.
     mutating func takeRuns() -> [Task<Void, Never>?] {
-        defer { (live, outbox, stateWatcher, access, conflicts) = (nil, nil, nil, nil, nil) }
-        return [live, outbox, stateWatcher, access, conflicts]
+        defer { (live, outbox, stateWatcher, access, conflicts, budget) = (nil, nil, nil, nil, nil, nil) }
+        return [live, outbox, stateWatcher, access, conflicts, budget]
     }
 
     /// Cancels `task` and waits for it to end.
@@ -107,9 +110,12 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
                     if case .live = state {
                         await settleConflicts(on: replica)
                         await replica.refreshExpiry()
+                        await keepWithinBudget(on: replica)
                     }
                 case .catchUpProgress(let progress): await caughtUp(progress, on: replica)
-                case .gapFilled: await replica.refreshExpiry()
+                case .gapFilled:
+                    await replica.refreshExpiry()
+                    await keepWithinBudget(on: replica)
                 case .event, .presenceRefreshed: continue
                 }
             }
@@ -177,6 +183,27 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
         } catch {
             replica.hub.update { $0.lastError = "conflicts: \(error)" }
         }
+    }
+
+    /// Enforces the store's retention policy in the background, unless an enforcement is still
+    /// running (a sync enforces it too: `Reconciler.sync`). The channels kept hot are protected.
+    private static func keepWithinBudget(on replica: isolated Replica<Custom>) {
+        guard replica.tasks.budget == nil, let parts = replica.parts, let policy = parts.store.retention else { return }
+        let store = parts.store, reconciler = parts.reconciler, userId = replica.configuration.userId, hub = replica.hub
+        replica.tasks.budget = Task { [weak replica] in
+            do {
+                let hot = Set(await reconciler.hotChannels)
+                try await store.enforceRetention(policy, userId: userId, protecting: hot)
+            } catch is CancellationError {
+            } catch {
+                hub.update { $0.lastError = "storage budget: \(error)" }
+            }
+            if let replica { await budgetEnded(on: replica) }
+        }
+    }
+
+    private static func budgetEnded(on replica: isolated Replica<Custom>) {
+        replica.tasks.budget = nil
     }
 
     private static func caughtUp(_ progress: CatchUpProgress, on replica: isolated Replica<Custom>) {

@@ -51,4 +51,26 @@ struct ReplicaRetentionTests {
         report = try await replica.sync()
         #expect(report.retention?.withinBudget == true)
     }
+
+    @Test("a started replica brings its store within the budget once live sync has caught up, without a sync call", .timeLimit(.minutes(10)))
+    func liveEnforces() async throws {
+        let world = try await ReplicaWorld()
+        let timetokens = await world.server.seedMessages(
+            channel: "general", (0..<300).map { ["type": "text", "text": .string("line \($0)")] }, publisher: "bob")
+        // Alice read everything on another device: her membership carries the read position.
+        _ = try await world.web.perform(try world.web.appContext.setMembershipsRequest(
+            userId: "alice",
+            set: [MembershipSet<JSONValue>(id: "general", status: "joined", custom: ["lastReadMessageTimetoken": .string(String(timetokens.last!))])],
+            remove: []))
+        var configuration = world.configuration
+        configuration.storeOptions.retention = RetentionPolicy(perChannel: .messages(50))
+        let replica = try Replica<DefaultChatCustom>(configuration)
+        await replica.start()
+        for try await messages in replica.observe(replica.queries.messages(inChannel: "general")) where messages.count == 50 {
+            #expect(messages.last?.timetoken?.rawValue == timetokens.last)
+            break
+        }
+        await replica.stop()
+        #expect(try await Replica<DefaultChatCustom>.storeStatus(at: world.path).storage.evictedMessages == 250)
+    }
 }
