@@ -60,6 +60,8 @@ public actor PubNubServer {
     var access: AccessManager?
     /// Mobile Push: device registrations (``PushRegistry``).
     var push: PushRegistry
+    /// Channel groups: each group's channels, in the order added (`ServerChannelGroups.swift`).
+    var channelGroups: [String: [String]] = [:]
     /// DataSync: records, classes and their TTLs (``DataSyncService``).
     var dataSync: DataSyncService
 
@@ -175,6 +177,8 @@ public actor PubNubServer {
             return fileStorage.api(request, now: clock.now)
         case (_, FileStorage.pathPrefix):
             return fileStorage.storage(request, now: clock.now)
+        case (.get, "v1") where s.count >= 6 && s[1] == "channel-registration" && s[2] == "sub-key":
+            return channelRegistry(request)
         case (_, "v1") where s.count >= 6 && s[1] == "push", (_, "v2") where s.count >= 6 && s[1] == "push":
             return push.api(request)
         case (_, "v1") where s.count >= 5 && s[1] == "datasync" && s[2] == "subkeys":

@@ -228,7 +228,10 @@ extension PubNubServer {
         let s = request.pathSegments
         guard s.count == 5, s[4] == "0" else { return Reply.notFound() }
         guard s[2] == subscribeKey else { return Reply.subscribeError(400, "Invalid Subscribe Key") }
+        // The channels named, and those the channel groups cover (their events carry the
+        // channel in `c`; `b` is the channel too here, not the group: docs/simulator.md).
         let channels = Set(s[3].split(separator: ",").map(String.init)).subtracting([""])
+            .union(channels(inGroups: request.queryValue("channel-group")))
         guard !channels.isEmpty || request.queryValue("channel-group") != nil else {
             return Reply.subscribeError(400, "Invalid Arguments: no channels")
         }

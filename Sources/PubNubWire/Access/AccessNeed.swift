@@ -153,7 +153,9 @@ public enum AccessNeed: Sendable, Hashable {
             case "datasync":
                 return dataSync(s, method: method, body: request.body)
             case "channel-registration":
-                // /v1/channel-registration/sub-key/{sub}/channel-group/{group}[/remove]
+                // /v1/channel-registration/sub-key/{sub}/channel-group/{group}[/remove].
+                // Every call on a group, its listing included, needs the group's manage (PubNub's
+                // permission table: read on a group is only for subscribing to it).
                 return s.count > 5 ? .all([AccessRequirement(.group, s[5], .manage)]) : .secretKey
             default:
                 return .secretKey

@@ -3,7 +3,7 @@ import GRDB
 import ReplicaModel
 
 /// A search of the stored messages' text (`docs/search.md`): what the user typed, and where and
-/// when to look. Run it with ``ChatQueries/search(_:)``, once or observed.
+/// when to look. Run it with `queries.search(_:)`, once or observed.
 ///
 /// Every word must occur in a message's shown text (its newest edit), in any case and with or
 /// without diacritics (`cafe` finds `Café`); the last word is also a prefix (`reco` finds

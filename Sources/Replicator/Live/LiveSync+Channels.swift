@@ -10,7 +10,7 @@ extension LiveSync {
     /// messages (all but the user-id channels). Memberships are read on every call (an index
     /// lookup); the channels with messages (a scan) at most every ``channelRefreshInterval`` and
     /// after each fill, since only a pull or an own send adds one that is not already followed.
-    func followedChannels() async throws -> (all: [String], messages: [String], presence: [String]) {
+    func followedChannels() async throws -> (all: [String], messages: [String], presence: [String], memberships: Set<String>) {
         let store = reconciler.store
         let extra = options.channels + (options.presence?.channels ?? [])
         if let at = messageChannelsAt, clock.now.timeIntervalSince(at) < Self.channelRefreshInterval {
@@ -41,7 +41,7 @@ extension LiveSync {
         // A presence channel is subscribed as `<channel>-pnpres`: left out by that name.
         return (
             messages.union(users).subtracting(denied).sorted(), withMessages.filter { !denied.contains($0) },
-            presence.filter { !denied.contains($0 + "-pnpres") }
+            presence.filter { !denied.contains($0 + "-pnpres") }, Set(memberships).subtracting(denied)
         )
     }
 

@@ -11,8 +11,12 @@ import ReplicaModel
 /// followed (moving it would continue it from another loop's cursor), so a membership that comes
 /// or goes changes one loop's request, never the others'.
 struct SubscribeLoop: Sendable {
-    /// The followed channels it subscribes, sorted.
+    /// The followed channels it subscribes, sorted: named in its request, or, for the loop of the
+    /// channel groups, the channels the groups cover (``LiveSyncOptions/channelGroups``).
     var channels: [String] = []
+    /// The channel groups it subscribes by name (`channel-group=`): only the first loop, when
+    /// the app's server keeps groups of the user's memberships.
+    var groups: [String] = []
     /// The presence channels it subscribes (as `<channel>-pnpres`), sorted.
     var presence: [String] = []
     /// Its cursor: nil before its handshake and after a reset.
@@ -20,8 +24,11 @@ struct SubscribeLoop: Sendable {
     /// Its long poll in flight, if any.
     var poll: InFlightPoll?
 
-    /// The bytes its names take in a subscribe path.
-    var bytes: Int { Self.cost(channels) + Self.cost(presence.map { $0 + "-pnpres" }) }
+    /// The channels its request names: none for the loop of the channel groups (they cover them).
+    var named: [String] { groups.isEmpty ? channels : [] }
+
+    /// The bytes its names take in a subscribe request line (the groups' in its query).
+    var bytes: Int { Self.cost(named) + Self.cost(presence.map { $0 + "-pnpres" }) + Self.cost(groups) }
 
     /// The bytes `names` take in a subscribe path, each with its separator.
     static func cost(_ names: [String]) -> Int { names.reduce(0) { $0 + cost($1) } }
@@ -34,12 +41,24 @@ struct SubscribeLoop: Sendable {
     /// what is no longer followed leaves its loop, a loop left empty goes, and what is new joins the
     /// first loop with room under `budget` bytes (a presence channel its channel's loop when it
     /// fits), or a new loop. What stays keeps its loop and the loop its cursor.
-    static func assign(channels: [String], presence: [String], to loops: [SubscribeLoop], budget: Int) -> [SubscribeLoop] {
-        let wanted = Set(channels), wantedPresence = Set(presence)
+    ///
+    /// With `groups`, the first loop subscribes them by name and holds `covered` (the followed
+    /// channels they cover, which no other loop names); its cursor stays while the groups do.
+    static func assign(
+        channels: [String], presence: [String], groups: [String] = [], covered: [String] = [], to loops: [SubscribeLoop], budget: Int
+    ) -> [SubscribeLoop] {
+        let wanted = Set(channels).subtracting(covered), wantedPresence = Set(presence)
         var result: [SubscribeLoop] = []
         var bytes: [Int] = []
         var placed = Set<String>(), placedPresence = Set<String>()
-        for var loop in loops {
+        if !groups.isEmpty {
+            var loop = loops.first { !$0.groups.isEmpty && $0.groups == groups } ?? SubscribeLoop(groups: groups)
+            loop.channels = covered.sorted()
+            loop.presence = []
+            result.append(loop)
+            bytes.append(loop.bytes)
+        }
+        for var loop in loops where loop.groups.isEmpty {
             loop.channels = loop.channels.filter { wanted.contains($0) }
             loop.presence = loop.presence.filter { wantedPresence.contains($0) }
             guard !loop.channels.isEmpty || !loop.presence.isEmpty else { continue }
@@ -49,16 +68,16 @@ struct SubscribeLoop: Sendable {
             result.append(loop)
         }
         var home: [String: Int] = [:]
-        for (index, loop) in result.enumerated() { for channel in loop.channels { home[channel] = index } }
+        for (index, loop) in result.enumerated() where loop.groups.isEmpty { for channel in loop.channels { home[channel] = index } }
         /// The loop `cost` more bytes fit in (`preferred` first), or a new one.
         func room(for cost: Int, preferred: Int?) -> Int {
             if let preferred, bytes[preferred] + cost <= budget { return preferred }
-            if let index = bytes.indices.first(where: { bytes[$0] + cost <= budget }) { return index }
+            if let index = bytes.indices.first(where: { result[$0].groups.isEmpty && bytes[$0] + cost <= budget }) { return index }
             result.append(SubscribeLoop())
             bytes.append(0)
             return result.count - 1
         }
-        for channel in channels where !placed.contains(channel) {
+        for channel in channels where !placed.contains(channel) && wanted.contains(channel) {
             let index = room(for: cost(channel), preferred: nil)
             result[index].channels.append(channel)
             bytes[index] += cost(channel)
@@ -93,9 +112,9 @@ struct SubscribeLoops: Sendable {
 
     /// Places the followed channels in loops (``SubscribeLoop/assign(channels:presence:to:budget:)``):
     /// a loop left with nothing goes, and its long poll with it.
-    mutating func place(channels: [String], presence: [String]) {
+    mutating func place(channels: [String], presence: [String], groups: [String] = [], covered: [String] = []) {
         let before = loops.compactMap(\.poll)
-        loops = SubscribeLoop.assign(channels: channels, presence: presence, to: loops, budget: budget)
+        loops = SubscribeLoop.assign(channels: channels, presence: presence, groups: groups, covered: covered, to: loops, budget: budget)
         let kept = Set(loops.compactMap(\.poll?.id))
         for poll in before where !kept.contains(poll.id) { poll.answer.cancel() }
         answered.formIntersection(kept)

@@ -68,7 +68,7 @@ extension LiveSync {
         let advancing = gap == nil ? Set(channels).subtracting(needsFill.keys) : []
         // Only what was asked for is stored: an event on a channel this request did not name (a
         // broken or hostile server) would otherwise be stored, and its channel followed from then on.
-        let requested = Set(subscribedNames(subscription.loops[index]))
+        let requested = acceptedNames(subscription.loops[index])
         let envelopes = answer.envelopes.filter { requested.contains($0.channel) }
         if envelopes.count < answer.envelopes.count {
             logger.warning("ignored live events on channels that were not subscribed", metadata: [

@@ -20,14 +20,15 @@ extension LiveSync {
     func leaveOnStop() async {
         guard let presence = options.presence, presence.leaveOnStop, connectedOnce, !subscribed.isEmpty else { return }
         // One leave per subscribe loop (its URL names as many channels), sent together.
-        let client = reconciler.client, shares = subscription.loops.map(\.channels).filter { !$0.isEmpty }, timeout = presence.leaveTimeout
+        let client = reconciler.client, timeout = presence.leaveTimeout
+        let shares = subscription.loops.map { ($0.named, $0.groups) }.filter { !$0.0.isEmpty || !$0.1.isEmpty }
         let logger = logger
         await Task {
             await withTaskGroup(of: Void.self) { group in
-                for channels in shares {
+                for (channels, groups) in shares {
                     group.addTask {
                         do {
-                            try await client.presence.leave(channels: channels, timeout: timeout)
+                            try await client.presence.leave(channels: channels, channelGroups: groups, timeout: timeout)
                         } catch {
                             logger.debug("leave on stop failed", metadata: ["error": "\(error)"])
                         }

@@ -81,6 +81,9 @@ public actor LiveSync<Custom: ChatCustomData> {
     var deniedChannels: (names: Set<String>, generation: UInt64) = ([], 0)
     /// The channels whose presence is followed (subscribed as `<channel>-pnpres`).
     var presenceChannels: [String] = []
+    /// The followed channels the channel groups cover (``LiveSyncOptions/channelGroups``): the
+    /// user's memberships, as last read.
+    var coveredChannels: Set<String> = []
     /// Presence channels whose occupants must be read again (here-now) before presence events
     /// alone can be trusted: after a (re)connect, a gap, or an `interval` that asked for it.
     var needsHereNow: Set<String> = []
@@ -171,10 +174,10 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// the next heartbeat or poll renews presence.
     package func sendHeartbeat() async {
         guard let presence = options.presence else { return }
-        for loop in subscription.loops where loop.cursor != nil && !loop.channels.isEmpty {
+        for loop in subscription.loops where loop.cursor != nil && !(loop.named.isEmpty && loop.groups.isEmpty) {
             do {
                 try await reconciler.client.presence.heartbeat(
-                    channels: loop.channels, timeout: presence.timeout, state: presenceState(loop.channels))
+                    channels: loop.named, channelGroups: loop.groups, timeout: presence.timeout, state: presenceState(loop.named))
                 statistics.heartbeats += 1
             } catch {
                 statistics.failedHeartbeats += 1
@@ -185,15 +188,22 @@ public actor LiveSync<Custom: ChatCustomData> {
 
     /// The channel names `loop` subscribes: its channels and its presence channels.
     func subscribedNames(_ loop: SubscribeLoop) -> [String] {
-        loop.channels + loop.presence.map { $0 + "-pnpres" }
+        loop.named + loop.presence.map { $0 + "-pnpres" }
     }
 
-    /// A subscribe request for `loop`'s channels and presence channels from `cursor`.
+    /// The channels whose events `loop`'s answers may carry: its channels (named, or covered by
+    /// its groups) and its presence channels.
+    func acceptedNames(_ loop: SubscribeLoop) -> Set<String> {
+        Set(loop.channels + loop.presence.map { $0 + "-pnpres" })
+    }
+
+    /// A subscribe request for `loop`'s channels, groups and presence channels from `cursor`.
     func subscribeRequest(_ loop: SubscribeLoop, cursor: SubscribeCursor?) -> SubscribeRequest {
         var request = SubscribeRequest(channels: subscribedNames(loop), cursor: cursor)
+        request.channelGroups = loop.groups
         request.timeout = options.pollTimeout
         request.heartbeat = options.presence?.timeout
-        request.state = presenceState(loop.channels).map { JSONValue.object($0) }
+        request.state = presenceState(loop.named).map { JSONValue.object($0) }
         request.filterExpression = options.filterExpression
         return request
     }
@@ -255,17 +265,22 @@ public actor LiveSync<Custom: ChatCustomData> {
     /// - Throws: What ``run()`` would stop on: a store error, or cancellation.
     @discardableResult
     public func step() async throws -> Step {
-        let (channels, messageChannels, presence) = try await followedChannels()
+        let (channels, messageChannels, presence, memberships) = try await followedChannels()
         let added = Set(channels).subtracting(subscribed)
+        // The channel groups cover the memberships; a channel that comes under them or leaves
+        // them changes stream, so it is filled like a new one.
+        let covered = options.channelGroups.isEmpty ? Set<String>() : memberships.intersection(channels)
+        let moved = covered.symmetricDifference(coveredChannels).intersection(subscribed)
         if !subscribed.isEmpty || subscription.loops.contains(where: { $0.cursor != nil }) {
-            for channel in added where needsFill[channel] == nil { needsFill[channel] = .newChannel }
+            for channel in added.union(moved) where needsFill[channel] == nil { needsFill[channel] = .newChannel }
             needsHereNow.formUnion(Set(presence).subtracting(presenceChannels))
         }
         for channel in Set(subscribed).subtracting(channels) { needsFill[channel] = nil }
         needsHereNow.formIntersection(presence)
         subscribed = channels
         presenceChannels = presence
-        subscription.place(channels: channels, presence: presence)
+        coveredChannels = covered
+        subscription.place(channels: channels, presence: presence, groups: options.channelGroups, covered: covered.sorted())
         guard !channels.isEmpty else { return .idle }
 
         let unconnected = subscription.loops.indices.filter { subscription.loops[$0].cursor == nil }

@@ -42,6 +42,15 @@ public struct LiveSyncOptions: Sendable {
     /// "Many channels"). A 414 from the server halves it for the rest of the run.
     public var subscribeBytes = 28 * 1024
 
+    /// Channel groups that the app's server keeps equal to the current user's memberships
+    /// (PubNub's Stream Controller; `docs/live.md`, "Channel groups"): live sync subscribes them by
+    /// name, in one request, instead of naming each membership channel; the other followed
+    /// channels (the user's own, channels with stored messages only) are named as before. Each
+    /// membership channel is still filled from history after a gap. The token needs `read` on
+    /// the groups; adding channels to them needs `manage`, which only the server should hold.
+    /// Default none.
+    public var channelGroups: [String] = []
+
     /// Default options.
     public init() {}
 }

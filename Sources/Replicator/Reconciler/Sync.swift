@@ -22,7 +22,7 @@ public struct SyncReport: Sendable {
     /// before the history pull (`Reconciler.decryptPending()`); nil when the client has no
     /// cipher key or nothing was marked.
     public var decrypted: DecryptPendingReport?
-    /// What the storage budget evicted after the pulls (``ReplicaStore/StoreOptions/retention``), or
+    /// What the storage budget evicted after the pulls (`StoreOptions.retention`), or
     /// nil when the store has no retention policy.
     public var retention: RetentionReport?
     /// What failed, one line each (the rest of the sync still ran).

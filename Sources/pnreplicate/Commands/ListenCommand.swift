@@ -56,6 +56,8 @@ struct ListenCommand: ReportingCommand {
     var channels: [String] = []
     @Option(name: .customLong("user"), help: "Also follow this user's App Context events (repeatable).")
     var users: [String] = []
+    @Option(name: .customLong("channel-group"), help: "A channel group your app's server keeps equal to your memberships: subscribed by name instead of naming each membership (repeatable; docs/live.md, \"Channel groups\").")
+    var channelGroups: [String] = []
     @Flag(name: .customLong("presence"), help: "Follow presence: be present (heartbeats), print join, leave, timeout and state-change events, keep members' presence in the store, leave on stop.")
     var presence = false
     @Option(name: .customLong("presence-timeout"), help: "With --presence: the presence timeout in seconds (20 or more).")
@@ -65,6 +67,7 @@ struct ListenCommand: ReportingCommand {
         guard presenceTimeout >= 20 else { throw ValidationError("--presence-timeout must be 20 seconds or more") }
         try validateIdentifiers(channels, flag: "--channel")
         try validateIdentifiers(users, flag: "--user")
+        try validateIdentifiers(channelGroups, flag: "--channel-group")
     }
 
     func perform() async throws {
@@ -87,6 +90,7 @@ struct ListenCommand: ReportingCommand {
         var liveOptions = LiveSyncOptions()
         liveOptions.channels = channels
         liveOptions.users = users
+        liveOptions.channelGroups = channelGroups
         if presence { liveOptions.presence = PresenceOptions(timeout: presenceTimeout) }
         let replica = try await Session(options, live: liveOptions).replica
         // SIGHUP reads --auth-token-file again: a new token without a restart (docs/access.md).
