@@ -39,15 +39,17 @@ let common = ["the", "meeting", "deploy", "lunch", "report", "review", "today", 
               "issue", "fixed", "ready", "later", "morning", "office", "design", "ticket", "server", "launch",
               "draft", "agenda", "notes", "coffee", "weekend", "travel", "support", "account", "order", "status"]
 let syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "ve", "du", "zan", "bel", "cor", "fin", "gra", "hul"]
-var medium: [String] = []
-var seedGen = SplitMix(state: 42)
-while medium.count < 5_000 {
-    var word = ""
-    for _ in 0..<(2 + seedGen.below(3)) { word += syllables[seedGen.below(syllables.count)] }
-    medium.append(word)
-}
+let medium: [String] = {
+    var words: [String] = []
+    var generator = SplitMix(state: 42)
+    while words.count < 5_000 {
+        var word = ""
+        for _ in 0..<(2 + generator.below(3)) { word += syllables[generator.below(syllables.count)] }
+        words.append(word)
+    }
+    return words
+}()
 func rareCode(_ i: Int) -> String { "zx\(String(i, radix: 36))q" }
-let rareEvery = 100_000   // a rare code is in `count / rareEvery * …` messages: about 10 each at 1,000,000
 
 func text(_ i: Int, _ random: inout SplitMix) -> String {
     var words: [String] = []
