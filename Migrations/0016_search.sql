@@ -4,7 +4,9 @@
 -- become overlapping pairs, so that words in languages without spaces are found; unicode61
 -- then folds case and removes diacritics). Its rowid is the message's rowid.
 --
--- The triggers below only note which messages changed (`search_dirty`); the store recomputes
+-- The triggers below only note which messages changed (`search_dirty`, each at most once: a
+-- trigger's `OR IGNORE` would give way to the conflict clause of the upsert that fires it, so
+-- they insert only what is not there yet); the store recomputes
 -- their index rows before each write transaction commits (SearchIndex.flush), so that every
 -- write path (pull, live, send, edit, delete, restore, decrypt) keeps the index true without
 -- naming it, and a write made by a tool that has none of the store's code (sqlite3) is indexed
@@ -31,14 +33,16 @@ CREATE TABLE search_backfill (
 INSERT INTO search_backfill (id, next_rowid, end_rowid) SELECT 1, coalesce(min(rowid), 1), coalesce(max(rowid), 0) FROM messages;
 
 CREATE TRIGGER messages_search_insert AFTER INSERT ON messages BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid) VALUES (NEW.rowid);
+    INSERT INTO search_dirty (message_rowid) SELECT NEW.rowid
+    WHERE NOT EXISTS (SELECT 1 FROM search_dirty WHERE message_rowid = NEW.rowid);
 END;
 
 -- Only a new text changes what a message shows: a timetoken given at send moves its edits with
 -- it (their rows are updated, and noted below), and a message never changes author. So the
 -- outbox's drain, which gives sent messages their timetokens, costs the index nothing.
-CREATE TRIGGER messages_search_update AFTER UPDATE OF text ON messages BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid) VALUES (NEW.rowid);
+CREATE TRIGGER messages_search_update AFTER UPDATE OF text ON messages WHEN NEW.text IS NOT OLD.text BEGIN
+    INSERT INTO search_dirty (message_rowid) SELECT NEW.rowid
+    WHERE NOT EXISTS (SELECT 1 FROM search_dirty WHERE message_rowid = NEW.rowid);
 END;
 
 CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
@@ -47,37 +51,47 @@ CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
 END;
 
 CREATE TRIGGER message_actions_search_insert AFTER INSERT ON message_actions WHEN NEW.type = 'edited' BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid)
-        SELECT rowid FROM messages WHERE channel_id = NEW.channel_id AND timetoken = NEW.message_timetoken
-        UNION ALL SELECT rowid FROM messages WHERE id = NEW.message_id;
+    INSERT INTO search_dirty (message_rowid)
+        SELECT changed_rowid FROM (
+            SELECT rowid AS changed_rowid FROM messages WHERE channel_id = NEW.channel_id AND timetoken = NEW.message_timetoken
+            UNION SELECT rowid FROM messages WHERE id = NEW.message_id
+        ) WHERE changed_rowid NOT IN (SELECT message_rowid FROM search_dirty);
 END;
 
 CREATE TRIGGER message_actions_search_delete AFTER DELETE ON message_actions WHEN OLD.type = 'edited' BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid)
-        SELECT rowid FROM messages WHERE channel_id = OLD.channel_id AND timetoken = OLD.message_timetoken
-        UNION ALL SELECT rowid FROM messages WHERE id = OLD.message_id;
+    INSERT INTO search_dirty (message_rowid)
+        SELECT changed_rowid FROM (
+            SELECT rowid AS changed_rowid FROM messages WHERE channel_id = OLD.channel_id AND timetoken = OLD.message_timetoken
+            UNION SELECT rowid FROM messages WHERE id = OLD.message_id
+        ) WHERE changed_rowid NOT IN (SELECT message_rowid FROM search_dirty);
 END;
 
 CREATE TRIGGER message_actions_search_update AFTER UPDATE ON message_actions WHEN OLD.type = 'edited' OR NEW.type = 'edited' BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid)
-        SELECT rowid FROM messages WHERE channel_id = NEW.channel_id AND timetoken = NEW.message_timetoken
-        UNION ALL SELECT rowid FROM messages WHERE id = NEW.message_id
-        UNION ALL SELECT rowid FROM messages WHERE channel_id = OLD.channel_id AND timetoken = OLD.message_timetoken
-        UNION ALL SELECT rowid FROM messages WHERE id = OLD.message_id;
+    INSERT INTO search_dirty (message_rowid)
+        SELECT changed_rowid FROM (
+            SELECT rowid AS changed_rowid FROM messages WHERE channel_id = NEW.channel_id AND timetoken = NEW.message_timetoken
+            UNION SELECT rowid FROM messages WHERE id = NEW.message_id
+            UNION SELECT rowid FROM messages WHERE channel_id = OLD.channel_id AND timetoken = OLD.message_timetoken
+            UNION SELECT rowid FROM messages WHERE id = OLD.message_id
+        ) WHERE changed_rowid NOT IN (SELECT message_rowid FROM search_dirty);
 END;
 
 -- Who may edit whose messages (message_editors) decides which edit a message shows: a change
 -- there recomputes every edited message.
 CREATE TRIGGER message_editors_search_insert AFTER INSERT ON message_editors BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid)
-        SELECT msg.rowid FROM message_actions a JOIN messages msg ON msg.channel_id = a.channel_id AND msg.timetoken = a.message_timetoken
-        WHERE a.type = 'edited'
-        UNION ALL SELECT msg.rowid FROM message_actions a JOIN messages msg ON msg.id = a.message_id WHERE a.type = 'edited';
+    INSERT INTO search_dirty (message_rowid)
+        SELECT changed_rowid FROM (
+            SELECT msg.rowid AS changed_rowid FROM message_actions a JOIN messages msg ON msg.channel_id = a.channel_id AND msg.timetoken = a.message_timetoken
+            WHERE a.type = 'edited'
+            UNION SELECT msg.rowid FROM message_actions a JOIN messages msg ON msg.id = a.message_id WHERE a.type = 'edited'
+        ) WHERE changed_rowid NOT IN (SELECT message_rowid FROM search_dirty);
 END;
 
 CREATE TRIGGER message_editors_search_delete AFTER DELETE ON message_editors BEGIN
-    INSERT OR IGNORE INTO search_dirty (message_rowid)
-        SELECT msg.rowid FROM message_actions a JOIN messages msg ON msg.channel_id = a.channel_id AND msg.timetoken = a.message_timetoken
-        WHERE a.type = 'edited'
-        UNION ALL SELECT msg.rowid FROM message_actions a JOIN messages msg ON msg.id = a.message_id WHERE a.type = 'edited';
+    INSERT INTO search_dirty (message_rowid)
+        SELECT changed_rowid FROM (
+            SELECT msg.rowid AS changed_rowid FROM message_actions a JOIN messages msg ON msg.channel_id = a.channel_id AND msg.timetoken = a.message_timetoken
+            WHERE a.type = 'edited'
+            UNION SELECT msg.rowid FROM message_actions a JOIN messages msg ON msg.id = a.message_id WHERE a.type = 'edited'
+        ) WHERE changed_rowid NOT IN (SELECT message_rowid FROM search_dirty);
 END;

@@ -171,6 +171,23 @@ struct SearchTests {
         #expect(try indexRows(store) == 1)
     }
 
+    @Test("a message written twice in one transaction (a page that repeats it, an upsert after an insert) is noted once and indexed by its last text")
+    func twiceInOneTransaction() async throws {
+        let store = try Fixture.store()
+        try await store.load(messages: [
+            try Fixture.message("m", text: "first words", timetoken: 10), try Fixture.message("m", text: "second words", timetoken: 10),
+        ])
+        #expect(try ids(store, "second") == ["m"] && (try ids(store, "first")).isEmpty)
+        // An upsert of a stored message (its own send coming back in a history page) with an edit
+        // added in the same transaction.
+        try store.transactionNow { tx in
+            _ = try tx.upsert(message: try Fixture.message("m", text: "third words", timetoken: 10))
+            _ = try tx.upsert(message: try Fixture.message("m", text: "fourth words", timetoken: 10))
+        }
+        #expect(try ids(store, "fourth") == ["m"])
+        #expect(try indexRows(store) == 1)
+    }
+
     @Test("a message stored undecryptable is found only once it is decrypted")
     func decryptedLater() async throws {
         let store = try Fixture.store()
