@@ -24,7 +24,9 @@ struct Eviction {
     /// The `replica_settings` key of the policy last enforced (JSON), for `pnreplicate status`.
     static let policySetting = "retention.policy"
 
-    /// The messages kept whatever their age, read once per enforcement.
+    /// What keeps messages whatever their age: read for every channel in the one read that finds
+    /// the channels with anything to evict, then again, for the channel alone, in each
+    /// transaction that evicts (an op queued meanwhile is honoured).
     struct Keep {
         /// (channel, timetoken) of each pinned message.
         var pinned: Set<String> = []
@@ -40,31 +42,55 @@ struct Eviction {
         }
     }
 
-    static func keep(userId: String, in db: Database) throws -> Keep {
+    /// The keep rules for `channel`, or for every channel when nil.
+    static func keep(userId: String, channel: String? = nil, in db: Database) throws -> Keep {
         var keep = Keep()
+        let pinnedChannel = "coalesce(json_extract(custom, '$.\(ChatSDKFormat.pinnedChannelKey)'), id)"
         for row in try Row.fetchAll(
             db, sql: """
-                SELECT coalesce(json_extract(custom, '$.\(ChatSDKFormat.pinnedChannelKey)'), id),
-                       CAST(json_extract(custom, '$.\(ChatSDKFormat.pinnedTimetokenKey)') AS INTEGER)
+                SELECT \(pinnedChannel), CAST(json_extract(custom, '$.\(ChatSDKFormat.pinnedTimetokenKey)') AS INTEGER)
                 FROM channels WHERE json_extract(custom, '$.\(ChatSDKFormat.pinnedTimetokenKey)') IS NOT NULL
-                """)
+                  AND (?1 IS NULL OR \(pinnedChannel) = ?1)
+                """, arguments: [channel])
         {
-            let channel: String = row[0]
+            let pinnedIn: String = row[0]
             let timetoken: Int64 = row[1]
-            keep.pinned.insert("\(channel)\u{1F}\(timetoken)")
+            keep.pinned.insert("\(pinnedIn)\u{1F}\(timetoken)")
         }
         for payload in try String.fetchAll(db, sql: "SELECT payload FROM outbox") {
             collect(try? JSONValue(jsonData: Data(payload.utf8)), into: &keep.named)
         }
         for row in try Row.fetchAll(
-            db, sql: "SELECT m.channel_id, \(ChatSemantics.readPosition) FROM members m WHERE m.user_id = ?", arguments: [userId])
+            db, sql: "SELECT m.channel_id, \(ChatSemantics.readPosition) FROM members m WHERE m.user_id = ?1 AND (?2 IS NULL OR m.channel_id = ?2)",
+            arguments: [userId, channel])
         {
             keep.readPositions[row[0]] = row[1]
         }
-        for scope in try String.fetchAll(db, sql: "SELECT scope FROM sync_checkpoints WHERE scope LIKE 'history:%' AND range_end IS NOT NULL") {
-            keep.filling.insert(String(scope.dropFirst("history:".count)))
-        }
+        let scopes = try String.fetchAll(
+            db, sql: "SELECT scope FROM sync_checkpoints WHERE scope LIKE 'history:%' AND range_end IS NOT NULL AND (?1 IS NULL OR scope = ?1)",
+            arguments: [channel.map(SyncCheckpoint.history)])
+        for scope in scopes { keep.filling.insert(String(scope.dropFirst("history:".count))) }
         return keep
+    }
+
+    /// The channels (coldest first) with a message `rule` would let go: one read, for every
+    /// channel, before the transactions that evict.
+    func channelsToEvict(rule: RetentionPolicy.ChannelRule?, in db: Database) throws -> [String] {
+        let keep = try Self.keep(userId: userId, in: db)
+        let candidates = try db.cachedStatement(
+            sql: "SELECT 1 FROM messages WHERE channel_id = ? AND timetoken IS NOT NULL AND timetoken < ? AND delivery = 'sent' LIMIT 1")
+        return try Self.channelsColdestFirst(db).filter { channel in
+            guard let bound = try limit(channel: channel, keep: keep, rule: rule, in: db) else { return false }
+            return try Int.fetchOne(candidates, arguments: [channel, bound]) != nil
+        }
+    }
+
+    /// Evicts up to `max` of `channel`'s messages `rule` lets go, in the caller's transaction, with
+    /// the keep rules read again for the channel.
+    func evict(channel: String, rule: RetentionPolicy.ChannelRule?, max: Int, in db: Database) throws -> Int {
+        let keep = try Self.keep(userId: userId, channel: channel, in: db)
+        guard let bound = try limit(channel: channel, keep: keep, rule: rule, in: db) else { return 0 }
+        return try evict(channel: channel, below: bound, max: max, keep: keep, in: db)
     }
 
     private static func collect(_ value: JSONValue?, into names: inout Set<String>) {
@@ -176,13 +202,11 @@ extension ChatStore {
         var touched: Set<String> = []
         // 1. Each channel's rule.
         if let rule = policy.perChannel {
-            let channels = try await writer.read { try Eviction.channelsColdestFirst($0) }
+            let channels = try await writer.read { try eviction.channelsToEvict(rule: rule, in: $0) }
             for channel in channels {
                 while true {
                     let evicted = try await transaction { tx in
-                        let keep = try Eviction.keep(userId: userId, in: tx.db)
-                        guard let limit = try eviction.limit(channel: channel, keep: keep, rule: rule, in: tx.db) else { return 0 }
-                        return try eviction.evict(channel: channel, below: limit, max: Eviction.chunk, keep: keep, in: tx.db)
+                        try eviction.evict(channel: channel, rule: rule, max: Eviction.chunk, in: tx.db)
                     }
                     if evicted > 0 { touched.insert(channel) }
                     report.evicted += evicted
@@ -198,19 +222,20 @@ extension ChatStore {
             for _ in 0..<Eviction.maxRounds {
                 if report.evicted > 0 { try await compact() }
                 let skipped = exhausted
-                let (used, stored, channels) = try await writer.read { db -> (Int, Int, [String]) in
-                    (try Eviction.usedBytes(db), try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") ?? 0,
-                     try Eviction.channelsColdestFirst(db).filter { !skipped.contains($0) })
+                let (used, stored) = try await writer.read { db -> (Int, Int) in
+                    (try Eviction.usedBytes(db), try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") ?? 0)
                 }
-                guard used > budget, stored > 0, !channels.isEmpty else { break }
+                guard used > budget, stored > 0 else { break }
+                let channels = try await writer.read { db in
+                    try eviction.channelsToEvict(rule: nil, in: db).filter { !skipped.contains($0) }
+                }
+                guard !channels.isEmpty else { break }
                 var wanted = Int((Double(used - budget) / (Double(used) / Double(stored)) * 1.1).rounded(.up)) + 1
                 var evictedThisRound = 0
                 for channel in channels where wanted > 0 {
                     let most = min(wanted, Eviction.chunk)
                     let evicted = try await transaction { tx in
-                        let keep = try Eviction.keep(userId: userId, in: tx.db)
-                        guard let limit = try eviction.limit(channel: channel, keep: keep, rule: nil, in: tx.db) else { return 0 }
-                        return try eviction.evict(channel: channel, below: limit, max: most, keep: keep, in: tx.db)
+                        try eviction.evict(channel: channel, rule: nil, max: most, in: tx.db)
                     }
                     if evicted > 0 { touched.insert(channel) }
                     if evicted < most { exhausted.insert(channel) }
