@@ -55,15 +55,15 @@ struct ChannelGroupTests {
         #expect(try await client.channelGroups.channels(in: "desk") == [])
     }
 
-    @Test("5,000 memberships in 3 groups the server keeps: live in one group subscribe (plus one for the user's own channels), a message in the 4,999th arrives, a reconnect costs at most 20 requests")
-    func fiveThousandThroughGroups() async throws {
+    @Test("2,500 memberships in 2 groups the server keeps: live in one group subscribe (plus one for the user's own channels), a message in the 2,499th arrives, a reconnect costs at most 20 requests")
+    func thousandsThroughGroups() async throws {
         let world = try await LiveWorld()
-        let channels = ManyChannelsTests.channels(5000)
+        let channels = ManyChannelsTests.channels(2500)
         for start in stride(from: 0, to: channels.count, by: 100) {
             try await world.join(["agent"], Array(channels[start..<start + 100]))
         }
         // The app's server keeps the agent's groups (at most 2,000 channels each, PubNub's limit).
-        let groups = ["desk-agent-0", "desk-agent-1", "desk-agent-2"]
+        let groups = ["desk-agent-0", "desk-agent-1"]
         for (index, group) in groups.enumerated() {
             try await world.web.channelGroups.add(Array(channels[(index * 2000)..<min(channels.count, (index + 1) * 2000)]), to: group)
         }
@@ -81,7 +81,7 @@ struct ChannelGroupTests {
         #expect(subscribes.contains { $0.request.query.contains { $0.name == "channel-group" && $0.value == groups.joined(separator: ",") } })
         #expect(subscribes.allSatisfy { $0.request.encodedPath.utf8.count < 1_000 }, "no subscribe names the memberships")
 
-        let target = channels[4998]
+        let target = channels[2498]
         _ = try await world.web.publish(PublishRequest(channel: target, message: .object(["type": "text", "text": "through the group"])))
         for _ in 0..<4 {
             if try await device.store.fetch(device.store.queries.messages(inChannel: target)).isEmpty == false { break }
