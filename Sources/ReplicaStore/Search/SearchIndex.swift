@@ -88,6 +88,11 @@ extension ChatStore {
     /// opens, and every sync runs it (`docs/search.md`, "Existing stores").
     package func indexEarlierMessages() async throws {
         guard !isReadOnly else { return }
+        // A read first: a store with nothing left to index (every sync after the first) takes no write lock.
+        let pending = try await writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT next_rowid <= end_rowid FROM search_backfill").map { $0[0] as Bool } ?? false
+        }
+        guard pending else { return }
         while true {
             try Task.checkCancellation()
             let indexed = try await transaction { tx in try SearchIndex.backfill(tx.db) }
