@@ -168,8 +168,7 @@ public actor Replica<Custom: ChatCustomData> {
         await ReplicaTasks.finishSends(parts.outbox, within: configuration.suspendBudget, clock: clock.base)
         await ReplicaTasks.halt(on: self)
         await ReplicaTasks<Custom>.end(tasks.counter)
-        await ReplicaTasks<Custom>.end(tasks.indexer)
-        (tasks.counter, tasks.indexer) = (nil, nil)
+        tasks.counter = nil
         self.parts = nil
         // The cache of the closed store goes too (it holds no file open: each read and write
         // opens, writes or reads, and closes); resume() makes one for the reopened store.
@@ -190,8 +189,7 @@ public actor Replica<Custom: ChatCustomData> {
         parts = nil
         fileCache = nil
         await ReplicaTasks<Custom>.end(tasks.counter)
-        await ReplicaTasks<Custom>.end(tasks.indexer)
-        (tasks.counter, tasks.indexer) = (nil, nil)
+        tasks.counter = nil
         hub.removeStore()
         hub.update { ($0.connection, $0.catchUp) = (.stopped, nil) }
     }

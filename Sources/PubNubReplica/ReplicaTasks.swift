@@ -24,9 +24,6 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
     /// Counts the outbox after each of its events, from the store's opening to its closing:
     /// writes made before ``Replica/start()`` count too.
     var counter: Task<Void, Never>?
-    /// Indexes for search the messages stored before search existed, in batches, once per opened
-    /// store (`docs/search.md`, "Existing stores"); ended with the counter.
-    var indexer: Task<Void, Never>?
     /// Brings the store within its storage budget after live sync caught up or filled a gap
     /// (`docs/store.md`, "Storage budget"), one enforcement at a time; a run of a started replica.
     var budget: Task<Void, Never>?
@@ -36,7 +33,7 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
 
     /// Cancels every task without waiting (a replica released without ``Replica/stop()``).
     func cancelAll() {
-        for task in [live, outbox, counter, indexer, budget, stateWatcher, access, conflicts] { task?.cancel() }
+        for task in [live, outbox, counter, budget, stateWatcher, access, conflicts] { task?.cancel() }
     }
 
     /// Takes the runs of a started replica (every task but the counter), leaving none.
@@ -62,16 +59,6 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
     /// isolated work: the first call that needs the counts does).
     static func count(_ parts: Replica<Custom>.Parts, on replica: isolated Replica<Custom>) async {
         guard replica.tasks.counter == nil else { return }
-        let store = parts.store
-        let logger = replica.configuration.storeOptions.logger
-        replica.tasks.indexer = Task.detached(priority: .utility) {
-            do {
-                try await store.indexEarlierMessages()
-            } catch is CancellationError {
-            } catch {
-                logger.warning("search: indexing earlier messages failed", metadata: ["error": "\(error)"])
-            }
-        }
         // Only the newest event is kept while a count runs: a burst (a batch of sends, a drain)
         // costs one or two counts, not one count and one buffered event per op.
         let events = await parts.outbox.events(bufferingPolicy: .bufferingNewest(1))

@@ -110,6 +110,10 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// How much history the store keeps: ``StoreOptions/retention``, enforced after each sync
     /// (``enforceRetention(_:userId:protecting:)``).
     public let retention: RetentionPolicy?
+    /// Builds the search index after commits (nil for a read-only store).
+    let searchIndexer: SearchIndexer?
+    /// Schedules ``searchIndexer`` after commits; held here because the writer holds it weakly.
+    private let searchObserver: (any TransactionObserver & Sendable)?
 
     private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
         self.writer = writer
@@ -121,6 +125,14 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         isReadOnly = options.readOnly
         self.logger = options.logger
         self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
+        if options.readOnly {
+            searchIndexer = nil
+            searchObserver = nil
+        } else {
+            let indexer = SearchIndexer(writer: writer, walBudget: walBudget, logger: options.logger)
+            searchIndexer = indexer
+            searchObserver = indexer.observer()
+        }
     }
 
     /// A store in memory takes its attachment area along (a temporary folder nothing else names).
@@ -183,6 +195,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     /// in memory stays open: it has no file to lock, and closing it would lose it.
     package func close() throws {
         guard path != nil else { return }
+        searchIndexer?.close()
         do {
             try writer.close()
         } catch let error as DatabaseError {
@@ -228,6 +241,9 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     }
 
     private func prepare(options: StoreOptions) throws {
+        if let searchObserver {
+            writer.add(transactionObserver: searchObserver)
+        }
         if !options.readOnly, options.writerCacheKiB > 0 {
             let kibibytes = options.writerCacheKiB
             try writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA cache_size = -\(kibibytes)") }
@@ -247,16 +263,23 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
             let (_, pending) = try writer.read { try runner.inspect($0) }
             if !pending.isEmpty { throw StoreError.migrationsPending(pending.map(\.name)) }
         }
+        // Whatever an earlier run (or a tool) left unindexed, and a store the migration emptied the index of.
+        searchIndexer?.scheduleIfWaiting()
     }
 
     /// Runs a query once.
+    ///
+    /// A search (``ChatQueries/search(_:)``) first lets the index catch up with the last writes,
+    /// so that it finds what was just written.
     public func fetch<Value: Sendable>(_ query: StoreQuery<Value>) async throws -> Value {
-        try await writer.read { try query.fetch($0) }
+        if query.readsSearchIndex { try await indexPending() }
+        return try await writer.read { try query.fetch($0) }
     }
 
     /// Runs a query once, synchronously (for command-line tools and tests).
     public func fetchNow<Value: Sendable>(_ query: StoreQuery<Value>) throws -> Value {
-        try writer.read { try query.fetch($0) }
+        if query.readsSearchIndex { try searchIndexer?.indexPendingNow() }
+        return try writer.read { try query.fetch($0) }
     }
 
     /// The query's current value, then a new value after each committed change that alters it.
@@ -348,7 +371,7 @@ extension ChatStore {
         keepingWALSmall: Bool = false, _ body: @escaping @Sendable (StoreTransaction<Custom>) throws -> T
     ) async throws -> T {
         try await walBudget.write(writer, keepSmall: keepingWALSmall && !isReadOnly) { db in
-            try SearchIndex.flushing(db) { try body(StoreTransaction(db)) }
+            try body(StoreTransaction(db))
         }
     }
 
@@ -362,7 +385,7 @@ extension ChatStore {
     /// ``transaction(_:)``, blocking the calling thread (for synchronous callers; never from a
     /// database access).
     package func transactionNow<T>(_ body: (StoreTransaction<Custom>) throws -> T) throws -> T {
-        try writer.write { db in try SearchIndex.flushing(db) { try body(StoreTransaction(db)) } }
+        try writer.write { db in try body(StoreTransaction(db)) }
     }
 
     /// ``reading(_:)``, blocking the calling thread.

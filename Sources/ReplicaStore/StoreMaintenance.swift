@@ -39,6 +39,8 @@ extension StoreMaintenance {
             report.backupPath = backupPath
         }
         report.performed = try store.runner.apply(pending, to: store.writer, logger: store.logger)
+        // A migration may leave messages to index (the one that made the index does: all of them).
+        store.searchIndexer?.scheduleIfWaiting()
         return report
     }
 

@@ -54,6 +54,17 @@ package final class WALBudget: @unchecked Sendable {
         freeSpace = { folder.flatMap(Self.freeBytes(onVolumeOf:)) }
     }
 
+    /// Below this much free space the store writes what it must (messages, ops) and nothing it
+    /// can build later: the search index waits (``SearchIndexer``).
+    package static var shortOfSpaceBytes: Int { 64 << 20 }
+
+    /// Whether the store's volume has less than ``shortOfSpaceBytes`` free (false in memory, or
+    /// when the free space cannot be read).
+    var isShortOfSpace: Bool {
+        guard path != nil, let free = lock.withLock({ freeSpace })() else { return false }
+        return free < Self.shortOfSpaceBytes
+    }
+
     /// Replaces how the free space is read (a test's low disk).
     package func setFreeSpace(_ provider: @escaping @Sendable () -> Int?) {
         lock.withLock { freeSpace = provider }

@@ -45,7 +45,8 @@ struct SearchTests {
     }
 
     private func indexRows(_ store: Store) throws -> Int {
-        try store.readingNow { tx in try Int.fetchOne(tx.db, sql: "SELECT count(*) FROM message_search") ?? 0 }
+        try store.searchIndexer?.indexPendingNow()
+        return try store.readingNow { tx in try Int.fetchOne(tx.db, sql: "SELECT count(*) FROM message_search") ?? 0 }
     }
 
     @Test("case, diacritics, prefixes, a 2-character Chinese word and one character")
@@ -206,56 +207,171 @@ struct SearchTests {
         let store = try Fixture.store()
         var values = store.observe(store.queries.search(MessageSearch("invoice"))).makeAsyncIterator()
         #expect(try await values.next()?.messages.isEmpty == true)
+        // Nothing fetches the search: the store's indexer, scheduled by the commit, indexes the
+        // message and its commit gives the observation its next value (before it, the value
+        // may say the message is not indexed yet).
         try await store.load(messages: [try Fixture.message("i", text: "Invoice #42 attached", timetoken: 10)])
-        #expect(try await values.next()?.messages.map(\.id) == ["i"])
+        var value = try await values.next()
+        while value?.messages.isEmpty == true {
+            #expect(value?.unindexed == 1)
+            value = try await values.next()
+        }
+        #expect(value?.messages.map(\.id) == ["i"] && value?.unindexed == 0)
         try store.transactionNow { tx in try tx.messages.deleteMessage(id: "i") }
         #expect(try await values.next()?.messages.isEmpty == true)
     }
 
-    @Test("the index is read first and each hit's message found by its rowid")
+    @Test("the index is read from its newest key down and each hit's message found by its key; no sort of all matches")
     func queryPlan() async throws {
         let store = try Fixture.store()
         try await store.load(messages: [try Fixture.message("m", text: "hello", timetoken: 1)])
-        // The planner may not read a channel's messages first and ask the index about each.
-        let plan = try store.readingNow { tx in
-            try Row.fetchAll(
-                tx.db, sql: """
-                    EXPLAIN QUERY PLAN SELECT msg.id FROM message_search CROSS JOIN messages msg ON msg.rowid = message_search.rowid
-                    WHERE message_search MATCH '"hello"' AND msg.channel_id IN (SELECT value FROM json_each('["general"]'))
-                    """
-            ).map { $0["detail"] as String? ?? "" }
+        // Each step with its parent (0: the query's top level), so that the sorts inside the
+        // shown-text column's subqueries do not count.
+        func plan(_ sql: String, window: Int? = nil) throws -> [(id: Int, parent: Int, detail: String)] {
+            var arguments: StatementArguments = [
+                SearchSQL.match("\"hello\"", channels: ["general"]), "[\"general\"]", nil, nil, nil, 21, 0, Int64.min, Int64.max,
+            ]
+            if let window { arguments += [window] }
+            return try store.readingNow { tx in
+                try Row.fetchAll(tx.db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { ($0["id"], $0["parent"], $0["detail"]) }
+            }
         }
-        #expect(plan.first?.hasPrefix("SCAN message_search VIRTUAL TABLE") == true)
-        #expect(plan.contains { $0.contains("SEARCH msg USING INTEGER PRIMARY KEY (rowid=?)") })
+        let newest = try plan(SearchSQL.byNewest).filter { $0.parent == 0 }.map(\.detail)
+        #expect(newest.first?.hasPrefix("SCAN message_search VIRTUAL TABLE") == true, "\(newest)")
+        #expect(newest.contains { $0.contains("SEARCH k USING INTEGER PRIMARY KEY (rowid=?)") }, "\(newest)")
+        #expect(newest.contains { $0.contains("SEARCH msg USING INTEGER PRIMARY KEY (rowid=?)") }, "\(newest)")
+        #expect(!newest.contains { $0.contains("TEMP B-TREE") }, "\(newest)")
+        // Relevance reads the window newest first, unsorted, and sorts only the window.
+        let ranked = try plan(SearchSQL.byRelevance, window: 500)
+        let hits = try #require(ranked.first { $0.detail == "CO-ROUTINE hits" })
+        let window = ranked.filter { $0.parent == hits.id }.map(\.detail)
+        #expect(window.first?.hasPrefix("SCAN message_search VIRTUAL TABLE") == true, "\(window)")
+        #expect(!window.contains { $0.contains("TEMP B-TREE") }, "\(window)")
+        #expect(ranked.filter { $0.parent == 0 && $0.detail.contains("TEMP B-TREE FOR ORDER BY") }.count == 1, "\(ranked)")
+    }
+
+    @Test("newest first is time order even when older history is stored after newer (a catch-up pages backwards)")
+    func newestIsTimeOrder() async throws {
+        let store = try Fixture.store()
+        try await store.load(messages: [try Fixture.message("new", text: "release notes", timetoken: 300)])
+        try await store.load(messages: [try Fixture.message("old", text: "release plan", timetoken: 100)])
+        try await store.load(messages: [try Fixture.message("mid", text: "release date", timetoken: 200)])
+        try await store.load(messages: [try Fixture.message("pending", text: "release party")])
+        #expect(try ids(store, "release") { $0.order = .newest } == ["pending", "new", "mid", "old"])
+        #expect(try ids(store, "release") { $0.order = .newest; $0.since = Timetoken(rawValue: 150) } == ["new", "mid"])
+        #expect(try ids(store, "release") { $0.order = .newest; $0.before = Timetoken(rawValue: 300) } == ["mid", "old"])
+        // The pending message sent: it sorts by its timetoken now.
+        try await store.load(messages: [try Fixture.message("pending", text: "release party", timetoken: 250)])
+        #expect(try ids(store, "release") { $0.order = .newest } == ["new", "pending", "mid", "old"])
+        #expect(try indexRows(store) == 4)
+    }
+
+    @Test("messages of different channels with one timetoken each get a key; a channel's search reads its own")
+    func sharedTimetokenAndScope() async throws {
+        let store = try Fixture.store()
+        let channels = (0..<20).map { "room-\($0)" }
+        try await store.load(messages: try channels.map { try Fixture.message("m-\($0)", channel: $0, text: "standup at nine", timetoken: 777) })
+        #expect(Set(try ids(store, "standup") { $0.limit = 100 }) == Set(channels.map { "m-\($0)" }))
+        #expect(try ids(store, "standup") { $0.channels = ["room-7"] } == ["m-room-7"])
+        #expect(try ids(store, "standup") { $0.channels = ["room-7", "room-12"]; $0.order = .newest }.sorted() == ["m-room-12", "m-room-7"])
+        // More channels than the index is asked about: each hit's channel is still compared.
+        let many = (0..<40).map { "room-\($0 * 2)" } + ["elsewhere"]
+        #expect(Set(try ids(store, "standup") { $0.channels = many; $0.limit = 100 }) == Set(stride(from: 0, to: 20, by: 2).map { "m-room-\($0)" }))
+        // A channel's scope token is one token, whatever its id holds.
+        #expect(SearchIndex.scopeToken("a b/c:d") != SearchIndex.scopeToken("a b/c:e"))
+        #expect(SearchIndex.scopeToken("x").count == 17)
+        // A word is never matched against the scope column.
+        #expect(try ids(store, "c").isEmpty)
+    }
+
+    @Test("relevance ranks the newest matches; a page past that window still finds the older ones")
+    func rankedWindow() async throws {
+        let store = try Fixture.store()
+        let count = MessageSearch.rankedWindow + 30
+        try await store.load(messages: try (1...count).map { try Fixture.message("m\($0)", text: "ping number \($0)", timetoken: UInt64($0)) })
+        var seen = Set<String>()
+        var search = MessageSearch("ping")
+        search.limit = 100
+        while true {
+            let page = try store.fetchNow(store.queries.search(search))
+            seen.formUnion(page.messages.map(\.id))
+            if !page.hasMore { break }
+            search = search.nextPage
+        }
+        #expect(seen.count == count)
+    }
+
+    @Test("when the newest message is hard-deleted and its rowid given to the next one, that one is indexed too")
+    func reusedRowid() async throws {
+        let store = try Fixture.store()
+        try await store.load(messages: [try Fixture.message("a", text: "alpha", timetoken: 1), try Fixture.message("b", text: "bravo", timetoken: 2)])
+        #expect(try indexRows(store) == 2)
+        let rowid = try store.readingNow { tx in try Int64.fetchOne(tx.db, sql: "SELECT rowid FROM messages WHERE id = 'b'") }
+        try store.transactionNow { tx in try tx.messages.deleteMessage(id: "b") }
+        try await store.load(messages: [try Fixture.message("c", text: "charlie", timetoken: 3)])
+        #expect(try store.readingNow { tx in try Int64.fetchOne(tx.db, sql: "SELECT rowid FROM messages WHERE id = 'c'") } == rowid)
+        #expect(try ids(store, "charlie") == ["c"])
+        #expect(try ids(store, "bravo").isEmpty)
+        #expect(try indexRows(store) == 2)
+    }
+
+    @Test("a store short of space indexes nothing (searches say so); once space is back, the next write indexes what waited")
+    func shortOfSpace() async throws {
+        let path = Fixture.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try Store.open(at: path)
+        let free = FreeSpace(bytes: 1 << 20)
+        store.maintenance.setFreeSpace { free.bytes }
+        try await store.load(messages: [try Fixture.message("a", text: "quarterly report", timetoken: 1)])
+        let short = try await store.fetch(store.queries.search(MessageSearch("quarterly")))
+        #expect(short.messages.isEmpty && short.unindexed == 1)
+        free.bytes = 1 << 30
+        try await store.load(messages: [try Fixture.message("b", text: "quarterly plan", timetoken: 2)])
+        #expect(try await store.fetch(store.queries.search(MessageSearch("quarterly"))).messages.map(\.id).sorted() == ["a", "b"])
+        try store.close()
+    }
+
+    private final class FreeSpace: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Int
+        init(bytes: Int) { value = bytes }
+        var bytes: Int {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
     }
 
     // MARK: Existing stores
 
-    @Test("a store from before search is indexed in batches after the migration, and its backup keeps the index")
-    func backfill() async throws {
+    @Test("a store from before search, or from the first index, is indexed in batches after the migration; its backup keeps the index", arguments: [16, 18])
+    func backfill(before version: Int) async throws {
         let path = Fixture.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         var old = StoreOptions()
-        old.migrations = try Migration.bundled().filter { $0.version < 16 }
+        old.migrations = try Migration.bundled().filter { $0.version < version }
         do {
             let store = try Store.open(at: path, options: old)
             try await store.load(messages: (1...5).map { try Fixture.message("m\($0)", text: "archived note \($0)", timetoken: UInt64($0)) })
             try store.close()
         }
-        let store = try Store.open(at: path)
-        let before = try store.fetchNow(store.queries.search(MessageSearch("archived")))
-        #expect(before.unindexed == 5 && before.messages.isEmpty)
-        // A message written meanwhile is indexed by its own write.
-        try await store.load(messages: [try Fixture.message("new", text: "archived today", timetoken: 9)])
-        #expect(try ids(store, "archived") == ["new"])
-        let first = try store.transactionNow { tx in try SearchIndex.backfill(tx.db, limit: 2) }
+        var manual = StoreOptions()
+        manual.migration = .manual
+        let store = try Store.open(at: path, options: manual)
+        store.searchIndexer?.close()  // this test runs the batches itself
+        _ = try store.maintenance.migrate()
+        let before = try store.readingNow { tx in try SearchIndex.unindexed(tx.db) }
+        #expect(before == 5)
+        let first = try store.transactionNow { tx in try SearchIndex.indexBatch(tx.db, limit: 2) }
         #expect(first == 2)
-        #expect(try store.fetchNow(store.queries.search(MessageSearch("archived"))).unindexed == 3)
-        try await store.indexEarlierMessages()
-        let after = try store.fetchNow(store.queries.search({ var s = MessageSearch("archived"); s.order = .newest; return s }()))
-        #expect(after.unindexed == 0)
-        #expect(after.messages.map(\.id) == ["new", "m5", "m4", "m3", "m2", "m1"])
-        #expect(try indexRows(store) == 6)
+        #expect(try store.readingNow { tx in try SearchIndex.unindexed(tx.db) } == 3)
+        while try store.transactionNow({ tx in try SearchIndex.indexBatch(tx.db, limit: 2) }) > 0 {}
+        let after = try store.readingNow { tx in
+            try Row.fetchAll(tx.db, sql: SearchSQL.byNewest, arguments: [
+                SearchSQL.match("\"archived\"", channels: nil), nil, nil, nil, nil, 10, 0, Int64.min, Int64.max,
+            ]).map { $0["id"] as String }
+        }
+        #expect(after == ["m5", "m4", "m3", "m2", "m1"])
+        #expect(try store.readingNow { tx in try SearchIndex.unindexed(tx.db) } == 0)
         // A backup (VACUUM INTO) keeps each message's rowid, so its index still finds the messages.
         let backup = path + ".backup"
         try store.maintenance.backup(to: backup)

@@ -28,7 +28,7 @@ private func serving(_ server: PubNubServer, clockControl: OffsetClock?, _ body:
 }
 
 private func send(_ method: HTTPMethod, _ path: [String], _ query: [QueryItem] = [], to origin: Origin) async throws -> WireResponse {
-    try await URLSessionTransport(timeout: 10).send(
+    try await URLSessionTransport(timeout: 60).send(
         WireRequest(method: method, pathSegments: path, query: query, operation: "test"), to: origin)
 }
 

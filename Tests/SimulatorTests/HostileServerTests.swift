@@ -100,7 +100,7 @@ struct HostileServerTests {
         try await withServer(.ok) { elsewhere in
             let location = "\(elsewhere.origin)/publish/pub-key/sub-key/0/ch/0?uuid=me&auth=secret"
             try await withServer(.redirect(status: redirect.status, location: location)) { server in
-                try await withTransport(kind, timeout: 10) { transport in
+                try await withTransport(kind, timeout: 60) { transport in
                     let configuration = try PubNubConfiguration(
                         publishKey: "pub-key", subscribeKey: "sub-key", userId: "me", origin: server.origin)
                     let pubnub = PubNubClient(configuration: configuration, transport: transport)
@@ -156,7 +156,7 @@ struct HostileServerTests {
     @Test("a task cancelled before sending sends nothing and fails as not sent", arguments: TransportKind.allCases)
     func cancelledBeforeSendingIsNotSent(kind: TransportKind) async throws {
         try await withServer(.ok) { server in
-            try await withTransport(kind, timeout: 10) { transport in
+            try await withTransport(kind, timeout: 60) { transport in
                 let origin = server.origin
                 let result = try await Task {
                     withUnsafeCurrentTask { $0?.cancel() }
@@ -176,7 +176,7 @@ struct HostileServerTests {
     func bodyIsCapped(kind: TransportKind, announced: Bool) async throws {
         let cap = 1 << 20
         try await withServer(.body(bytes: 2 << 20, announced: announced)) { server in
-            try await withTransport(kind, timeout: 10, maximumResponseBytes: cap) { transport in
+            try await withTransport(kind, timeout: 60, maximumResponseBytes: cap) { transport in
                 let result = try await attempt(transport, probe, to: server.origin)
                 guard case .failure(.outcomeUnknown(let reason)) = result else {
                     Issue.record("expected outcome unknown, got \(result)")
@@ -186,7 +186,7 @@ struct HostileServerTests {
             }
         }
         try await withServer(.body(bytes: cap, announced: announced)) { server in
-            try await withTransport(kind, timeout: 10, maximumResponseBytes: cap) { transport in
+            try await withTransport(kind, timeout: 60, maximumResponseBytes: cap) { transport in
                 let response = try await attempt(transport, probe, to: server.origin).get()
                 #expect(response.status == 200)
                 #expect(response.body.count == cap)

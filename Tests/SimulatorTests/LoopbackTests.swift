@@ -31,17 +31,16 @@ func withHTTPSimulator(
 enum TransportKind: String, CaseIterable, Sendable {
     case asyncHTTPClient, urlSession
 
-    /// A transport of this kind with a whole-request deadline of `seconds`. The round-trip tests
-    /// check what comes back, not how fast: they give a minute, because the suite runs them beside
-    /// tests that load both cores (5,000 channels live), where 10 s was exceeded in CI.
-    /// Nil keeps each kind's usual deadline (30 s and 10 s).
-    func make(timeout seconds: Int? = nil) -> (any Transport, @Sendable () async -> Void) {
+    /// A transport of this kind with a whole-request deadline of `seconds`. The loopback tests
+    /// check what comes back, not how fast: they give a minute by default, because the suite runs
+    /// them beside tests that load both cores (5,000 channels live), where 10 s was exceeded in CI.
+    func make(timeout seconds: Int = 60) -> (any Transport, @Sendable () async -> Void) {
         switch self {
         case .asyncHTTPClient:
-            let transport = AsyncHTTPClientTransport(timeout: .seconds(seconds ?? 30))
+            let transport = AsyncHTTPClientTransport(timeout: .seconds(seconds))
             return (transport, { try? await transport.shutdown() })
         case .urlSession:
-            return (URLSessionTransport(timeout: TimeInterval(seconds ?? 10)), {})
+            return (URLSessionTransport(timeout: TimeInterval(seconds)), {})
         }
     }
 }
@@ -51,7 +50,7 @@ struct LoopbackTests {
     @Test("publish, history, actions, App Context, memberships and time", arguments: TransportKind.allCases)
     func roundTrip(kind: TransportKind) async throws {
         try await withHTTPSimulator { port, server in
-            let (transport, shutdown) = kind.make(timeout: 60)
+            let (transport, shutdown) = kind.make()
             defer { Task { await shutdown() } }
             let configuration = try PubNubConfiguration(
                 publishKey: "demo", subscribeKey: "demo", userId: "me", origin: "http://127.0.0.1:\(port)")

@@ -35,7 +35,7 @@ struct PercentEncodingTests {
             try await Self.exercise(try PubNubClient.simulated(InProcessTransport(server: server), userId: AwkwardNames.userId), server)
         case .asyncHTTPClient, .urlSession:
             try await withHTTPSimulator { port, server in
-                let (transport, shutdown) = (route == .asyncHTTPClient ? TransportKind.asyncHTTPClient : .urlSession).make(timeout: 60)
+                let (transport, shutdown) = (route == .asyncHTTPClient ? TransportKind.asyncHTTPClient : .urlSession).make()
                 defer { Task { await shutdown() } }
                 let configuration = try PubNubConfiguration(
                     publishKey: "demo", subscribeKey: "demo", userId: AwkwardNames.userId, origin: "http://127.0.0.1:\(port)")

@@ -5,6 +5,9 @@ import GRDB
 public struct StoreQuery<Value: Sendable>: Sendable {
     /// Reads the value inside a GRDB read transaction.
     public let fetch: @Sendable (Database) throws -> Value
+    /// Whether the query reads the search index: ``ChatStore/fetch(_:)`` then lets the index
+    /// catch up with the last writes first (``SearchIndexer``).
+    package var readsSearchIndex = false
 
     /// A query from a GRDB read.
     public init(_ fetch: @escaping @Sendable (Database) throws -> Value) {
@@ -14,7 +17,9 @@ public struct StoreQuery<Value: Sendable>: Sendable {
     /// A query whose value is transformed by `transform`.
     public func map<Other: Sendable>(_ transform: @escaping @Sendable (Value) throws -> Other) -> StoreQuery<Other> {
         let fetch = self.fetch
-        return StoreQuery<Other> { try transform(fetch($0)) }
+        var mapped = StoreQuery<Other> { try transform(fetch($0)) }
+        mapped.readsSearchIndex = readsSearchIndex
+        return mapped
     }
 }
 

@@ -28,7 +28,6 @@ extension ChatStore {
                     for item in batch {
                         try write(db, coding, item, &state)
                     }
-                    try SearchIndex.flush(db)
                     return state.result
                 }
             } catch is CancellationError {
@@ -56,11 +55,10 @@ extension ChatStore {
         }
     }
 
-    /// Runs a write (the search index brought up to date before it commits: ``SearchIndex``) and
-    /// maps errors to ``StoreError``.
+    /// Runs a write and maps errors to ``StoreError``.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try await writer.write { db in try SearchIndex.flushing(db) { try body(db) } }
+            return try await writer.write { db in try body(db) }
         } catch {
             throw StoreError.wrapping(error)
         }

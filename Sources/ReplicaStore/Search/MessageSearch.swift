@@ -23,7 +23,10 @@ public struct MessageSearch: Sendable, Hashable {
     /// How hits are ordered.
     public enum Order: Sendable, Hashable {
         /// The best matches first (SQLite FTS5's bm25: rarer words and shorter messages weigh
-        /// more), newest first among equals.
+        /// more), newest first among equals. Only the newest ``MessageSearch/rankedWindow``
+        /// matches are ranked (more when a page reaches past them), so that a common word in a
+        /// large store is answered in milliseconds: in a chat, a recent good match beats an old
+        /// better one.
         case relevance
         /// The newest first; messages not sent yet before every sent one.
         case newest
@@ -45,6 +48,9 @@ public struct MessageSearch: Sendable, Hashable {
     public var limit = 20
     /// Hits skipped: the next page starts at `offset + limit`.
     public var offset = 0
+
+    /// How many of the newest matches ``Order/relevance`` ranks: 500.
+    public static let rankedWindow = 500
 
     /// A search for `text`, optionally in some channels, by some authors, between two timetokens.
     public init(
@@ -80,9 +86,11 @@ public struct MessageSearchResults<Custom: CustomData>: Sendable, Hashable {
     public var messages: [ChatMessage<Custom>]
     /// Whether a next page has more hits (``MessageSearch/nextPage``).
     public var hasMore: Bool
-    /// How many messages stored before this version of pnreplicate are not indexed yet (the
-    /// store indexes them in batches after it opens: `docs/search.md`, "Existing stores"); 0 once
-    /// done. While it is not 0, a search may miss older messages: say so ("still indexing").
+    /// How many messages are not indexed yet: 0 once the index is current. The store indexes
+    /// after each write, in the background, and a whole store once after the upgrade that made
+    /// the index (`docs/search.md`, "How the index is kept"); a search read once waits for the
+    /// last writes, so this is not 0 only on a store opened read-only, or for an observed search
+    /// while the index catches up. While it is not 0, say so ("still indexing").
     public var unindexed: Int
     /// The searched channels (every channel, without a channel filter) whose older history the
     /// storage budget evicted, each with the timetoken from which its history is stored whole
@@ -98,7 +106,7 @@ extension ChatQueries {
     /// Fails with ``StoreError/invalidInput(_:)`` when the limit is not 1-100 or the offset is
     /// negative.
     public func search(_ search: MessageSearch) -> StoreQuery<MessageSearchResults<Custom.Message>> {
-        StoreQuery { db in
+        var query = StoreQuery<MessageSearchResults<Custom.Message>> { db in
             guard (1...100).contains(search.limit) else {
                 throw StoreError.invalidInput("search limit must be 1-100, got \(search.limit)")
             }
@@ -112,20 +120,25 @@ extension ChatQueries {
                 let bound: Int64 = row[1]
                 completeFrom[row[0]] = Timetoken(rawValue: UInt64(max(0, bound)))
             }
-            guard let match = SearchFolding.matchExpression(for: search.text) else {
+            guard let words = SearchFolding.matchExpression(for: search.text) else {
                 return MessageSearchResults(messages: [], hasMore: false, unindexed: unindexed, completeFrom: completeFrom)
             }
-            let rows = try Row.fetchAll(
-                db, sql: search.order == .relevance ? SearchSQL.byRelevance : SearchSQL.byNewest,
-                arguments: [
-                    match, search.channels.map(SearchSQL.jsonArray), search.authors.map(SearchSQL.jsonArray),
-                    search.since.map { Int64(clamping: $0.rawValue) }, search.before.map { Int64(clamping: $0.rawValue) },
-                    search.limit + 1, search.offset,
-                ])
+            var arguments: StatementArguments = [
+                SearchSQL.match(words, channels: search.channels), search.channels.map(SearchSQL.jsonArray),
+                search.authors.map(SearchSQL.jsonArray),
+                search.since.map { Int64(clamping: $0.rawValue) }, search.before.map { Int64(clamping: $0.rawValue) },
+                search.limit + 1, search.offset,
+                search.since.map { SearchIndex.firstKey(publishedAt: Int64(clamping: $0.rawValue)) } ?? Int64.min,
+                search.before.map { SearchIndex.firstKey(publishedAt: Int64(clamping: $0.rawValue)) } ?? Int64.max,
+            ]
+            if search.order == .relevance { arguments += [max(MessageSearch.rankedWindow, search.offset + search.limit + 1)] }
+            let rows = try Row.fetchAll(db, sql: search.order == .relevance ? SearchSQL.byRelevance : SearchSQL.byNewest, arguments: arguments)
             let coding = StoreCoding()
             let messages: [Message] = try rows.prefix(search.limit).map { try coding.message($0) }
             return MessageSearchResults(messages: messages, hasMore: rows.count > search.limit, unindexed: unindexed, completeFrom: completeFrom)
         }
+        query.readsSearchIndex = true
+        return query
     }
 }
 
@@ -135,11 +148,28 @@ enum SearchSQL {
         (try? String(decoding: JSONEncoder().encode(values), as: UTF8.self)) ?? "[]"
     }
 
-    /// The index is read first (`CROSS JOIN` keeps SQLite from walking a channel's messages and
-    /// asking the index about each); each hit's message is found by its rowid.
+    /// At most this many channels are looked up in the index's `scope` column (their postings
+    /// intersected with the words'); a search in more channels only compares each hit's channel.
+    static let scopedChannels = 32
+
+    /// The FTS5 query: the words in the text column, and the channels' scope tokens.
+    static func match(_ words: String, channels: [String]?) -> String {
+        var match = "{folded} : (\(words))"
+        if let channels, !channels.isEmpty, channels.count <= scopedChannels {
+            match += " AND {scope} : (" + channels.map(SearchIndex.scopeToken).joined(separator: " OR ") + ")"
+        }
+        return match
+    }
+
+    /// The index is read first, from its highest key (the newest message) down (`CROSS JOIN`
+    /// keeps SQLite from walking a channel's messages and asking the index about each); each
+    /// hit's message is found through `search_keys`. `?8`/`?9` bound the keys by date.
     private static let matches = """
-        SELECT \(Columns.message) FROM message_search CROSS JOIN messages msg ON msg.rowid = message_search.rowid
+        FROM message_search
+        CROSS JOIN search_keys k ON k.key = message_search.rowid
+        CROSS JOIN messages msg ON msg.rowid = k.message_rowid
         WHERE message_search MATCH ?1
+          AND message_search.rowid >= ?8 AND message_search.rowid < ?9
           AND (?2 IS NULL OR msg.channel_id IN (SELECT value FROM json_each(?2)))
           AND (?3 IS NULL OR msg.user_id IN (SELECT value FROM json_each(?3)))
           AND (?4 IS NULL OR msg.timetoken >= ?4)
@@ -147,9 +177,17 @@ enum SearchSQL {
           AND \(ChatSemantics.notDeleted) AND \(ChatSemantics.notMuted)
         """
 
-    private static let newestFirst = "msg.timetoken IS NULL DESC, msg.timetoken DESC, msg.local_seq DESC"
+    /// Newest first: the index's key order (pending messages first, then by timetoken).
+    static let byNewest = "SELECT \(Columns.message) " + matches + " ORDER BY message_search.rowid DESC LIMIT ?6 OFFSET ?7"
 
-    static let byRelevance = matches + " ORDER BY message_search.rank, \(newestFirst) LIMIT ?6 OFFSET ?7"
-
-    static let byNewest = matches + " ORDER BY \(newestFirst) LIMIT ?6 OFFSET ?7"
+    /// The best of the newest `?10` matches (bm25 over the text column only), newest first among equals.
+    static let byRelevance = """
+        SELECT \(Columns.message) FROM (
+            SELECT message_search.rowid AS hit_key, bm25(message_search, 1.0, 0.0) AS score \(matches)
+            ORDER BY message_search.rowid DESC LIMIT ?10
+        ) hits
+        CROSS JOIN search_keys k ON k.key = hits.hit_key
+        CROSS JOIN messages msg ON msg.rowid = k.message_rowid
+        ORDER BY hits.score, hits.hit_key DESC LIMIT ?6 OFFSET ?7
+        """
 }

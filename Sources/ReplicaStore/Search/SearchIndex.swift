@@ -1,52 +1,133 @@
 import Foundation
 import GRDB
 
-/// Keeps the full-text index of message text (`message_search`, migration 0016) true: the one
-/// writer of that table besides the hard-delete trigger.
+/// Keeps the full-text index of message text (`message_search`, migrations 0016 and 0018) true:
+/// the one writer of that table and of `search_keys` besides the hard-delete trigger.
 ///
-/// The migration's triggers note each message whose shown text may have changed in
-/// `search_dirty` (an insert, a new text or timetoken, an edit added or removed, a change of who
-/// may edit). Every write transaction of the store ends with ``flush(_:)``, which recomputes
-/// those messages' rows from their shown text (``ChatSemantics``'s rule, folded by
-/// ``SearchFolding``) before the commit: a search that sees a write sees its index rows too.
-/// Messages stored before the migration are indexed by ``backfill(_:limit:)`` in batches.
+/// A write transaction only stores its messages. Afterwards the store's ``SearchIndexer`` calls
+/// ``indexBatch(_:limit:)`` in transactions of its own until nothing is left: first the messages
+/// the triggers noted in `search_dirty` (an indexed message whose text, timetoken or send order
+/// changed, an edit added or removed, a change of who may edit), then every message above the
+/// watermark `search_state.indexed_through` (the new ones, and a whole store after the migration).
+/// Each index row holds the message's shown text (``ChatSemantics``'s rule, folded by
+/// ``SearchFolding``) and its channel's ``scopeToken(_:)``; its rowid is the message's
+/// ``key(timetoken:localSequence:)``, in time order.
 package enum SearchIndex {
-    /// Messages indexed per backfill transaction: short enough that a write waiting behind it
-    /// waits tens of milliseconds.
-    package static let backfillBatch = 2_000
+    /// Messages indexed per transaction: short enough that a write waiting behind it waits a few
+    /// milliseconds, and that a batch's pages fit the WAL of a store short of space.
+    package static let batch = 200
 
-    /// Recomputes the index rows of every message noted in `search_dirty`, then forgets them.
-    /// Costs one indexed read when nothing changed.
-    package static func flush(_ db: Database) throws {
-        guard try hasDirty(db) else { return }
-        let rowids = try Int64.fetchAll(db, sql: "SELECT message_rowid FROM search_dirty")
-        try index(rowids, in: db)
-        try db.execute(sql: "DELETE FROM search_dirty")
+    /// Where pending messages' keys start: above every sent message's (a timetoken below 2^58,
+    /// the year 2883, times 16).
+    static let pendingKeys: Int64 = 1 << 62
+
+    /// The first key of a message: a sent one's timetoken × 16, a pending one's `pendingKeys` +
+    /// its send order × 16; the next 15 keys are its slots, for messages of other channels with
+    /// the same timetoken.
+    static func key(timetoken: Int64?, localSequence: Int64) -> Int64 {
+        if let timetoken { return min(max(timetoken, 0), (1 << 58) - 1) << 4 }
+        return pendingKeys + (min(max(localSequence, 0), (1 << 57) - 1) << 4)
     }
 
-    /// Runs `body` and then ``flush(_:)`` in the same transaction.
-    package static func flushing<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        let result = try body()
-        try flush(db)
-        return result
+    /// The lowest key a message published at `timetoken` can have (for a search's date range).
+    static func firstKey(publishedAt timetoken: Int64) -> Int64 { key(timetoken: timetoken, localSequence: 0) }
+
+    /// The token that names `channel` in the index's `scope` column: `c` and 16 hexadecimal
+    /// digits of its FNV-1a hash, one token to the tokenizer whatever the id holds. Two channels
+    /// with the same token (a 2^-64 chance) only cost a search the other's candidates: the query
+    /// still compares the channel itself.
+    package static func scopeToken(_ channel: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in channel.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        return "c" + String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    private static func hasDirty(_ db: Database) throws -> Bool {
-        // A store not migrated yet (a migration's own transaction, a read-only dry run) has no table.
-        guard let statement = try? db.cachedStatement(sql: "SELECT 1 FROM search_dirty LIMIT 1") else { return false }
-        return try Int.fetchOne(statement) != nil
+    /// Whether anything is waiting to be indexed. False on a store without the index's tables (a
+    /// migration still to run, an older store opened read-only).
+    package static func hasWork(_ db: Database) throws -> Bool {
+        guard
+            let statement = try? db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM search_dirty)
+                    OR coalesce((SELECT max(rowid) FROM messages), 0) > (SELECT indexed_through FROM search_state)
+                """)
+        else { return false }
+        return try Bool.fetchOne(statement) ?? false
     }
 
-    /// Writes the index rows of the messages with these rowids (none for a message with no text
-    /// to show: gone, an undecryptable payload, an empty text).
+    /// How many messages are not indexed yet (0 when the index is current).
+    package static func unindexed(_ db: Database) throws -> Int {
+        guard
+            let statement = try? db.cachedStatement(sql: """
+                SELECT (SELECT count(*) FROM messages WHERE rowid > (SELECT indexed_through FROM search_state))
+                     + (SELECT count(*) FROM search_dirty)
+                """)
+        else { return 0 }
+        return try Int.fetchOne(statement) ?? 0
+    }
+
+    /// Indexes up to `limit` waiting messages: the noted ones first, then the new ones in rowid
+    /// order, moving the watermark past them; returns how many it handled (0 when none is left).
+    /// One call is one batch: call it in its own transaction, again until it returns 0.
+    @discardableResult
+    package static func indexBatch(_ db: Database, limit: Int = batch) throws -> Int {
+        guard let watermark = try Int64.fetchOne(db, sql: "SELECT indexed_through FROM search_state") else { return 0 }
+        let noted = try Int64.fetchAll(db, sql: "SELECT message_rowid FROM search_dirty ORDER BY message_rowid LIMIT ?", arguments: [limit])
+        if !noted.isEmpty {
+            // One above the watermark is indexed with the new ones (with what it shows by then).
+            try index(noted.filter { $0 <= watermark }, in: db)
+            let forget = try db.cachedStatement(sql: "DELETE FROM search_dirty WHERE message_rowid = ?")
+            for rowid in noted { try forget.execute(arguments: [rowid]) }
+            return noted.count
+        }
+        let fresh = try Int64.fetchAll(
+            db, sql: "SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?", arguments: [watermark, limit])
+        guard let last = fresh.last else { return 0 }
+        try index(fresh, in: db)
+        try db.execute(sql: "UPDATE search_state SET indexed_through = ?", arguments: [last])
+        return fresh.count
+    }
+
+    /// Writes the index rows of the messages with these rowids, replacing any they had (none for
+    /// a message with no text to show: gone, an undecryptable payload, an empty text).
     static func index(_ rowids: [Int64], in db: Database) throws {
-        let shown = try db.cachedStatement(sql: "SELECT \(ChatSemantics.shownTextColumn) FROM messages msg WHERE msg.rowid = ?")
-        let delete = try db.cachedStatement(sql: "DELETE FROM message_search WHERE rowid = ?")
-        let insert = try db.cachedStatement(sql: "INSERT INTO message_search (rowid, folded) VALUES (?, ?)")
+        guard !rowids.isEmpty else { return }
+        let message = try db.cachedStatement(
+            sql: "SELECT \(ChatSemantics.shownTextColumn), msg.channel_id, msg.timetoken, msg.local_seq FROM messages msg WHERE msg.rowid = ?")
+        let oldKey = try db.cachedStatement(sql: "SELECT key FROM search_keys WHERE message_rowid = ?")
+        let removeRow = try db.cachedStatement(sql: "DELETE FROM message_search WHERE rowid = ?")
+        let removeKey = try db.cachedStatement(sql: "DELETE FROM search_keys WHERE key = ?")
+        let taken = try db.cachedStatement(sql: "SELECT key FROM search_keys WHERE key >= ? AND key < ? ORDER BY key")
+        let addKey = try db.cachedStatement(sql: "INSERT INTO search_keys (key, message_rowid) VALUES (?, ?)")
+        let addRow = try db.cachedStatement(sql: "INSERT INTO message_search (rowid, folded, scope) VALUES (?, ?, ?)")
         for rowid in rowids {
-            try delete.execute(arguments: [rowid])
-            guard let text = try String.fetchOne(shown, arguments: [rowid]), !text.isEmpty else { continue }
-            try insert.execute(arguments: [rowid, SearchFolding.fold(text)])
+            if let key = try Int64.fetchOne(oldKey, arguments: [rowid]) {
+                try removeRow.execute(arguments: [key])
+                try removeKey.execute(arguments: [key])
+            }
+            guard let row = try Row.fetchOne(message, arguments: [rowid]),
+                let text: String = row[0], !text.isEmpty, let channel: String = row[1]
+            else { continue }
+            let key = try freeKey(from: key(timetoken: row[2], localSequence: row[3] ?? 0), taken: taken)
+            try addKey.execute(arguments: [key, rowid])
+            try addRow.execute(arguments: [key, SearchFolding.fold(text), scopeToken(channel)])
+        }
+    }
+
+    /// The first free slot at or after `first` (another message's slots are skipped: order among
+    /// 17 or more messages sharing one timetoken is off by a few keys, never lost).
+    private static func freeKey(from first: Int64, taken: Statement) throws -> Int64 {
+        var start = first
+        while true {
+            let used = try Int64.fetchAll(taken, arguments: [start, start + 16])
+            if used.isEmpty { return start }
+            var candidate = start
+            for key in used where key == candidate { candidate += 1 }
+            if candidate < start + 16 { return candidate }
+            start += 16
         }
     }
 
@@ -54,49 +135,5 @@ package enum SearchIndex {
     /// take their space) until they merge. After the storage budget evicted messages.
     package static func merge(_ db: Database) throws {
         try db.execute(sql: "INSERT INTO message_search (message_search) VALUES ('optimize')")
-    }
-
-    /// How many of the messages stored before search existed are still to index (0 once done).
-    package static func unindexed(_ db: Database) throws -> Int {
-        try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM messages, search_backfill WHERE messages.rowid BETWEEN next_rowid AND end_rowid"
-        ) ?? 0
-    }
-
-    /// Indexes up to `limit` of the messages stored before search existed, oldest rowid first;
-    /// returns how many it indexed (0 when none is left). One call is one batch: call it in its
-    /// own transaction, again until it returns 0.
-    @discardableResult
-    package static func backfill(_ db: Database, limit: Int = backfillBatch) throws -> Int {
-        guard let row = try Row.fetchOne(db, sql: "SELECT next_rowid, end_rowid FROM search_backfill"),
-            let next: Int64 = row[0], let end: Int64 = row[1], next <= end
-        else { return 0 }
-        let rowids = try Int64.fetchAll(
-            db, sql: "SELECT rowid FROM messages WHERE rowid BETWEEN ? AND ? ORDER BY rowid LIMIT ?", arguments: [next, end, limit])
-        try index(rowids, in: db)
-        let after = rowids.count < limit ? end + 1 : rowids[rowids.count - 1] + 1
-        try db.execute(sql: "UPDATE search_backfill SET next_rowid = ?", arguments: [after])
-        return rowids.count
-    }
-}
-
-extension ChatStore {
-    /// Indexes for search every message stored before search existed (a store migrated to
-    /// 0016), ``SearchIndex/backfillBatch`` messages per transaction, so that other writes get
-    /// the writer between batches; returns at once when none is left. Stops between batches when
-    /// the task is cancelled (what is indexed stays indexed). A replica runs it when its store
-    /// opens, and every sync runs it (`docs/search.md`, "Existing stores").
-    package func indexEarlierMessages() async throws {
-        guard !isReadOnly else { return }
-        // A read first: a store with nothing left to index (every sync after the first) takes no write lock.
-        let pending = try await writer.read { db in
-            try Row.fetchOne(db, sql: "SELECT next_rowid <= end_rowid FROM search_backfill").map { $0[0] as Bool } ?? false
-        }
-        guard pending else { return }
-        while true {
-            try Task.checkCancellation()
-            let indexed = try await transaction { tx in try SearchIndex.backfill(tx.db) }
-            if indexed == 0 { return }
-        }
     }
 }

@@ -24,18 +24,31 @@ struct SearchCommand: ReportingCommand {
     @Option(name: .long, help: "Skip this many (the next page: --offset 20).") var offset = 0
 
     func perform() async throws {
-        let store = try options.openForReading()
+        var store = try options.openForReading()
         var search = MessageSearch(text, channels: channel.isEmpty ? nil : channel, authors: author.isEmpty ? nil : author)
         search.order = newest ? .newest : .relevance
         search.limit = limit
         search.offset = offset
-        let page = try await store.fetch(store.queries.search(search))
+        var page = try await store.fetch(store.queries.search(search))
+        if page.unindexed > 0, let writable = try? indexingReplica() {
+            // What the last command wrote (a process that ended before its store indexed it), or a
+            // store upgraded to search: a writable replica's search lets the index catch up first.
+            store = writable
+            page = try await store.fetch(store.queries.search(search))
+        }
         if page.unindexed > 0 {
-            Output.standardError("warning: \(page.unindexed) messages stored before search existed are not indexed yet: `pnreplicate sync` indexes them\n")
+            Output.standardError("warning: \(page.unindexed) stored messages are not indexed yet (the store cannot be written here): they are not searched\n")
         }
         if options.json { return try Output.json(SearchOutput(page)) }
         ShowCommand.printMessages(page.messages, empty: "no stored message matches \(Output.oneLine(text))")
         if page.hasMore { _ = Output.standardOutput("more: --offset \(offset + limit)\n") }
+    }
+
+    /// The store opened for writing, without a connection: its search indexes what is waiting.
+    private func indexingReplica() throws -> Replica<DefaultChatCustom> {
+        var configuration = ReplicaConfiguration(publishKey: "demo", subscribeKey: "demo", userId: "reader", store: .file(options.storePath))
+        configuration.storeOptions = options.storeOptions(migration: .requireCurrent)
+        return try Replica<DefaultChatCustom>(configuration)
     }
 }
 

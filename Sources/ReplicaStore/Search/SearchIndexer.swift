@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Brings the search index up to date after commits, off the write paths: the store's one
+/// indexer (``SearchIndex`` says what a batch does).
+///
+/// A transaction observer on the store's writer notes each commit that stored a message or
+/// changed what one shows; after such a commit the indexer runs batches of
+/// ``SearchIndex/batch`` messages, each in its own short write transaction, at utility priority,
+/// until nothing is left. Commits that arrive meanwhile make it go round once more, never start a
+/// second one. A search read once (``ChatStore/fetch(_:)``) first waits for the index to catch
+/// up (``indexPending()``), so it finds what was just written; an observed search gets its next
+/// value when the indexer commits.
+final class SearchIndexer: @unchecked Sendable {
+    /// Weak: a store released (a command line tool's, at exit) closes its connections after the
+    /// batch under way, instead of an indexer keeping them open (and its WAL unchecked).
+    private weak let writer: (any DatabaseWriter)?
+    /// The indexer's batches keep the WAL small, as the drain's commits do: a store short of
+    /// space is not filled by the index's writes (`docs/store.md`, "Disk space").
+    private let walBudget: WALBudget
+    private let logger: Logger
+    private let lock = NSLock()
+    private var current = State()
+
+    private struct State {
+        var running = false
+        var again = false
+        var closed = false
+        var task: Task<Void, Never>?
+    }
+
+    /// `current` under the lock, its only access (hence `@unchecked Sendable`).
+    private func withState<T>(_ body: (inout State) -> T) -> T {
+        lock.withLock { body(&current) }
+    }
+
+    init(writer: any DatabaseWriter, walBudget: WALBudget, logger: Logger) {
+        self.writer = writer
+        self.walBudget = walBudget
+        self.logger = logger
+    }
+
+    /// Schedules the indexer when anything is waiting (one read): after the store opened or migrated.
+    func scheduleIfWaiting() {
+        guard let writer, (try? writer.read({ try SearchIndex.hasWork($0) })) == true else { return }
+        schedule()
+    }
+
+    /// Indexes what is waiting, in the background; returns at once.
+    func schedule() {
+        withState { state in
+            guard !state.closed else { return }
+            if state.running {
+                state.again = true
+                return
+            }
+            state.running = true
+            // Made under the lock, so that `close()` always cancels the task under way.
+            state.task = Task.detached(priority: .utility) { [self] in await run() }
+        }
+    }
+
+    private func run() async {
+        while true {
+            withState { $0.again = false }
+            do {
+                try await indexPending()
+            } catch {
+                if !withState({ $0.closed }) {
+                    logger.warning("search: indexing failed; the next write tries again", metadata: ["error": "\(error)"])
+                }
+            }
+            let more = withState { state -> Bool in
+                if state.again, !state.closed, !Task.isCancelled { return true }
+                state.running = false
+                state.task = nil
+                return false
+            }
+            if !more { return }
+        }
+    }
+
+    /// Indexes everything waiting now, batch after batch; returns when nothing is left (at once,
+    /// with only a read, when nothing was). Stops between batches when the task is cancelled.
+    ///
+    /// A store with less than 64 MiB free (`WALBudget.shortOfSpaceBytes`) indexes nothing: the
+    /// index would take the space the messages and ops need; searches say what is not indexed
+    /// (`unindexed`) until space is freed and the next write comes.
+    func indexPending() async throws {
+        guard !walBudget.isShortOfSpace, let writer, try await writer.read({ try SearchIndex.hasWork($0) }) else { return }
+        while true {
+            try Task.checkCancellation()
+            guard let writer = self.writer else { return }
+            if try await walBudget.write(writer, keepSmall: true, { try SearchIndex.indexBatch($0) }) == 0 { return }
+        }
+    }
+
+    /// ``indexPending()``, blocking the calling thread (never from a database access).
+    func indexPendingNow() throws {
+        guard !walBudget.isShortOfSpace, let writer, try writer.read({ try SearchIndex.hasWork($0) }) else { return }
+        while try writer.write({ try SearchIndex.indexBatch($0) }) > 0 {}
+    }
+
+    /// Stops for good: no batch starts after the one under way.
+    func close() {
+        withState { state in
+            state.closed = true
+            state.task?.cancel()
+        }
+    }
+
+    /// The observer to add to the writer: it schedules the indexer after each commit that
+    /// stored a message or may have changed what one shows.
+    func observer() -> any TransactionObserver & Sendable { CommitObserver(indexer: self) }
+
+    /// Called on the writer's queue only (GRDB serializes a writer's transactions), so its flag
+    /// needs no lock.
+    private final class CommitObserver: TransactionObserver, @unchecked Sendable {
+        let indexer: SearchIndexer
+        private var changed = false
+
+        init(indexer: SearchIndexer) { self.indexer = indexer }
+
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+            switch eventKind {
+            case .insert(let table):
+                return table == "messages" || table == "search_dirty" || table == "message_actions" || table == "message_editors"
+            case .update(let table, let columns):
+                return (table == "messages" && !columns.isDisjoint(with: ["text", "timetoken", "local_seq"]))
+                    || table == "message_actions"
+            case .delete(let table):
+                return table == "message_actions" || table == "message_editors"
+            }
+        }
+
+        func databaseDidChange(with event: DatabaseEvent) {
+            changed = true
+            stopObservingDatabaseChangesUntilNextTransaction()
+        }
+
+        func databaseDidCommit(_ db: Database) {
+            guard changed else { return }
+            changed = false
+            indexer.schedule()
+        }
+
+        func databaseDidRollback(_ db: Database) { changed = false }
+    }
+}
+
+extension ChatStore {
+    /// Indexes for search every message not indexed yet (just written, or the whole store after
+    /// the migration that made the index), ``SearchIndex/batch`` messages per transaction, so that
+    /// other writes get the writer between batches; returns at once when none is left (or the
+    /// store is read-only). The store does the same in the background after each write; a sync
+    /// calls this at its end, and a search read once waits for it. Stops between batches when
+    /// the task is cancelled (what is indexed stays indexed).
+    package func indexPending() async throws {
+        try await searchIndexer?.indexPending()
+    }
+}
