@@ -13,9 +13,9 @@ import GRDB
 /// ``SearchFolding``) and its channel's ``scopeToken(_:)``; its rowid is the message's
 /// ``key(timetoken:localSequence:)``, in time order.
 package enum SearchIndex {
-    /// Messages indexed per transaction: short enough that a write waiting behind it waits a few
-    /// milliseconds, and that a batch's pages fit the WAL of a store short of space.
-    package static let batch = 200
+    /// Messages indexed per transaction: a write waiting behind one waits some 30 ms; fewer
+    /// would cost FTS5 more (each commit writes a segment that must be merged later).
+    package static let batch = 1_000
 
     /// Where pending messages' keys start: above every sent message's (a timetoken below 2^58,
     /// the year 2883, times 16).
@@ -83,43 +83,60 @@ package enum SearchIndex {
             for rowid in noted { try forget.execute(arguments: [rowid]) }
             return noted.count
         }
-        let fresh = try Int64.fetchAll(
-            db, sql: "SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?", arguments: [watermark, limit])
-        guard let last = fresh.last else { return 0 }
-        try index(fresh, in: db)
+        let fresh = try Row.fetchAll(
+            db, sql: "SELECT msg.rowid, \(shownColumns) FROM messages msg WHERE msg.rowid > ? ORDER BY msg.rowid LIMIT ?",
+            arguments: [watermark, limit])
+        guard let last: Int64 = fresh.last?[0] else { return 0 }
+        let writer = try Writer(db)
+        for row in fresh { try writer.write(rowid: row[0], shown: row, from: 1) }
         try db.execute(sql: "UPDATE search_state SET indexed_through = ?", arguments: [last])
         return fresh.count
     }
+
+    /// What an index row is made of, for `msg`: the shown text, the channel, the timetoken, the send order.
+    private static let shownColumns = "\(ChatSemantics.shownTextColumn), msg.channel_id, msg.timetoken, msg.local_seq"
 
     /// Writes the index rows of the messages with these rowids, replacing any they had (none for
     /// a message with no text to show: gone, an undecryptable payload, an empty text).
     static func index(_ rowids: [Int64], in db: Database) throws {
         guard !rowids.isEmpty else { return }
-        let message = try db.cachedStatement(
-            sql: "SELECT \(ChatSemantics.shownTextColumn), msg.channel_id, msg.timetoken, msg.local_seq FROM messages msg WHERE msg.rowid = ?")
-        let oldKey = try db.cachedStatement(sql: "SELECT key FROM search_keys WHERE message_rowid = ?")
-        let removeRow = try db.cachedStatement(sql: "DELETE FROM message_search WHERE rowid = ?")
-        let removeKey = try db.cachedStatement(sql: "DELETE FROM search_keys WHERE key = ?")
-        let taken = try db.cachedStatement(sql: "SELECT key FROM search_keys WHERE key >= ? AND key < ? ORDER BY key")
-        let addKey = try db.cachedStatement(sql: "INSERT INTO search_keys (key, message_rowid) VALUES (?, ?)")
-        let addRow = try db.cachedStatement(sql: "INSERT INTO message_search (rowid, folded, scope) VALUES (?, ?, ?)")
+        let message = try db.cachedStatement(sql: "SELECT \(shownColumns) FROM messages msg WHERE msg.rowid = ?")
+        let writer = try Writer(db)
         for rowid in rowids {
+            try writer.write(rowid: rowid, shown: try Row.fetchOne(message, arguments: [rowid]), from: 0)
+        }
+    }
+
+    /// The statements that replace one message's index row, prepared once per batch.
+    private struct Writer {
+        let oldKey, removeRow, removeKey, taken, addKey, addRow: Statement
+
+        init(_ db: Database) throws {
+            oldKey = try db.cachedStatement(sql: "SELECT key FROM search_keys WHERE message_rowid = ?")
+            removeRow = try db.cachedStatement(sql: "DELETE FROM message_search WHERE rowid = ?")
+            removeKey = try db.cachedStatement(sql: "DELETE FROM search_keys WHERE key = ?")
+            taken = try db.cachedStatement(sql: "SELECT key FROM search_keys WHERE key >= ? AND key < ? ORDER BY key")
+            addKey = try db.cachedStatement(sql: "INSERT INTO search_keys (key, message_rowid) VALUES (?, ?)")
+            addRow = try db.cachedStatement(sql: "INSERT INTO message_search (rowid, folded, scope) VALUES (?, ?, ?)")
+        }
+
+        /// Replaces the row of message `rowid`, whose ``shownColumns`` start at `column` of
+        /// `shown` (nil: the message is gone).
+        func write(rowid: Int64, shown: Row?, from column: Int) throws {
             if let key = try Int64.fetchOne(oldKey, arguments: [rowid]) {
                 try removeRow.execute(arguments: [key])
                 try removeKey.execute(arguments: [key])
             }
-            guard let row = try Row.fetchOne(message, arguments: [rowid]),
-                let text: String = row[0], !text.isEmpty, let channel: String = row[1]
-            else { continue }
-            let key = try freeKey(from: key(timetoken: row[2], localSequence: row[3] ?? 0), taken: taken)
+            guard let shown, let text: String = shown[column], !text.isEmpty, let channel: String = shown[column + 1] else { return }
+            let key = try SearchIndex.freeKey(from: SearchIndex.key(timetoken: shown[column + 2], localSequence: shown[column + 3] ?? 0), taken: taken)
             try addKey.execute(arguments: [key, rowid])
-            try addRow.execute(arguments: [key, SearchFolding.fold(text), scopeToken(channel)])
+            try addRow.execute(arguments: [key, SearchFolding.fold(text), SearchIndex.scopeToken(channel)])
         }
     }
 
     /// The first free slot at or after `first` (another message's slots are skipped: order among
     /// 17 or more messages sharing one timetoken is off by a few keys, never lost).
-    private static func freeKey(from first: Int64, taken: Statement) throws -> Int64 {
+    fileprivate static func freeKey(from first: Int64, taken: Statement) throws -> Int64 {
         var start = first
         while true {
             let used = try Int64.fetchAll(taken, arguments: [start, start + 16])
