@@ -112,8 +112,6 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     public let retention: RetentionPolicy?
     /// Builds the search index after commits (nil for a read-only store).
     let searchIndexer: SearchIndexer?
-    /// Schedules ``searchIndexer`` after commits; held here because the writer holds it weakly.
-    private let searchObserver: (any TransactionObserver & Sendable)?
 
     private init(writer: any DatabaseWriter, path: String?, options: StoreOptions) throws {
         self.writer = writer
@@ -125,14 +123,7 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         isReadOnly = options.readOnly
         self.logger = options.logger
         self.runner = MigrationRunner(migrations: try options.migrations ?? Migration.bundled())
-        if options.readOnly {
-            searchIndexer = nil
-            searchObserver = nil
-        } else {
-            let indexer = SearchIndexer(writer: writer, walBudget: walBudget, logger: options.logger)
-            searchIndexer = indexer
-            searchObserver = indexer.observer()
-        }
+        searchIndexer = options.readOnly ? nil : SearchIndexer(writer: writer, walBudget: walBudget, delay: options.searchIndexDelay, logger: options.logger)
     }
 
     /// A store in memory takes its attachment area along (a temporary folder nothing else names).
@@ -241,8 +232,8 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
     }
 
     private func prepare(options: StoreOptions) throws {
-        if let searchObserver {
-            writer.add(transactionObserver: searchObserver)
+        if let searchIndexer {
+            writer.add(transactionObserver: searchIndexer.observer)
         }
         if !options.readOnly, options.writerCacheKiB > 0 {
             let kibibytes = options.writerCacheKiB
@@ -338,6 +329,12 @@ public struct StoreOptions: Sendable {
     /// How much message history the store keeps (a rule per channel, a size budget: `docs/store.md`,
     /// "Storage budget"); enforced after each sync. Default nil: everything is kept.
     public var retention: RetentionPolicy?
+    /// How long the search index waits after the store's last write before it indexes what
+    /// waits (seconds, real time; default 0.25), so that a burst of writes (a catch-up, a bulk
+    /// send, a drain, a busy live channel) is not slowed by indexing between its commits; it is
+    /// never more than 5 seconds behind a write. A search read once does not wait: it indexes
+    /// first (`docs/search.md`, "How the index is kept"). 0 indexes right after each commit.
+    public var searchIndexDelay: TimeInterval = 0.25
 
     /// Default options.
     public init() {}

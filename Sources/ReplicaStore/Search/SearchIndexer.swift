@@ -6,10 +6,12 @@ import Logging
 /// indexer (``SearchIndex`` says what a batch does).
 ///
 /// A transaction observer on the store's writer notes each commit that stored a message or
-/// changed what one shows; after such a commit the indexer runs batches of
-/// ``SearchIndex/batch`` messages, each in its own short write transaction, at utility priority,
-/// until nothing is left. Commits that arrive meanwhile make it go round once more, never start a
-/// second one. A search read once (``ChatStore/fetch(_:)``) first waits for the index to catch
+/// changed what one shows; once the writes have been quiet for `StoreOptions.searchIndexDelay`
+/// (0.25 s; never more than ``maximumLag`` after the first waiting write), the indexer runs
+/// batches of ``SearchIndex/batch`` messages, each in its own write transaction, at utility
+/// priority, until nothing is left. Commits that arrive meanwhile make it go round once more,
+/// never start a second one. The wait is real time (a `ContinuousClock`), not the store's
+/// clock: a test's virtual clock must not jump, nor count the indexer among its sleepers. A search read once (``ChatStore/fetch(_:)``) first waits for the index to catch
 /// up (``indexPending()``), so it finds what was just written; an observed search gets its next
 /// value when the indexer commits.
 final class SearchIndexer: @unchecked Sendable {
@@ -23,7 +25,15 @@ final class SearchIndexer: @unchecked Sendable {
     private let lock = NSLock()
     private var current = State()
 
+    /// How long after the writes go quiet the indexer starts.
+    private let delay: Duration
+    /// The most the indexer waits for quiet after the first write that left it work.
+    static let maximumLag: Duration = .seconds(5)
+
     private struct State {
+        /// When the last commit that left work came; when the first one since the last pass did.
+        var lastCommit = ContinuousClock.now
+        var firstWaiting: ContinuousClock.Instant?
         var running = false
         var again = false
         var closed = false
@@ -35,10 +45,19 @@ final class SearchIndexer: @unchecked Sendable {
         lock.withLock { body(&current) }
     }
 
-    init(writer: any DatabaseWriter, walBudget: WALBudget, logger: Logger) {
+    /// The observer to add to the writer (which holds it weakly: the indexer keeps it, and it
+    /// reaches the indexer weakly): it schedules the indexer after each commit that stored a
+    /// message or may have changed what one shows.
+    let observer: any TransactionObserver & Sendable
+
+    init(writer: any DatabaseWriter, walBudget: WALBudget, delay: TimeInterval, logger: Logger) {
+        self.delay = .milliseconds(Int64((max(0, delay.isFinite ? delay : 0) * 1000).rounded()))
         self.writer = writer
         self.walBudget = walBudget
         self.logger = logger
+        let observer = CommitObserver()
+        self.observer = observer
+        observer.indexer = self
     }
 
     /// Schedules the indexer when anything is waiting (one read): after the store opened or migrated.
@@ -51,6 +70,8 @@ final class SearchIndexer: @unchecked Sendable {
     func schedule() {
         withState { state in
             guard !state.closed else { return }
+            state.lastCommit = .now
+            if state.firstWaiting == nil { state.firstWaiting = state.lastCommit }
             if state.running {
                 state.again = true
                 return
@@ -63,7 +84,20 @@ final class SearchIndexer: @unchecked Sendable {
 
     private func run() async {
         while true {
-            withState { $0.again = false }
+            // Quiet first: the last commit `delay` ago, or the first waiting one `maximumLag` ago.
+            while true {
+                let due = withState { state in
+                    min(state.lastCommit + delay, (state.firstWaiting ?? state.lastCommit) + Self.maximumLag)
+                }
+                if ContinuousClock.now >= due { break }
+                do {
+                    try await Task.sleep(until: due, clock: .continuous)
+                } catch {
+                    withState { state in (state.running, state.task) = (false, nil) }
+                    return
+                }
+            }
+            withState { state in (state.again, state.firstWaiting) = (false, nil) }
             do {
                 try await indexPending()
             } catch {
@@ -110,17 +144,12 @@ final class SearchIndexer: @unchecked Sendable {
         }
     }
 
-    /// The observer to add to the writer: it schedules the indexer after each commit that
-    /// stored a message or may have changed what one shows.
-    func observer() -> any TransactionObserver & Sendable { CommitObserver(indexer: self) }
-
     /// Called on the writer's queue only (GRDB serializes a writer's transactions), so its flag
     /// needs no lock.
     private final class CommitObserver: TransactionObserver, @unchecked Sendable {
-        let indexer: SearchIndexer
+        /// Set once, right after init.
+        weak var indexer: SearchIndexer?
         private var changed = false
-
-        init(indexer: SearchIndexer) { self.indexer = indexer }
 
         func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
             switch eventKind {
@@ -142,7 +171,7 @@ final class SearchIndexer: @unchecked Sendable {
         func databaseDidCommit(_ db: Database) {
             guard changed else { return }
             changed = false
-            indexer.schedule()
+            indexer?.schedule()
         }
 
         func databaseDidRollback(_ db: Database) { changed = false }
@@ -153,8 +182,8 @@ extension ChatStore {
     /// Indexes for search every message not indexed yet (just written, or the whole store after
     /// the migration that made the index), ``SearchIndex/batch`` messages per transaction, so that
     /// other writes get the writer between batches; returns at once when none is left (or the
-    /// store is read-only). The store does the same in the background after each write; a sync
-    /// calls this at its end, and a search read once waits for it. Stops between batches when
+    /// store is read-only). The store does the same in the background once its writes are quiet;
+    /// a search read once calls this first. Stops between batches when
     /// the task is cancelled (what is indexed stays indexed).
     package func indexPending() async throws {
         try await searchIndexer?.indexPending()

@@ -79,9 +79,6 @@ extension Reconciler {
                 full: full, progress: progress)
         }
         report.waitingForToken = client.access.waitingFor
-        // The search index caught up with what the sync stored (the store indexes after commits,
-        // in batches: a sync's end is where its caller expects every message to be found).
-        try await store.indexPending()
         // The storage budget: the store back within it (docs/store.md, "Storage budget").
         if let policy = store.retention {
             report.retention = try await store.enforceRetention(policy, userId: userId, protecting: Set(hotChannels))
