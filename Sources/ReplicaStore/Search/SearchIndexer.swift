@@ -99,7 +99,10 @@ final class SearchIndexer: @unchecked Sendable {
             }
             withState { state in (state.again, state.firstWaiting) = (false, nil) }
             do {
-                try await indexPending()
+                // Batch after batch while the writes stay quiet; a commit meanwhile sends the
+                // indexer back to waiting (a burst past `maximumLag` gets one batch per lag, not
+                // an indexer that takes the writer between all its remaining commits).
+                try await indexPending(until: { self.withState { $0.again } })
             } catch {
                 if !withState({ $0.closed }) {
                     logger.warning("search: indexing failed; the next write tries again", metadata: ["error": "\(error)"])
@@ -120,10 +123,11 @@ final class SearchIndexer: @unchecked Sendable {
     ///
     /// A store with less than 64 MiB free (`WALBudget.shortOfSpaceBytes`) indexes nothing: the
     /// index would take the space the messages and ops need; searches say what is not indexed
-    /// (`unindexed`) until space is freed and the next write comes.
-    func indexPending() async throws {
+    /// (`unindexed`) until space is freed and the next write comes. `interrupted` is asked before
+    /// each batch: the background pass stops when a write came meanwhile.
+    func indexPending(until interrupted: @Sendable () -> Bool = { false }) async throws {
         guard !walBudget.isShortOfSpace, let writer, try await writer.read({ try SearchIndex.hasWork($0) }) else { return }
-        while true {
+        while !interrupted() {
             try Task.checkCancellation()
             guard let writer = self.writer else { return }
             if try await walBudget.write(writer, keepSmall: true, { try SearchIndex.indexBatch($0) }) == 0 { return }
