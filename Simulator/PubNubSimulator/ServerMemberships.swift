@@ -62,34 +62,8 @@ extension PubNubServer {
         let kept = pairs.filter { other, membership in
             filter?.matches(membership: membership, other: other, otherObject: ofUser ? channels[other] : users[other]) ?? true
         }
-        let sort = request.queryValue("sort")
-        let items: [JSONValue] = kept.sorted {
-            Self.less($0, $1, sort: sort, otherKey: otherKey, objects: ofUser ? channels : users)
-        }.map { other, membership in
-            var element: [String: JSONValue] = ["updated": .string(membership.updated), "eTag": .string(membership.eTag)]
-            let otherObject = ofUser ? channels[other] : users[other]
-            if include.contains(otherKey), let otherObject {
-                let nested = Set(include.compactMap { $0.hasPrefix(otherKey + ".") ? String($0.dropFirst(otherKey.count + 1)) : nil })
-                element[otherKey] = json(otherObject, kind: ofUser ? .channel : .user, include: nested)
-            } else {
-                element[otherKey] = ["id": .string(other)]
-            }
-            if include.contains("status") { element["status"] = membership.status }
-            if include.contains("type") { element["type"] = membership.type }
-            if include.contains("custom") { element["custom"] = membership.custom }
-            return .object(element)
-        }
-        return Reply.page(request, items: items)
-    }
-
-    /// Orders memberships by the `sort` keys (``less(_:_:sort:id:value:)``: `updated`, `status`,
-    /// `type`, `<other>.id`, `<other>.<field>` of the other side's object), then by the other
-    /// side's id, as the listing without `sort` is ordered.
-    static func less(
-        _ a: (other: String, membership: StoredMembership), _ b: (other: String, membership: StoredMembership),
-        sort: String?, otherKey: String, objects: [String: StoredObject]
-    ) -> Bool {
-        less(a, b, sort: sort, id: \.other) { entry, field in
+        let objects = ofUser ? channels : users
+        let ordered = Self.sorted(kept, sort: request.queryValue("sort"), id: \.other) { entry, field in
             switch field {
             case "updated": return entry.membership.updated
             case "status": return entry.membership.status.stringValue ?? ""
@@ -100,6 +74,22 @@ extension PubNubServer {
                 guard field.hasPrefix(otherKey + ".") else { return "" }
                 return objects[entry.other]?.fields[String(field.dropFirst(otherKey.count + 1))]?.stringValue ?? ""
             }
+        }
+        let nested = Set(include.compactMap { $0.hasPrefix(otherKey + ".") ? String($0.dropFirst(otherKey.count + 1)) : nil })
+        // Sorted by the `sort` keys (`updated`, `status`, `type`, `<other>.id`, `<other>.<field>`
+        // of the other side's object), then by the other side's id, as the listing without
+        // `sort` is ordered; only the page's own entries are rendered.
+        return Reply.page(request, items: ordered) { other, membership in
+            var element: [String: JSONValue] = ["updated": .string(membership.updated), "eTag": .string(membership.eTag)]
+            if include.contains(otherKey), let otherObject = objects[other] {
+                element[otherKey] = json(otherObject, kind: ofUser ? .channel : .user, include: nested)
+            } else {
+                element[otherKey] = ["id": .string(other)]
+            }
+            if include.contains("status") { element["status"] = membership.status }
+            if include.contains("type") { element["type"] = membership.type }
+            if include.contains("custom") { element["custom"] = membership.custom }
+            return .object(element)
         }
     }
 

@@ -113,40 +113,57 @@ extension PubNubServer {
             }
             all = all.filter { predicate.matches(id: $0.id, fields: $0.fields, updated: $0.updated) }
         }
-        all.sort { Self.less($0, $1, sort: request.queryValue("sort")) }
-        return Reply.page(request, items: all.map { json($0, kind: kind, include: include(request)) })
-    }
-
-    /// Orders by the `sort` keys (`field[:asc|:desc]`, comma-joined), then by id.
-    static func less(_ a: StoredObject, _ b: StoredObject, sort: String?) -> Bool {
-        less(a, b, sort: sort, id: \.id) { o, field in
+        let sorted = Self.sorted(all, sort: request.queryValue("sort"), id: \.id) { o, field in
             switch field {
             case "id": o.id
             case "updated": o.updated
             default: o.fields[field]?.stringValue ?? ""
             }
         }
+        let include = include(request)
+        return Reply.page(request, items: sorted) { json($0, kind: kind, include: include) }
     }
 
-    /// The one reading of a listing's `sort` (`field[:asc|:desc]`, comma-joined): `value` gives
-    /// an element's text for a field; ties end ordered by `id`.
-    static func less<Element>(
-        _ a: Element, _ b: Element, sort: String?, id: (Element) -> String, value: (Element, String) -> String
-    ) -> Bool {
-        for key in (sort ?? "").split(separator: ",") {
+    /// The one reading of a listing's `sort` (`field[:asc|:desc]`, comma-joined): orders
+    /// `elements` by those keys (`value` gives an element's text for a field, read once per
+    /// element and key, not once per comparison), ties ordered by `id`.
+    static func sorted<Element>(
+        _ elements: [Element], sort: String?, id: (Element) -> String, value: (Element, String) -> String
+    ) -> [Element] {
+        let keys: [(field: String, descending: Bool)] = (sort ?? "").split(separator: ",").compactMap { key in
             let parts = key.split(separator: ":")
-            guard let first = parts.first else { continue }
-            let field = String(first), descending = parts.count > 1 && parts[1] == "desc"
-            let (x, y) = (value(a, field), value(b, field))
-            if x != y { return descending ? x > y : x < y }
+            guard let first = parts.first else { return nil }
+            return (String(first), parts.count > 1 && parts[1] == "desc")
         }
-        return id(a) < id(b)
+        // Sorted as small keys (the element's position, its texts), not as the elements: a
+        // listing of thousands of memberships is sorted again for each of its pages.
+        let decorated = elements.enumerated().map { position, element in
+            SortKey(position: position, values: keys.map { value(element, $0.field) }, id: id(element))
+        }
+        return decorated.sorted { a, b in
+            for (index, key) in keys.enumerated() where a.values[index] != b.values[index] {
+                return key.descending ? a.values[index] > b.values[index] : a.values[index] < b.values[index]
+            }
+            return a.id < b.id
+        }.map { elements[$0.position] }
     }
+}
+
+/// An element of a listing being sorted: its position and the texts it is sorted by.
+private struct SortKey {
+    var position: Int
+    var values: [String]
+    var id: String
 }
 
 extension Reply {
     /// A list page: `limit` ≤ 100, cursors are unpadded base64 of the offset, `count` adds `totalCount`.
     static func page(_ request: WireRequest, items: [JSONValue]) -> WireResponse {
+        page(request, items: items) { $0 }
+    }
+
+    /// A list page of `items` in their order, only the page's own elements rendered.
+    static func page<Element>(_ request: WireRequest, items: [Element], render: (Element) -> JSONValue) -> WireResponse {
         let limit = request.int("limit") ?? 100
         guard (1...100).contains(limit) else {
             return objectError(400, "Request contained invalid parameters.", source: "objects", details: [("limit must be 1-100", "limit")])
@@ -161,7 +178,7 @@ extension Reply {
         } else {
             offset = 0
         }
-        let slice = Array(items.dropFirst(offset).prefix(limit))
+        let slice = items.dropFirst(offset).prefix(limit).map(render)
         var body: [String: JSONValue] = ["status": 200, "data": .array(slice)]
         if !slice.isEmpty { body["next"] = .string(Cursor.encode(offset + slice.count)) }
         if offset > 0 { body["prev"] = .string(Cursor.encode(offset)) }

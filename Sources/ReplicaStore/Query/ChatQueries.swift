@@ -329,6 +329,16 @@ extension ChatQueries {
         StoreQuery { db in try SyncCheckpoint.read(scope, db) }
     }
 
+    /// The checkpoints of `scopes` in one read, by scope (a scope never stored is absent): a
+    /// pull over thousands of channels reads them together, not one read transaction each.
+    package func checkpoints(_ scopes: some Sequence<String> & Sendable) -> StoreQuery<[String: SyncCheckpoint]> {
+        StoreQuery { db in
+            var found: [String: SyncCheckpoint] = [:]
+            for scope in scopes { found[scope] = try SyncCheckpoint.read(scope, db) }
+            return found
+        }
+    }
+
     /// How fresh a channel's messages, reactions and members are: a cold channel's reactions and
     /// members lag after a gap (docs/reconciler.md, "Hot and cold channels"); the app can show
     /// that, or mark the channel hot (`Replica.markHot(_:)`) to have it listed.

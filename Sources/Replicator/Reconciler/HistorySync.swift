@@ -57,9 +57,10 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
         channels: [String], progress: (@Sendable (PullProgress) -> Void)? = nil
     ) async throws -> [ChannelPullReport] {
         var first: [SharedChannel] = [], known: [SharedChannel] = [], filling: [SharedChannel] = []
-        for channel in Set(channels).sorted() {
-            let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel)))
-                ?? SyncCheckpoint(scope: SyncCheckpoint.history(channel))
+        let sorted = Set(channels).sorted()
+        let stored = try await store.fetch(store.queries.checkpoints(sorted.map(SyncCheckpoint.history)))
+        for channel in sorted {
+            let checkpoint = stored[SyncCheckpoint.history(channel)] ?? SyncCheckpoint(scope: SyncCheckpoint.history(channel))
             let member = SharedChannel(channel: channel, checkpoint: checkpoint)
             if checkpoint.isFilling {
                 filling.append(member)
@@ -121,8 +122,10 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
         try await pullAlone(alone) { !swept.contains($0) }
         guard !swept.isEmpty, unreachable == nil else { return reports.values.sorted { $0.channel < $1.channel } }
         var topUp: [SharedChannel] = []
-        for channel in swept.sorted() where reports[channel]?.error == nil {
-            guard let checkpoint = try await store.fetch(store.queries.checkpoint(SyncCheckpoint.history(channel))),
+        let sweptChannels = swept.sorted().filter { reports[$0]?.error == nil }
+        let afterSweep = try await store.fetch(store.queries.checkpoints(sweptChannels.map(SyncCheckpoint.history)))
+        for channel in sweptChannels {
+            guard let checkpoint = afterSweep[SyncCheckpoint.history(channel)],
                   checkpoint.applied != nil, !checkpoint.isFilling
             else { continue }
             topUp.append(SharedChannel(channel: channel, checkpoint: checkpoint))
