@@ -21,7 +21,7 @@ let package = Package(
     name: "pnreplicate",
     platforms: [.macOS(.v14), .iOS(.v17)],
     // What an app adopts: every library product below except PubNubWireNIO and SimulatorHTTP needs
-    // only GRDB, swift-log and swift-crypto. The rest (NIO, Hummingbird, ArgumentParser, ...) hangs on
+    // only GRDB, swift-log, swift-crypto and swift-metrics. The rest (NIO, Hummingbird, ArgumentParser, ...) hangs on
     // traits, so that an app that passes `traits: []` resolves none of it (docs/architecture.md,
     // "Products and traits"). This repository's own commands get every trait by default.
     products: [
@@ -63,6 +63,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // SHA-256 (migration checksums, cipher keys) and AES-CBC (PubNub's crypto module).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // Counters and timers an app wires to its own backend (docs/metrics.md); no dependencies of its own.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // Value types only: no I/O, Foundation alone. Also the clock protocol that the replicator
@@ -95,6 +97,7 @@ let package = Package(
             dependencies: [
                 "ReplicaModel", "CZlib", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // The AsyncHTTPClient transport, apart so that the core library stays free of NIO.
@@ -140,6 +143,7 @@ let package = Package(
             name: "Replicator",
             dependencies: [
                 "ReplicaModel", "ReplicaStore", "PubNubWire", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // The façade: `Replica` owns the store, the client, the outbox, the reconciler and live sync.
@@ -147,6 +151,9 @@ let package = Package(
             name: "PubNubReplica",
             dependencies: [
                 "ReplicaModel", "ReplicaStore", "PubNubWire", "Replicator", .product(name: "Logging", package: "swift-log"),
+                // SHA-256: ids hashed in a diagnostics report.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // The command-line tool.
@@ -192,9 +199,18 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplicaTests",
-            dependencies: ["PubNubReplica", "PubNubSimulator", "PubNubSimulatorTesting"]
+            dependencies: [
+                "PubNubReplica", "PubNubSimulator", "PubNubSimulatorTesting",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
-        .testTarget(name: "PubNubWireTests", dependencies: ["PubNubWire", "ReplicaModel", "PubNubSimulator", "PubNubSimulatorTesting"]),
+        .testTarget(
+            name: "PubNubWireTests",
+            dependencies: [
+                "PubNubWire", "ReplicaModel", "PubNubSimulator", "PubNubSimulatorTesting",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         .testTarget(
             name: "SimulatorTests",
             dependencies: [

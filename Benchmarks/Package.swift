@@ -45,6 +45,11 @@ let package = Package(
             name: "SearchBenchmarks",
             dependencies: ["BenchmarkSupport"] + uses("ReplicaStore", "ReplicaModel", grdb: true)
         ),
+        // The diagnostics report (issue 53) on 100,000 messages and 1,000 ops against its raw reads.
+        .executableTarget(
+            name: "DiagnosticsBenchmarks",
+            dependencies: ["BenchmarkSupport"] + uses("PubNubReplica", "ReplicaStore", grdb: true)
+        ),
         // Unread counts on a large store against a raw index count.
         .executableTarget(
             name: "ChatBenchmarks",

@@ -7,6 +7,11 @@
 // Generated from the symbol graph (every type a public, non-deprecated declaration of this
 // module reaches, through the members of the types it reaches), then kept by hand.
 
+// Where the replica reports its metrics (`ReplicaConfiguration.metrics`; docs/metrics.md).
+@_exported import protocol CoreMetrics.MetricsFactory
+// The last requests a diagnostics report lists (`DiagnosticsReport.requests`, `RequestJournal.Entry`).
+@_exported import class PubNubWire.RequestJournal
+
 // The chat model an app renders and edits: entities, messages, drafts, custom data, timetokens.
 @_exported import typealias ReplicaModel.ChannelEdit
 @_exported import struct ReplicaModel.ChannelRestriction
@@ -168,6 +173,7 @@
 @_exported import enum PubNubWire.PushType
 @_exported import struct PubNubWire.QueryItem
 @_exported import struct PubNubWire.RemoteFile
+@_exported import class PubNubWire.RequestJournal
 @_exported import struct PubNubWire.ServiceError
 @_exported import protocol PubNubWire.Transport
 @_exported import enum PubNubWire.TransportFailure

@@ -87,7 +87,8 @@ public actor Replica<Custom: ChatCustomData> {
         wireLogger.logLevel = configuration.storeOptions.logger.logLevel
         client = PubNubClient(
             configuration: wire, transport: configuration.transport ?? URLSessionTransport(), crypto: crypto,
-            access: try configuration.accessControl(clock: configuration.clock), logger: wireLogger)
+            access: try configuration.accessControl(clock: configuration.clock), journal: RequestJournal(clock: configuration.clock),
+            metrics: configuration.metrics, logger: wireLogger)
         inMemoryStore = configuration.store == .inMemory ? try ChatStore.inMemory(options: configuration.clockedStoreOptions) : nil
         let parts = try Self.makeParts(configuration, store: inMemoryStore, client: client, clock: clock)
         self.parts = parts
@@ -95,7 +96,7 @@ public actor Replica<Custom: ChatCustomData> {
         status.count(try parts.store.fetchNow(OutboxTally.query(queries)))
         status.hasSynced = !(try parts.store.fetchNow(queries.checkpoints())).isEmpty
         status.expiring = try Self.expiring(in: parts.store, configuration)
-        hub = ReplicaStatusHub(status: status, store: parts.store)
+        hub = ReplicaStatusHub(status: status, store: parts.store, clock: configuration.clock)
     }
 
     /// Opens the configuration's store (or takes `inMemory`) and wires the outbox, the reconciler

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import PubNubWire
@@ -74,6 +75,16 @@ public struct ReplicaConfiguration: Sendable {
     public var clock: any ReplicaClock = SystemClock()
     /// Seeds every random choice (backoff jitter) so that a test replays exactly; nil: system randomness.
     public var seed: UInt64?
+    /// Where the replica reports its metrics (requests, ops, conflicts, live lag, catch-up pages;
+    /// `docs/metrics.md` lists them): nil for swift-metrics' global factory as it is when the
+    /// replica is made, so bootstrap your backend first. Without one, nothing is reported and
+    /// nothing is measurably spent.
+    ///
+    /// ```swift
+    /// MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))  // at launch, once
+    /// let replica = try Replica<DefaultChatCustom>(configuration)             // reports there
+    /// ```
+    public var metrics: (any MetricsFactory)?
     /// The label prefix of the replica's loggers (`<label>.outbox`, `.reconciler`, `.live`).
     public var logLabel = "pnreplicate"
     /// Where users, channels and memberships live: PubNub App Context (the default, as the Chat

@@ -19,12 +19,23 @@ final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
     private var storeSubscribers: [UUID: AsyncStream<ChatStore<Custom>?>.Continuation] = [:]
     /// Whether the store is gone for good (``Replica/signOut(discardingUnsent:keepingPushRegistrations:)``): the store sequences end.
     private var storeRemoved = false
+    /// The connection's last changes, oldest first (at most ``transitionsKept``), for the
+    /// diagnostics report.
+    private var connectionChanges: [(at: Date, connection: ReplicaStatus.Connection)] = []
+    private let clock: any ReplicaClock
+    /// How many connection changes the hub keeps.
+    static var transitionsKept: Int { 20 }
 
-    /// A hub whose status is `status` and whose open store is `store`.
-    init(status: ReplicaStatus, store: ChatStore<Custom>?) {
+    /// A hub whose status is `status` and whose open store is `store`; `clock` dates the
+    /// connection's changes.
+    init(status: ReplicaStatus, store: ChatStore<Custom>?, clock: any ReplicaClock) {
         current = status
         openStore = store
+        self.clock = clock
     }
+
+    /// The connection's last changes (when, and to what), oldest first.
+    var transitions: [(at: Date, connection: ReplicaStatus.Connection)] { lock.withLock { connectionChanges } }
 
     /// The status now.
     var status: ReplicaStatus { lock.withLock { current } }
@@ -38,6 +49,10 @@ final class ReplicaStatusHub<Custom: ChatCustomData>: @unchecked Sendable {
             var next = current
             change(&next)
             guard next != current else { return }
+            if next.connection != current.connection {
+                connectionChanges.append((clock.now, next.connection))
+                if connectionChanges.count > Self.transitionsKept { connectionChanges.removeFirst() }
+            }
             current = next
             for continuation in statusSubscribers.values { continuation.yield(next) }
         }

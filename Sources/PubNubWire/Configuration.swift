@@ -12,8 +12,10 @@ public struct PubNubConfiguration: Sendable, Hashable, CustomStringConvertible {
     public var origin: Origin
     /// Access Manager auth key or token, sent as `auth`.
     public var authKey: String?
+    /// This library's version (`pnsdk` carries it; a diagnostics report names it).
+    public static let libraryVersion = "0.1"
     /// The `pnsdk` value sent with every request.
-    public var sdkName = "pnreplicate/0.1"
+    public var sdkName = "pnreplicate/" + PubNubConfiguration.libraryVersion
 
     /// A configuration; `origin` is `host[:port]` (https unless `secure` is false) or a full URL.
     public init(

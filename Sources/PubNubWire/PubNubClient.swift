@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import ReplicaModel
@@ -61,17 +62,30 @@ public struct PubNubClient: Sendable {
     /// and the checks made before and after each request (`docs/access.md`). Every copy of the
     /// client shares it. Starts with ``PubNubConfiguration/authKey``.
     public let access: AccessControl
+    /// The last requests sent, with every secret taken out (``RequestJournal``): what a
+    /// diagnostics report shows. Every copy of the client shares it.
+    public let journal: RequestJournal
+    /// Where this client and the replicator on it report their metrics (`docs/metrics.md`):
+    /// by default swift-metrics' global factory as it was when the client was made (bootstrap
+    /// yours before: `MetricsSystem.bootstrap(...)`), whose default reports nothing.
+    public let metrics: any MetricsFactory
     let logger: Logger
 
-    /// A client. `access` defaults to one holding the configuration's `authKey`, on the system clock.
+    /// A client. `access` defaults to one holding the configuration's `authKey`, on the system
+    /// clock; `journal` to one keeping the last 50 requests on the system clock; `metrics` to
+    /// swift-metrics' global factory (`MetricsSystem.factory`).
     public init(
         configuration: PubNubConfiguration, transport: any Transport, crypto: CryptoModule? = nil,
-        access: AccessControl? = nil, logger: Logger = Logger(label: "pnreplicate.wire")
+        access: AccessControl? = nil, journal: RequestJournal? = nil, metrics: (any MetricsFactory)? = nil,
+        logger: Logger = Logger(label: "pnreplicate.wire")
     ) {
         self.configuration = configuration
         self.transport = transport
         self.crypto = crypto
         self.access = access ?? AccessControl(token: configuration.authKey, userId: configuration.userId)
+        self.journal = journal ?? RequestJournal()
+        self.journal.redacting(publishKey: configuration.publishKey, subscribeKey: configuration.subscribeKey)
+        self.metrics = metrics ?? MetricsSystem.factory
         self.logger = logger
     }
 
@@ -121,22 +135,37 @@ public struct PubNubClient: Sendable {
         let admission = try access.admit(request)
         let request = withToken(admission.token, request)
         let response: WireResponse
+        let started = journal.start()
         do {
             response = try await transport.send(request, to: configuration.origin)
         } catch {
-            logger.debug("transport failure", metadata: ["operation": "\(request.operation)", "failure": "\(error)"])
+            log(journal.record(request, started: started, status: nil, failure: "\(error)", codes: [], metrics: metrics))
             throw .transport(error)
         }
-        logger.trace("response", metadata: ["operation": "\(request.operation)", "status": "\(response.status)"])
         if (300..<400).contains(response.status) {
+            log(journal.record(request, started: started, status: response.status, failure: nil, codes: [], metrics: metrics))
             throw .service(Self.refusedRedirect(operation: request.operation, response: response))
         }
         guard (200..<300).contains(response.status) else {
             let error = ErrorDecoding.serviceError(operation: request.operation, response: response)
+            log(journal.record(request, started: started, status: response.status, failure: nil, codes: error.codes, metrics: metrics))
             if response.status == 403 { throw access.refused(request, error: error, admission: admission) }
             throw .service(error)
         }
+        log(journal.record(request, started: started, status: response.status, failure: nil, codes: [], metrics: metrics))
         return response
+    }
+
+    /// The debug line about a finished request: what its journal entry holds (no key, token,
+    /// signature or message text), with the op it was sent for (``WireTrace/op``).
+    private func log(_ entry: RequestJournal.Entry) {
+        var metadata: Logger.Metadata = [
+            "operation": "\(entry.operation)", "method": "\(entry.method)", "path": "\(entry.path)",
+            "status": "\(entry.status.map(String.init) ?? "none")", "ms": "\(entry.milliseconds)",
+        ]
+        if let failure = entry.failure { metadata["failure"] = "\(failure)" }
+        if let op = entry.op { metadata["op"] = "\(op)" }
+        logger.debug("request", metadata: metadata)
     }
 
     /// `request` with its `auth` item replaced by `token` (or removed when there is none); a

@@ -42,10 +42,13 @@ public final class DrainLease: @unchecked Sendable {
         self.lockPath = lockPath
     }
 
-    /// Gives the lease up (the lock file stays). Calling it again does nothing.
+    /// Gives the lease up (the lock file stays, emptied: a file that still names a process while
+    /// nobody holds the lease tells that its holder died holding it, ``DrainLeaseState/abandoned(pid:)``).
+    /// Calling it again does nothing.
     public func release() {
         lock.withLock {
             guard descriptor >= 0 else { return }
+            _ = ftruncate(descriptor, 0)
             _ = flock(descriptor, LOCK_UN)
             _ = close(descriptor)
             descriptor = -1
@@ -86,6 +89,38 @@ extension DrainLease {
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DrainLease(descriptor: fd, lockPath: lockPath)
+    }
+}
+
+/// Who holds a store's drain lease, as a diagnostics check reads it (`pnreplicate doctor`).
+package enum DrainLeaseState: Sendable, Hashable {
+    /// Nobody holds it, and the last holder gave it up.
+    case free
+    /// Another process holds it now (a running `listen` or `sync`, an app, an extension).
+    case held(pid: Int32?)
+    /// This process holds it (a drain of its own is running).
+    case heldHere
+    /// Nobody holds it, but the file still names a process that is gone: it died holding the
+    /// lease (killed mid-drain); the ops it had in flight are probed before they are resent.
+    case abandoned(pid: Int32)
+}
+
+extension DrainLease {
+    /// Who holds the lease of `lockPath` now, without keeping it (nil path: a store in memory, free).
+    static func state(lockPath: String?) throws -> DrainLeaseState {
+        guard let lockPath, FileManager.default.fileExists(atPath: lockPath) else { return .free }
+        let named = holder(lockPath: lockPath)
+        // Looked at without taking the lease: a lease taken here would be given up again, and
+        // giving it up empties the file this check reads.
+        let fd = SystemCalls.open(lockPath, O_RDONLY | O_CLOEXEC, 0)
+        guard fd >= 0 else { return .free }
+        defer { SystemCalls.close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
+            return named == getpid() ? .heldHere : .held(pid: named)
+        }
+        _ = flock(fd, LOCK_UN)
+        guard let named, named != getpid() else { return .free }
+        return kill(named, 0) == 0 || errno == EPERM ? .free : .abandoned(pid: named)
     }
 }
 

@@ -136,4 +136,16 @@ extension StoreMaintenance {
     public func drainLeaseHolder() -> Int32? {
         drainLeasePath.flatMap(DrainLease.holder(lockPath:))
     }
+
+    /// Who holds the drain lease now, looked at without taking it (``DrainLeaseState``).
+    package func drainLeaseState() throws -> DrainLeaseState {
+        try DrainLease.state(lockPath: drainLeasePath)
+    }
+
+    /// SQLite's `PRAGMA quick_check`: the problems it finds (at most 20), none for a sound store.
+    package func quickCheck() async throws -> [String] {
+        try await store.writer.read { db in
+            try String.fetchAll(db, sql: "PRAGMA quick_check(20)").filter { $0 != "ok" }
+        }
+    }
 }

@@ -15,7 +15,7 @@ struct PNReplicate: AsyncParsableCommand {
             ReadCommand.self, UnreadCommand.self, JoinCommand.self, PinCommand.self, UnpinCommand.self, ReportCommand.self, MuteCommand.self, UnmuteCommand.self, MutesCommand.self,
             RestrictionsCommand.self, ConversationCommand.self, InviteCommand.self, InvitesCommand.self, MentionsCommand.self,
             ThreadCommand.self, ForwardCommand.self, PushCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, ObjectCommand<UserObject>.self, ObjectCommand<ChannelObject>.self, OutboxCommand.self,
-            ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, SearchCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self, WipeCommand.self,
+            ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, SearchCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self, DoctorCommand.self, WipeCommand.self,
             TokenCommand.self, SimulatorCommand.self,
         ],
         defaultSubcommand: SyncCommand.self

@@ -35,6 +35,20 @@ public struct RetentionPolicy: Sendable, Hashable, Codable {
     /// the first screen of a channel); default 20.
     public var keepNewest = 20
 
+    /// The policy in words: `90 days per channel, 200.0 MB in all, the newest 20 of each channel
+    /// kept` (`pnreplicate status`, the diagnostics report).
+    public var summary: String {
+        var parts: [String] = []
+        switch perChannel {
+        case .days(let days)?: parts.append("\(days) days per channel")
+        case .messages(let count)?: parts.append("\(count) messages per channel")
+        case nil: break
+        }
+        if let maxBytes { parts.append(String(format: "%.1f MB in all", Double(maxBytes) / 1_048_576)) }
+        parts.append("the newest \(keepNewest) of each channel kept")
+        return parts.joined(separator: ", ")
+    }
+
     /// A policy: a rule per channel, a size budget, or both.
     public init(perChannel: ChannelRule? = nil, maxBytes: Int? = nil) {
         self.perChannel = perChannel

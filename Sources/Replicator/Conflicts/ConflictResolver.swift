@@ -158,6 +158,7 @@ struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
         let id = try await ops.commit {
             try $0.settle(opId, remote: remoteObject, settlement: settlement, record: record, closing: closing, now: now)
         }
+        ReplicatorMetrics.settled(policy: policy, entity: context.entity.rawValue, automatic: automatic, to: client.metrics)
         logger.debug(
             "conflict settled",
             metadata: ["op": "\(entry.id)", "entity": "\(context.entity.rawValue)", "policy": "\(policy)", "log": "\(id)"])

@@ -142,6 +142,9 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
                 return result
             }
             context.serverTime.stored(messages: stored)
+            if let newest = stored.max() {
+                ReplicatorMetrics.liveLag(seconds: now.addingTimeInterval(context.serverTime.offset?.seconds ?? 0).timeIntervalSince(newest.date), to: client.metrics)
+            }
             return applied
         } catch {
             throw StoreError.wrapping(error)

@@ -187,6 +187,7 @@ struct HistorySync<Custom: ChatCustomData>: ReconcilerPart {
                             }
                             messages += fetched.messages
                             pages += 1
+                            ReplicatorMetrics.catchUpPage("history", to: client.metrics)
                             if step != .more { break }
                         }
                         if pages > 0 {

@@ -296,7 +296,9 @@ struct ObjectSync<Custom: ChatCustomData>: ReconcilerPart {
         _ list: @escaping @Sendable (ObjectPageRequest) async throws(WireError) -> ObjectBatch<Element>
     ) -> ObjectPages<Element> {
         ObjectListing.pages(scope: scope, first: first) { page in
-            try await self.fetch(scope) { () async throws(WireError) in try await list(page) }
+            let batch = try await self.fetch(scope) { () async throws(WireError) in try await list(page) }
+            ReplicatorMetrics.catchUpPage("objects", to: self.client.metrics)
+            return batch
         }
     }
 

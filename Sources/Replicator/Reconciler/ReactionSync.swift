@@ -29,9 +29,11 @@ struct ReactionSync<Custom: ChatCustomData>: ReconcilerPart {
         let pages = MessageActionPages(
             channel: channel, start: snapshot, end: window.lowerBound, limit: 100, scope: scope
         ) { query in
-            try await self.fetch(scope) { () async throws(WireError) -> MessageActionsPage in
+            let page = try await self.fetch(scope) { () async throws(WireError) -> MessageActionsPage in
                 try await self.client.messageActions.listMessageActions(query)
             }
+            ReplicatorMetrics.catchUpPage("reactions", to: self.client.metrics)
+            return page
         }
         for try await page in pages {
             var skipped: [String] = []

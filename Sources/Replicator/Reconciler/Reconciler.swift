@@ -302,6 +302,10 @@ extension Reconciler {
     /// marks to the new reconciler before anything else can reach it.
     nonisolated package func restoreHotMarks(_ marks: [String: Int]) { hot.replace(marks) }
 
+    /// How far the server's clock was ahead of this device's at the newest `/time` answer
+    /// (negative: behind), and when; nil before any (``ServerTime/offset``). For diagnostics.
+    nonisolated package var serverClockOffset: (seconds: TimeInterval, at: Date)? { context.serverTime.offset }
+
     /// A one-off full refresh of a channel, hot or not: its new messages, then its reactions and
     /// members made equal to the server's. Four requests when nothing is missing (history,
     /// `/time`, one page of reactions, one of members).

@@ -11,6 +11,7 @@ final class ServerTime: @unchecked Sendable {
     private let lock = NSLock()
     private var trusted: TrustedTime
     private var last: Timetoken?
+    private var lastOffset: (seconds: TimeInterval, at: Date)?
 
     /// No time seen yet; `/time` and the device clock may disagree by `tolerance` seconds.
     init(tolerance: TimeInterval) {
@@ -23,6 +24,11 @@ final class ServerTime: @unchecked Sendable {
     /// The newest `/time` answer, trusted or not.
     var lastAnswer: Timetoken? { lock.withLock { last } }
 
+    /// How far the server's clock was ahead of this device's (negative: behind) at the newest
+    /// `/time` answer, and when (device time); nil before any. Measured whether the answer was
+    /// trusted or not: a device clock 10 minutes off is exactly what a diagnostics report names.
+    var offset: (seconds: TimeInterval, at: Date)? { lock.withLock { lastOffset } }
+
     /// The newest time a checkpoint may claim (``TrustedTime/ceiling``).
     var ceiling: Timetoken? { lock.withLock { trusted.ceiling } }
 
@@ -31,6 +37,7 @@ final class ServerTime: @unchecked Sendable {
     func take(_ answer: Timetoken, now: Date) -> Bool {
         lock.withLock {
             last = answer
+            lastOffset = (answer.date.timeIntervalSince(now), now)
             return trusted.accept(serverTime: answer, now: now)
         }
     }

@@ -34,7 +34,7 @@ struct StatusCommand: ReportingCommand {
                 + "\(status.pendingMigrations.count) pending)"),
             ("outbox", "\(status.pendingOutbox) to send, \(status.deadLetters) dead, \(status.conflicts) in conflict"),
             ("size", "\(megabytes(status.storage.databaseBytes)) (\(megabytes(status.storage.usedBytes)) in use)"),
-            ("budget", status.storage.retention.map(describe) ?? "none (everything is kept; sync --max-store-mb, --keep-days, --keep-messages)"),
+            ("budget", status.storage.retention.map(\.summary) ?? "none (everything is kept; sync --max-store-mb, --keep-days, --keep-messages)"),
             ("evicted", "\(status.storage.evictedMessages) message\(status.storage.evictedMessages == 1 ? "" : "s") from \(status.storage.evictedChannels) channel\(status.storage.evictedChannels == 1 ? "" : "s") (scroll-back and search say from when each is complete)"),
         ]
         // Row counts by table; the outbox table's is labelled apart from the summary above.
@@ -45,19 +45,6 @@ struct StatusCommand: ReportingCommand {
     }
 
     static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
-
-    /// A retention policy in words: `90 days per channel, 200.0 MB in all, the newest 20 kept`.
-    static func describe(_ policy: RetentionPolicy) -> String {
-        var parts: [String] = []
-        switch policy.perChannel {
-        case .days(let days)?: parts.append("\(days) days per channel")
-        case .messages(let count)?: parts.append("\(count) messages per channel")
-        case nil: break
-        }
-        if let bytes = policy.maxBytes { parts.append("\(megabytes(bytes)) in all") }
-        parts.append("the newest \(policy.keepNewest) of each channel kept")
-        return parts.joined(separator: ", ")
-    }
 }
 
 /// The JSON `status --json` prints.

@@ -294,8 +294,13 @@ public actor Outbox<Custom: ChatCustomData> {
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
+    /// Announces `event`: to every subscriber, to the metrics (``ReplicatorMetrics``), and as a
+    /// debug log line naming its op (`op`), so that `grep OPID` over a verbose log tells each op's
+    /// story from enqueue to settled (`docs/diagnostics.md`, "One op traced").
     func emit(_ event: OutboxEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
+        ReplicatorMetrics.record(event, to: client.metrics)
+        if logger.logLevel <= .debug { logger.debug("op \(event.name)", metadata: event.logMetadata) }
     }
 
     func finish(_ opId: String, _ outcome: OutboxOutcome) {

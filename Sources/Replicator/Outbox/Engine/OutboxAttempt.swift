@@ -58,13 +58,16 @@ extension OutboxAttempt {
         }
     }
 
-    /// Runs an attempt and records how it failed, if it did.
+    /// Runs an attempt and records how it failed, if it did. Its requests carry the op's id in
+    /// their log lines and journal entries (``PubNubWire/WireTrace``).
     func recordingFailures(of entry: OutboxEntry, on outbox: isolated Outbox<Custom>, _ body: () async throws -> MarkedOp?) async -> MarkedOp? {
-        do {
-            return try await body()
-        } catch {
-            await record(error, of: entry, on: outbox)
-            return nil
+        await WireTrace.$op.withValue(entry.id) {
+            do {
+                return try await body()
+            } catch {
+                await record(error, of: entry, on: outbox)
+                return nil
+            }
         }
     }
 

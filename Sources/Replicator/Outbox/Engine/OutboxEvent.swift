@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import PubNubWire
 import ReplicaModel
 import ReplicaStore
 
@@ -30,6 +32,50 @@ public enum OutboxEvent: Sendable, Hashable {
     /// back to the queue over the server's version (`resent`), or was dropped for the server's
     /// version. `conflictId` is its conflict-log entry.
     case settled(opId: String, resent: Bool, conflictId: Int64)
+}
+
+extension OutboxEvent {
+    /// The event's name in a log line (`op sent`).
+    var name: String {
+        switch self {
+        case .enqueued: "enqueued"
+        case .coalesced: "coalesced"
+        case .sending: "sending"
+        case .sent: "sent"
+        case .retrying: "retrying"
+        case .ambiguous: "ambiguous"
+        case .probed: "probed"
+        case .failed: "failed"
+        case .conflict: "conflict"
+        case .discarded: "discarded"
+        case .retried: "retried"
+        case .settled: "settled"
+        }
+    }
+
+    /// The event's log metadata: its op (`op`, or `ops` for several) and what it says, never a
+    /// message's text (a failure's message is cut as a diagnostics report cuts it).
+    var logMetadata: Logger.Metadata {
+        func failureLine(_ failure: OutboxFailure) -> Logger.MetadataValue {
+            "\(failure.httpStatus.map { "HTTP \($0) " } ?? "")\(failure.errorClass.rawValue): \(RequestJournal.safeLine(failure.message))"
+        }
+        switch self {
+        case .enqueued(let op, let kind): return ["op": "\(op)", "kind": "\(kind.rawValue)"]
+        case .coalesced(let into, let cancelled):
+            var metadata: Logger.Metadata = ["cancelled": "\(cancelled.joined(separator: ","))"]
+            if let into { metadata["op"] = "\(into)" }
+            return metadata
+        case .sending(let op, let attempt): return ["op": "\(op)", "attempt": "\(attempt)"]
+        case .sent(let op, let timetoken): return ["op": "\(op)", "timetoken": "\(timetoken.map(\.description) ?? "none")"]
+        case .retrying(let op, let at, let failure), .ambiguous(let op, let at, let failure):
+            return ["op": "\(op)", "next": "\(ISOTimestamp(date: at))", "failure": failureLine(failure)]
+        case .probed(let op, let found): return ["op": "\(op)", "found": "\(found)"]
+        case .failed(let op, let failure), .conflict(let op, let failure): return ["op": "\(op)", "failure": failureLine(failure)]
+        case .discarded(let ops): return ["ops": "\(ops.joined(separator: ","))"]
+        case .retried(let op): return ["op": "\(op)"]
+        case .settled(let op, let resent, let conflictId): return ["op": "\(op)", "resent": "\(resent)", "conflict": "\(conflictId)"]
+        }
+    }
 }
 
 /// How an op ended, as `Outbox.completion(of:)` reports it.
