@@ -13,7 +13,7 @@ import ReplicaModel
 /// paging and option parameters are left out, their names kept. Ids (user and channel) stay, as
 /// in the log lines; the report hashes them on request.
 ///
-/// Thread-safe; every copy of a ``PubNubClient`` shares its journal. It holds the last
+/// Thread-safe; every copy of a `PubNubClient` shares its journal. It holds the last
 /// ``capacity`` requests.
 ///
 /// ```swift
@@ -42,7 +42,7 @@ public final class RequestJournal: @unchecked Sendable {
         public var retry: Bool
         /// The `DS-` (and other) codes of a DataSync error answer.
         public var codes: [String]
-        /// The outbox op it was sent for (``WireTrace/op``), or nil.
+        /// The outbox op it was sent for (`WireTrace.op`), or nil.
         public var op: String? = nil
     }
 
