@@ -159,6 +159,8 @@ public struct PubNubClient: Sendable {
     /// The debug line about a finished request: what its journal entry holds (no key, token,
     /// signature or message text), with the op it was sent for (``WireTrace/op``).
     private func log(_ entry: RequestJournal.Entry) {
+        // Built only when it is written: every request passes here.
+        guard logger.logLevel <= .debug else { return }
         var metadata: Logger.Metadata = [
             "operation": "\(entry.operation)", "method": "\(entry.method)", "path": "\(entry.path)",
             "status": "\(entry.status.map(String.init) ?? "none")", "ms": "\(entry.milliseconds)",

@@ -47,7 +47,7 @@ do {
     }
 }
 let raw = try rawConnection(toStoreAt: path)
-try await raw.write { db in
+try raw.write { db in
     for channel in 0..<channelCount {
         for scope in ["history", "live"] {
             try db.execute(

@@ -48,7 +48,7 @@ extension ReplicaDiagnostics {
         if let store = parts?.store { followed = try await store.fetch(queries.memberships(ofUser: userId)).map(\.channel.id) }
         checks.append(DiagnosticsChecks.tokenCheck(client.access, userId: userId, followed: followed, now: now.addingTimeInterval(max(0, offset ?? 0))))
         if let store = parts?.store {
-            let entries = try await store.fetch(queries.outbox())
+            let entries = try await store.fetch(OutboxGlance.all())
             checks.append(DiagnosticsChecks.outboxCheck(entries, now: now, stuckAfter: stuckAfter))
         }
         return checks
@@ -119,7 +119,7 @@ enum DiagnosticsChecks {
         return DiagnosticsCheck(name: "token", needsAttention: false, detail: "valid \(left) min more; grants every followed channel")
     }
 
-    static func outboxCheck(_ entries: [OutboxEntry], now: Date, stuckAfter: TimeInterval) -> DiagnosticsCheck {
+    static func outboxCheck(_ entries: [OutboxGlance], now: Date, stuckAfter: TimeInterval) -> DiagnosticsCheck {
         let dead = entries.filter { $0.state == .dead }.count, conflicts = entries.filter { $0.state == .conflict }.count
         let stuck = entries.filter { [.pending, .ambiguous, .inflight].contains($0.state) && now.timeIntervalSince($0.createdAt) > stuckAfter }
         var problems: [String] = []

@@ -53,7 +53,7 @@ public struct ReplicaDiagnostics<Custom: ChatCustomData>: Sendable {
         if let read { ids.formUnion(read.channelIds) }
         let redaction = DiagnosticsRedaction(secrets: secrets, hashing: hashingIdentifiers ? ids : [])
 
-        var report = DiagnosticsReport(
+        let report = DiagnosticsReport(
             madeAt: now,
             versions: ["pnreplicate": PubNubConfiguration.libraryVersion, "schema": read?.status.schemaVersion ?? "unknown",
                        "sqlite": read?.sqliteVersion ?? "unknown"],
@@ -69,7 +69,6 @@ public struct ReplicaDiagnostics<Custom: ChatCustomData>: Sendable {
             requests: client.journal.entries().map { redaction.request($0) },
             errorCodes: client.journal.codes(),
             expiring: status.expiring.map { redaction.text($0.description) })
-        if report.requests.isEmpty, report.errorCodes.isEmpty { report.errorCodes = [:] }
         return report
     }
 }
@@ -86,7 +85,7 @@ enum DiagnosticsParts<Custom: ChatCustomData> {
         var status: StoreStatus
         var sqliteVersion: String?
         var walBytes: Int
-        var entries: [OutboxEntry]
+        var entries: [OutboxGlance]
         var checkpoints: [SyncCheckpoint]
         /// Every channel id the store knows (for hashing).
         var channelIds: Set<String>
@@ -95,7 +94,7 @@ enum DiagnosticsParts<Custom: ChatCustomData> {
     static func readDiagnostics(_ parts: Replica<Custom>.Parts, queries: ChatQueries<Custom>) async throws -> DiagnosticsRead {
         let store = parts.store
         let status = try await store.maintenance.status()
-        let outbox = queries.outbox(), checkpoints = queries.checkpoints(), facts = DiagnosticsReads.facts()
+        let outbox = OutboxGlance.all(), checkpoints = queries.checkpoints(), facts = DiagnosticsReads.facts()
         let (found, entries, stored) = try await store.fetch(StoreQuery { db in
             (try facts.fetch(db), try outbox.fetch(db), try checkpoints.fetch(db))
         })
@@ -103,7 +102,7 @@ enum DiagnosticsParts<Custom: ChatCustomData> {
         let wal = DiagnosticsReads.walBytes(ofStoreAt: store.path)
         // Every channel the store names: its channels and memberships, its checkpoints' scopes,
         // and the channels its ops write to (a send to a channel the store knows nothing else of).
-        var ids = Set(channels).union(entries.compactMap(\.operation.channel))
+        var ids = Set(channels).union(entries.compactMap(\.channel))
         for checkpoint in stored {
             if let colon = checkpoint.scope.firstIndex(of: ":") { ids.insert(String(checkpoint.scope[checkpoint.scope.index(after: colon)...])) }
         }
@@ -141,26 +140,30 @@ enum DiagnosticsParts<Custom: ChatCustomData> {
     /// How many ops of each list a report names (the counts cover them all).
     static var diagnosticsOpsListed: Int { 20 }
 
-    static func outboxReport(_ entries: [OutboxEntry], now: Date, redaction: DiagnosticsRedaction) -> DiagnosticsReport.Outbox {
+    static func outboxReport(_ entries: [OutboxGlance], now: Date, redaction: DiagnosticsRedaction) -> DiagnosticsReport.Outbox {
         var states: [String: Int] = [:], reasons: [String: Int] = [:]
         var waiting: [DiagnosticsReport.Op] = [], dead: [DiagnosticsReport.Op] = [], conflicts: [DiagnosticsReport.Op] = []
         var lanes: [String: String] = [:]   // lane -> the first op still waiting in it
         let present = Set(entries.map(\.id))
         var oldest: Date?
+        // Every op is counted; only the listed ones are described and redacted (a large outbox
+        // holds thousands: describing them all was most of the report's time).
         for entry in entries {
             states[entry.state.rawValue, default: 0] += 1
-            let (reason, detail) = DiagnosticsRedaction.why(entry, now: now, firstInLane: lanes[entry.lane], present: present)
-            let op = DiagnosticsReport.Op(
-                id: entry.id, kind: entry.kind.rawValue, state: entry.state.rawValue, target: redaction.target(entry.target),
-                attempts: entry.attempts, why: redaction.text(detail), ageSeconds: now.timeIntervalSince(entry.createdAt))
+            let why = DiagnosticsRedaction.why(entry, now: now, firstInLane: lanes[entry.lane], present: present)
+            func op() -> DiagnosticsReport.Op {
+                DiagnosticsReport.Op(
+                    id: entry.id, kind: entry.kind.rawValue, state: entry.state.rawValue, target: redaction.target(entry.target),
+                    attempts: entry.attempts, why: redaction.text(why.detail()), ageSeconds: now.timeIntervalSince(entry.createdAt))
+            }
             switch entry.state {
-            case .dead: if dead.count < diagnosticsOpsListed { dead.append(op) }
-            case .conflict: if conflicts.count < diagnosticsOpsListed { conflicts.append(op) }
+            case .dead: if dead.count < diagnosticsOpsListed { dead.append(op()) }
+            case .conflict: if conflicts.count < diagnosticsOpsListed { conflicts.append(op()) }
             case .pending, .inflight, .ambiguous:
-                reasons[reason, default: 0] += 1
+                reasons[why.reason, default: 0] += 1
                 oldest = min(oldest ?? entry.createdAt, entry.createdAt)
                 if lanes[entry.lane] == nil { lanes[entry.lane] = entry.id }
-                if waiting.count < diagnosticsOpsListed { waiting.append(op) }
+                if waiting.count < diagnosticsOpsListed { waiting.append(op()) }
             }
         }
         return DiagnosticsReport.Outbox(
@@ -230,17 +233,30 @@ enum DiagnosticsParts<Custom: ChatCustomData> {
 struct DiagnosticsRedaction: Sendable {
     /// Texts that must never appear: keys, tokens.
     let secrets: [String]
-    /// Ids to hash (empty: none).
-    let hashing: Set<String>
+    /// The ids to hash (empty: none), each with its hash, made once per report.
+    private let hashed: [String: String]
+    /// Whether any id is hashed.
+    var hashing: Bool { !hashed.isEmpty }
+
+    /// A redaction of `secrets` that hashes the ids in `hashing` (none when empty).
+    init(secrets: [String], hashing: Set<String>) {
+        self.secrets = secrets
+        hashed = Dictionary(uniqueKeysWithValues: hashing.map { ($0, Self.hash($0)) })
+    }
 
     /// `id` hashed when hashing is on: `id-` and 12 hex digits of its SHA-256.
     func id(_ id: String) -> String {
-        guard hashing.contains(id) else { return id }
-        return Self.hash(id)
+        hashed[id] ?? id
     }
 
     static func hash(_ id: String) -> String {
-        "id-" + SHA256.hash(data: Data(id.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = Array("id-".utf8)
+        for byte in SHA256.hash(data: Data(id.utf8)).prefix(6) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     /// A text with every secret replaced by `[redacted]` and every hashed id (between separators)
@@ -248,7 +264,7 @@ struct DiagnosticsRedaction: Sendable {
     func text(_ text: String) -> String {
         var result = text
         for secret in secrets where result.contains(secret) { result = result.replacingOccurrences(of: secret, with: "[redacted]") }
-        guard !hashing.isEmpty else { return result }
+        guard hashing else { return result }
         // Split at the separators ids sit between in paths, targets and lists.
         let separators: Set<Character> = ["/", ",", ":", " ", "&", "=", "(", ")", "\"", "'"]
         var out = "", token = ""
@@ -275,33 +291,34 @@ struct DiagnosticsRedaction: Sendable {
         return copy
     }
 
-    /// Why `entry` waits, as a reason (counted over the outbox) and a detail line.
-    /// `firstInLane`: the first op still waiting in the entry's lane, if one came before it.
-    static func why(_ entry: OutboxEntry, now: Date, firstInLane: String?, present: Set<String>) -> (reason: String, detail: String) {
-        let failure = entry.lastFailure.map { failure in
-            "\(failure.httpStatus.map { "HTTP \($0) " } ?? "")\(failure.errorClass.rawValue): \(RequestJournal.safeLine(failure.message))"
-        }
+    /// Why `entry` waits, as a reason (counted over the outbox) and a detail line, made only
+    /// for the ops a report lists. `firstInLane`: the first op still waiting in the entry's lane,
+    /// if one came before it.
+    static func why(
+        _ entry: OutboxGlance, now: Date, firstInLane: String?, present: Set<String>
+    ) -> (reason: String, detail: () -> String) {
+        func failure() -> String? { entry.lastFailure.map(\.safeLine) }
         switch entry.state {
         case .dead:
-            return ("refused for good", "refused for good (retry or discard it): \(failure ?? "no failure recorded")")
+            return ("refused for good", { "refused for good (retry or discard it): \(failure() ?? "no failure recorded")" })
         case .conflict:
-            return ("conflict", "the server holds a newer version: waits for the app (retry rebases it, discard drops it)")
+            return ("conflict", { "the server holds a newer version: waits for the app (retry rebases it, discard drops it)" })
         case .inflight:
-            return ("being sent", "being sent (attempt \(entry.attempts))")
+            return ("being sent", { "being sent (attempt \(entry.attempts))" })
         case .ambiguous:
-            return ("outcome unknown", "sent before without a known answer: probed before it goes again")
+            return ("outcome unknown", { "sent before without a known answer: probed before it goes again" })
         case .pending:
-            if entry.waitsForToken { return ("waiting for a token", "waits for a new Access Manager token: \(failure ?? "")") }
+            if entry.waitsForToken { return ("waiting for a token", { "waits for a new Access Manager token: \(failure() ?? "")" }) }
             if let dependsOn = entry.dependsOn, present.contains(dependsOn) {
-                return ("waiting for the op it depends on", "waits for op \(dependsOn) to be sent first")
+                return ("waiting for the op it depends on", { "waits for op \(dependsOn) to be sent first" })
             }
             if let firstInLane, firstInLane != entry.id {
-                return ("behind an earlier op of its lane", "behind op \(firstInLane) of its lane: ops of a lane go in order")
+                return ("behind an earlier op of its lane", { "behind op \(firstInLane) of its lane: ops of a lane go in order" })
             }
             if let next = entry.nextAttemptAt, next > now {
-                return ("backing off", "backing off until \(ISOTimestamp(date: next)) after: \(failure ?? "a failure")")
+                return ("backing off", { "backing off until \(ISOTimestamp(date: next)) after: \(failure() ?? "a failure")" })
             }
-            return ("due", entry.attempts == 0 ? "due: goes at the next drain" : "due again after: \(failure ?? "a failure")")
+            return ("due", { entry.attempts == 0 ? "due: goes at the next drain" : "due again after: \(failure() ?? "a failure")" })
         }
     }
 }

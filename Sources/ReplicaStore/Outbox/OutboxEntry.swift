@@ -18,8 +18,13 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable, Codable {
     /// Whether the op waits for a new Access Manager token (a live op refused, or not granted, under
     /// the current one); it is made due again when a token arrives.
     public var waitsForToken: Bool {
+        Self.waitsForToken(state: state, lastFailure: lastFailure, nextAttemptAt: nextAttemptAt)
+    }
+
+    /// The rule behind ``waitsForToken``, for a row read without its payload (``OutboxGlance``).
+    static func waitsForToken(state: OutboxState, lastFailure: OutboxFailure?, nextAttemptAt: Date?) -> Bool {
         state != .dead && state != .conflict && lastFailure?.errorClass == .accessDenied
-            && (nextAttemptAt.map { $0 >= Self.tokenWaitMarker } ?? false)
+            && (nextAttemptAt.map { $0 >= tokenWaitMarker } ?? false)
     }
 
     /// The op id (a UUID); also sent to PubNub in publish `meta` as `pnr_op`.
@@ -103,9 +108,7 @@ extension OutboxEntry {
         serverFailures = row[12]
         nextAttemptAt = (row[13] as Int64?).map(Date.init(milliseconds:))
         firstAttemptAt = (row[14] as Int64?).map(Date.init(milliseconds:))
-        if let errorClass = (row[15] as String?).flatMap(OutboxErrorClass.init(rawValue:)) {
-            lastFailure = OutboxFailure(errorClass: errorClass, httpStatus: row[16], message: row[17] ?? "", token: row[21])
-        }
+        lastFailure = OutboxFailure(row: row, errorClass: 15, httpStatus: 16, message: 17, token: 21)
         coalesced = try coding.decode([String].self, row[18], table: "outbox", column: "coalesced", key: id) ?? []
         createdAt = Date(milliseconds: row[19])
         updatedAt = Date(milliseconds: row[20])

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ReplicaModel
 
 /// The last failure of an op, kept until it succeeds or is discarded.
@@ -25,5 +26,14 @@ public struct OutboxFailure: Codable, Sendable, Hashable, CustomStringConvertibl
     /// `class (HTTP n): message`.
     public var description: String {
         "\(errorClass.rawValue)\(httpStatus.map { " (HTTP \($0))" } ?? ""): \(message)"
+    }
+}
+
+extension OutboxFailure {
+    /// The failure an outbox row records in its `last_error_*` columns (at the given indexes of
+    /// `row`), nil when it records none or an unknown class.
+    init?(row: Row, errorClass: Int, httpStatus: Int, message: Int, token: Int) {
+        guard let errorClass = (row[errorClass] as String?).flatMap(OutboxErrorClass.init(rawValue:)) else { return nil }
+        self.init(errorClass: errorClass, httpStatus: row[httpStatus], message: row[message] ?? "", token: row[token])
     }
 }

@@ -5,6 +5,8 @@ import ReplicaModel
 /// depends on the kind. Only the store reads and writes it; code that handles ops uses
 /// ``OutboxEntry/operation``.
 struct OutboxPayload: Codable, Sendable, Hashable {
+    /// The channel's key in the JSON (read in SQL by ``OutboxGlance``).
+    static let channelKey = "channel"
     /// The channel (sends, reactions, memberships, channel edits).
     var channel: String?
     /// The user (memberships, user edits).
@@ -43,7 +45,7 @@ struct OutboxPayload: Codable, Sendable, Hashable {
     /// writes), for the fast JSON writer.
     var jsonValue: JSONValue {
         var object: [String: JSONValue] = [:]
-        object["channel"] = channel.map(JSONValue.string)
+        object[Self.channelKey] = channel.map(JSONValue.string)
         object["user"] = user.map(JSONValue.string)
         object["messageId"] = messageId.map(JSONValue.string)
         object["messageTimetoken"] = messageTimetoken.map { .string($0.description) }

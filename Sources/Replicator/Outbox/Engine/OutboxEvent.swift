@@ -56,9 +56,7 @@ extension OutboxEvent {
     /// The event's log metadata: its op (`op`, or `ops` for several) and what it says, never a
     /// message's text (a failure's message is cut as a diagnostics report cuts it).
     var logMetadata: Logger.Metadata {
-        func failureLine(_ failure: OutboxFailure) -> Logger.MetadataValue {
-            "\(failure.httpStatus.map { "HTTP \($0) " } ?? "")\(failure.errorClass.rawValue): \(RequestJournal.safeLine(failure.message))"
-        }
+        func failureLine(_ failure: OutboxFailure) -> Logger.MetadataValue { "\(failure.safeLine)" }
         switch self {
         case .enqueued(let op, let kind): return ["op": "\(op)", "kind": "\(kind.rawValue)"]
         case .coalesced(let into, let cancelled):
@@ -75,6 +73,16 @@ extension OutboxEvent {
         case .retried(let op): return ["op": "\(op)"]
         case .settled(let op, let resent, let conflictId): return ["op": "\(op)", "resent": "\(resent)", "conflict": "\(conflictId)"]
         }
+    }
+}
+
+extension OutboxFailure {
+    /// The failure in one line safe to log or show in a diagnostics report: its HTTP status, its
+    /// class and its message cut as ``PubNubWire/RequestJournal/safeLine(_:)`` cuts an error text
+    /// (`HTTP 503 server: Service Unavailable`). The one rule for an op's failure in a log line
+    /// or a report.
+    public var safeLine: String {
+        "\(httpStatus.map { "HTTP \($0) " } ?? "")\(errorClass.rawValue): \(RequestJournal.safeLine(message))"
     }
 }
 
