@@ -46,8 +46,11 @@ package struct OutboxGlance: Sendable, Hashable, Identifiable {
                 FROM outbox ORDER BY seq
                 """)).map { row in
                 let id: String = row[0]
-                guard let kind = OutboxKind(rawValue: row[1]), let state = OutboxState(rawValue: row[5]) else {
-                    throw StoreError.corruptValue(table: "outbox", column: "kind", key: id, message: "unknown kind or state")
+                guard let kind = OutboxKind(rawValue: row[1]) else {
+                    throw StoreError.corruptValue(table: "outbox", column: "kind", key: id, message: "unknown kind")
+                }
+                guard let state = OutboxState(rawValue: row[5]) else {
+                    throw StoreError.corruptValue(table: "outbox", column: "state", key: id, message: "unknown state")
                 }
                 return OutboxGlance(
                     id: id, kind: kind, lane: row[2], target: row[3], channel: row[13], dependsOn: row[4], state: state,

@@ -82,7 +82,7 @@ struct OutboxPayload: Codable, Sendable, Hashable {
             default: return nil
             }
         }
-        guard let channel = string("channel"), let user = string("user"), let messageId = string("messageId"),
+        guard let channel = string(Self.channelKey), let user = string("user"), let messageId = string("messageId"),
               let messageTimetoken = timetoken("messageTimetoken"), let actionTimetoken = timetoken("actionTimetoken"),
               let actionType = string("actionType"), let actionValue = string("actionValue"),
               let parentChannel = string("parentChannel"), let customMessageType = string("customMessageType"),
