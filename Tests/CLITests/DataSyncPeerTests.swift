@@ -220,7 +220,7 @@ extension DataSyncClassOptionTests {
 struct DataSyncKillTests {
     /// Rounds of kill-and-restart: 10 in `swift test`; `scripts/soak datasync-kill N`
     /// (`PNREPLICATE_KILL_ROUNDS`) for a long run.
-    static var rounds: Int { max(2, Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 10) }
+    static var rounds: Int { max(2, Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 6) }
     static let channels = ["ch-0000", "ch-0001", "ch-0002"]
 
     @Test("object edits synced to DataSync through a flaky simulator, the sync killed at random moments: every object ends at its last edit, nothing left queued",

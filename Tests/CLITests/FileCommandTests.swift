@@ -129,8 +129,8 @@ struct FileCommandTests {
         #expect(history.stdout.contains(a.lastPathComponent) && history.stdout.contains("two files"), "\(history.stdout)")
     }
 
-    /// Rounds of kill-and-restart: 20 in `swift test`; `scripts/soak files-kill 200` for the long run.
-    static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 20 }
+    /// Rounds of kill-and-restart: 10 in `swift test`; `scripts/soak files-kill 200` for the long run.
+    static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 10 }
 
     @Test("a peer's file name with terminal escapes: files list and delete print it escaped (--json exact); '..' as --id, --name or a push device token is refused, nothing sent or queued",
           .enabled(if: OfficialSDK.isInstalled || OfficialSDK.isRequired, "the pubnub Python package is not installed"))

@@ -149,8 +149,8 @@ struct SimulatorDidNotStart: Error, CustomStringConvertible {
 /// `--timeout` bounding a sync against a server that drips or whose history ignores `start`.
 @Suite("Concurrent syncs, dripping and non-paging servers")
 struct SlowAndConcurrentSyncTests {
-    /// Rounds of the concurrent-sync test: 20 in `swift test`; PNREPLICATE_CONCURRENT_ROUNDS overrides.
-    static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_CONCURRENT_ROUNDS"] ?? "") ?? 20 }
+    /// Rounds of the concurrent-sync test: 10 in `swift test`; PNREPLICATE_CONCURRENT_ROUNDS overrides.
+    static var rounds: Int { Int(ProcessInfo.processInfo.environment["PNREPLICATE_CONCURRENT_ROUNDS"] ?? "") ?? 10 }
 
     /// What a second `sync` may say when it finds the store's drain lease taken.
     static let leaseRefusal = "being synced by another process"

@@ -71,7 +71,7 @@ struct ChatScreen: Equatable, CustomStringConvertible {
 
 @Suite("Two devices: edits, deletes, restores, read marks and pins")
 struct ChatTwoDeviceTests {
-    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_CHAT_SEEDS", default: 50) }
+    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_CHAT_SEEDS", default: 20) }
 
     @Test("concurrent offline chat writes on two devices: both stores equal the server, shown text is the newest edit, unread counts match a count by hand",
           arguments: seeds)

@@ -13,7 +13,7 @@ import Testing
 struct EncryptionTests {
     static let key = "secret cipher key 🔑"
     /// Seeds of the flaky two-cryptor test (`PNREPLICATE_CRYPTO_SEEDS=N` for more).
-    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_CRYPTO_SEEDS", default: 20) }
+    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_CRYPTO_SEEDS", default: 10) }
 
     @Test("a device on the header cryptor and one on the legacy cryptor read each other's messages from history; the server holds only ciphertext")
     func twoCryptors() async throws {

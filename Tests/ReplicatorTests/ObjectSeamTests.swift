@@ -284,7 +284,7 @@ extension ObjectSeamConflictTests {
 @Suite("Object-backend seam: two devices over a test double")
 struct ObjectSeamTwoDeviceTests {
     @Test("offline edits on two devices and a third client converge, one log entry per conflicting edit",
-          arguments: SoakSeeds.range("PNREPLICATE_OBJECT_SEEDS", default: 24))
+          arguments: SoakSeeds.range("PNREPLICATE_OBJECT_SEEDS", default: 12))
     func converge(seed: UInt64) async throws {
         let clock = VirtualClock()
         let server = PubNubServer(clock: clock)

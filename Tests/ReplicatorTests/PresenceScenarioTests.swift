@@ -13,8 +13,8 @@ import Testing
 /// every device's member rows must say exactly who the server says is here, with their state.
 @Suite("Presence scenario")
 struct PresenceScenarioTests {
-    /// Seeds: 20 in `swift test`; `PNREPLICATE_PRESENCE_SEEDS=10000` (or a range, ``SoakSeeds``) for the long run.
-    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_PRESENCE_SEEDS", default: 20) }
+    /// Seeds: 10 in `swift test`; `PNREPLICATE_PRESENCE_SEEDS=10000` (or a range, ``SoakSeeds``) for the long run.
+    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_PRESENCE_SEEDS", default: 10) }
 
     static let users = ["u0", "u1", "u2"]
     static let channels = ["p0", "p1", "p2"]

@@ -22,8 +22,9 @@ struct RequestBudgetTests {
     }
 
     static func tally(_ operations: [String]) -> String {
-        Dictionary(operations.map { ($0, 1) }, uniquingKeysWith: +).sorted { $0.key < $1.key }
-            .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        var counts: [String: Int] = [:]
+        for operation in operations { counts[operation, default: 0] += 1 }
+        return counts.keys.sorted().map { (key: String) -> String in "\(key) \(counts[key] ?? 0)" }.joined(separator: ", ")
     }
 
     /// A token granting everything a chat user needs everywhere (by patterns and categories), for `user`.

@@ -38,10 +38,10 @@ extension SimulatedDevice where Custom == DefaultChatCustom {
 struct TwoDeviceTests {
     static let channels = ["c1", "c2"]
 
-    /// Seeds: 50 in `swift test`, the same on both backends (ObjectSeamTests runs the same story
+    /// Seeds: 20 in `swift test`, the same on both backends (ObjectSeamTests runs the same story
     /// through the object-backend seam); `scripts/soak objects N` (`PNREPLICATE_OBJECT_SEEDS`,
     /// ``SoakSeeds``) for a long run.
-    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_OBJECT_SEEDS", default: 50) }
+    static var seeds: ClosedRange<UInt64> { SoakSeeds.range("PNREPLICATE_OBJECT_SEEDS", default: 20) }
 
     /// The object backend a run of the story uses: App Context (the Chat SDK's), or DataSync
     /// through ``Replicator/DataSyncBackend`` (the same story, same seeds: its third client writes

@@ -230,7 +230,9 @@ extension ChatStore {
                     try eviction.channelsToEvict(rule: nil, in: db).filter { !skipped.contains($0) }
                 }
                 guard !channels.isEmpty else { break }
-                var wanted = Int((Double(used - budget) / (Double(used) / Double(stored)) * 1.1).rounded(.up)) + 1
+                let bytesPerMessage: Double = Double(used) / Double(stored)
+                let over: Double = Double(used - budget) / bytesPerMessage * 1.1
+                var wanted: Int = Int(over.rounded(.up)) + 1
                 var evictedThisRound = 0
                 for channel in channels where wanted > 0 {
                     let most = min(wanted, Eviction.chunk)
