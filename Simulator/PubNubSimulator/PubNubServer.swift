@@ -335,10 +335,10 @@ extension PubNubServer {
     func dataSyncCredentialRefusal(_ request: WireRequest) -> WireResponse? {
         let s = request.pathSegments
         guard s.count >= 2, s[0] == "v1", s[1] == "datasync", dataSync.choices.requiresAccessManager else { return nil }
-        guard access != nil else { return DataSyncReply.error(403, "DS-0201", "ACCESS_DENIED: Access Manager is not enabled on this keyset") }
+        guard access != nil else { return DataSyncReply.error(403, dataSync.choices.codes.accessDenied, "ACCESS_DENIED: Access Manager is not enabled on this keyset") }
         let token = request.queryValue("auth"), signature = request.queryValue("signature")
-        if token == nil && signature == nil { return DataSyncReply.error(401, "DS-0203", "UNAUTHENTICATED: a token or a signature is required") }
-        if token != nil && signature != nil { return DataSyncReply.error(403, "DS-0201", "ACCESS_DENIED: send a token or a signature, not both") }
+        if token == nil && signature == nil { return DataSyncReply.error(401, dataSync.choices.codes.unauthenticated, "UNAUTHENTICATED: a token or a signature is required") }
+        if token != nil && signature != nil { return DataSyncReply.error(403, dataSync.choices.codes.accessDenied, "ACCESS_DENIED: send a token or a signature, not both") }
         return nil
     }
 

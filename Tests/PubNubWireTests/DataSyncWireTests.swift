@@ -130,6 +130,7 @@ struct DataSyncWireTests {
         (["DS-0100"], ServiceError.Reason?.some(.notFound)), (["DS-0201"], .notConfigured), (["DS-0203"], .notConfigured),
         (["DS-0006"], .notConfigured), (["DS-0202"], .outsideProjection), (["DS-0302"], .preconditionFailed),
         (["DS-0801"], .conflict), (["DS-0005"], .badRequest), (["DS-0004", "DS-0202"], .outsideProjection),
+        (["DS-0300"], .preconditionFailed), (["DS-0008"], .badRequest), (["DS-0650"], .badRequest), (["DS-1001"], .badRequest),
         (["SYN-0004"], nil), ([], nil),
     ])
     func classification(codes: [String], reason: ServiceError.Reason?) {

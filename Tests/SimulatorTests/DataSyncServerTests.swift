@@ -96,6 +96,30 @@ struct DataSyncServerTests {
         #expect(notUser?.codes == ["DS-0006"] && notUser?.reason == .notConfigured)
     }
 
+    @Test("each code table answers with its own codes, and the client reads each the same way",
+          arguments: [("reference", DataSyncCodes()), ("Kotlin stubs", .kotlinStubs), ("Dart stubs", .dartStubs)])
+    func codeTables(name: String, codes: DataSyncCodes) async throws {
+        let world = World()
+        var choices = DataSyncChoices()
+        choices.codes = codes
+        await world.server.configureDataSync(choices)
+        let alice = try await world.client()
+        let created = try await alice.dataSync.create(.users, DataSyncObject(id: "alice", payload: ["x": .int(1)]))
+        _ = try await alice.dataSync.patch(.users, id: "alice", [.add(JSONPointer(["payload", "y"]), .int(2))], ifMatch: created.eTag)
+        let stale = await Self.failure {
+            _ = try await alice.dataSync.patch(.users, id: "alice", [.remove(JSONPointer(["payload", "x"]))], ifMatch: created.eTag)
+        }
+        #expect(stale?.status == 412 && stale?.codes == (codes.stale.map { [$0] } ?? []) && stale?.reason == .preconditionFailed, "\(name)")
+        let duplicate = await Self.failure { _ = try await alice.dataSync.create(.users, DataSyncObject(id: "alice")) }
+        #expect(duplicate?.status == 409 && duplicate?.codes == (codes.duplicate.map { [$0] } ?? []), "\(name)")
+        let missing = await Self.failure { _ = try await alice.dataSync.patch(.users, id: "nobody", [.remove(JSONPointer(["status"]))], ifMatch: nil) }
+        #expect(missing?.status == 404 && missing?.codes == [codes.notFound] && missing?.reason == .notFound, "\(name)")
+        var unfilterable = DataSyncListQuery()
+        unfilterable.filterFast = #"email == "x""#
+        let refused = await Self.failure { _ = try await alice.dataSync.list(.users, unfilterable) }
+        #expect(refused?.status == 400 && refused?.codes == [codes.unfilterable] && refused?.reason == .badRequest, "\(name)")
+    }
+
     @Test("JSON Patch: atomic with test (409 DS-0302), If-Match (412), missing members, immutable paths, PUT replaces all")
     func patch() async throws {
         let world = World()

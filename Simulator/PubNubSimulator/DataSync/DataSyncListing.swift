@@ -34,13 +34,13 @@ extension DataSyncService {
 
     func list(_ resource: DataSyncResource, _ request: WireRequest, readable: (AccessResourceKind, String) -> Bool) -> WireResponse {
         let limit = request.int("limit") ?? 20
-        guard DataSyncLimits.pageSize.contains(limit) else { return DataSyncReply.error(400, "DS-0004", "limit must be 1-100", path: "limit") }
+        guard DataSyncLimits.pageSize.contains(limit) else { return DataSyncReply.error(400, codes.invalid, "limit must be 1-100", path: "limit") }
         let fast = request.queryValue("filter_fast"), slow = request.queryValue("filter")
-        guard fast == nil || slow == nil else { return DataSyncReply.error(400, "DS-0004", "send filter or filter_fast, not both") }
+        guard fast == nil || slow == nil else { return DataSyncReply.error(400, codes.invalid, "send filter or filter_fast, not both") }
         let relationship = resource.isRelationship
         let className = request.queryValue(relationship ? "relationship_class" : "entity_class")
         if className == nil, resource == .entities || resource == .relationships {
-            return DataSyncReply.error(400, "DS-0004", "must not be null", path: relationship ? "relationship_class" : "entity_class")
+            return DataSyncReply.error(400, codes.invalid, "must not be null", path: relationship ? "relationship_class" : "entity_class")
         }
         let version = request.int(relationship ? "relationship_class_version" : "entity_class_version")
         let level = request.queryValue("entity_class_level")
@@ -50,18 +50,18 @@ extension DataSyncService {
             do {
                 let parsed = try ObjectFilter(parsing: text, listing: .dataSync(fields: fields))
                 if fast != nil, parsed.predicateCount > choices.maxFastPredicates {
-                    return DataSyncReply.error(400, "DS-0004", "filter_fast allows at most \(choices.maxFastPredicates) predicates")
+                    return DataSyncReply.error(400, codes.invalid, "filter_fast allows at most \(choices.maxFastPredicates) predicates")
                 }
                 filter = parsed
             } catch .unknownField(let field, _) {
-                return DataSyncReply.error(400, "DS-0005", "\(field) cannot be filtered on")
+                return DataSyncReply.error(400, codes.unfilterable, "\(field) cannot be filtered on")
             } catch {
-                return DataSyncReply.error(400, "DS-1001", "invalid filter: \(error)")
+                return DataSyncReply.error(400, codes.filterSyntax, "invalid filter: \(error)")
             }
         }
         let sort = (request.queryValue("sort") ?? "").split(separator: ",").map(SortKey.init)
         if let unknown = sort.first(where: { !fields.contains($0.field) }) {
-            return DataSyncReply.error(400, "DS-0005", "\(unknown.field) cannot be sorted on")
+            return DataSyncReply.error(400, codes.unfilterable, "\(unknown.field) cannot be sorted on")
         }
         let ends: (String?, String?) = resource == .memberships
             ? (request.queryValue("channel_id"), request.queryValue("user_id"))
@@ -81,7 +81,7 @@ extension DataSyncService {
         }
         rows.sort { Self.precedes($0, $1, sort: sort) }
         if let cursor = request.queryValue("cursor") {
-            guard let after = Self.decodeCursor(cursor) else { return DataSyncReply.error(400, "DS-0004", "invalid cursor", path: "cursor") }
+            guard let after = Self.decodeCursor(cursor) else { return DataSyncReply.error(400, codes.invalid, "invalid cursor", path: "cursor") }
             rows.removeAll { !Self.follows($0, cursor: after, sort: sort) }
         }
         let page = Array(rows.prefix(limit))

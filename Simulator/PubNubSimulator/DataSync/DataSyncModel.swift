@@ -190,8 +190,12 @@ enum DataSyncReply {
         return Reply.json(status, ["errors": [.object(item)]])
     }
 
-    /// 412 with an empty body (choice 1a, `docs/datasync.md`).
-    static let stale = WireResponse(status: 412, headers: ["Content-Type": Reply.json], body: Data())
+    /// A stale `If-Match`: 412 with an empty body when `code` is nil (choice 1a, `docs/datasync.md`),
+    /// else with the error `code` (``DataSyncCodes/stale``).
+    static func stale(_ code: String?) -> WireResponse {
+        guard let code else { return WireResponse(status: 412, headers: ["Content-Type": Reply.json], body: Data()) }
+        return error(412, code, "Precondition failed: the record changed")
+    }
 
     /// `{"data":{…}}` with the resource's vendor content type.
     static func record(_ status: Int, _ record: DataSyncRecord) -> WireResponse {
@@ -204,7 +208,7 @@ enum DataSyncReply {
         body: Data(#"{"error":true,"status":403,"service":"Access Manager","message":"Forbidden"}"#.utf8))
 
     /// The 404 of a missing record: `Entity not found: <id>` or `Relationship '<id>' not found`.
-    static func notFound(_ resource: DataSyncResource, _ id: String) -> WireResponse {
-        error(404, "DS-0100", resource.isRelationship ? "Relationship '\(id)' not found" : "Entity not found: \(id)")
+    static func notFound(_ resource: DataSyncResource, _ id: String, code: String) -> WireResponse {
+        error(404, code, resource.isRelationship ? "Relationship '\(id)' not found" : "Entity not found: \(id)")
     }
 }

@@ -21,6 +21,8 @@ struct DataSyncService: Sendable {
     /// The earliest `expiresAt` stored (nil: none): ``sweep(now:)`` does nothing before it.
     var nextExpiry: ISOTimestamp?
     var choices = DataSyncChoices()
+    /// The error codes answered: ``DataSyncChoices/codes``.
+    var codes: DataSyncCodes { choices.codes }
 
     init(subscribeKey: String) {
         self.subscribeKey = subscribeKey
@@ -41,7 +43,7 @@ struct DataSyncService: Sendable {
         switch (request.method, id) {
         case (.get, nil): return (list(resource, request, readable: readable), [])
         case (.get, let id?):
-            guard let record = records[resource]?[id] else { return (DataSyncReply.notFound(resource, id), []) }
+            guard let record = records[resource]?[id] else { return (DataSyncReply.notFound(resource, id, code: codes.notFound), []) }
             return (DataSyncReply.record(200, record), [])
         case (.post, nil): return create(resource, request, now: time)
         case (.put, let id?): return replace(resource, id: id, request, now: time)
@@ -96,13 +98,13 @@ struct DataSyncService: Sendable {
         case .memberships: "Membership"
         case .entities, .relationships: nil
         }
-        guard let name = name ?? builtIn else { return .failure(.init(400, "SYN-0004", "class: must not be null")) }
+        guard let name = name ?? builtIn else { return .failure(.init(400, codes.notNull, "class: must not be null")) }
         let levels: [DataSyncClassLevel] = level.map { [$0] } ?? [.subKey, .global]
         guard let type = levels.lazy.compactMap({ classes[DataSyncClass.Key(name: name, version: version, level: $0)] }).first else {
-            return .failure(.init(404, "DS-0100", "Class definition not found: \(name) v\(version)"))
+            return .failure(.init(404, codes.notFound, "Class definition not found: \(name) v\(version)"))
         }
         guard type.resource == resource else {
-            return .failure(.init(400, "DS-0006", "\(name) is not a \(builtIn ?? resource.noun) class"))
+            return .failure(.init(400, codes.notSubclass, "\(name) is not a \(builtIn ?? resource.noun) class"))
         }
         return .success(type)
     }
@@ -110,9 +112,9 @@ struct DataSyncService: Sendable {
     func exists(_ resource: DataSyncResource, _ id: String) -> Bool { records[resource]?[id] != nil }
 
     /// The answer to a write whose `If-Match` is stale, or nil.
-    static func staleIfMatch(_ request: WireRequest, _ record: DataSyncRecord) -> WireResponse? {
+    func staleIfMatch(_ request: WireRequest, _ record: DataSyncRecord) -> WireResponse? {
         guard let expected = request.headers.first(where: { $0.key.lowercased() == "if-match" })?.value else { return nil }
-        return expected == record.eTag ? nil : DataSyncReply.stale
+        return expected == record.eTag ? nil : DataSyncReply.stale(codes.stale)
     }
 
     /// The content type a write must carry: the resource's vendor type or `application/json`
@@ -163,6 +165,10 @@ public struct DataSyncChoices: Sendable, Hashable {
     public var requiresAccessManager = true
     /// The most predicates a `filter_fast` may hold (10 by default on PubNub).
     public var maxFastPredicates = 10
+
+    /// The error codes answered (``DataSyncCodes``: the reference's by default; the Kotlin or Dart
+    /// SDK's stubs on request).
+    public var codes = DataSyncCodes()
 
     /// The defaults.
     public init() {}

@@ -66,9 +66,12 @@ public enum DataSyncErrors {
             case "DS-0100": return .notFound
             case "DS-0201", "DS-0203", "DS-0006": return .notConfigured
             case "DS-0202": return .outsideProjection
-            case "DS-0302": return .preconditionFailed
+            // DS-0300: a stale If-Match, as the Kotlin SDK's stubs answer it (the Dart SDK's: no body).
+            case "DS-0302", "DS-0300": return .preconditionFailed
             case "DS-0801": return .conflict
-            case "DS-0005": return .badRequest
+            // A filter or sort on what cannot be filtered (DS-0005, or DS-1001 in the Kotlin SDK's
+            // stubs), a declared property of the wrong kind (DS-0008) or missing (DS-0650).
+            case "DS-0005", "DS-0008", "DS-0650", "DS-1001": return .badRequest
             default: continue
             }
         }
