@@ -36,7 +36,7 @@ extension Replica {
         let report = try await recounting { parts in
             try await parts.reconciler.sync(pushDeadline: pushDeadline, deadline: deadline, progress: progress)
         }
-        await refreshExpiry()
+        await ReplicaExpiryWatch.refresh(self)
         return report
     }
 
@@ -237,26 +237,5 @@ extension Replica {
     public func expiryWarnings() async throws -> [ExpiringObject] {
         guard let warning = configuration.expiryWarning else { return [] }
         return try await fetch(queries.expiringObjects(followedBy: configuration.userId, before: clock.now.addingTimeInterval(warning)))
-    }
-
-    /// Reads ``expiryWarnings()`` into ``ReplicaStatus/expiring`` and logs each object once per
-    /// `expiresAt` (a notice: the status is how an app learns of it; the CLI prints its own line). Called when the store may have learned of
-    /// objects: after a sync, when live sync is live, after a gap fill.
-    func refreshExpiry() async {
-        guard configuration.expiryWarning != nil, let expiring = try? await expiryWarnings() else { return }
-        var logger = Logger(label: configuration.logLabel + ".expiry")
-        logger.logLevel = configuration.storeOptions.logger.logLevel
-        for object in expiring where expiryLogged.insert(object).inserted {
-            logger.notice("a followed object expires soon", metadata: ["object": "\(object)"])
-        }
-        hub.update { $0.expiring = expiring }
-    }
-
-    /// The followed objects that expire within the configured warning from the clock's now,
-    /// read synchronously from `store` (a replica's first status); none on App Context.
-    static func expiring(in store: ChatStore<Custom>, _ configuration: ReplicaConfiguration) throws -> [ExpiringObject] {
-        guard let warning = configuration.expiryWarning else { return [] }
-        return try store.fetchNow(ChatQueries<Custom>().expiringObjects(
-            followedBy: configuration.userId, before: configuration.clock.now.addingTimeInterval(warning)))
     }
 }

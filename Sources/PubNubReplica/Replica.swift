@@ -62,8 +62,8 @@ public actor Replica<Custom: ChatCustomData> {
     var fileCache: FileCache<Custom>?
     /// Whether ``signOut(discardingUnsent:keepingPushRegistrations:)`` removed the store: every call throws ``ReplicaError/signedOut``.
     var signedOut = false
-    /// The expiring objects already logged (``refreshExpiry()``): each once per `expiresAt`.
-    var expiryLogged = Set<ExpiringObject>()
+    /// The expiry warning: the status's expiring objects, each logged once (``ReplicaExpiryWatch``).
+    nonisolated let expiryWatch: ReplicaExpiryWatch
 
     /// The store and the engines on it, made together and replaced together on ``resume()``.
     package struct Parts: Sendable {
@@ -95,7 +95,8 @@ public actor Replica<Custom: ChatCustomData> {
         var status = ReplicaStatus()
         status.count(try parts.store.fetchNow(OutboxTally.query(queries)))
         status.hasSynced = !(try parts.store.fetchNow(queries.checkpoints())).isEmpty
-        status.expiring = try Self.expiring(in: parts.store, configuration)
+        status.expiring = try ReplicaExpiryWatch.expiring(in: parts.store, configuration)
+        expiryWatch = ReplicaExpiryWatch(configuration)
         hub = ReplicaStatusHub(status: status, store: parts.store, clock: configuration.clock)
     }
 

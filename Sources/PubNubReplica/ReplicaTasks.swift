@@ -96,12 +96,12 @@ struct ReplicaTasks<Custom: ChatCustomData>: Sendable {
                     // Back online: settle what could not be settled offline.
                     if case .live = state {
                         await settleConflicts(on: replica)
-                        await replica.refreshExpiry()
+                        await ReplicaExpiryWatch.refresh(replica)
                         await keepWithinBudget(on: replica)
                     }
                 case .catchUpProgress(let progress): await caughtUp(progress, on: replica)
                 case .gapFilled:
-                    await replica.refreshExpiry()
+                    await ReplicaExpiryWatch.refresh(replica)
                     await keepWithinBudget(on: replica)
                 case .event, .presenceRefreshed: continue
                 }
