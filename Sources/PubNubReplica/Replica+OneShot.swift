@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ReplicaModel
 import ReplicaStore
 import Replicator
