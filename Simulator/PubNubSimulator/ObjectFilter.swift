@@ -136,7 +136,20 @@ struct ObjectFilter: Sendable {
 
     /// Whether the filter holds for an item whose field paths `value` resolves (nil: the item has
     /// no such field).
-    func matches(_ value: (String) -> String?) -> Bool { Self.evaluate(expression, value) }
+    func matches(_ value: (String) -> String?) -> Bool { Self.evaluate(expression, value, numeric: { _ in false }) }
+
+    /// Whether the filter holds, comparing the fields `numeric` names as numbers (a DataSync
+    /// property of kind `number`: `votes > 9` holds for 10) and every other field as text.
+    func matches(_ value: (String) -> String?, numeric: (String) -> Bool) -> Bool { Self.evaluate(expression, value, numeric: numeric) }
+
+    /// How `actual` compares with `expected`: as numbers when `numeric` and both read as
+    /// numbers, else as text.
+    static func order(_ actual: String, _ expected: String, numeric: Bool) -> ComparisonResult {
+        if numeric, let x = Double(actual), let y = Double(expected) {
+            return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        }
+        return actual < expected ? .orderedAscending : actual > expected ? .orderedDescending : .orderedSame
+    }
 
     /// Whether the filter holds for a user or channel.
     func matches(id: String, fields: [String: JSONValue], updated: String) -> Bool {
@@ -183,25 +196,27 @@ struct ObjectFilter: Sendable {
     }
 
     /// Evaluates `expression`; its depth is bounded by the parser's ``maxDepth``.
-    private static func evaluate(_ expression: Expression, _ value: (String) -> String?) -> Bool {
+    private static func evaluate(_ expression: Expression, _ value: (String) -> String?, numeric: (String) -> Bool) -> Bool {
         switch expression {
-        case .comparison(let field, let op, let expected): compare(value(field), op, expected)
-        case .not(let inner): !evaluate(inner, value)
-        case .and(let terms): terms.allSatisfy { evaluate($0, value) }
-        case .or(let terms): terms.contains { evaluate($0, value) }
+        case .comparison(let field, let op, let expected): compare(value(field), op, expected, numeric: numeric(field))
+        case .not(let inner): !evaluate(inner, value, numeric: numeric)
+        case .and(let terms): terms.allSatisfy { evaluate($0, value, numeric: numeric) }
+        case .or(let terms): terms.contains { evaluate($0, value, numeric: numeric) }
         }
     }
 
     /// One comparison; a missing value satisfies only `!=`.
-    private static func compare(_ actual: String?, _ op: Operator, _ expected: String) -> Bool {
+    private static func compare(_ actual: String?, _ op: Operator, _ expected: String, numeric: Bool) -> Bool {
         guard let actual else { return op == .notEqual }
+        if op == .like { return like(actual, expected) }
+        let order = order(actual, expected, numeric: numeric)
         switch op {
-        case .equal: return actual == expected
-        case .notEqual: return actual != expected
-        case .less: return actual < expected
-        case .lessOrEqual: return actual <= expected
-        case .greater: return actual > expected
-        case .greaterOrEqual: return actual >= expected
+        case .equal: return order == .orderedSame
+        case .notEqual: return order != .orderedSame
+        case .less: return order == .orderedAscending
+        case .lessOrEqual: return order != .orderedDescending
+        case .greater: return order == .orderedDescending
+        case .greaterOrEqual: return order != .orderedAscending
         case .like: return like(actual, expected)
         }
     }

@@ -64,6 +64,8 @@ public actor PubNubServer {
     var channelGroups: [String: [String]] = [:]
     /// DataSync: records, classes and their TTLs (``DataSyncService``).
     var dataSync: DataSyncService
+    /// The Admin API key set by ``configureAdminKey(_:)``; nil: the secret key is the admin key.
+    var configuredAdminKey: String?
 
     /// A server with the given keys, reading the time from `clock`.
     ///
@@ -144,6 +146,7 @@ public actor PubNubServer {
         requestCount += 1
         if let refusal = requestLineRefusal(request) { return refusal }
         sweepPresence()
+        if let answer = dataSyncAdmin(request) { return answer }
         if let refusal = dataSyncCredentialRefusal(request) { return refusal }
         if let answer = access?.intercept(request, now: clock.now) { return answer }
         let s = request.pathSegments
@@ -376,8 +379,37 @@ extension PubNubServer {
     }
 
     /// Defines (or redefines) a class: a subclass of `User` or `Channel` with its own TTL, an
-    /// app's entity or relationship class. `simulator serve --datasync-class` calls it.
+    /// app's entity or relationship class. `simulator serve --datasync-class` calls it; a peer
+    /// uses the Admin API instead (``adminKey``).
     public func defineDataSyncClass(_ type: DataSyncClass) { dataSync.classes[type.key] = type }
+
+    /// The key the Admin API's `Authorization` header must carry
+    /// (`/v2/datasync/subkeys/{subKey}/entity-classes/{Name}/versions/{n}`): the one
+    /// ``configureAdminKey(_:)`` set, else the secret key; nil (no secret key, none set) refuses
+    /// every Admin API request with a 401.
+    public var adminKey: String? { configuredAdminKey ?? access?.secretKey }
+
+    /// Sets the Admin API key (nil: the secret key again), as a team's portal issues one.
+    ///
+    /// ```swift
+    /// await server.configureAdminKey("admin-key")
+    /// // POST /v2/datasync/subkeys/sub/entity-classes/Poll/versions/1, Authorization: admin-key
+    /// ```
+    public func configureAdminKey(_ key: String?) { configuredAdminKey = key }
+
+    /// The answer to an Admin API request (`/v2/datasync/subkeys/{subKey}/…`), or nil for any
+    /// other request: 401 without the admin key, 404 for another subscribe key, else the class
+    /// definitions' answer (``DataSyncService``).
+    func dataSyncAdmin(_ request: WireRequest) -> WireResponse? {
+        let s = request.pathSegments
+        guard s.count >= 4, s[0] == "v2", s[1] == "datasync", s[2] == "subkeys" else { return nil }
+        let given = request.headers.first { $0.key.lowercased() == "authorization" }?.value
+        guard let adminKey, let given, given == adminKey else {
+            return DataSyncReply.error(401, nil, "Unauthorized: the Authorization header must carry the Admin API key")
+        }
+        guard s[3] == subscribeKey else { return DataSyncReply.error(404, nil, "Unknown subscribe key") }
+        return dataSync.admin(request, segments: s.dropFirst(4))
+    }
 
     /// Turns a class's `e: 5` events off or on (on by default; off is what a keyset without an
     /// event rule for the class does), for every version and level of that name.

@@ -251,14 +251,16 @@ extension PubNubServer {
             tt = 0
         }
         let region = subscribeSettings.region
+        // A wildcard (`poll.*`) is no channel one is present in.
+        let present = channels.filter { !Self.isWildcard($0) }.sorted()
         if tt == 0 {
             // The handshake's cursor comes before the subscriber's own join, so that its first
             // long poll hears the join, as on PubNub.
             let cursor = currentCursor(after: 0)
-            touchPresence(channels: channels.sorted(), uuid: request.actor, timeout: request.int("heartbeat"), state: state)
+            touchPresence(channels: present, uuid: request.actor, timeout: request.int("heartbeat"), state: state)
             return Reply.subscribeAnswer(timetoken: cursor, region: region, events: [])
         }
-        touchPresence(channels: channels.sorted(), uuid: request.actor, timeout: request.int("heartbeat"), state: state)
+        touchPresence(channels: present, uuid: request.actor, timeout: request.int("heartbeat"), state: state)
         switch fault {
         case .none: break
         case .staleCursor:
@@ -288,7 +290,10 @@ extension PubNubServer {
     /// The cursor of an answer: the server's present, never before `tt` nor any event handed out.
     private func currentCursor(after tt: UInt64) -> UInt64 { max(timetokens.cursor(), tt) }
 
-    /// Buffered events newer than `tt` on `channels`, oldest first, within the retention.
+    /// Buffered events newer than `tt` on `channels`, oldest first, within the retention. A
+    /// wildcard channel (`poll.*`) takes every channel under its prefix (`poll.1`, `poll.1.a`);
+    /// an event it alone matched carries it as `b`, as PubNub's do (the recording
+    /// `datasync_events-03`: `"b":"animal.*"`).
     private func pending(after tt: UInt64, channels: Set<String>) -> [LiveEvent] {
         let floor = max(tt &+ 1, retentionFloor)
         var low = 0, high = liveEvents.count
@@ -296,8 +301,25 @@ extension PubNubServer {
             let mid = (low + high) / 2
             if liveEvents[mid].timetoken < floor { low = mid + 1 } else { high = mid }
         }
-        return liveEvents[low...].filter { channels.contains($0.channel) }
+        let wildcards = channels.filter(Self.isWildcard).sorted()
+        guard !wildcards.isEmpty else { return liveEvents[low...].filter { channels.contains($0.channel) } }
+        return liveEvents[low...].compactMap { event in
+            if channels.contains(event.channel) { return event }
+            // Presence under a wildcard needs its own subscription (`poll.1-pnpres`).
+            guard !event.channel.hasSuffix("-pnpres"),
+                  let wildcard = wildcards.first(where: { event.channel.hasPrefix($0.dropLast()) }) else { return nil }
+            var matched = event
+            if case .object(var envelope)? = JSONValue.parse(event.envelope) {
+                envelope["b"] = .string(wildcard)
+                matched.envelope = (try? JSONValue.object(envelope).jsonData()) ?? event.envelope
+            }
+            return matched
+        }
     }
+
+    /// Whether `channel` is a wildcard (`poll.*`): events of the channels under it, no presence
+    /// of its own.
+    static func isWildcard(_ channel: String) -> Bool { channel.count > 2 && channel.hasSuffix(".*") }
 
     /// Suspends until an event is emitted, `deadline` passes or the task is cancelled.
     private func waitForEvent(until deadline: HoldDeadline) async {

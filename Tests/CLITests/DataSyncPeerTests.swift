@@ -179,7 +179,7 @@ struct DataSyncClassOptionTests {
 }
 
 extension DataSyncClassOptionTests {
-    @Test("a User subclass served with --datasync-class and named by --datasync-user-class: a new user is created in it with the subclass's time to live; serve accepts --datasync-events-off for a class it has and refuses a bad class or an unknown one",
+    @Test("a User subclass served with --datasync-class and named by --datasync-user-class: a new user is created in it with the subclass's time to live; a peer defines an entity class through the Admin API and creates a record of it; serve accepts --datasync-events-off for a class it has and refuses a bad class or an unknown one",
           .timeLimit(.minutes(5)))
     func subclassEndToEnd() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-datasync-class-\(UUID().uuidString)")
@@ -204,6 +204,16 @@ extension DataSyncClassOptionTests {
         #expect(record["entityClass"] as? String == "ChatUser" && record["entityClassLevel"] as? String == "SubKey", "\(record)")
         let expires = try #require((record["expiresAt"] as? String).flatMap { try? ISOTimestamp(parsing: $0) })
         #expect(expires.date.timeIntervalSinceNow > 364 * 86_400, "a year, not 30 days: \(expires)")
+
+        // A team's script defines an app's class through the Admin API (the secret key is the
+        // admin key by default), then writes a record of it.
+        let poll = try #require(try await peer.run(["define-class", "entity", "Poll", "1",
+            #"{"config":{"ttlSec":86400},"properties":[{"name":"closed","path":"/payload/closed","valueKind":"boolean","filtering":"simple"}]}"#]))
+        #expect(poll["name"] as? String == "Poll" && poll["level"] as? String == "SubKey" && (poll["config"] as? [String: Any])?["ttlSec"] as? Int == 86_400)
+        #expect(((poll["properties"] as? [[String: Any]])?.first)?["valueKind"] as? String == "boolean", "\(poll)")
+        let created = try #require(try await peer.run(["raw", "POST", "/v1/datasync/subkeys/demo/entities", "--body",
+            #"{"data":{"id":"poll-1","entityClass":"Poll","entityClassVersion":1,"payload":{"closed":false}}}"#]))
+        #expect((created["data"] as? [String: Any])?["entityClass"] as? String == "Poll", "\(created)")
 
         for (arguments, message) in [
             (["--datasync-class", "ChatUser=Person:10"], "give NAME[:VERSION]=EXTENDS:TTL-SECONDS"),

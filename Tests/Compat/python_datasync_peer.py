@@ -13,6 +13,12 @@ Tests/CLITests/DataSyncPeerTests.swift against `pnreplicate simulator serve --se
     python3 python_datasync_peer.py ... create memberships m-1 '{}' --channel ch-0000 --user peer-1 --status joined
     python3 python_datasync_peer.py ... patch channels ch-0000 /payload/name '"Renamed"'
     python3 python_datasync_peer.py ... --as u-0001 raw POST /publish/demo/demo/0/ch-0003/0 --body '"hi"'
+    python3 python_datasync_peer.py ... define-class entity Poll 1 '{"properties": [{"name": "closed",
+        "path": "/payload/closed", "valueKind": "boolean", "filtering": "simple"}]}'
+
+`define-class` is the Admin API (§16): `POST /v2/datasync/subkeys/{subKey}/{entity|relationship}-classes/
+{Name}/versions/{n}` with `Authorization: <admin key>` (`--admin-key`, else the secret key), as a
+team's script defines its classes; it prints the class answered.
 
 Each prints the record the server answered as one JSON line (`get` of a missing record prints
 `null`); a failed request is a `FAIL <status> <body>` line on stderr and exit 1; a usage error 64.
@@ -73,18 +79,7 @@ class Peer:
             headers["Content-Type"] = content_type
         if if_match:
             headers["If-Match"] = if_match
-        data = body.encode() if body is not None else None
-        http = urllib.request.Request(url, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(http, timeout=30) as answer:
-                raw = answer.read()
-                return answer.status, (json.loads(raw) if raw else None)
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            try:
-                return error.code, json.loads(raw) if raw else None
-            except ValueError:
-                return error.code, raw.decode(errors="replace")
+        return exchange(method, url, body.encode() if body is not None else None, headers)
 
     def get(self, resource, record_id):
         """The record, or None when there is none (404)."""
@@ -121,6 +116,29 @@ class Peer:
             if_match=current["eTag"])
         expect(status, 200, body)
         return body["data"]
+
+    def define_class(self, kind, name, version, definition, admin_key):
+        """The Admin API's class definition: {"data": definition} in the class vendor type."""
+        path = (f"/v2/datasync/subkeys/{self.subscribe_key}/{kind}-classes/"
+                f"{urllib.parse.quote(name, safe='')}/versions/{version}")
+        headers = {"Authorization": admin_key, "PubNub-Version": "2026-09-17",
+                   "Content-Type": f"application/vnd.pubnub.objects.{kind}-class+json;version=1"}
+        body = json.dumps({"data": definition}, separators=(",", ":")).encode()
+        return exchange("POST", f"http://{self.origin}{path}", body, headers)
+
+
+def exchange(method, url, data, headers):
+    """One HTTP request; returns (status, parsed JSON body, or its text, or None when empty)."""
+    http = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(http, timeout=30) as answer:
+            status, raw = answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        status, raw = error.code, error.read()
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, raw.decode(errors="replace")
 
 
 def expect(status, wanted, body):
@@ -163,6 +181,12 @@ def main():
     patch.add_argument("id")
     patch.add_argument("pointer", help="an RFC 6901 pointer, e.g. /payload/name")
     patch.add_argument("value", help="a JSON value")
+    define = commands.add_parser("define-class", help="define a class through the Admin API")
+    define.add_argument("kind", choices=["entity", "relationship"])
+    define.add_argument("name")
+    define.add_argument("version", type=int)
+    define.add_argument("definition", help="the JSON object under data (properties, config, ...)")
+    define.add_argument("--admin-key", help="the Admin API key (default: the secret key)")
     raw = commands.add_parser("raw", help="any signed request; prints the answer's body")
     raw.add_argument("method", choices=["GET", "POST", "PATCH", "PUT", "DELETE"])
     raw.add_argument("path", help="the path as sent, escaped")
@@ -180,7 +204,12 @@ def main():
                 fail(status, body)
             print(json.dumps(body) if not isinstance(body, str) else body, flush=True)
             return 0
-        if args.command == "get":
+        if args.command == "define-class":
+            status, body = peer.define_class(args.kind, args.name, args.version, json.loads(args.definition),
+                                             args.admin_key or args.secret_key)
+            expect(status, 201, body)
+            record = body["data"]
+        elif args.command == "get":
             record = peer.get(args.resource, args.id)
         elif args.command == "create":
             record = peer.create(args.resource, args.id, json.loads(args.payload), args.channel, args.user, args.status)

@@ -31,6 +31,37 @@ struct SubscribeSemanticsTests {
         #expect(empty.envelopes.isEmpty && empty.cursor.timetoken >= answer.cursor.timetoken)
     }
 
+    @Test("a wildcard channel (poll.*) takes every channel under its prefix, its events' b naming the wildcard; pollx.1 is not under it")
+    func wildcard() async throws {
+        let world = try await Self.world()
+        let cursor = try await world.client.handshake(["poll.*", "direct"])
+        _ = try await world.publish(1, to: "poll.1", prefix: "a")
+        _ = try await world.publish(1, to: "pollx.1", prefix: "b")
+        _ = try await world.publish(1, to: "poll.2.votes", prefix: "c")
+        _ = try await world.publish(1, to: "direct", prefix: "d")
+        _ = try await world.publish(1, to: "poll", prefix: "e")
+        let answer = try await world.client.subscribe(SubscribeRequest(channels: ["poll.*", "direct"], cursor: cursor))
+        #expect(answer.envelopes.map(\.payload) == ["a0", "c0", "d0"])
+        #expect(answer.envelopes.map(\.channel) == ["poll.1", "poll.2.votes", "direct"])
+        #expect(answer.envelopes.map(\.subscription) == ["poll.*", "poll.*", "direct"])
+    }
+
+    @Test("under Access Manager a wildcard subscribe needs read on the wildcard's own name: a pattern covering it grants it, a grant of one channel under it does not")
+    func wildcardAccess() async throws {
+        let clock = VirtualClock()
+        let server = PubNubServer(subscribeKey: "sub", clock: clock, secretKey: "sec")
+        await server.configureSubscribe(SubscribeSettings(hold: .zero))
+        func client(_ grants: AccessGrants) async throws -> PubNubClient {
+            let token = try await server.grantToken(grants: grants, authorizedUserId: "me")
+            return try PubNubClient.simulated(InProcessTransport(server: server), userId: "me", subscribeKey: "sub", authToken: token, clock: clock)
+        }
+        let covered = try await client(AccessGrants(patterns: [.channel: [#"^poll\..*$"#: .read]]))
+        _ = try await covered.handshake(["poll.*"])
+        let one = try await client(AccessGrants(resources: [.channel: ["poll.1": .read]]))
+        let refused = await server.respond(try one.subscribeRequest(SubscribeRequest(channels: ["poll.*"], cursor: nil)))
+        #expect(refused.status == 403)
+    }
+
     @Test("a publish in the same instant as the cursor is still delivered (the cursor reserves its timetoken)")
     func sameInstant() async throws {
         let world = try await Self.world()

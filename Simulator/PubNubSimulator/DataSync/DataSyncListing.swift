@@ -22,13 +22,31 @@ extension DataSyncService {
         }
     }
 
-    /// The fields a list of `resource` may filter and sort on: the system fields and every
-    /// property of a class served there.
-    func listFields(_ resource: DataSyncResource) -> Set<String> {
+    /// The fields a list of `resource` (of `className`, at `version`, when given) may use where
+    /// `modes` are allowed: the system fields always (reference §10: they behave as `full`), and
+    /// the declared properties whose filtering is one of `modes` (`filter_fast` and `sort`:
+    /// simple or full; `filter`: full).
+    func listFields(
+        _ resource: DataSyncResource, className: String? = nil, version: Int? = nil,
+        modes: Set<DataSyncProperty.Filtering> = [.simple, .full]
+    ) -> Set<String> {
         var fields: Set<String> = ["id", "createdAt", "updatedAt", "status"]
         if resource == .memberships { fields.formUnion(["channelId", "userId"]) }
         if resource == .relationships { fields.formUnion(["entityAId", "entityBId"]) }
-        for type in classes.values where type.resource == resource { fields.formUnion(type.properties.keys) }
+        for type in classes.values where type.resource == resource && (className == nil || type.name == className)
+            && (version == nil || type.version == version)
+        {
+            fields.formUnion(type.properties.filter { modes.contains($0.filtering) }.map(\.name))
+        }
+        return fields
+    }
+
+    /// The fields of `resource` that compare as numbers: properties of kind `number`.
+    func numericFields(_ resource: DataSyncResource, className: String?) -> Set<String> {
+        var fields: Set<String> = []
+        for type in classes.values where type.resource == resource && (className == nil || type.name == className) {
+            fields.formUnion(type.properties.filter { $0.valueKind == .number }.map(\.name))
+        }
         return fields
     }
 
@@ -44,11 +62,13 @@ extension DataSyncService {
         }
         let version = request.int(relationship ? "relationship_class_version" : "entity_class_version")
         let level = request.queryValue("entity_class_level")
-        let fields = listFields(resource)
+        let fields = listFields(resource, className: className, version: version)
+        let numeric = numericFields(resource, className: className)
         var filter: ObjectFilter?
         if let text = fast ?? slow {
             do {
-                let parsed = try ObjectFilter(parsing: text, listing: .dataSync(fields: fields))
+                let usable = slow == nil ? fields : listFields(resource, className: className, version: version, modes: [.full])
+                let parsed = try ObjectFilter(parsing: text, listing: .dataSync(fields: usable))
                 if fast != nil, parsed.predicateCount > choices.maxFastPredicates {
                     return DataSyncReply.error(400, codes.invalid, "filter_fast allows at most \(choices.maxFastPredicates) predicates")
                 }
@@ -73,44 +93,55 @@ extension DataSyncService {
         case .entities: .dataSyncEntity
         case .relationships: .dataSyncRelationship
         }
-        var rows = (records[resource] ?? [:]).values.filter { record in
+        let filtered = (records[resource] ?? [:]).values.filter { record in
             (className == nil || record.type.name == className) && (version == nil || record.type.version == version)
                 && (level == nil || record.type.level.rawValue == level)
                 && (ends.0 == nil || record.endA == ends.0) && (ends.1 == nil || record.endB == ends.1)
-                && (filter?.matches { record.value(of: $0) } ?? true) && readable(kind, record.id)
+                && (filter?.matches({ record.value(of: $0) }, numeric: numeric.contains) ?? true) && readable(kind, record.id)
         }
-        rows.sort { Self.precedes($0, $1, sort: sort) }
+        // Each row's sort values are read once, not at each comparison.
+        let numericKeys = sort.map { numeric.contains($0.field) }
+        var rows = filtered.map { record in Position(values: sort.map { record.value(of: $0.field) }, sequence: record.sequence, record: record) }
+        rows.sort { Self.precedes($0, $1, sort: sort, numeric: numericKeys) }
         if let cursor = request.queryValue("cursor") {
             guard let after = Self.decodeCursor(cursor) else { return DataSyncReply.error(400, codes.invalid, "invalid cursor", path: "cursor") }
-            rows.removeAll { !Self.follows($0, cursor: after, sort: sort) }
+            rows.removeAll { !Self.precedes(after, $0, sort: sort, numeric: numericKeys) }
         }
-        let page = Array(rows.prefix(limit))
+        let page = rows.prefix(limit)
         var meta: [String: JSONValue] = ["has_next": .bool(rows.count > limit), "limit": .int(Int64(limit))]
-        if rows.count > limit, let last = page.last { meta["next_cursor"] = .string(Self.cursor(after: last, sort: sort)) }
-        return Reply.json(200, ["data": .array(page.map(\.json)), "meta": .object(meta)], contentType: resource.contentType)
+        if rows.count > limit, let last = page.last { meta["next_cursor"] = .string(Self.cursor(after: last)) }
+        return Reply.json(200, ["data": .array(page.compactMap { $0.record?.json }), "meta": .object(meta)], contentType: resource.contentType)
     }
 
-    /// Whether `a` comes before `b`: by the sort keys (a missing value first), then by creation.
-    static func precedes(_ a: DataSyncRecord, _ b: DataSyncRecord, sort: [SortKey]) -> Bool {
-        for key in sort {
-            let (x, y) = (a.value(of: key.field), b.value(of: key.field))
-            if x == y { continue }
-            let ascending = (x ?? "") < (y ?? "") || (x == nil && y != nil)
-            return key.descending ? !ascending : ascending
+    /// Whether `a` comes before `b`: by the sort keys (a missing value first; `numeric` keys
+    /// compared as numbers), then by creation.
+    static func precedes(_ a: Position, _ b: Position, sort: [SortKey], numeric: [Bool]) -> Bool {
+        for (index, key) in sort.enumerated() {
+            let x = index < a.values.count ? a.values[index] : nil, y = index < b.values.count ? b.values[index] : nil
+            let order: ComparisonResult = switch (x, y) {
+            case (nil, nil): .orderedSame
+            case (nil, _): .orderedAscending
+            case (_, nil): .orderedDescending
+            case (let x?, let y?): ObjectFilter.order(x, y, numeric: numeric[index])
+            }
+            if order == .orderedSame { continue }
+            return (order == .orderedAscending) != key.descending
         }
         return a.sequence < b.sequence
     }
 
-    /// The cursor's position: the last row's sort values and creation number.
+    /// A row's place in a list: its sort values and creation number (a cursor's: the last row's;
+    /// no record).
     struct Position: Sendable {
         var values: [String?]
         var sequence: UInt64
+        var record: DataSyncRecord?
     }
 
     /// `base64url({"i":"<sequence>","sv":[…]})`, unpadded: the captured format.
-    static func cursor(after record: DataSyncRecord, sort: [SortKey]) -> String {
-        let values = JSONValue.array(sort.map { record.value(of: $0.field).map(JSONValue.string) ?? .null })
-        let json: JSONValue = ["i": .string(String(record.sequence)), "sv": values]
+    static func cursor(after position: Position) -> String {
+        let values = JSONValue.array(position.values.map { $0.map(JSONValue.string) ?? .null })
+        let json: JSONValue = ["i": .string(String(position.sequence)), "sv": values]
         let text = (try? json.jsonData()).map { $0.base64EncodedString() } ?? ""
         return text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
@@ -123,17 +154,6 @@ extension DataSyncService {
               let sequence = json["i"]?.stringValue.flatMap({ UInt64($0) })
         else { return nil }
         let values = (json["sv"]?.arrayValue ?? []).map(\.stringValue)
-        return Position(values: values, sequence: sequence)
-    }
-
-    /// Whether `record` comes after the cursor's position in the list's order.
-    static func follows(_ record: DataSyncRecord, cursor: Position, sort: [SortKey]) -> Bool {
-        for (index, key) in sort.enumerated() {
-            let x = record.value(of: key.field), y = index < cursor.values.count ? cursor.values[index] : nil
-            if x == y { continue }
-            let ascending = (y ?? "") < (x ?? "") || (y == nil && x != nil)
-            return key.descending ? !ascending : ascending
-        }
-        return record.sequence > cursor.sequence
+        return Position(values: values, sequence: sequence, record: nil)
     }
 }

@@ -3,8 +3,16 @@ import PubNubWire
 import ReplicaModel
 
 /// A DataSync class the simulator knows: PubNub's built-ins (`User`, `Channel`, `Membership`,
-/// Global, version 1, 30 days) or one a test or `simulator serve --datasync-class` defines
-/// (the protocol reference, §1, §8, §16).
+/// Global, version 1, 30 days) or one defined through the Admin API
+/// (`POST /v2/datasync/subkeys/{subKey}/entity-classes/{Name}/versions/{n}`), by a test
+/// (``PubNubServer/defineDataSyncClass(_:)``) or by `simulator serve --datasync-class` (the
+/// protocol reference, §1, §8, §16).
+///
+/// ```swift
+/// await server.defineDataSyncClass(DataSyncClass(name: "Poll", properties: [
+///     DataSyncProperty(name: "closed", pointer: JSONPointer(["payload", "closed"]), valueKind: .boolean, filtering: .simple),
+/// ]))
+/// ```
 public struct DataSyncClass: Sendable, Hashable {
     /// Whether the class's records are entities or relationships.
     public enum Kind: Sendable, Hashable {
@@ -26,17 +34,31 @@ public struct DataSyncClass: Sendable, Hashable {
     public var extends: String?
     /// How long a record lives after its creation (rounded up to a UTC midnight).
     public var ttlSeconds: Int
-    /// The properties that can be filtered and sorted on, by name, with their pointer into the
-    /// record (`name` → `/payload/name`).
-    public var properties: [String: JSONPointer]
+    /// The properties it declares: typed, validated on write, filterable and sortable as their
+    /// ``DataSyncProperty/filtering`` says.
+    public var properties: [DataSyncProperty]
     /// Whether its records publish `e: 5` events (an event rule in PubNub's portal; on here by
     /// default).
     public var events: Bool
+    /// The Admin API's `description`, or nil.
+    public var summary: String?
+    /// A relationship class's cardinality (nil for an entity class; many-to-many when a
+    /// definition leaves it out).
+    public var cardinality: DataSyncCardinality?
+    /// A relationship class's end classes (`entityAClass`, `entityBClass`); nil for an entity
+    /// class, and for `Membership` and its subclasses (a channel and a user).
+    public var ends: (a: String, b: String)? {
+        get { endA.flatMap { a in endB.map { (a, $0) } } }
+        set { (endA, endB) = (newValue?.a, newValue?.b) }
+    }
+    var endA: String?
+    var endB: String?
 
     /// A class; `properties` default to none.
     public init(
         name: String, version: Int = 1, level: DataSyncClassLevel = .subKey, kind: Kind = .entity, extends: String? = nil,
-        ttlSeconds: Int = 2_678_400, properties: [String: JSONPointer] = [:], events: Bool = true
+        ttlSeconds: Int = 2_678_400, properties: [DataSyncProperty] = [], events: Bool = true,
+        cardinality: DataSyncCardinality? = nil, ends: (a: String, b: String)? = nil, summary: String? = nil
     ) {
         self.name = name
         self.version = version
@@ -46,16 +68,24 @@ public struct DataSyncClass: Sendable, Hashable {
         self.ttlSeconds = ttlSeconds
         self.properties = properties
         self.events = events
+        self.cardinality = cardinality ?? (kind == .relationship ? .manyToMany : nil)
+        self.summary = summary
+        self.ends = ends
+    }
+
+    /// The declared property named `name`, or nil.
+    public func property(named name: String) -> DataSyncProperty? { properties.first { $0.name == name } }
+
+    /// `name` and `type` at `/payload/…`: the built-in `User`'s and `Channel`'s properties
+    /// (nullable strings, fully filterable; reference §1).
+    public static let builtInProperties = ["name", "type"].map {
+        DataSyncProperty(name: $0, pointer: JSONPointer(["payload", $0]), valueKind: .string, filtering: .full)
     }
 
     /// The built-in `User`: `name` and `type` at `/payload/…`, 30 days.
-    public static let user = DataSyncClass(
-        name: "User", level: .global, ttlSeconds: 2_592_000,
-        properties: ["name": JSONPointer(["payload", "name"]), "type": JSONPointer(["payload", "type"])])
+    public static let user = DataSyncClass(name: "User", level: .global, ttlSeconds: 2_592_000, properties: builtInProperties)
     /// The built-in `Channel`: `name` and `type` at `/payload/…`, 30 days.
-    public static let channel = DataSyncClass(
-        name: "Channel", level: .global, ttlSeconds: 2_592_000,
-        properties: ["name": JSONPointer(["payload", "name"]), "type": JSONPointer(["payload", "type"])])
+    public static let channel = DataSyncClass(name: "Channel", level: .global, ttlSeconds: 2_592_000, properties: builtInProperties)
     /// The built-in `Membership` (a channel and a user, one per pair), 30 days.
     public static let membership = DataSyncClass(name: "Membership", level: .global, kind: .relationship, ttlSeconds: 2_592_000)
 
@@ -168,7 +198,7 @@ struct DataSyncRecord: Sendable, Hashable {
         case "channelId", "entityAId": return endA
         case "userId", "entityBId": return endB
         default:
-            guard let pointer = type.properties[field], let value = try? JSONPatch.value(at: pointer, in: patchable) else { return nil }
+            guard let pointer = type.property(named: field)?.pointer, let value = try? JSONPatch.value(at: pointer, in: patchable) else { return nil }
             return ObjectFilter.scalarText(value)
         }
     }

@@ -18,6 +18,9 @@ struct DataSyncService: Sendable {
     var records: [DataSyncResource: [String: DataSyncRecord]] = [:]
     var sequence: UInt64 = 0
     var eTagCounter: UInt64 = 0
+    /// The last `createdAt`/`updatedAt` given: each write's is strictly later, service-wide, so
+    /// a `updatedAt >= checkpoint` list never finds two writes sharing one microsecond.
+    var lastStamp: ISOTimestamp?
     /// The earliest `expiresAt` stored (nil: none): ``sweep(now:)`` does nothing before it.
     var nextExpiry: ISOTimestamp?
     var choices = DataSyncChoices()
@@ -71,9 +74,18 @@ struct DataSyncService: Sendable {
         return String(repeating: "0", count: max(0, 6 - text.count)) + text
     }
 
+    /// The time of a write at `now`: strictly later than every earlier write's (``lastStamp``).
+    mutating func stamp(_ now: ISOTimestamp) -> ISOTimestamp {
+        let time = Self.later(now, than: lastStamp)
+        lastStamp = time
+        return time
+    }
+
     /// A strictly later `updatedAt` than `previous`, else `now`.
     static func later(_ now: ISOTimestamp, than previous: ISOTimestamp?) -> ISOTimestamp {
-        guard let previous, now <= previous else { return ISOTimestamp(nanoseconds: now.nanoseconds / 1000 * 1000) }
+        // Microseconds, as PubNub writes them; truncation must not fall back onto `previous`.
+        let truncated = now.nanoseconds / 1000 * 1000
+        guard let previous, truncated <= previous.nanoseconds else { return ISOTimestamp(nanoseconds: truncated) }
         return ISOTimestamp(nanoseconds: previous.nanoseconds + 1000)
     }
 

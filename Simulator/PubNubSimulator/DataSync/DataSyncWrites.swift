@@ -51,6 +51,7 @@ extension DataSyncService {
         let name = (relationship ? data["relationshipClass"] : data["entityClass"])?.stringValue
         let type = try resolveClass(resource, name: name, version: Int(version), level: level).get()
         let (status, payload) = try statusAndPayload(data).get()
+        try validate(payload: payload, as: type)
         var id: String
         if let given = data["id"] {
             guard let text = given.stringValue else { throw .init(400, codes.invalid, "id must be a string", path: "id") }
@@ -74,17 +75,14 @@ extension DataSyncService {
                     throw .init(409, codes.duplicate, "a membership of user '\(b)' in channel '\(a)' already exists")
                 }
             } else {
-                guard [DataSyncResource.entities, .users, .channels].contains(where: { exists($0, a) }) else {
-                    throw .init(404, codes.notFound, "Entity not found: \(a)")
-                }
-                guard [DataSyncResource.entities, .users, .channels].contains(where: { exists($0, b) }) else {
-                    throw .init(404, codes.notFound, "Entity not found: \(b)")
-                }
+                _ = try end(a, declared: type.ends?.a, field: "entityAId")
+                _ = try end(b, declared: type.ends?.b, field: "entityBId")
+                try checkCardinality(type, a: a, b: b)
             }
             ends = (a, b)
         }
         sequence += 1
-        let created = Self.later(now, than: nil)
+        let created = stamp(now)
         return DataSyncRecord(
             resource: resource, id: id, type: type, status: status, payload: payload, createdAt: created, updatedAt: created,
             expiresAt: Self.expiry(created, ttlSeconds: type.ttlSeconds), eTag: nextETag(), endA: ends?.0, endB: ends?.1,
@@ -105,6 +103,7 @@ extension DataSyncService {
                 throw DataSyncRefusal(400, codes.invalid, "the class version cannot change to \(version) here", path: key)
             }
             (record.status, record.payload) = try statusAndPayload(data).get()
+            try validate(payload: record.payload, as: record.type)
         } catch {
             return (error.response, [])
         }
@@ -147,10 +146,13 @@ extension DataSyncService {
                 throw DataSyncRefusal(400, codes.syntax, error.description)
             }
             let fields = patched.objectValue ?? [:]
-            guard fields[versionKey] == .int(Int64(record.type.version)) else {
-                throw DataSyncRefusal(400, codes.invalid, "the class version cannot change here", path: "/" + versionKey)
+            guard case .int(let version)? = fields[versionKey] else {
+                throw DataSyncRefusal(400, codes.invalid, "the class version is a whole number", path: "/" + versionKey)
             }
+            // A new version is an upgrade to a defined version of the class (its expiry kept).
+            record.type = try upgradedClass(record, to: Int(version), path: "/" + versionKey)
             (record.status, record.payload) = try statusAndPayload(fields).get()
+            try validate(payload: record.payload, as: record.type)
         } catch {
             return (error.response, [])
         }
@@ -160,7 +162,7 @@ extension DataSyncService {
     /// Stores an updated record with a new eTag and `updatedAt` (never `expiresAt`: choice 2a).
     private mutating func commit(_ changed: DataSyncRecord, now: ISOTimestamp) -> (WireResponse, [DataSyncEmission]) {
         var record = changed
-        record.updatedAt = Self.later(now, than: record.updatedAt)
+        record.updatedAt = stamp(now)
         record.eTag = nextETag()
         records[record.resource, default: [:]][record.id] = record
         return (DataSyncReply.record(200, record), emission("update", record))

@@ -97,6 +97,23 @@ public enum DataSyncLimits {
     public static let pageSize = 1...100
     /// A `status`: 1 to 100 characters.
     public static let statusLength = 1...100
+    /// A class name: 1 to 128 characters.
+    public static let classNameLength = 1...128
+
+    /// Why `name` cannot name a class (`^[a-zA-Z][a-zA-Z0-9_-]*$`, 1 to 128 characters), or nil.
+    ///
+    /// ```swift
+    /// DataSyncLimits.classNameProblem("Poll")      // nil
+    /// DataSyncLimits.classNameProblem("2polls")    // "a class name starts with a letter …"
+    /// ```
+    public static func classNameProblem(_ name: String) -> String? {
+        guard classNameLength.contains(name.utf8.count) else { return "a class name has 1 to 128 characters" }
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else {
+            return "a class name starts with a letter (A-Z, a-z)"
+        }
+        let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") }
+        return allowed ? nil : "a class name holds only letters, digits, _ and -"
+    }
 }
 
 /// Why a DataSync record in an answer could not be read.

@@ -31,7 +31,14 @@ struct SimulatorCommand: AsyncParsableCommand {
                 TTLs run on the simulator's clock, which `POST /simulator/clock?advance=SECONDS` \
                 moves forward (`GET /simulator/clock` reads it): docs/simulator.md, "Access Manager".
 
-                DataSync (/v1/datasync) is served beside App Context and, as on PubNub, needs                 --secret-key. --keyset-objects datasync seeds the keyset's users, channels and                 memberships there instead of App Context; --member-token-file writes a token for                 --keyset-member granting what a chat member needs (every channel, user and DataSync                 membership, 24 hours), for `pnreplicate --objects datasync --auth-token-file`:                 docs/datasync.md, "Trying it".
+                DataSync (/v1/datasync) is served beside App Context and, as on PubNub, needs \
+                --secret-key. --keyset-objects datasync seeds the keyset's users, channels and \
+                memberships there instead of App Context; --member-token-file writes a token for \
+                --keyset-member granting what a chat member needs (every channel, user and DataSync \
+                membership, 24 hours), for `pnreplicate --objects datasync --auth-token-file`: \
+                docs/datasync.md, "Trying it". An app's entity and relationship classes are defined \
+                through the Admin API (POST /v2/datasync/subkeys/SUB/entity-classes/NAME/versions/N, \
+                Authorization: --admin-key, else the secret key): docs/simulator.md, "DataSync".
                 """)
 
         @Option(help: "Port to bind (0 picks a free one).")
@@ -57,6 +64,11 @@ struct SimulatorCommand: AsyncParsableCommand {
             "Enforce Access Manager with this secret key: grants, revokes, signatures and tokens (never printed).",
             valueName: "key"))
         var secretKey: String?
+
+        @Option(help: ArgumentHelp(
+            "The key the Admin API's Authorization header must carry (class definitions; default: the secret key; never printed).",
+            valueName: "key"))
+        var adminKey: String?
 
         @Option(
             name: .customLong("drip"), help: ArgumentHelp(
@@ -144,7 +156,7 @@ struct SimulatorCommand: AsyncParsableCommand {
                 return DataSyncClass(
                     name: name, version: version, kind: extends == "Membership" ? .relationship : .entity,
                     extends: extends, ttlSeconds: ttl,
-                    properties: extends == "User" ? DataSyncClass.user.properties : extends == "Channel" ? DataSyncClass.channel.properties : [:])
+                    properties: extends == "Membership" ? [] : DataSyncClass.builtInProperties)
             }
         }
 
@@ -179,6 +191,7 @@ struct SimulatorCommand: AsyncParsableCommand {
                 throw ValidationError("--subscribe-hold must be 0-3600 seconds")
             }
             if let secretKey, secretKey.isEmpty { throw ValidationError("--secret-key must not be empty") }
+            if let adminKey, adminKey.isEmpty { throw ValidationError("--admin-key must not be empty") }
             guard (0...10_000).contains(keysetChannels), (0...1000).contains(keysetMessages), (0...100_000).contains(keysetUsers) else {
                 throw ValidationError("--keyset-channels must be 0-10000, --keyset-messages 0-1000, --keyset-users 0-100000")
             }
@@ -217,6 +230,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             }
             // After seeding: the keyset's unsigned requests are the simulator's own.
             await server.configureAccess(secretKey: secretKey)
+            await server.configureAdminKey(adminKey)
             if let memberTokenFile {
                 let token = try await server.grantToken(
                     ttlMinutes: 24 * 60, grants: ChatKeyset.memberGrants, authorizedUserId: keysetMember)
