@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-// Every numbered SQL file in Migrations/ (0018_search_after_commit.sql the newest) is bundled as a resource of the ReplicaMigrations target.
+// Every numbered SQL file in Migrations/ (0019_app_data.sql the newest) is bundled as a resource of the ReplicaMigrations target.
 // Listing them here (instead of by hand) means a new migration is picked up by just adding its file
 // (SwiftPM caches the evaluated manifest by its text: a local build may need a manifest edit to see it;
 // see docs/migrations.md, "The manifest cache").

@@ -54,7 +54,7 @@ struct CLITests {
         let result = try await CLI.run(["migrate", "--dry-run", "--json", "--store", store])
         #expect(result.status == 0)
         let json = try CLI.json(result.stdout)
-        #expect(json["pending"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity", "0012_object_backend", "0013_outbox_configuration", "0014_object_metadata", "0015_push_devices", "0016_search", "0017_retention", "0018_search_after_commit"])
+        #expect(json["pending"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity", "0012_object_backend", "0013_outbox_configuration", "0014_object_metadata", "0015_push_devices", "0016_search", "0017_retention", "0018_search_after_commit", "0019_app_data"])
         #expect(json["dryRun"] as? Bool == true)
         #expect(FileManager.default.fileExists(atPath: store) == false)
     }
@@ -63,13 +63,13 @@ struct CLITests {
     func migrateThenStatus() async throws {
         let store = CLI.temporaryStore()
         let first = try CLI.json(try await CLI.run(["migrate", "--json", "--store", store]).stdout)
-        #expect(first["performed"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity", "0012_object_backend", "0013_outbox_configuration", "0014_object_metadata", "0015_push_devices", "0016_search", "0017_retention", "0018_search_after_commit"])
+        #expect(first["performed"] as? [String] == ["0001_initial", "0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity", "0012_object_backend", "0013_outbox_configuration", "0014_object_metadata", "0015_push_devices", "0016_search", "0017_retention", "0018_search_after_commit", "0019_app_data"])
         let second = try CLI.json(try await CLI.run(["migrate", "--json", "--store", store]).stdout)
         #expect((second["performed"] as? [String])?.isEmpty == true)
-        #expect(second["schemaVersion"] as? String == "0018_search_after_commit")
+        #expect(second["schemaVersion"] as? String == "0019_app_data")
 
         let status = try CLI.json(try await CLI.run(["status", "--json"], environment: ["PNREPLICATE_STORE": store]).stdout)
-        #expect(status["schemaVersion"] as? String == "0018_search_after_commit")
+        #expect(status["schemaVersion"] as? String == "0019_app_data")
         #expect(status["pendingOutbox"] as? Int == 0)
         #expect((status["rowCounts"] as? [String: Int])?["messages"] == 0)
     }

@@ -85,7 +85,7 @@ struct StandardStreamTests {
             ["-c", "exec \"$0\" \"$@\" 2>&-", CLI.binary.path, "migrate", "--json", "--store", store],
             executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(!result.timedOut && result.reason == .exit && result.status == 0)
-        #expect(try CLI.json(result.stdout)["schemaVersion"] as? String == "0018_search_after_commit")
+        #expect(try CLI.json(result.stdout)["schemaVersion"] as? String == "0019_app_data")
     }
 }
 
@@ -145,7 +145,7 @@ struct StoreFileTests {
         #expect(result.status == 0, "\(result.stderr)")
         let json = try CLI.json(result.stdout)
         #expect(json["schemaVersion"] as? String == "0001_initial")
-        #expect(json["pendingMigrations"] as? [String] == ["0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity", "0012_object_backend", "0013_outbox_configuration", "0014_object_metadata", "0015_push_devices", "0016_search", "0017_retention", "0018_search_after_commit"])
+        #expect(json["pendingMigrations"] as? [String] == ["0002_outbox", "0003_drop_unused_drafts", "0004_drafts", "0005_chat_semantics", "0006_integrity", "0007_files", "0008_access", "0009_moderation", "0010_conversations", "0011_file_integrity", "0012_object_backend", "0013_outbox_configuration", "0014_object_metadata", "0015_push_devices", "0016_search", "0017_retention", "0018_search_after_commit", "0019_app_data"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 

@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import ReplicaModel
+
+extension StoreTransaction {
+    /// The app-data records (`app_records`, migration 0019) of this transaction.
+    package var appRecords: AppRecordTable<Custom> { AppRecordTable(tx: self) }
+}
+
+/// The rows of an app's own DataSync records within one transaction: read one, remove one (with
+/// its tombstone). Records are written through ``AppRecordIngest``, which holds the upsert for a
+/// whole page.
+package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
+    /// The transaction these rows are read and written in.
+    package let tx: StoreTransaction<Custom>
+
+    /// Binds the declared classes (``AppDataCatalog/bind(_:in:)``): called once at each start.
+    @discardableResult
+    package func bind(_ classes: [AppClass]) throws -> AppDataCatalog.Binding { try AppDataCatalog.bind(classes, in: db) }
+
+    /// The stored record, or nil.
+    package func record(_ kind: AppRecord.Kind, id: String) throws -> AppRecord? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(AppRecordColumns.select) FROM app_records WHERE resource = ? AND id = ?"),
+            arguments: [kind.rawValue, id]
+        ).map(AppRecordColumns.read)
+    }
+
+    /// Writes `records` as ``AppRecordIngest/apply(_:in:)`` does.
+    @discardableResult
+    package func apply(_ records: [AppRecord]) throws -> AppRecordIngest.Outcome { try AppRecordIngest.apply(records, in: db) }
+
+    /// Removes a record the server deleted at `deletedAt` (an event's `deletedAt`, or when a
+    /// delete this replica made was answered), and leaves a tombstone so that no copy older than
+    /// the deletion brings it back. A stored copy written after `deletedAt` is a newer record
+    /// with the same id and stays. Returns whether a row went.
+    @discardableResult
+    package func remove(_ kind: AppRecord.Kind, id: String, className: String, deletedAt: ISOTimestamp) throws -> Bool {
+        try db.cachedStatement(sql: """
+            DELETE FROM app_records WHERE resource = ? AND id = ? AND (updated_ns IS NULL OR updated_ns <= ?)
+            """).execute(arguments: [kind.rawValue, id, deletedAt.nanoseconds])
+        let removed = db.changesCount > 0
+        try db.cachedStatement(sql: """
+            INSERT INTO app_tombstones (resource, id, class_name, deleted_ns) VALUES (?, ?, ?, ?)
+            ON CONFLICT(resource, id) DO UPDATE SET deleted_ns = max(deleted_ns, excluded.deleted_ns)
+            """).execute(arguments: [kind.rawValue, id, className, deletedAt.nanoseconds])
+        return removed
+    }
+
+    /// Forgets the tombstones of `ids` (a full listing still lists them: they exist again).
+    package func clearTombstones(_ kind: AppRecord.Kind, ids: [String]) throws {
+        for id in ids {
+            try db.cachedStatement(sql: "DELETE FROM app_tombstones WHERE resource = ? AND id = ?").execute(arguments: [kind.rawValue, id])
+        }
+    }
+}
+
+/// Writes pages of app-data records into the store under the version rule
+/// (`VersionDecision.sqlApplies`): a record older than the stored one, or with its eTag, changes
+/// nothing; one older than its tombstone is not brought back. The pulls, the live events and the
+/// benchmark all write through ``apply(_:in:)``.
+///
+/// Each record's class must be bound (``AppDataCatalog/bind(_:in:)``) and its version declared;
+/// the others are left out and counted in ``Outcome/skipped`` (the server may hold classes and
+/// versions this replica does not read).
+package enum AppRecordIngest {
+    /// What one ``apply(_:in:)`` did.
+    package struct Outcome: Sendable, Hashable {
+        /// Rows that were new.
+        package var inserted = 0
+        /// Rows that replaced an older version.
+        package var updated = 0
+        /// Records left as they were (same eTag, older, or older than their tombstone).
+        package var unchanged = 0
+        /// Records of a class or version not declared, as `Class/id`.
+        package var skipped: [String] = []
+    }
+
+    /// The upsert, one row per execution: 20 parameters in ``AppRecordColumns/written`` order.
+    static let recordUpsert: String = {
+        let columns = AppRecordColumns.written
+        let updates = columns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return """
+            INSERT INTO app_records (\(columns.joined(separator: ", ")))
+            SELECT \((1...columns.count).map { "?\($0)" }.joined(separator: ", "))
+            WHERE NOT EXISTS (
+                SELECT 1 FROM app_tombstones t WHERE t.resource = ?1 AND t.id = ?2 AND t.deleted_ns >= coalesce(?10, t.deleted_ns))
+            ON CONFLICT(resource, id) DO UPDATE SET \(updates)
+            WHERE \(VersionDecision.sqlApplies(table: "app_records"))
+            """
+    }()
+
+    /// Writes `records` in `db`'s transaction: one cached statement, bound straight to SQLite;
+    /// each record's class read once per call.
+    @discardableResult
+    package static func apply(_ records: [AppRecord], in db: Database) throws -> Outcome {
+        var outcome = Outcome()
+        guard !records.isEmpty else { return outcome }
+        var classes: [String: (declaration: AppClass, slots: AppSlots)?] = [:]
+        let statement = try db.cachedStatement(sql: recordUpsert)
+        for record in records {
+            let bound: (declaration: AppClass, slots: AppSlots)?
+            if let known = classes[record.className] { bound = known } else {
+                bound = try AppDataCatalog.declaration(of: record.className, in: db)
+                classes[record.className] = bound
+            }
+            guard let bound, bound.declaration.versions.contains(record.classVersion),
+                  AppRecordColumns.kind(of: bound.declaration) == record.kind
+            else {
+                outcome.skipped.append("\(record.className)/\(record.id)")
+                continue
+            }
+            let values = AppRecordColumns.values(record) + bound.slots.values(of: record.payload, for: bound.declaration)
+            switch try db.upsert(statement, values: values) {
+            case .inserted: outcome.inserted += 1
+            case .updated: outcome.updated += 1
+            case .unchanged: outcome.unchanged += 1
+            }
+        }
+        return outcome
+    }
+}
+
+/// The columns of `app_records` written and read, in order: the one place a record becomes a row
+/// and a row a record.
+package enum AppRecordColumns {
+    /// The columns an upsert writes, in argument order (the six slots last).
+    static let written = [
+        "resource", "id", "class_name", "class_version", "status", "payload", "etag", "created_at", "updated_at",
+        "updated_ns", "expires_at", "expires_ns", "end_a", "end_b",
+    ] + (0..<AppSlots.count).map(AppSlots.column)
+
+    /// The select list ``read(_:)`` reads.
+    package static let select =
+        "resource, id, class_name, class_version, status, payload, etag, created_at, updated_at, expires_at, end_a, end_b"
+
+    /// The record kind a declaration's records have.
+    static func kind(of declaration: AppClass) -> AppRecord.Kind {
+        if case .relationship = declaration.kind { return .relationship }
+        return .entity
+    }
+
+    /// A record's values for the columns of ``written`` before the slots.
+    static func values(_ record: AppRecord) -> [DatabaseValue] {
+        let payload = JSONValue.object(record.payload).compactJSONBytes().map { String(decoding: $0, as: UTF8.self) }
+            ?? ((try? JSONValue.object(record.payload).jsonString()) ?? "{}")
+        return [
+            record.kind.rawValue.databaseValue, record.id.databaseValue, record.className.databaseValue,
+            record.classVersion.databaseValue, record.status.databaseValue, payload.databaseValue, record.eTag.databaseValue,
+            record.createdAt?.description.databaseValue ?? .null, record.updatedAt?.description.databaseValue ?? .null,
+            record.updatedAt?.nanoseconds.databaseValue ?? .null, record.expiresAt?.description.databaseValue ?? .null,
+            record.expiresAt?.nanoseconds.databaseValue ?? .null, record.endA.databaseValue, record.endB.databaseValue,
+        ]
+    }
+
+    /// The record of a row read with ``select``. A stored value that cannot be read back (a
+    /// payload that is not a JSON object, a bad timestamp) is
+    /// ``StoreError/corruptValue(table:column:key:message:)``.
+    package static func read(_ row: Row) throws -> AppRecord {
+        let id: String = row[1]
+        let kindText: String = row[0]
+        guard let kind = AppRecord.Kind(rawValue: kindText) else {
+            throw StoreError.corruptValue(table: "app_records", column: "resource", key: id, message: "unknown resource \(kindText)")
+        }
+        guard let payload = JSONValue.parse(text: row[5])?.objectValue else {
+            throw StoreError.corruptValue(table: "app_records", column: "payload", key: id, message: "not a JSON object")
+        }
+        return AppRecord(
+            kind: kind, id: id, className: row[2], classVersion: row[3], status: row[4], payload: payload, eTag: row[6],
+            createdAt: try StoreCoding.timestamp(row[7], table: "app_records", column: "created_at", key: id),
+            updatedAt: try StoreCoding.timestamp(row[8], table: "app_records", column: "updated_at", key: id),
+            expiresAt: try StoreCoding.timestamp(row[9], table: "app_records", column: "expires_at", key: id),
+            endA: row[10], endB: row[11])
+    }
+}
