@@ -89,3 +89,67 @@ print("rows                      \(count)")
 print("load(messages:)           \(Int(loadRate)) rows/s  (\(String(format: "%.2f", loadSeconds)) s, batches of 256)")
 print("raw SQLite insert         \(Int(rawRate)) rows/s  (\(String(format: "%.2f", rawSeconds)) s, one transaction)")
 print("ratio load/raw            \(String(format: "%.2f", loadRate / rawRate))")
+
+// App-data records (issue 54): N records of one entity class with 3 indexed properties (a string,
+// a number, a date-time), through `AppRecordIngest.load` (pages of 100, 32 per transaction, as a
+// pull writes them), against one prepared INSERT of the same rows into the same schema, one
+// transaction. Target: the ratio ≥ 0.5.
+let order = AppClass(entity: "Order", properties: [
+    AppProperty("state", kind: .string), AppProperty("amount", kind: .number), AppProperty("placedAt", kind: .datetime),
+])
+func makeRecord(_ i: Int) -> AppRecord {
+    let placed = ISOTimestamp(nanoseconds: Int64(1_700_000_000 + i) * 1_000_000_000, fractionDigits: 6)
+    return AppRecord(
+        kind: .entity, id: "order.\(i)", className: "Order", status: "active",
+        payload: [
+            "state": .string(["open", "paid", "shipped"][i % 3]), "amount": .double(Double(i % 1_000) + 0.5),
+            "placedAt": .string(placed.description), "customer": .string("customer-\(i % 500)"), "items": .int(Int64(i % 7)),
+        ],
+        eTag: "e\(i)", createdAt: placed, updatedAt: placed, expiresAt: nil)
+}
+let records = (0..<count).map(makeRecord)
+
+let appStore = try ChatStore<DefaultChatCustom>.open(at: directory.appendingPathComponent("app.sqlite").path)
+try await AppRecordIngest.bind([order], in: appStore)
+let appSeconds = try await seconds {
+    let outcome = try await AppRecordIngest.load(records, into: appStore)
+    precondition(outcome.inserted == count, "app-data load: \(outcome)")
+}
+
+let rawApp = try rawConnection(toStoreAt: directory.appendingPathComponent("raw-app.sqlite").path)
+let rawAppSeconds = try await seconds {
+    try await rawApp.write { db in
+        let connection = db.sqliteConnection
+        let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        var statement: OpaquePointer?
+        let sql = """
+            INSERT INTO app_records (resource, id, class_name, class_version, status, payload, etag, created_at, updated_at,
+                                     updated_ns, p0, p1, p2) VALUES ('entities', ?, 'Order', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        guard sqlite3_prepare_v3(connection, sql, -1, 0, &statement, nil) == SQLITE_OK else {
+            fatalError(String(cString: sqlite3_errmsg(connection)))
+        }
+        defer { sqlite3_finalize(statement) }
+        for record in records {
+            let payload = String(decoding: JSONValue.object(record.payload).compactJSONBytes()!, as: UTF8.self)
+            let updated = record.updatedAt!
+            sqlite3_bind_text(statement, 1, record.id, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 2, record.status, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 3, payload, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 4, record.eTag, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 5, record.createdAt!.description, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_text(statement, 6, updated.description, -1, SQLITE_TRANSIENT)
+            sqlite3_bind_int64(statement, 7, updated.nanoseconds)
+            sqlite3_bind_text(statement, 8, record.payload["state"]!.stringValue, -1, SQLITE_TRANSIENT)
+            if case .double(let amount) = record.payload["amount"]! { sqlite3_bind_double(statement, 9, amount) }
+            sqlite3_bind_int64(statement, 10, updated.nanoseconds)
+            guard sqlite3_step(statement) == SQLITE_DONE else { fatalError(String(cString: sqlite3_errmsg(connection))) }
+            sqlite3_reset(statement)
+        }
+    }
+}
+let appRate = Double(count) / appSeconds
+let rawAppRate = Double(count) / rawAppSeconds
+print("app records (3 indexed)   \(Int(appRate)) rows/s  (\(String(format: "%.2f", appSeconds)) s, pages of 100, 32 per transaction)")
+print("raw app_records insert    \(Int(rawAppRate)) rows/s  (\(String(format: "%.2f", rawAppSeconds)) s, one transaction)")
+print("ratio app records/raw     \(String(format: "%.2f", appRate / rawAppRate))")

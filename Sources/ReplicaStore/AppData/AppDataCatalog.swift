@@ -11,17 +11,17 @@ import ReplicaModel
 /// free slot and the class's rows are filled again from their payloads; a class whose sync rule,
 /// kind or versions changed loses its pull checkpoint (the next pull lists it whole, which also
 /// prunes what the new rule leaves out); a class no longer declared loses its rows.
-package enum AppDataCatalog {
+public enum AppDataCatalog {
     /// What one ``bind(_:in:)`` changed, for the start's log.
-    package struct Binding: Sendable, Hashable {
+    public struct Binding: Sendable, Hashable {
         /// Classes bound for the first time.
-        package var added: [String] = []
+        public var added: [String] = []
         /// Classes whose rows' slot values were filled again (a property added, moved or retyped).
-        package var refilled: [String] = []
+        public var refilled: [String] = []
         /// Classes whose pull checkpoint was dropped (the rule, kind or versions changed).
-        package var reset: [String] = []
+        public var reset: [String] = []
         /// Classes no longer declared, with how many rows they lost.
-        package var dropped: [String: Int] = [:]
+        public var dropped: [String: Int] = [:]
     }
 
     /// The pull checkpoint scope of class `name`: `app:Poll`.

@@ -63,17 +63,61 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
 /// Each record's class must be bound (``AppDataCatalog/bind(_:in:)``) and its version declared;
 /// the others are left out and counted in ``Outcome/skipped`` (the server may hold classes and
 /// versions this replica does not read).
-package enum AppRecordIngest {
+public enum AppRecordIngest {
     /// What one ``apply(_:in:)`` did.
-    package struct Outcome: Sendable, Hashable {
+    public struct Outcome: Sendable, Hashable {
         /// Rows that were new.
-        package var inserted = 0
+        public var inserted = 0
         /// Rows that replaced an older version.
-        package var updated = 0
+        public var updated = 0
         /// Records left as they were (same eTag, older, or older than their tombstone).
-        package var unchanged = 0
+        public var unchanged = 0
         /// Records of a class or version not declared, as `Class/id`.
-        package var skipped: [String] = []
+        public var skipped: [String] = []
+
+        /// Adds `other`'s counts and skipped records to these.
+        mutating func add(_ other: Outcome) {
+            inserted += other.inserted
+            updated += other.updated
+            unchanged += other.unchanged
+            skipped += other.skipped
+        }
+    }
+
+    /// Binds `classes` in `store` (``AppDataCatalog/bind(_:in:)``, one transaction): what a
+    /// replica does at each start with its configuration's classes. For tools and benchmarks that
+    /// fill a store without a replica.
+    @discardableResult
+    public static func bind<Custom: ChatCustomData>(_ classes: [AppClass], in store: ChatStore<Custom>) async throws -> AppDataCatalog.Binding {
+        try await store.transaction { tx in try tx.appRecords.bind(classes) }
+    }
+
+    /// Writes `records` into `store` as the pulls do: pages of `pageSize` records,
+    /// `pagesPerTransaction` pages per transaction, each page through ``apply(_:in:)``. For tools
+    /// and benchmarks that fill a store without a replica.
+    ///
+    /// ```swift
+    /// try await AppRecordIngest.bind([poll], in: store)
+    /// let outcome = try await AppRecordIngest.load(records, into: store)
+    /// ```
+    @discardableResult
+    public static func load<Custom: ChatCustomData>(
+        _ records: [AppRecord], into store: ChatStore<Custom>, pageSize: Int = 100, pagesPerTransaction: Int = 32
+    ) async throws -> Outcome {
+        var outcome = Outcome()
+        let chunk = max(1, pageSize) * max(1, pagesPerTransaction)
+        for start in stride(from: 0, to: records.count, by: chunk) {
+            let slice = Array(records[start..<min(start + chunk, records.count)])
+            let step = max(1, pageSize)
+            outcome.add(try await store.transaction { tx in
+                var part = Outcome()
+                for page in stride(from: 0, to: slice.count, by: step) {
+                    part.add(try tx.appRecords.apply(Array(slice[page..<min(page + step, slice.count)])))
+                }
+                return part
+            })
+        }
+        return outcome
     }
 
     /// The upsert, one row per execution: 20 parameters in ``AppRecordColumns/written`` order.

@@ -39,9 +39,11 @@ package struct AppSlots: Sendable, Hashable, Codable {
 
     /// How `value` is stored in a slot of `kind`, NULL when it is not of that kind.
     package static func stored(_ value: JSONValue, as kind: DataSyncValueKind) -> DatabaseValue {
-        guard kind.accepts(value) else { return .null }
+        // One switch per value, parsing a date-time once: this runs for each declared property
+        // of each record a pull writes. What is of a kind stays `DataSyncValueKind.accepts`'s rule.
         switch (kind, value) {
-        case (.string, .string(let text)), (.date, .string(let text)): return text.databaseValue
+        case (.string, .string(let text)): return text.databaseValue
+        case (.date, .string(let text)): return kind.accepts(value) ? text.databaseValue : .null
         case (.number, .int(let number)): return number.databaseValue
         case (.number, .double(let number)): return number.databaseValue
         case (.boolean, .bool(let flag)): return flag.databaseValue
