@@ -124,6 +124,8 @@ public actor Replica<Custom: ChatCustomData> {
         let reconciler = Reconciler(
             store: store, client: client, outbox: outbox, options: configuration.reconciler, clock: clock,
             random: configuration.random(0xEC0), logger: logger("reconciler"))
+        // The app's own classes, checked and bound before anything pulls (docs/app-data.md).
+        if !configuration.storeOptions.readOnly { try reconciler.bindAppData() }
         let live = LiveSync(
             reconciler: reconciler, options: configuration.live, clock: clock, random: configuration.random(0x11FE),
             logger: logger("live"))

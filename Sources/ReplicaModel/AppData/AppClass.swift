@@ -74,6 +74,13 @@ public struct AppClass: Sendable, Hashable, Codable {
     /// The version new records are created in: the last of ``versions``.
     public var currentVersion: Int { versions.last ?? 1 }
 
+    /// The kind of record the class holds: ``AppRecord/Kind/relationship`` for a relationship
+    /// class, else ``AppRecord/Kind/entity``.
+    public var recordKind: AppRecord.Kind {
+        if case .relationship = kind { return .relationship }
+        return .entity
+    }
+
     /// The declared property named `name`, or nil.
     public func property(named name: String) -> AppProperty? { properties.first { $0.name == name } }
 }

@@ -14,6 +14,9 @@ import ReplicaModel
 public enum AppDataCatalog {
     /// What one ``bind(_:in:)`` changed, for the start's log.
     public struct Binding: Sendable, Hashable {
+        /// Nothing bound, refilled, reset or dropped.
+        public init() {}
+
         /// Classes bound for the first time.
         public var added: [String] = []
         /// Classes whose rows' slot values were filled again (a property added, moved or retyped).
@@ -24,8 +27,13 @@ public enum AppDataCatalog {
         public var dropped: [String: Int] = [:]
     }
 
-    /// The pull checkpoint scope of class `name`: `app:Poll`.
+    /// The pull checkpoint scope of class `name`: `app:Poll` (its cursor: the newest
+    /// `updatedAt` pulled).
     package static func checkpointScope(_ name: String) -> String { "app:\(name)" }
+
+    /// The scope that says when class `name` was last listed whole: `app-full:Poll` (its
+    /// `updatedAt`).
+    package static func fullListingScope(_ name: String) -> String { "app-full:\(name)" }
 
     /// How many rows one refill step reads and rewrites.
     static let refillBatch = 1_000
@@ -48,7 +56,9 @@ public enum AppDataCatalog {
             if let previous, kindChanged || previous.declaration.rule != declaration.rule
                 || previous.declaration.versions != declaration.versions
             {
-                try db.execute(sql: "DELETE FROM sync_checkpoints WHERE scope = ?", arguments: [checkpointScope(declaration.name)])
+                try db.execute(
+                    sql: "DELETE FROM sync_checkpoints WHERE scope IN (?, ?)",
+                    arguments: [checkpointScope(declaration.name), fullListingScope(declaration.name)])
                 binding.reset.append(declaration.name)
             }
             if let previous, !kindChanged, previous.slots != slots || previous.declaration.properties != declaration.properties {
@@ -69,7 +79,7 @@ public enum AppDataCatalog {
         for name in stored.keys.sorted() where !declared.contains(name) {
             binding.dropped[name] = try dropRows(of: name, in: db)
             try db.execute(sql: "DELETE FROM app_classes WHERE name = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM sync_checkpoints WHERE scope = ?", arguments: [checkpointScope(name)])
+            try db.execute(sql: "DELETE FROM sync_checkpoints WHERE scope IN (?, ?)", arguments: [checkpointScope(name), fullListingScope(name)])
         }
         return binding
     }

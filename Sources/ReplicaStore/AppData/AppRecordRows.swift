@@ -47,11 +47,38 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
         return removed
     }
 
-    /// Forgets the tombstones of `ids` (a full listing still lists them: they exist again).
-    package func clearTombstones(_ kind: AppRecord.Kind, ids: [String]) throws {
-        for id in ids {
+    /// Removes every record whose `expiresAt` has passed at `now` (the server deletes it then,
+    /// and promises no event: `docs/datasync.md`, choice 2c), through the expiry index. Returns
+    /// the removed records' `Class/id`s.
+    package func removeExpired(at now: ISOTimestamp) throws -> [String] {
+        let expired = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT resource, id, class_name FROM app_records WHERE expires_ns <= ?"),
+            arguments: [now.nanoseconds])
+        for row in expired {
+            try db.cachedStatement(sql: "DELETE FROM app_records WHERE resource = ? AND id = ?").execute(arguments: [row[0] as String, row[1] as String])
+        }
+        return expired.map { "\($0[2] as String)/\($0[1] as String)" }
+    }
+
+    /// After a full listing of class `className`: removes the stored rows it did not list (the
+    /// server deleted them while no event could reach this replica) and forgets the tombstones
+    /// of records it did not list either (their deletion is confirmed, no older copy is in
+    /// flight). Returns how many rows went.
+    @discardableResult
+    package func prune(_ kind: AppRecord.Kind, className: String, listed: Set<String>) throws -> Int {
+        let stored = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT id FROM app_records WHERE class_name = ?"), arguments: [className])
+        var removed = 0
+        for id in stored where !listed.contains(id) {
+            try db.cachedStatement(sql: "DELETE FROM app_records WHERE resource = ? AND id = ?").execute(arguments: [kind.rawValue, id])
+            removed += db.changesCount
+        }
+        let tombstones = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT id FROM app_tombstones WHERE class_name = ?"), arguments: [className])
+        for id in tombstones where !listed.contains(id) {
             try db.cachedStatement(sql: "DELETE FROM app_tombstones WHERE resource = ? AND id = ?").execute(arguments: [kind.rawValue, id])
         }
+        return removed
     }
 }
 
@@ -121,18 +148,40 @@ public enum AppRecordIngest {
     }
 
     /// The upsert, one row per execution: 20 parameters in ``AppRecordColumns/written`` order.
+    /// One `INSERT … VALUES`: an `INSERT … SELECT` may write many rows, so SQLite would keep a
+    /// statement journal (a temporary file of every page it touches) for each execution, which
+    /// cost more than the rows (measured: 26 writes a record). Tombstones are read once per call.
     static let recordUpsert: String = {
         let columns = AppRecordColumns.written
         let updates = columns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         return """
             INSERT INTO app_records (\(columns.joined(separator: ", ")))
-            SELECT \((1...columns.count).map { "?\($0)" }.joined(separator: ", "))
-            WHERE NOT EXISTS (
-                SELECT 1 FROM app_tombstones t WHERE t.resource = ?1 AND t.id = ?2 AND t.deleted_ns >= coalesce(?10, t.deleted_ns))
+            VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
             ON CONFLICT(resource, id) DO UPDATE SET \(updates)
             WHERE \(VersionDecision.sqlApplies(table: "app_records"))
             """
     }()
+
+    /// When each of `records` that has a tombstone was deleted, by kind and id: one indexed read
+    /// per 500 records, none when no tombstone is stored.
+    static func tombstones(of records: [AppRecord], in db: Database) throws -> [AppRecord.Kind: [String: Int64]] {
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app_tombstones)")) == true else { return [:] }
+        var found: [AppRecord.Kind: [String: Int64]] = [:]
+        for (kind, group) in Dictionary(grouping: records, by: \.kind) {
+            let ids = Array(Set(group.map(\.id)))
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT id, deleted_ns FROM app_tombstones WHERE resource = ? AND id IN (\(marks))",
+                    arguments: StatementArguments([kind.rawValue] + chunk))
+                {
+                    found[kind, default: [:]][row[0]] = row[1]
+                }
+            }
+        }
+        return found
+    }
 
     /// Writes `records` in `db`'s transaction: one cached statement, bound straight to SQLite;
     /// each record's class read once per call.
@@ -142,6 +191,7 @@ public enum AppRecordIngest {
         guard !records.isEmpty else { return outcome }
         var classes: [String: (declaration: AppClass, slots: AppSlots)?] = [:]
         let statement = try db.cachedStatement(sql: recordUpsert)
+        let deleted = try tombstones(of: records, in: db)
         for record in records {
             let bound: (declaration: AppClass, slots: AppSlots)?
             if let known = classes[record.className] { bound = known } else {
@@ -149,9 +199,14 @@ public enum AppRecordIngest {
                 classes[record.className] = bound
             }
             guard let bound, bound.declaration.versions.contains(record.classVersion),
-                  AppRecordColumns.kind(of: bound.declaration) == record.kind
+                  bound.declaration.recordKind == record.kind
             else {
                 outcome.skipped.append("\(record.className)/\(record.id)")
+                continue
+            }
+            // Deleted at or after this version was written: an older copy, kept out.
+            if let deletedAt = deleted[record.kind]?[record.id], (record.updatedAt?.nanoseconds).map({ $0 <= deletedAt }) ?? true {
+                outcome.unchanged += 1
                 continue
             }
             let values = AppRecordColumns.values(record) + bound.slots.values(of: record.payload, for: bound.declaration)
@@ -177,12 +232,6 @@ package enum AppRecordColumns {
     /// The select list ``read(_:)`` reads.
     package static let select =
         "resource, id, class_name, class_version, status, payload, etag, created_at, updated_at, expires_at, end_a, end_b"
-
-    /// The record kind a declaration's records have.
-    static func kind(of declaration: AppClass) -> AppRecord.Kind {
-        if case .relationship = declaration.kind { return .relationship }
-        return .entity
-    }
 
     /// A record's values for the columns of ``written`` before the slots.
     static func values(_ record: AppRecord) -> [DatabaseValue] {

@@ -163,6 +163,13 @@ extension Reconciler {
         try await objectSync.pullObjects(full: full, channels: channels)
     }
 
+    /// Checks ``ReconcilerOptions/appData`` (``AppDataDeclaration/validate()``, throwing
+    /// ``AppDataError``) and binds its classes to the store (a changed declaration: slots filled
+    /// again, checkpoints reset, undeclared classes dropped; `docs/app-data.md`). Opening a
+    /// replica does it once, before anything pulls.
+    @discardableResult
+    package nonisolated func bindAppData() throws -> AppDataCatalog.Binding { try appData.bind() }
+
     /// The channels a sync pulls: ``ReconcilerOptions/channels``, `extra`, the hot channels
     /// (``markHot(_:)``), the current user's stored memberships and every channel with stored
     /// messages.

@@ -6,6 +6,15 @@ import ReplicaStore
 
 /// Options of a `Reconciler`.
 public struct ReconcilerOptions: Sendable {
+    /// The app's own DataSync classes kept offline beside the chat (`docs/app-data.md`): each
+    /// sync pulls what changed in each class, live events apply, and the store holds their
+    /// records. Empty by default. Checked (``AppDataDeclaration/validate()``) and bound to the
+    /// store when a replica opens; a changed declaration takes effect at the next open.
+    ///
+    /// ```swift
+    /// configuration.reconciler.appData = AppDataDeclaration(classes: [poll, vote])
+    /// ```
+    public var appData = AppDataDeclaration()
     /// Messages per history page for one channel (1-100); default 100.
     public var pageSize = 100
     /// Messages per channel when several channels share one history request (1-25); default 25.

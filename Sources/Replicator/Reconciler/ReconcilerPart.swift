@@ -83,6 +83,7 @@ extension ReconcilerPart {
     var live: LiveApply<Custom> { LiveApply(context: context) }
     var conflictResolver: ConflictResolver<Custom> { ConflictResolver(context: context) }
     var unread: UnreadCounts<Custom> { UnreadCounts(context: context) }
+    var appData: AppDataSync<Custom> { AppDataSync(context: context) }
 }
 
 // MARK: Requests

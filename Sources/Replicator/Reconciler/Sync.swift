@@ -11,6 +11,9 @@ public struct SyncReport: Sendable {
     public var conflicts = ConflictReport()
     /// The object pull, or nil when it failed (see ``errors``).
     public var objects: ObjectPullReport?
+    /// The pull of each app-data class (``ReconcilerOptions/appData``), by class name; a class
+    /// whose pull failed is missing (see ``errors``).
+    public var appData: [String: AppClassPullResult] = [:]
     /// History per channel.
     public var history: [ChannelPullReport] = []
     /// Reactions per hot channel (`Reconciler.markHot(_:)`).
@@ -41,7 +44,7 @@ public struct SyncReport: Sendable {
     /// Whether anything changed locally or remotely (a sync loop stops when a round changes nothing).
     public var changedAnything: Bool {
         push.completed > 0 || conflicts.resolved > 0 || (decrypted?.decrypted ?? 0) > 0 || history.contains { $0.inserted + $0.updated > 0 }
-            || reactions.values.contains { $0.added + $0.removed > 0 }
+            || reactions.values.contains { $0.added + $0.removed > 0 } || appData.values.contains(where: \.changedAnything)
             || objects.map { o in
                 [o.users, o.channels, o.memberships, o.members].contains { $0.inserted + $0.updated + $0.removed > 0 }
             } ?? false
@@ -114,6 +117,12 @@ extension Reconciler {
             snapshot = pulled.snapshot
         } catch {
             if let line = try Self.pullFailure(error, unreachable: &unreachable) { report.errors.append("objects: \(line)") }
+        }
+        if unreachable == nil {
+            let pulled = try await appData.pull(full: full)
+            report.appData = pulled.results
+            report.errors += pulled.errors
+            unreachable = pulled.unreachable
         }
         let channels = try await channelsOfInterest()
         if let unreachable {
