@@ -183,4 +183,29 @@ struct AppDataPullTests {
         let report = try await plain.sync()
         #expect(report.appData.isEmpty && Self.listings(plain).isEmpty)
     }
+
+    @Test("request budget: with 3 classes of N records each (1,000; PNREPLICATE_APP_BUDGET_RECORDS=10000 for the issue's size), an idle sync's app-data share is 3 requests, whatever N")
+    func idleBudget() async throws {
+        let size = ProcessInfo.processInfo.environment["PNREPLICATE_APP_BUDGET_RECORDS"].flatMap(Int.init) ?? 1_000
+        let keyset = try await Keyset(polls: 0)
+        let names = ["Order", "Ticket", "Task"]
+        for name in names {
+            await keyset.server.defineDataSyncClass(DataSyncClass(name: name, properties: [
+                DataSyncProperty(name: "n", pointer: JSONPointer(["payload", "n"]), valueKind: .number, filtering: .full),
+            ]))
+            for i in 0..<size {
+                try await keyset.create(.entities, DataSyncObject(id: "\(name.lowercased()).\(i)", className: name, payload: ["n": .int(Int64(i))]))
+            }
+        }
+        keyset.clock.advance(by: 1)
+        let world = try await keyset.device(names.map { AppClass(entity: $0, properties: [AppProperty("n", kind: .number)]) })
+        let first = try await world.sync()
+        #expect(names.allSatisfy { first.appData[$0]?.inserted == size }, "\(first.appData) \(first.errors)")
+        #expect(Self.listings(world).count == 3 * ((size + 99) / 100), "a full first listing: a page per 100 (has_next ends it)")
+        let before = world.transport.requests.count
+        _ = try await world.sync()
+        let idle = Self.listings(world, from: before)
+        #expect(idle.count == 3, "one request per class: \(idle.count)")
+        #expect(idle.count <= 10, "the issue's budget for the declared classes' share")
+    }
 }
