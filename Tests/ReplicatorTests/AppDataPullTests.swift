@@ -208,4 +208,48 @@ struct AppDataPullTests {
         #expect(idle.count == 3, "one request per class: \(idle.count)")
         #expect(idle.count <= 10, "the issue's budget for the declared classes' share")
     }
+
+    @Test("live: records another client creates, edits and deletes reach the replica on its wildcard subscription, with no listing; the chat's channels are untouched")
+    func live() async throws {
+        let keyset = try await Keyset(polls: 2)
+        await keyset.server.configureSubscribe(SubscribeSettings(hold: .zero))
+        var routed = Self.poll
+        routed.routing = .wildcard(prefix: "poll")
+        let world = try await keyset.device([routed])
+        _ = try await world.sync()
+        let live = LiveSync(reconciler: world.reconciler, options: LiveSyncOptions(), clock: keyset.clock, random: SplitMix64(seed: 1))
+        try await LiveWorld.settle(live)
+        let subscribe = try #require(world.transport.requests.last { $0.pathSegments.count > 3 && $0.pathSegments[1] == "subscribe" })
+        #expect(subscribe.pathSegments[3].split(separator: ",").contains("poll.*"), "\(subscribe.pathSegments)")
+
+        let listed = Self.listings(world).count
+        keyset.clock.advance(by: 1)
+        try await keyset.create(.entities, Keyset.poll(9))
+        #expect(await keyset.server.dataSyncAsAdmin(try keyset.admin.patchRequest(
+            .entities, id: "poll.0", [.add(JSONPointer(["payload", "question"]), "Edited")])).status == 200)
+        #expect(await keyset.server.dataSyncAsAdmin(try keyset.admin.deleteRequest(.entities, id: "poll.1")).status == 200)
+        try await LiveWorld.settle(live)
+        let store = world.store
+        #expect(try await store.fetch(AppRecordQueries.record(.entity, id: "poll.9"))?.payload["question"] == "Q9")
+        #expect(try await store.fetch(AppRecordQueries.record(.entity, id: "poll.0"))?.payload["question"] == "Edited")
+        #expect(try await store.fetch(AppRecordQueries.record(.entity, id: "poll.1")) == nil)
+        #expect(Self.listings(world).count == listed, "learnt from the events alone")
+        let history = world.transport.requests.filter { $0.pathSegments.contains { $0.hasPrefix("poll") } && $0.pathSegments.first == "v3" }
+        #expect(history.isEmpty, "a wildcard is never read as a channel's history")
+    }
+
+    @Test("an event of an undeclared class, or of a declared one on a channel the replica did not subscribe, is not stored")
+    func liveIgnored() async throws {
+        #expect(AppDataLive.covers(["poll.*"], "poll.1") && AppDataLive.covers(["poll.*"], "poll.a.b"))
+        #expect(!AppDataLive.covers(["poll.*"], "pollx.1") && !AppDataLive.covers(["poll.*"], "poll.1-pnpres"))
+        #expect(!AppDataLive.covers(["poll.*"], "poll") && AppDataLive.covers(["general"], "general"))
+        let keyset = try await Keyset(polls: 1)
+        let world = try await keyset.device([Self.poll])
+        let event = DataSyncEvent(
+            verb: .create, type: "entity", className: "Ticket", classVersion: 1,
+            row: try DataSyncRow(object: ["id": "t.1", "updatedAt": "2026-12-03T07:00:00Z", "payload": [:]]))
+        let envelope = SubscribeEnvelope(channel: "t.1", timetoken: Timetoken(rawValue: 17_900_000_000_000_000), kind: 5, payload: [:], event: .dataSync(event))
+        let result = try await world.reconciler.live.applyLive([envelope], advancing: [], through: nil)
+        #expect(result.ignored == 1 && result.objectsChanged == 0)
+    }
 }

@@ -18,6 +18,15 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
     @discardableResult
     package func bind(_ classes: [AppClass]) throws -> AppDataCatalog.Binding { try AppDataCatalog.bind(classes, in: db) }
 
+    /// The bound class `name` (``AppDataCatalog/declaration(of:in:)``), or nil when this
+    /// replica does not declare it.
+    package func declaration(of name: String) throws -> AppClass? { try AppDataCatalog.declaration(of: name, in: db)?.declaration }
+
+    /// The ids of the stored records of class `name`, for its id channels (one index read).
+    package func ids(ofClass name: String) throws -> [String] {
+        try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM app_records WHERE class_name = ?"), arguments: [name])
+    }
+
     /// The stored record, or nil.
     package func record(_ kind: AppRecord.Kind, id: String) throws -> AppRecord? {
         try Row.fetchOne(

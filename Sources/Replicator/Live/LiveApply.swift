@@ -226,6 +226,8 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
             }
             if outcome != "unchanged" { result.actionsChanged += 1 }
             result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
+        case .dataSync(let event) where AppDataLive.concerns(event):
+            try AppDataLive.apply(event, envelope: envelope, tx: tx, into: &result)
         case .appContext, .dataSync:
             // An object event of the backend this replica does not use (App Context's `e: 2`,
             // DataSync's `e: 5`): not its data.
@@ -455,6 +457,7 @@ extension LiveApply {
         let hot = channels.filter { marked.contains($0) }
         let snapshot = hot.isEmpty ? nil : try await serverSnapshot(atLeast: through)
         _ = try await objectSync.pullObjects(full: nil, members: .exactly(hot), snapshot: snapshot)
+        if let error = try await appData.pull(full: nil).errors.first { throw LiveSyncError.gapFillFailed(channel: "app data", reason: error) }
         for report in try await history.pullHistory(channels: channels, progress: progress) {
             if let error = report.error { throw LiveSyncError.gapFillFailed(channel: report.channel, reason: error) }
             fill.inserted += report.inserted

@@ -29,7 +29,10 @@ extension LiveSync {
         let moderation = [ChatModeration.eventChannel(for: me), ChatModeration.muteListId(of: me)].filter {
             reconciler.tokenAllowsReading($0)
         }
-        let users: Set<String> = Set(options.users + [me] + moderation)
+        // The app's own classes' channels (docs/app-data.md, "Live"): events only, like the users'.
+        let records = try await AppDataLive.channels(reconciler.options.appData, store: store, logger: logger)
+            .filter { reconciler.tokenAllowsReading($0) }
+        let users: Set<String> = Set(options.users + [me] + moderation + records)
         let withMessages = messages.filter { !users.contains($0) || extra.contains($0) || $0 == me }.sorted()
         var presence: [String] = []
         if let options = options.presence {

@@ -69,14 +69,14 @@ extension LiveSync {
         // Only what was asked for is stored: an event on a channel this request did not name (a
         // broken or hostile server) would otherwise be stored, and its channel followed from then on.
         let requested = acceptedNames(subscription.loops[index])
-        let envelopes = answer.envelopes.filter { requested.contains($0.channel) }
+        let envelopes = answer.envelopes.filter { AppDataLive.covers(requested, $0.channel) }
         if envelopes.count < answer.envelopes.count {
             logger.warning("ignored live events on channels that were not subscribed", metadata: [
                 "events": "\(answer.envelopes.count - envelopes.count)",
             ])
         }
         var result = try await reconciler.live.applyLive(envelopes, advancing: advancing, through: answer.cursor.timetoken)
-        for envelope in answer.envelopes where !requested.contains(envelope.channel) {
+        for envelope in answer.envelopes where !AppDataLive.covers(requested, envelope.channel) {
             result.ignored += 1
             result.applied.append(envelope.record(kind: "unknown", subject: "-", outcome: "skipped: not subscribed"))
         }

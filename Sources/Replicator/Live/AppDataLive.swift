@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import PubNubWire
+import ReplicaModel
+import ReplicaStore
+
+/// Live events of an app's own classes (`docs/app-data.md`, "Live"), and which channels bring
+/// them: the one owner of app-data routing.
+///
+/// DataSync publishes a record's `create`, `update` and `delete` on its id's channel (a
+/// relationship's on both its ends'); its metadata names the class and version. A create or
+/// update carries the whole record and is written under the version rule (so the second copy of
+/// a relationship's event changes nothing); a delete removes the record and leaves its
+/// tombstone. An event of a class this replica does not declare is ignored, as before.
+enum AppDataLive {
+    /// Whether `event` is an entity's or relationship's (not a user's, channel's or membership's).
+    static func concerns(_ event: DataSyncEvent) -> Bool { event.type == "entity" || event.type == "relationship" }
+
+    /// Applies one event in the live transaction.
+    static func apply<Custom: ChatCustomData>(
+        _ event: DataSyncEvent, envelope: SubscribeEnvelope, tx: StoreTransaction<Custom>, into result: inout LiveApplyResult
+    ) throws {
+        let kind: AppRecord.Kind = event.type == "relationship" ? .relationship : .entity
+        let subject = "\(event.className ?? "?")/\(event.row.id)"
+        guard let name = event.className, let declared = try tx.appRecords.declaration(of: name), declared.recordKind == kind else {
+            result.ignored += 1
+            result.applied.append(envelope.record(kind: "record", subject: subject, outcome: "ignored"))
+            return
+        }
+        let outcome: String
+        switch event.verb {
+        case .create, .update:
+            guard let record = AppRecord(row: event.row, kind: kind, className: name, classVersion: event.classVersion) else {
+                throw LiveEventError(reason: "\(subject): a \(event.type) event without its class version")
+            }
+            let applied = try tx.appRecords.apply([record])
+            outcome = applied.inserted > 0 ? "inserted" : applied.updated > 0 ? "updated" : applied.skipped.isEmpty ? "unchanged" : "ignored"
+        case .delete:
+            let at = event.row.deletedAt ?? event.row.updatedAt ?? envelope.timetoken.map { ISOTimestamp(date: $0.date) }
+            guard let at else { throw LiveEventError(reason: "\(subject): a delete without a time") }
+            outcome = try tx.appRecords.remove(kind, id: event.row.id, className: name, deletedAt: at) ? "removed" : "unchanged"
+        case .other(let verb):
+            result.ignored += 1
+            result.applied.append(envelope.record(kind: "record", subject: subject, outcome: "ignored: \(verb)"))
+            return
+        }
+        if outcome == "inserted" || outcome == "updated" || outcome == "removed" { result.objectsChanged += 1 }
+        result.applied.append(envelope.record(kind: "record", subject: subject, outcome: outcome))
+    }
+
+    /// The channels the declared classes' events arrive on: each stored record's id for
+    /// ``ReplicaModel/AppEventRouting/idChannels``, `prefix.*` for a wildcard, none for
+    /// ``ReplicaModel/AppEventRouting/ends`` (the ends' own channels bring them). A class with
+    /// more than 1,000 id channels is logged once a call: a wildcard would serve it better.
+    static func channels<Custom: ChatCustomData>(
+        _ declaration: AppDataDeclaration, store: ChatStore<Custom>, logger: Logger
+    ) async throws -> [String] {
+        guard !declaration.classes.isEmpty else { return [] }
+        return try await store.reading { tx in
+            var channels: [String] = []
+            for type in declaration.classes {
+                switch type.routing {
+                case .idChannels:
+                    let ids = try tx.appRecords.ids(ofClass: type.name)
+                    if ids.count > 1_000 {
+                        logger.warning("many id channels for one app-data class: routing by a wildcard prefix costs one", metadata: [
+                            "class": "\(type.name)", "channels": "\(ids.count)",
+                        ])
+                    }
+                    channels += ids
+                case .wildcard(let prefix): channels.append(prefix + ".*")
+                case .ends: break
+                }
+            }
+            return channels
+        }
+    }
+
+    /// Whether `channel` is one of `names` or under one of its wildcards (`poll.*` covers
+    /// `poll.1`; never a presence channel).
+    static func covers(_ names: Set<String>, _ channel: String) -> Bool {
+        if names.contains(channel) { return true }
+        guard !channel.hasSuffix("-pnpres"), let dot = channel.firstIndex(of: ".") else { return false }
+        return names.contains(channel[...dot] + "*")
+    }
+}
