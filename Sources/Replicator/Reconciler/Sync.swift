@@ -44,7 +44,7 @@ public struct SyncReport: Sendable {
     /// Whether anything changed locally or remotely (a sync loop stops when a round changes nothing).
     public var changedAnything: Bool {
         push.completed > 0 || conflicts.resolved > 0 || (decrypted?.decrypted ?? 0) > 0 || history.contains { $0.inserted + $0.updated > 0 }
-            || reactions.values.contains { $0.added + $0.removed > 0 } || appData.values.contains(where: \.changedAnything)
+            || reactions.values.contains { $0.added + $0.removed > 0 } || appData.values.contains { (result: AppClassPullResult) in result.changedAnything }
             || objects.map { o in
                 [o.users, o.channels, o.memberships, o.members].contains { $0.inserted + $0.updated + $0.removed > 0 }
             } ?? false
