@@ -7,6 +7,24 @@
 // Generated from the symbol graph (every type a public, non-deprecated declaration of this
 // module reaches, through the members of the types it reaches), then kept by hand.
 
+// The app's own DataSync classes (docs/app-data.md): the declaration (`ReconcilerOptions.appData`),
+// the records and their queries (`replica.fetch(AppRecordQueries.records(filter))`), a sync's report.
+@_exported import struct ReplicaModel.AppClass
+@_exported import struct ReplicaModel.AppProperty
+@_exported import enum ReplicaModel.AppSyncRule
+@_exported import struct ReplicaModel.AppPredicate
+@_exported import enum ReplicaModel.AppEventRouting
+@_exported import enum ReplicaModel.AppConcurrency
+@_exported import enum ReplicaModel.DataSyncValueKind
+@_exported import struct ReplicaModel.AppRecord
+@_exported import struct Replicator.AppDataDeclaration
+@_exported import enum Replicator.AppDataError
+@_exported import struct Replicator.AppClassPullResult
+@_exported import struct ReplicaStore.AppRecordFilter
+@_exported import struct ReplicaStore.AppRecordPredicate
+@_exported import struct ReplicaStore.AppRecordSort
+@_exported import enum ReplicaStore.AppRecordQueries
+
 // Where the replica reports its metrics (`ReplicaConfiguration.metrics`; docs/metrics.md).
 @_exported import protocol CoreMetrics.MetricsFactory
 // The last requests a diagnostics report lists (`DiagnosticsReport.requests`, `RequestJournal.Entry`).
