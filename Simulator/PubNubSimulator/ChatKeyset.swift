@@ -72,13 +72,14 @@ public struct ChatKeyset: Sendable, Hashable {
 
     /// What a chat member of the keyset needs granted, on either object backend: every channel
     /// (messages, reactions, presence, App Context channels and DataSync channels), every user
-    /// (App Context `uuid` and DataSync `usr`), every DataSync membership. What
+    /// (App Context `uuid` and DataSync `usr`), every DataSync membership, and every record of
+    /// the app's own DataSync classes (entities and relationships). What
     /// `simulator serve --member-token-file` grants.
     public static var memberGrants: AccessGrants {
         let all = AccessPermissions(rawValue: 255)
         return AccessGrants(patterns: [
             .channel: ["^.*$": all], .group: ["^.*$": all], .uuid: ["^.*$": all], .user: ["^.*$": all],
-            .dataSyncMembership: ["^.*$": all],
+            .dataSyncMembership: ["^.*$": all], .dataSyncEntity: ["^.*$": all], .dataSyncRelationship: ["^.*$": all],
         ])
     }
 

@@ -57,6 +57,11 @@ struct ConnectionOptions: ParsableArguments {
         valueName: "class"))
     var datasyncMembershipClass: String?
 
+    @Option(help: ArgumentHelp(
+        "The app's own DataSync classes to replicate, from a JSON file (default: $PNREPLICATE_APP_CLASSES): [{\"entity\":\"Poll\",\"properties\":{\"closed\":\"boolean\"},\"wildcard\":\"poll\"}, {\"relationship\":\"Vote\",\"from\":\"Poll\",\"to\":\"User\"}] (docs/app-data.md).",
+        valueName: "path"))
+    var appClasses: String?
+
     /// Refuses, before anything is opened or sent, what would quietly go where the user did not
     /// mean: PubNub's real service (any origin but this machine's) without a subscribe key from a
     /// flag or the environment, where the public `demo` keyset would publish for anyone to read;
@@ -76,6 +81,7 @@ struct ConnectionOptions: ParsableArguments {
             throw ValidationError("--objects (or PNREPLICATE_OBJECTS) is \(resolvedObjects); give app-context or datasync")
         }
         _ = try dataSyncOptions()
+        if let file = appClasses ?? environmentValue("PNREPLICATE_APP_CLASSES") { _ = try AppClassesFile.read(file) }
         if authToken?.isEmpty == true {
             throw ValidationError("--auth-token is empty (an unset variable?); give the token, or leave the option out")
         }
@@ -190,6 +196,9 @@ struct ConnectionOptions: ParsableArguments {
         configuration.origin = resolvedOrigin
         configuration.authKey = try token()
         configuration.objectBackend = try dataSyncOptions().map(ObjectBackendChoice.dataSync) ?? .appContext
+        if let file = appClasses ?? environmentValue("PNREPLICATE_APP_CLASSES") {
+            configuration.reconciler.appData = AppDataDeclaration(classes: try AppClassesFile.read(file))
+        }
         if let cipher = try cipher() {
             configuration.cipherKey = cipher.key
             configuration.cryptor = cipher.cryptor

@@ -16,7 +16,7 @@ struct PNReplicate: AsyncParsableCommand {
             RestrictionsCommand.self, ConversationCommand.self, InviteCommand.self, InvitesCommand.self, MentionsCommand.self,
             ThreadCommand.self, ForwardCommand.self, PushCommand.self, DecryptPendingCommand.self, FilesCommand.self, MemberCommand.self, ObjectCommand<UserObject>.self, ObjectCommand<ChannelObject>.self, OutboxCommand.self,
             ConflictsCommand.self, HistoryCommand.self, ShowCommand.self, SearchCommand.self, CheckpointsCommand.self, DemoCommand.self, MigrateCommand.self, StatusCommand.self, DoctorCommand.self, WipeCommand.self,
-            TokenCommand.self, SimulatorCommand.self,
+            TokenCommand.self, SimulatorCommand.self, AppRecordCommand<EntityRecords>.self, AppRecordCommand<RelationshipRecords>.self,
         ],
         defaultSubcommand: SyncCommand.self
     )

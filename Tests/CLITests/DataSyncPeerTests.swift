@@ -404,3 +404,55 @@ struct DataSyncListenKillTests {
         #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "\(context): \(store)-wal is left after SIGTERM")
     }
 }
+
+@Suite("The app's own DataSync classes through the command line")
+struct AppDataCommandTests {
+    @Test("a peer defines Poll through the Admin API and writes polls; sync --app-classes pulls them; entity list and get show them, filtered and as JSON; a bad classes file is a usage error",
+          .timeLimit(.minutes(5)))
+    func pullAndList() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-app-data-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appendingPathComponent("token").path
+        let simulator = try await SimulatorProcess(faults: "none", seed: 1, arguments: [
+            "--secret-key", DataSyncPeer.secretKey, "--keyset-channels", "1", "--keyset-messages", "0", "--keyset-users", "1",
+            "--member-token-file", tokenFile,
+        ])
+        defer { simulator.stop() }
+        let peer = try DataSyncPeer(simulator)
+        try #require(try await peer.run(["define-class", "entity", "Poll", "1",
+            #"{"properties":[{"name":"closed","path":"/payload/closed","valueKind":"boolean","filtering":"simple"},{"name":"question","path":"/payload/question","valueKind":"string","filtering":"simple"}]}"#]) != nil)
+        for (id, closed) in [("poll.1", false), ("poll.2", true)] {
+            try #require(try await peer.run(["raw", "POST", "/v1/datasync/subkeys/demo/entities", "--body",
+                #"{"data":{"id":"\#(id)","entityClass":"Poll","entityClassVersion":1,"payload":{"closed":\#(closed),"question":"Q \#(id)"}}}"#]) != nil)
+        }
+        let classes = directory.appendingPathComponent("classes.json").path
+        try #"[{"entity":"Poll","properties":{"closed":"boolean","question":"string"},"wildcard":"poll"}]"#
+            .write(toFile: classes, atomically: true, encoding: .utf8)
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let env = [
+            "PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_STORE": directory.appendingPathComponent("me.sqlite").path,
+            "PUBNUB_AUTH_TOKEN": token, "PNREPLICATE_APP_CLASSES": classes,
+        ]
+        let sync = try await CLI.run(["sync"], environment: env)
+        #expect(sync.status == 0, "\(sync.stdout)\(sync.stderr)")
+        let list = try await CLI.run(["entity", "list", "--class", "Poll", "--where", "closed=false", "--json"], environment: env)
+        #expect(list.status == 0, "\(list.stderr)")
+        let rows = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]
+        #expect(rows?.map { $0["id"] as? String } == ["poll.1"], "\(list.stdout)")
+        #expect((rows?.first?["payload"] as? [String: Any])?["question"] as? String == "Q poll.1")
+        let table = try await CLI.run(["entity", "list", "--class", "Poll", "--sort", "question:desc"], environment: env)
+        #expect(table.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: " ").first.map(String.init) } == ["poll.2", "poll.1"],
+                "\(table.stdout)")
+        let get = try await CLI.run(["entity", "get", "poll.2"], environment: env)
+        let record = try JSONSerialization.jsonObject(with: Data(get.stdout.utf8)) as? [String: Any]
+        #expect(record?["className"] as? String == "Poll" && record?["eTag"] is String && record?["expiresAt"] is String, "\(get.stdout)")
+        let missing = try await CLI.run(["entity", "get", "poll.9"], environment: env)
+        #expect(missing.status != 0 && missing.stderr.contains("no entity poll.9"), "\(missing.stderr)")
+        let undeclared = try await CLI.run(["entity", "list", "--class", "Ticket"], environment: env)
+        #expect(undeclared.status != 0 && undeclared.stderr.contains("Ticket is not declared"), "\(undeclared.stderr)")
+
+        try #"[{"entity":"User"}]"#.write(toFile: classes, atomically: true, encoding: .utf8)
+        let refused = try await CLI.run(["sync"], environment: env)
+        #expect(refused.status == 64 && refused.stderr.contains("built-in class"), "\(refused.status) \(refused.stderr)")
+    }
+}
