@@ -252,4 +252,25 @@ struct AppDataPullTests {
         let result = try await world.reconciler.live.applyLive([envelope], advancing: [], through: nil)
         #expect(result.ignored == 1 && result.objectsChanged == 0)
     }
+
+    @Test("id-channel routing subscribes each stored record's id (read again after 30 s, not at every step); an edit arrives live on it")
+    func idChannels() async throws {
+        let keyset = try await Keyset(polls: 2)
+        await keyset.server.configureSubscribe(SubscribeSettings(hold: .zero))
+        let world = try await keyset.device([Self.poll])
+        _ = try await world.sync()
+        let live = LiveSync(reconciler: world.reconciler, options: LiveSyncOptions(), clock: keyset.clock, random: SplitMix64(seed: 1))
+        try await LiveWorld.settle(live)
+        let subscribe = try #require(world.transport.requests.last { $0.pathSegments.count > 3 && $0.pathSegments[1] == "subscribe" })
+        let names = subscribe.pathSegments[3].split(separator: ",").map(String.init)
+        #expect(names.contains("poll.0") && names.contains("poll.1") && !names.contains("poll.*"), "\(names)")
+        #expect(world.reconciler.context.appChannels.fresh(at: keyset.clock.now) == ["poll.0", "poll.1"])
+        #expect(world.reconciler.context.appChannels.fresh(at: keyset.clock.now.addingTimeInterval(AppChannelCache.interval)) == nil)
+
+        keyset.clock.advance(by: 1)
+        #expect(await keyset.server.dataSyncAsAdmin(try keyset.admin.patchRequest(
+            .entities, id: "poll.1", [.add(JSONPointer(["payload", "question"]), "Live")])).status == 200)
+        try await LiveWorld.settle(live)
+        #expect(try await world.store.fetch(AppRecordQueries.record(.entity, id: "poll.1"))?.payload["question"] == "Live")
+    }
 }

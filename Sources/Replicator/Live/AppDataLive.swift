@@ -50,30 +50,38 @@ enum AppDataLive {
 
     /// The channels the declared classes' events arrive on: each stored record's id for
     /// ``ReplicaModel/AppEventRouting/idChannels``, `prefix.*` for a wildcard, none for
-    /// ``ReplicaModel/AppEventRouting/ends`` (the ends' own channels bring them). A class with
-    /// more than 1,000 id channels is logged once a call: a wildcard would serve it better.
+    /// ``ReplicaModel/AppEventRouting/ends`` (the ends' own channels bring them). The stored ids
+    /// are read at most every ``AppChannelCache/interval`` (live asks at every step), so a record
+    /// another client creates is followed within that time of its being stored (its create event
+    /// itself comes through a pull: nobody followed its channel yet). A class with more than
+    /// 1,000 id channels is logged at each read: a wildcard would serve it better.
     static func channels<Custom: ChatCustomData>(
-        _ declaration: AppDataDeclaration, store: ChatStore<Custom>, logger: Logger
+        _ declaration: AppDataDeclaration, context: PullContext<Custom>
     ) async throws -> [String] {
-        guard !declaration.classes.isEmpty else { return [] }
-        return try await store.reading { tx in
+        let wildcards = declaration.classes.compactMap { type -> String? in
+            if case .wildcard(let prefix) = type.routing { return prefix + ".*" }
+            return nil
+        }
+        let byId = declaration.classes.filter { $0.routing == .idChannels }
+        guard !byId.isEmpty else { return wildcards }
+        let now = context.clock.now
+        if let cached = context.appChannels.fresh(at: now) { return wildcards + cached }
+        let logger = context.logger
+        let ids = try await context.store.reading { tx in
             var channels: [String] = []
-            for type in declaration.classes {
-                switch type.routing {
-                case .idChannels:
-                    let ids = try tx.appRecords.ids(ofClass: type.name)
-                    if ids.count > 1_000 {
-                        logger.warning("many id channels for one app-data class: routing by a wildcard prefix costs one", metadata: [
-                            "class": "\(type.name)", "channels": "\(ids.count)",
-                        ])
-                    }
-                    channels += ids
-                case .wildcard(let prefix): channels.append(prefix + ".*")
-                case .ends: break
+            for type in byId {
+                let ids = try tx.appRecords.ids(ofClass: type.name)
+                if ids.count > 1_000 {
+                    logger.warning("many id channels for one app-data class: routing by a wildcard prefix costs one", metadata: [
+                        "class": "\(type.name)", "channels": "\(ids.count)",
+                    ])
                 }
+                channels += ids
             }
             return channels
         }
+        context.appChannels.store(ids, at: now)
+        return wildcards + ids
     }
 
     /// Whether `channel` is one of `names` or under one of its wildcards (`poll.*` covers
@@ -82,5 +90,27 @@ enum AppDataLive {
         if names.contains(channel) { return true }
         guard !channel.hasSuffix("-pnpres"), let dot = channel.firstIndex(of: ".") else { return false }
         return names.contains(channel[...dot] + "*")
+    }
+}
+
+/// The id channels of the app-data classes routed by id, as last read, and when
+/// (``AppDataLive/channels(_:context:)``).
+final class AppChannelCache: @unchecked Sendable {
+    // An NSLock guards `channels` and `readAt`.
+    private let lock = NSLock()
+    private var channels: [String] = []
+    private var readAt: Date?
+
+    /// How long a read of the stored ids serves (seconds on the injected clock).
+    static let interval: TimeInterval = 30
+
+    /// The ids read less than ``interval`` before `now`, or nil.
+    func fresh(at now: Date) -> [String]? {
+        lock.withLock { readAt.map { now.timeIntervalSince($0) < Self.interval && now >= $0 } == true ? channels : nil }
+    }
+
+    /// Keeps `ids`, read at `now`.
+    func store(_ ids: [String], at now: Date) {
+        lock.withLock { (channels, readAt) = (ids, now) }
     }
 }

@@ -30,7 +30,7 @@ extension LiveSync {
             reconciler.tokenAllowsReading($0)
         }
         // The app's own classes' channels (docs/app-data.md, "Live"): events only, like the users'.
-        let records = try await AppDataLive.channels(reconciler.options.appData, store: store, logger: logger)
+        let records = try await AppDataLive.channels(reconciler.options.appData, context: reconciler.context)
             .filter { reconciler.tokenAllowsReading($0) }
         let users: Set<String> = Set(options.users + [me] + moderation + records)
         let withMessages = messages.filter { !users.contains($0) || extra.contains($0) || $0 == me }.sorted()

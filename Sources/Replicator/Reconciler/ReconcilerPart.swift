@@ -21,6 +21,8 @@ final class PullContext<Custom: ChatCustomData>: Sendable {
     let hot: HotChannels
     let serverTime: ServerTime
     let jitter: Jitter
+    /// The app-data classes' id channels, read at most every 30 s (``AppDataLive/channels(_:context:)``).
+    let appChannels = AppChannelCache()
 
     init(
         store: ChatStore<Custom>, client: PubNubClient, outbox: Outbox<Custom>?, options: ReconcilerOptions,
