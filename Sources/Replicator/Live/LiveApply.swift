@@ -226,8 +226,7 @@ struct LiveApply<Custom: ChatCustomData>: ReconcilerPart {
             }
             if outcome != "unchanged" { result.actionsChanged += 1 }
             result.applied.append(envelope.record(kind: event.added ? "reaction-added" : "reaction-removed", subject: subject, outcome: outcome))
-        case .dataSync(let event) where AppDataLive.concerns(event):
-            try AppDataLive.apply(event, envelope: envelope, tx: tx, into: &result)
+        case .dataSync(let event) where AppDataLive.concerns(event): try AppDataLive.apply(event, envelope: envelope, tx: tx, into: &result)
         case .appContext, .dataSync:
             // An object event of the backend this replica does not use (App Context's `e: 2`,
             // DataSync's `e: 5`): not its data.
