@@ -94,4 +94,41 @@ struct AppRecordRecordingTests {
         }
         #expect(answers > 10 && landed >= answers, "\(family): \(answers) answers, \(landed) records")
     }
+
+    @Test("every recorded entity and relationship event applies live to a declared class: creates and updates land with their fields, a delete removes the record")
+    func eventsLand() async throws {
+        let recordings = try DataSyncRecording.family("events")
+        guard !recordings.isEmpty else { return }
+        var applied = 0
+        for recording in recordings {
+            let answer = try PubNubClient.subscribeAnswer(from: recording.response())
+            guard let envelope = answer.envelopes.first, case .dataSync(let event) = envelope.event, AppDataLive.concerns(event) else { continue }
+            let replay = try DataSyncBackendTests.Replay(recording)
+            let kind: AppRecord.Kind = event.type == "relationship" ? .relationship : .entity
+            let name = try #require(event.className, "\(recording.id): the class is in the metadata")
+            let version = event.classVersion ?? 1
+            let declaration = kind == .entity ? AppClass(entity: name, versions: [version])
+                : AppClass(relationship: name, from: "A", to: "B", versions: [version])
+            try replay.store.transactionNow { tx in
+                _ = try tx.appRecords.bind([declaration])
+                if event.verb == .delete {
+                    // Something to delete: the record as an earlier version.
+                    _ = try tx.appRecords.apply([AppRecord(kind: kind, id: event.row.id, className: name, classVersion: version,
+                                                           eTag: "old", updatedAt: ISOTimestamp(nanoseconds: 0))])
+                }
+            }
+            let result = try await replay.reconciler.live.applyLive(answer.envelopes, advancing: [], through: nil)
+            #expect(result.unreadableChannels.isEmpty && result.objectsChanged == 1, "\(recording.id): \(result.applied)")
+            let stored = try await replay.store.fetch(AppRecordQueries.record(kind, id: event.row.id))
+            if event.verb == .delete {
+                #expect(stored == nil, "\(recording.id): deleted")
+            } else {
+                #expect(stored == AppRecord(row: event.row, kind: kind, className: name, classVersion: version), "\(recording.id)")
+                #expect(stored?.payload == event.row.payload ?? [:] && stored?.eTag == event.row.eTag, "\(recording.id): fields")
+                if kind == .relationship { #expect(stored?.endA != nil && stored?.endB != nil, "\(recording.id): ends") }
+            }
+            applied += 1
+        }
+        #expect(applied >= 5, "entity and relationship events among the recordings: \(applied)")
+    }
 }
