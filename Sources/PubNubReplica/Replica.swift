@@ -106,6 +106,8 @@ public actor Replica<Custom: ChatCustomData> {
     package static func makeParts(
         _ configuration: ReplicaConfiguration, store inMemory: ChatStore<Custom>?, client: PubNubClient, clock: any ReplicaClock
     ) throws -> Parts {
+        // A declaration DataSync would refuse stops here, before any file is created or opened.
+        try configuration.reconciler.appData.validate()
         let store: ChatStore<Custom>
         switch configuration.store {
         case .file(let path): store = try ChatStore.open(at: path, options: configuration.clockedStoreOptions)

@@ -59,8 +59,11 @@ struct ReplicaAppDataTests {
         refused.reconciler.appData = AppDataDeclaration(classes: [AppClass(entity: "Poll", properties: (0..<7).map {
             AppProperty("p\($0)", kind: .number)
         })])
+        let elsewhere = SimulatedDevice<DefaultChatCustom>.temporaryStorePath()
+        refused.store = .file(elsewhere)
         #expect(throws: AppDataError.self, "seven properties: refused before anything opens") {
             _ = try Replica<DefaultChatCustom>(refused)
         }
+        #expect(!FileManager.default.fileExists(atPath: elsewhere), "no store file was created")
     }
 }
