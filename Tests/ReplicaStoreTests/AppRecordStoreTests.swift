@@ -98,6 +98,10 @@ struct AppRecordStoreTests {
         #expect(outcome.skipped == ["Ticket/x", "Poll/y", "Poll/z"])
         #expect(outcome.inserted == 1)
         #expect(try Self.ids(store, AppRecordFilter("Poll")) == ["ok"])
+        var infinite = Self.poll("inf")
+        infinite.payload["votes"] = .double(.infinity)
+        #expect { try Self.apply(store, [infinite]) } throws: { "\($0)".contains("Poll/inf: its payload is not JSON") }
+        #expect(try store.fetchNow(AppRecordQueries.record(.entity, id: "inf")) == nil, "nothing stored in its place")
     }
 
     @Test("queries compare each declared property as its kind: text, numbers, booleans, date-times, nested paths, in, null")

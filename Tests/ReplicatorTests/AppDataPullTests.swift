@@ -205,8 +205,7 @@ struct AppDataPullTests {
         let before = world.transport.requests.count
         _ = try await world.sync()
         let idle = Self.listings(world, from: before)
-        #expect(idle.count == 3, "one request per class: \(idle.count)")
-        #expect(idle.count <= 10, "the issue's budget for the declared classes' share")
+        #expect(idle.count == 3, "one request per class (the issue's budget for the classes' share: 10): \(idle.count)")
     }
 
     @Test("live: records another client creates, edits and deletes reach the replica on its wildcard subscription, with no listing; the chat's channels are untouched")

@@ -139,10 +139,9 @@ public enum AppRecordQueries {
     public static func related(to id: String, through relationship: String, side: Side = .a) -> StoreQuery<[AppRecord]> {
         StoreQuery { db in
             let (near, far) = side == .a ? ("end_a", "end_b") : ("end_b", "end_a")
-            let columns = AppRecordColumns.select.split(separator: ",").map { "e." + $0.trimmingCharacters(in: .whitespaces) }
             return try Row.fetchAll(
                 db, sql: """
-                    SELECT \(columns.joined(separator: ", ")) FROM app_records r
+                    SELECT \(AppRecordColumns.selectOfE) FROM app_records r
                     JOIN app_records e ON e.resource = 'entities' AND e.id = r.\(far)
                     WHERE r.class_name = ? AND r.\(near) = ? ORDER BY r.rowid
                     """, arguments: [relationship, id]

@@ -18,9 +18,10 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
     @discardableResult
     package func bind(_ classes: [AppClass]) throws -> AppDataCatalog.Binding { try AppDataCatalog.bind(classes, in: db) }
 
-    /// The bound class `name` (``AppDataCatalog/declaration(of:in:)``), or nil when this
-    /// replica does not declare it.
-    package func declaration(of name: String) throws -> AppClass? { try AppDataCatalog.declaration(of: name, in: db)?.declaration }
+    /// Whether class `name` is bound (declared), without reading its declaration.
+    package func isBound(_ name: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app_classes WHERE name = ?)"), arguments: [name]) ?? false
+    }
 
     /// The ids of the stored records of class `name`, for its id channels (one index read).
     package func ids(ofClass name: String) throws -> [String] {
@@ -58,15 +59,15 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
 
     /// Removes every record whose `expiresAt` has passed at `now` (the server deletes it then,
     /// and promises no event: `docs/datasync.md`, choice 2c), through the expiry index. Returns
-    /// the removed records' `Class/id`s.
-    package func removeExpired(at now: ISOTimestamp) throws -> [String] {
+    /// the removed records' classes and ids.
+    package func removeExpired(at now: ISOTimestamp) throws -> [(className: String, id: String)] {
         let expired = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT resource, id, class_name FROM app_records WHERE expires_ns <= ?"),
             arguments: [now.nanoseconds])
         for row in expired {
             try db.cachedStatement(sql: "DELETE FROM app_records WHERE resource = ? AND id = ?").execute(arguments: [row[0] as String, row[1] as String])
         }
-        return expired.map { "\($0[2] as String)/\($0[1] as String)" }
+        return expired.map { ($0[2], $0[1]) }
     }
 
     /// After a full listing of class `className`: removes the stored rows it did not list (the
@@ -218,7 +219,7 @@ public enum AppRecordIngest {
                 outcome.unchanged += 1
                 continue
             }
-            let values = AppRecordColumns.values(record) + bound.slots.values(of: record.payload, for: bound.declaration)
+            let values = try AppRecordColumns.values(record) + bound.slots.values(of: record.payload, for: bound.declaration)
             switch try db.upsert(statement, values: values) {
             case .inserted: outcome.inserted += 1
             case .updated: outcome.updated += 1
@@ -241,11 +242,19 @@ package enum AppRecordColumns {
     /// The select list ``read(_:)`` reads.
     package static let select =
         "resource, id, class_name, class_version, status, payload, etag, created_at, updated_at, expires_at, end_a, end_b"
+    /// ``select`` of the rows aliased `e` (a join).
+    static let selectOfE = select.split(separator: ",").map { "e." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 
     /// A record's values for the columns of ``written`` before the slots.
-    static func values(_ record: AppRecord) -> [DatabaseValue] {
-        let payload = JSONValue.object(record.payload).compactJSONBytes().map { String(decoding: $0, as: UTF8.self) }
-            ?? ((try? JSONValue.object(record.payload).jsonString()) ?? "{}")
+    /// Throws ``StoreError/invalidInput(_:)`` for a payload JSON cannot hold (a number that is not
+    /// finite): nothing is stored in its place.
+    static func values(_ record: AppRecord) throws -> [DatabaseValue] {
+        let payload: String
+        do {
+            payload = try JSONValue.object(record.payload).jsonString()
+        } catch {
+            throw StoreError.invalidInput("record \(record.className)/\(record.id): its payload is not JSON: \(error)")
+        }
         return [
             record.kind.rawValue.databaseValue, record.id.databaseValue, record.className.databaseValue,
             record.classVersion.databaseValue, record.status.databaseValue, payload.databaseValue, record.eTag.databaseValue,

@@ -22,11 +22,14 @@ enum AppDataLive {
     ) throws {
         let kind: AppRecord.Kind = event.type == "relationship" ? .relationship : .entity
         let subject = "\(event.className ?? "?")/\(event.row.id)"
-        guard let name = event.className, let declared = try tx.appRecords.declaration(of: name), declared.recordKind == kind else {
+        func ignored(_ why: String = "ignored") {
             result.ignored += 1
-            result.applied.append(envelope.record(kind: "record", subject: subject, outcome: "ignored"))
-            return
+            result.applied.append(envelope.record(kind: "record", subject: subject, outcome: why))
         }
+        // The ingest checks the class (bound, this kind, this version) as it writes: an undeclared
+        // one comes back skipped. A delete checks only that the class is bound (no tombstone for
+        // a class this replica does not hold).
+        guard let name = event.className else { return ignored() }
         let outcome: String
         switch event.verb {
         case .create, .update:
@@ -34,15 +37,15 @@ enum AppDataLive {
                 throw LiveEventError(reason: "\(subject): a \(event.type) event without its class version")
             }
             let applied = try tx.appRecords.apply([record])
-            outcome = applied.inserted > 0 ? "inserted" : applied.updated > 0 ? "updated" : applied.skipped.isEmpty ? "unchanged" : "ignored"
+            guard applied.skipped.isEmpty else { return ignored() }
+            outcome = applied.inserted > 0 ? "inserted" : applied.updated > 0 ? "updated" : "unchanged"
         case .delete:
+            guard try tx.appRecords.isBound(name) else { return ignored() }
             let at = event.row.deletedAt ?? event.row.updatedAt ?? envelope.timetoken.map { ISOTimestamp(date: $0.date) }
             guard let at else { throw LiveEventError(reason: "\(subject): a delete without a time") }
             outcome = try tx.appRecords.remove(kind, id: event.row.id, className: name, deletedAt: at) ? "removed" : "unchanged"
         case .other(let verb):
-            result.ignored += 1
-            result.applied.append(envelope.record(kind: "record", subject: subject, outcome: "ignored: \(verb)"))
-            return
+            return ignored("ignored: \(verb)")
         }
         if outcome == "inserted" || outcome == "updated" || outcome == "removed" { result.objectsChanged += 1 }
         result.applied.append(envelope.record(kind: "record", subject: subject, outcome: outcome))

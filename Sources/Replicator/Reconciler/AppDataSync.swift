@@ -37,10 +37,10 @@ public struct AppClassPullResult: Sendable, Hashable {
 struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
     let context: PullContext<Custom>
 
-    /// Binds the declared classes to the store (``ReplicaStore/AppDataCatalog``) after checking
-    /// them: what opening a replica does.
+    /// Binds the declared classes to the store (``ReplicaStore/AppDataCatalog``): what opening a
+    /// replica does, after it checked them (``AppDataDeclaration/validate()``) before opening
+    /// any file.
     func bind() throws -> AppDataCatalog.Binding {
-        try options.appData.validate()
         let classes = options.appData.classes
         let binding = try store.transactionNow { tx in try tx.appRecords.bind(classes) }
         if binding != AppDataCatalog.Binding() {
@@ -70,10 +70,9 @@ struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
         guard !options.appData.classes.isEmpty else { return (results, errors, unreachable) }
         let now = ISOTimestamp(date: clock.now)
         let expired = try await store.transaction { tx in try tx.appRecords.removeExpired(at: now) }
-        for name in expired {
-            let className = String(name.prefix { $0 != "/" })
-            results[className, default: AppClassPullResult()].removed += 1
-            logger.notice("removed an expired record", metadata: ["record": "\(name)"])
+        for record in expired {
+            results[record.className, default: AppClassPullResult()].removed += 1
+            logger.notice("removed an expired record", metadata: ["record": "\(record.className)/\(record.id)"])
         }
         return (results, errors, unreachable)
     }
@@ -99,7 +98,8 @@ struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
         for try await page in pages {
             result.skipped += page.skipped.count
             for row in page.data {
-                listed.insert(row.id)
+                // Only a full listing prunes, so only it needs every id it listed.
+                if isFull { listed.insert(row.id) }
                 guard let record = AppRecord(row: row, kind: type.recordKind, className: type.name) else {
                     result.skipped += 1
                     continue

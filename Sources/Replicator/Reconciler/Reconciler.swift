@@ -163,8 +163,8 @@ extension Reconciler {
         try await objectSync.pullObjects(full: full, channels: channels)
     }
 
-    /// Checks ``ReconcilerOptions/appData`` (``AppDataDeclaration/validate()``, throwing
-    /// ``AppDataError``) and binds its classes to the store (a changed declaration: slots filled
+    /// Binds the classes of ``ReconcilerOptions/appData``, which the caller checked
+    /// (``AppDataDeclaration/validate()``), to the store (a changed declaration: slots filled
     /// again, checkpoints reset, undeclared classes dropped; `docs/app-data.md`). Opening a
     /// replica does it once, before anything pulls.
     @discardableResult
