@@ -157,6 +157,12 @@ struct AppDataPullTests {
         let report = try await reopened.sync()
         #expect(report.appData["Poll"]?.full == true && report.appData["Poll"]?.removed == 2, "\(report.appData)")
         #expect(try await Self.count(reopened, "Poll") == 4)
+        let none = try await keyset.device([], storePath: world.storePath)
+        await #expect(throws: (any Error).self, "declaring nothing any more drops the class and its rows") {
+            _ = try await Self.count(none, "Poll")
+        }
+        let rows = try await none.store.fetch(StoreQuery { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM app_records") ?? -1 })
+        #expect(rows == 0)
     }
 
     @Test("records whose expiresAt passed are removed after the pulls, without a full listing")

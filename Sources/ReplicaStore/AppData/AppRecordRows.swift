@@ -18,6 +18,11 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
     @discardableResult
     package func bind(_ classes: [AppClass]) throws -> AppDataCatalog.Binding { try AppDataCatalog.bind(classes, in: db) }
 
+    /// Whether any class is bound.
+    package func anyBound() throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app_classes)")) ?? false
+    }
+
     /// Whether class `name` is bound (declared), without reading its declaration.
     package func isBound(_ name: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app_classes WHERE name = ?)"), arguments: [name]) ?? false

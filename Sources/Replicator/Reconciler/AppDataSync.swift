@@ -42,6 +42,8 @@ struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
     /// any file.
     func bind() throws -> AppDataCatalog.Binding {
         let classes = options.appData.classes
+        // An app that declares nothing and never did (most) pays one read at open, not a write.
+        if classes.isEmpty, try !store.readingNow({ tx in try tx.appRecords.anyBound() }) { return AppDataCatalog.Binding() }
         let binding = try store.transactionNow { tx in try tx.appRecords.bind(classes) }
         if binding != AppDataCatalog.Binding() {
             logger.notice("app-data classes bound", metadata: [
