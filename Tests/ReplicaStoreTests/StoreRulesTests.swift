@@ -197,6 +197,13 @@ struct StoreRulesTests {
                 ReadMark(channel: "general", timetoken: Timetoken(rawValue: 17_000_000_000_000_001), previous: nil),
                 ReadMark(channel: "lobby", timetoken: Timetoken(rawValue: UInt64.max), previous: Timetoken(rawValue: 9_007_199_254_740_993), eTag: "AbC"),
             ])),
+            .setAppRecord(AppRecordWrite(
+                kind: .entity, className: "Poll", id: "poll.1", mode: .patch, classVersion: 2, status: "open",
+                payload: ["question": "Lunch?", "options": ["a", "b"], "closesAt": .null, "votes": 1.5], concurrency: .touchedFields)),
+            .setAppRecord(AppRecordWrite(
+                kind: .relationship, className: "Vote", id: "vote.1.me", mode: .create, classVersion: 1, payload: [:],
+                endA: "poll.1", endB: "me")),
+            .removeAppRecord(AppRecordTarget(kind: .relationship, className: "Vote", id: "vote.1.me")),
         ]
     }()
 

@@ -55,6 +55,22 @@ struct ReplicaAppDataTests {
         #expect(try await observed.next()?.map(\.id) == ["poll.0", "poll.2"], "an observed query sees the sync")
         #expect(throws: AppRecord.Undecodable.self) { try polls[0].decoded(as: [Int].self) }
 
+        // Written offline through the front door: shown at once, sent by the next sync, and a
+        // property of the wrong kind refused before anything is stored.
+        let made = try await replica.appData.create("Poll", Poll(question: "Q9", closed: false))
+        #expect(made.id.hasPrefix("poll."), "an id under the class's wildcard: \(made.id)")
+        #expect(try await observed.next()?.map(\.id) == ["poll.0", "poll.2", made.id])
+        try await replica.appData.update("Poll", id: "poll.0", as: Poll.self) { $0.closed = true }
+        await #expect(throws: AppDataError.propertyKind(className: "Poll", property: "closed", expected: .boolean, found: "no")) {
+            try await replica.appData.update("Poll", id: "poll.2") { $0.payload["closed"] = "no" }
+        }
+        let pushed = try await replica.sync(pushDeadline: clock.now.addingTimeInterval(60))
+        #expect(pushed.push.completed == 2, "\(pushed.push)")
+        let onServer = await server.dataSyncAsAdmin(try admin.getRequest(.entities, id: "poll.0"))
+        #expect(try PubNubDataSync.row(from: onServer, operation: "get").payload?["closed"] == true)
+        try await replica.appData.delete("Poll", id: made.id)
+        #expect(try await replica.fetch(AppRecordQueries.record(.entity, id: made.id)) == nil)
+
         var refused = configuration
         refused.reconciler.appData = AppDataDeclaration(classes: [AppClass(entity: "Poll", properties: (0..<7).map {
             AppProperty("p\($0)", kind: .number)

@@ -58,6 +58,10 @@ public enum DataSyncErrors {
         }
     }
 
+    /// The code of a relationship write refused by its class's cardinality (one end is linked
+    /// already): a 409 that, unlike a create meeting its own id, no resend or merge can settle.
+    public static let cardinality = "DS-0801"
+
     /// What `codes` mean, the first code this table knows deciding; nil when none is known
     /// (the reason then follows the status).
     public static func reason(codes: [String]) -> ServiceError.Reason? {

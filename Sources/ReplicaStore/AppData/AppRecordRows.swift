@@ -28,6 +28,16 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app_classes WHERE name = ?)"), arguments: [name]) ?? false
     }
 
+    /// Class `name`'s declaration as bound, or nil when it is not declared.
+    package func declaration(of name: String) throws -> AppClass? { try AppDataCatalog.declaration(of: name, in: db)?.declaration }
+
+    /// Whether this replica learnt that the record was deleted (its tombstone is kept).
+    package func isDeleted(_ kind: AppRecord.Kind, id: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app_tombstones WHERE resource = ? AND id = ?)"),
+            arguments: [kind.rawValue, id]) ?? false
+    }
+
     /// The ids of the stored records of class `name`, for its id channels (one index read).
     package func ids(ofClass name: String) throws -> [String] {
         try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM app_records WHERE class_name = ?"), arguments: [name])
@@ -44,6 +54,24 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
     /// Writes `records` as ``AppRecordIngest/apply(_:in:)`` does.
     @discardableResult
     package func apply(_ records: [AppRecord]) throws -> AppRecordIngest.Outcome { try AppRecordIngest.apply(records, in: db) }
+
+    /// Writes `record` as it is, whatever the stored version (no version rule, no tombstone
+    /// check): what this device shows while its own write of the record waits in the outbox, and
+    /// a server version taken at a conflict. Its class must be bound
+    /// (``StoreError/invalidInput(_:)`` otherwise).
+    package func put(_ record: AppRecord) throws {
+        guard let bound = try AppDataCatalog.declaration(of: record.className, in: db) else {
+            throw StoreError.invalidInput("record \(record.className)/\(record.id): class \(record.className) is not declared")
+        }
+        let values = try AppRecordColumns.values(record) + bound.slots.values(of: record.payload, for: bound.declaration)
+        try db.cachedStatement(sql: AppRecordIngest.recordPut).execute(arguments: StatementArguments(values))
+    }
+
+    /// Removes the stored record without a tombstone: an optimistic local removal, or a local
+    /// create withdrawn (the server never had it, or its own delete will be learnt).
+    package func delete(_ kind: AppRecord.Kind, id: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM app_records WHERE resource = ? AND id = ?").execute(arguments: [kind.rawValue, id])
+    }
 
     /// Removes a record the server deleted at `deletedAt` (an event's `deletedAt`, or when a
     /// delete this replica made was answered), and leaves a tombstone so that no copy older than
@@ -65,10 +93,12 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
     /// Removes every record whose `expiresAt` has passed at `now` (the server deletes it then,
     /// and promises no event: `docs/datasync.md`, choice 2c), through the expiry index. Returns
     /// the removed records' classes and ids.
-    package func removeExpired(at now: ISOTimestamp) throws -> [(className: String, id: String)] {
+    /// Records in `keeping` (ids with a local write still queued) stay.
+    package func removeExpired(at now: ISOTimestamp, keeping: Set<String> = []) throws -> [(className: String, id: String)] {
         let expired = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT resource, id, class_name FROM app_records WHERE expires_ns <= ?"),
-            arguments: [now.nanoseconds])
+            arguments: [now.nanoseconds]
+        ).filter { !keeping.contains($0[1]) }
         for row in expired {
             try db.cachedStatement(sql: "DELETE FROM app_records WHERE resource = ? AND id = ?").execute(arguments: [row[0] as String, row[1] as String])
         }
@@ -78,13 +108,14 @@ package struct AppRecordTable<Custom: ChatCustomData>: TransactionTable {
     /// After a full listing of class `className`: removes the stored rows it did not list (the
     /// server deleted them while no event could reach this replica) and forgets the tombstones
     /// of records it did not list either (their deletion is confirmed, no older copy is in
-    /// flight). Returns how many rows went.
+    /// flight). Records in `keeping` (ids with a local write still queued) stay. Returns how
+    /// many rows went.
     @discardableResult
-    package func prune(_ kind: AppRecord.Kind, className: String, listed: Set<String>) throws -> Int {
+    package func prune(_ kind: AppRecord.Kind, className: String, listed: Set<String>, keeping: Set<String> = []) throws -> Int {
         let stored = try String.fetchAll(
             db.cachedStatement(sql: "SELECT id FROM app_records WHERE class_name = ?"), arguments: [className])
         var removed = 0
-        for id in stored where !listed.contains(id) {
+        for id in stored where !listed.contains(id) && !keeping.contains(id) {
             try db.cachedStatement(sql: "DELETE FROM app_records WHERE resource = ? AND id = ?").execute(arguments: [kind.rawValue, id])
             removed += db.changesCount
         }
@@ -174,6 +205,17 @@ public enum AppRecordIngest {
             VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
             ON CONFLICT(resource, id) DO UPDATE SET \(updates)
             WHERE \(VersionDecision.sqlApplies(table: "app_records"))
+            """
+    }()
+
+    /// The forced write of one row (``AppRecordTable/put(_:)``): the upsert without its version rule.
+    static let recordPut: String = {
+        let columns = AppRecordColumns.written
+        let updates = columns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return """
+            INSERT INTO app_records (\(columns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+            ON CONFLICT(resource, id) DO UPDATE SET \(updates)
             """
     }()
 

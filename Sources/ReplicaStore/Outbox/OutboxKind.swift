@@ -38,4 +38,9 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     /// Write the current user's read positions of many channels in one membership PATCH (mark
     /// all read), as the Chat SDK's `markAllMessagesAsRead` does.
     case readPositions
+    /// Create, replace or patch a record of one of the app's own DataSync classes
+    /// (``AppRecordWrite``).
+    case setAppRecord
+    /// Delete a record of one of the app's own DataSync classes.
+    case removeAppRecord
 }

@@ -64,6 +64,12 @@ public enum OutboxOperation: Sendable, Hashable {
     /// PATCH: each channel's custom data as the server holds it then, with the position, as the
     /// Chat SDK's `markAllMessagesAsRead` writes them. Laid over each membership until it is sent.
     case readPositions(ReadPositions)
+    /// Create, replace or patch a record of one of the app's own DataSync classes: the record as
+    /// this device wants it (``AppRecordWrite``); its request is computed against the op's base
+    /// when it is sent.
+    case setAppRecord(AppRecordWrite)
+    /// Delete a record of one of the app's own DataSync classes (`If-Match` its base's eTag).
+    case removeAppRecord(AppRecordTarget)
 
     /// The kind, as the `outbox.kind` column names it.
     public var kind: OutboxKind {
@@ -85,15 +91,19 @@ public enum OutboxOperation: Sendable, Hashable {
         case .invite: .invite
         case .push: .push
         case .readPositions: .readPositions
+        case .setAppRecord: .setAppRecord
+        case .removeAppRecord: .removeAppRecord
         }
     }
 
-    /// The fields an edit sets (user, channel and membership sets); nil for other operations.
+    /// The fields an edit sets (user, channel and membership sets; an app record's wanted state,
+    /// ``AppRecordWrite/state``); nil for other operations.
     public var fields: [String: JSONValue]? {
         switch self {
         case .setMembership(_, _, let fields), .setUser(_, let fields), .setChannel(_, let fields): fields
+        case .setAppRecord(let write): write.state
         case .send, .addReaction, .removeReaction, .removeMembership, .removeUser, .removeChannel, .mention, .receipt,
-             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions, .removeAppRecord:
             nil
         }
     }
@@ -104,8 +114,9 @@ public enum OutboxOperation: Sendable, Hashable {
         case .setMembership(let channel, let user, _): .setMembership(channel: channel, user: user, fields: fields)
         case .setUser(let id, _): .setUser(id: id, fields: fields)
         case .setChannel(let id, _): .setChannel(id: id, fields: fields)
+        case .setAppRecord(let write): .setAppRecord(write.with(state: fields))
         case .send, .addReaction, .removeReaction, .removeMembership, .removeUser, .removeChannel, .mention, .receipt,
-             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions, .removeAppRecord:
             self
         }
     }
@@ -124,7 +135,7 @@ public enum OutboxOperation: Sendable, Hashable {
             notice.messageTimetoken = timetoken
             return .mention(notice)
         case .send, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .receipt,
-             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+             .hardDelete, .report, .setMuteList, .invite, .push, .readPositions, .setAppRecord, .removeAppRecord:
             return self
         }
     }
@@ -146,7 +157,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.channel
         case .receipt(let channel, _), .hardDelete(let channel, _, _, _), .report(let channel, _, _): channel
         case .invite(let notice): notice.channel
-        case .setUser, .removeUser, .setMuteList, .push, .readPositions: nil
+        case .setUser, .removeUser, .setMuteList, .push, .readPositions, .setAppRecord, .removeAppRecord: nil
         }
     }
 
@@ -160,7 +171,9 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.user
         case .invite(let notice): notice.user
         case .readPositions(let positions): positions.user
-        case .send, .addReaction, .removeReaction, .setChannel, .removeChannel, .receipt, .hardDelete, .report, .push: nil
+        case .send, .addReaction, .removeReaction, .setChannel, .removeChannel, .receipt, .hardDelete, .report, .push,
+             .setAppRecord, .removeAppRecord:
+            nil
         }
     }
 
@@ -172,7 +185,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.messageId
         case .hardDelete(_, let id, _, _), .report(_, let id, _): id
         case .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .receipt,
-             .setMuteList, .invite, .push, .readPositions:
+             .setMuteList, .invite, .push, .readPositions, .setAppRecord, .removeAppRecord:
             nil
         }
     }
@@ -185,7 +198,7 @@ public enum OutboxOperation: Sendable, Hashable {
         case .mention(let notice): notice.messageTimetoken
         case .receipt(_, let timetoken), .hardDelete(_, _, let timetoken, _): timetoken
         case .send, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .report,
-             .setMuteList, .invite, .push, .readPositions:
+             .setMuteList, .invite, .push, .readPositions, .setAppRecord, .removeAppRecord:
             nil
         }
     }
@@ -195,9 +208,16 @@ public enum OutboxOperation: Sendable, Hashable {
         switch self {
         case .addReaction(let target), .removeReaction(let target, _): target
         case .send, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .mention,
-             .receipt, .hardDelete, .report, .setMuteList, .invite, .push, .readPositions:
+             .receipt, .hardDelete, .report, .setMuteList, .invite, .push, .readPositions, .setAppRecord, .removeAppRecord:
             nil
         }
+    }
+
+    /// The app record the operation writes or removes (its kind, class and id); nil otherwise.
+    public var appRecord: AppRecordTarget? {
+        if case .setAppRecord(let write) = self { return AppRecordTarget(kind: write.kind, className: write.className, id: write.id) }
+        if case .removeAppRecord(let target) = self { return target }
+        return nil
     }
 
     /// A reaction removal's action timetoken, when it was known at enqueue time.

@@ -173,6 +173,10 @@ extension OutboxOperation {
                 owner: try need(p.user, "user"), muted: ChatModeration.mutedUsers(fromCustom: try need(p.fields, "fields")["custom"]))
         case .push:
             self = .push(try need(p.message.flatMap { try? $0.decode(as: PushRegistration.self) }, "message"))
+        case .setAppRecord:
+            self = .setAppRecord(try need(p.message.flatMap { try? $0.decode(as: AppRecordWrite.self) }, "message"))
+        case .removeAppRecord:
+            self = .removeAppRecord(try need(p.message.flatMap { try? $0.decode(as: AppRecordTarget.self) }, "message"))
         case .readPositions:
             let marks = try need(p.message.flatMap { try? $0.decode(as: [ReadMark].self) }, "message")
             self = .readPositions(ReadPositions(user: try need(p.user, "user"), marks: marks))
@@ -250,6 +254,10 @@ extension OutboxOperation {
         case .readPositions(let positions):
             p.user = positions.user
             p.message = try? JSONValue(encoding: positions.marks)
+        case .setAppRecord(let write):
+            p.message = try? JSONValue(encoding: write)
+        case .removeAppRecord(let target):
+            p.message = try? JSONValue(encoding: target)
         }
         return p
     }

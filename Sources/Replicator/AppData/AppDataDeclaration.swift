@@ -105,11 +105,43 @@ public struct AppDataDeclaration: Sendable, Hashable, Codable {
 public enum AppDataError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A class of the declaration breaks a rule (``AppDataDeclaration/validate()``).
     case declaration(className: String, reason: String)
+    /// A write names a class the replica does not declare (``ReconcilerOptions/appData``).
+    case undeclaredClass(String)
+    /// A write names a class version its class does not declare.
+    case undeclaredVersion(className: String, version: Int)
+    /// A write treats an entity class as a relationship class, or the reverse (`create` vs `link`).
+    case wrongClassKind(className: String, expected: AppRecord.Kind)
+    /// A declared property holds a value of another kind than its declaration (the server would
+    /// refuse it: 400 `DS-0008`).
+    case propertyKind(className: String, property: String, expected: DataSyncValueKind, found: JSONValue)
+    /// A declared property that is not optional is missing or null (400 `DS-0650`).
+    case missingProperty(className: String, property: String)
+    /// The record's id, status or payload breaks DataSync's rules (`reason` says which).
+    case invalidRecord(className: String, id: String, reason: String)
+    /// An edit or delete of a record the store does not hold (read it first: a pull, or
+    /// ``AppRecordWrites/create(_:id:status:payload:)``).
+    case recordNotFound(className: String, id: String)
+    /// A create of an id the store already holds.
+    case recordExists(className: String, id: String)
+    /// A relationship's end is known deleted (its tombstone, or an unsent delete of it), or is
+    /// stored as a record of another class than the relationship class declares.
+    case invalidEnd(className: String, end: String, reason: String)
 
     /// A one-line explanation.
     public var description: String {
         switch self {
         case .declaration(let name, let reason): "app class \(name): \(reason)"
+        case .undeclaredClass(let name): "app class \(name) is not declared (ReconcilerOptions.appData)"
+        case .undeclaredVersion(let name, let version): "app class \(name) declares no version \(version)"
+        case .wrongClassKind(let name, let expected):
+            "app class \(name) is not \(expected == .entity ? "an entity" : "a relationship") class"
+        case .propertyKind(let name, let property, let expected, let found):
+            "\(name).\(property) must be a \(expected.rawValue), not \((try? found.jsonString()) ?? "?")"
+        case .missingProperty(let name, let property): "\(name).\(property) is required"
+        case .invalidRecord(let name, let id, let reason): "record \(name)/\(id): \(reason)"
+        case .recordNotFound(let name, let id): "record \(name)/\(id) is not in the store"
+        case .recordExists(let name, let id): "record \(name)/\(id) exists already"
+        case .invalidEnd(let name, let end, let reason): "\(name) end \(end): \(reason)"
         }
     }
 }

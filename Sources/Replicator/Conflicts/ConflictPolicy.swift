@@ -9,6 +9,10 @@ public enum ConflictEntity: String, Sendable, Hashable, Codable, CaseIterable {
     case channel
     /// A membership (no `If-Match` on the wire: detected by comparing eTags before writing).
     case membership
+    /// A record of one of the app's own DataSync classes (`If-Match` on the wire; its fields
+    /// are `classVersion`, `status` and `payload`, and the payload is merged member by member,
+    /// ``ThreeWayMerge/mergeJSON(base:local:remote:preferLocal:)``).
+    case record
 }
 
 /// How two edits of the same field are decided by ``ConflictPolicy/fieldMerge(tie:)``.
@@ -60,6 +64,12 @@ public struct ConflictPolicies: Sendable {
     public var channel: ConflictPolicy = .fieldMerge(tie: .lastWriter)
     /// For memberships; default `fieldMerge(tie: .lastWriter)`.
     public var membership: ConflictPolicy = .fieldMerge(tie: .lastWriter)
+    /// For records of the app's own classes without a policy of their own in ``classes``;
+    /// default `fieldMerge(tie: .lastWriter)`.
+    public var record: ConflictPolicy = .fieldMerge(tie: .lastWriter)
+    /// A policy per app class, by class name (`["Poll": .serverWins]`): it overrides ``record``
+    /// for that class's records.
+    public var classes: [String: ConflictPolicy] = [:]
     /// Automatic resolutions of one op before it is left in `conflict` for a person (a 412
     /// storm: the object keeps changing under us); default 3.
     public var maxAutomaticAttempts = 3
@@ -72,6 +82,7 @@ public struct ConflictPolicies: Sendable {
         user = policy
         channel = policy
         membership = policy
+        record = policy
     }
 
     /// The policy of `entity`.
@@ -80,8 +91,12 @@ public struct ConflictPolicies: Sendable {
         case .user: user
         case .channel: channel
         case .membership: membership
+        case .record: record
         }
     }
+
+    /// The policy of a record of class `className` (its own in ``classes``, else ``record``).
+    public func policy(forClass className: String) -> ConflictPolicy { classes[className] ?? record }
 }
 
 /// Everything known about one conflict, in wire terms (field names as PubNub spells them).

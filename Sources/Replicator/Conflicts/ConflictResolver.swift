@@ -65,7 +65,7 @@ struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
             report.waiting += 1
             return
         }
-        let policy = policies.policy(for: entity)
+        let policy = entry.operation.appRecord.map { policies.policy(forClass: $0.className) } ?? policies.policy(for: entity)
         let decision = await Self.decide(policy, context)
         _ = try await settle(entry, context: context, decision: decision, policy: policy.name, automatic: decision != .manual)
         if decision == .manual { report.waiting += 1 } else { report.resolved += 1 }
@@ -170,7 +170,8 @@ struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
     static func sendable(
         _ fields: [String: JSONValue], context: ConflictContext, merged: [String: JSONValue]? = nil
     ) -> [String: JSONValue] {
-        guard context.entity == .membership else { return fields }
+        // An app record's op holds its whole wanted state.
+        guard context.entity == .membership || context.entity == .record else { return fields }
         let intended = merged ?? (context.remote ?? context.base ?? [:]).merging(context.edit) { _, local in local }
         return intended
     }
@@ -178,7 +179,7 @@ struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
     /// The server's version as the store reads it (wire JSON with `id`, `updated`, `eTag`).
     private func remoteJSON(_ context: ConflictContext) throws -> JSONValue? {
         guard var fields = context.remote else { return nil }
-        if context.entity != .membership { fields["id"] = .string(context.id) }
+        if context.entity == .user || context.entity == .channel { fields["id"] = .string(context.id) }
         if let updated = context.remoteUpdated { fields["updated"] = .string(updated.description) }
         if let eTag = context.remoteETag { fields["eTag"] = .string(eTag) }
         if context.entity != .membership, fields["type"] == .string(FieldSchema.defaultType) { fields["type"] = nil }
@@ -213,6 +214,13 @@ struct ConflictResolver<Custom: ChatCustomData>: ReconcilerPart {
             id = "\(p.channel ?? "")/\(p.user ?? "")"
             let found = try await remoteMembership(channel: p.channel ?? "", user: p.user ?? "")
             remote = (found?.fields, found?.updated, found?.eTag)
+        case .record:
+            let target = p.appRecord ?? AppRecordTarget(kind: .entity, className: "", id: "")
+            id = "\(target.className)/\(target.id)"
+            remote = try await fetch("record:\(id)") { [client] () async throws(WireError) in
+                let record = try await DataSyncAppRecordWrites.fetch(target, client: client)
+                return (record.map { .object(AppRecordWrite.state(of: $0)) }, record?.updatedAt, record?.eTag)
+            }
         }
         return ConflictContext(
             entity: entity, id: id, opId: entry.id, base: baseFields, local: local,

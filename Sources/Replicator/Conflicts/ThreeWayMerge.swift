@@ -10,6 +10,7 @@ public enum ThreeWayMerge {
         case .user: FieldSchema.user
         case .channel: FieldSchema.channel
         case .membership: FieldSchema.membership
+        case .record: ["classVersion", "payload", "status"]
         }
     }
 
@@ -19,7 +20,7 @@ public enum ThreeWayMerge {
         guard case .object(let values)? = object else { return nil }
         var result: [String: JSONValue] = [:]
         for field in fields(of: entity) {
-            var value = entity == .membership ? values[field] ?? .null : FieldSchema.comparable(field, values[field])
+            var value = entity == .membership || entity == .record ? values[field] ?? .null : FieldSchema.comparable(field, values[field])
             if field == "custom", case .object(let custom) = value, custom.isEmpty { value = .null }
             result[field] = value
         }
@@ -42,6 +43,11 @@ public enum ThreeWayMerge {
         var result = remote
         for key in Set(local.keys).union(remote.keys) {
             let b = base?[key] ?? .null, l = local[key] ?? .null, r = remote[key] ?? .null
+            if key == "payload", case .object(let lo) = l, case .object(let ro) = r {
+                // An app record's payload, member by member (recursively).
+                result[key] = .object(mergeJSON(base: b.objectValue ?? [:], local: lo, remote: ro, preferLocal: preferLocal))
+                continue
+            }
             if key == "custom", case .object = l, case .object = r {
                 result[key] = mergeCustom(base: b, local: l, remote: r, preferLocal: preferLocal)
                 continue

@@ -36,7 +36,7 @@ enum AppDataLive {
             guard let record = AppRecord(row: event.row, kind: kind, className: name, classVersion: event.classVersion) else {
                 throw LiveEventError(reason: "\(subject): a \(event.type) event without its class version")
             }
-            let applied = try tx.appRecords.apply([record])
+            let applied = try LocalOverlay(tx: tx).applyServer(records: [record])
             guard applied.skipped.isEmpty else { return ignored() }
             outcome = applied.inserted > 0 ? "inserted" : applied.updated > 0 ? "updated" : "unchanged"
         case .delete:
@@ -44,6 +44,8 @@ enum AppDataLive {
             let at = event.row.deletedAt ?? event.row.updatedAt ?? envelope.timetoken.map { ISOTimestamp(date: $0.date) }
             guard let at else { throw LiveEventError(reason: "\(subject): a delete without a time") }
             outcome = try tx.appRecords.remove(kind, id: event.row.id, className: name, deletedAt: at) ? "removed" : "unchanged"
+            // A local write still queued on it shows until it is sent (and meets the deletion).
+            try LocalOverlay(tx: tx).reapplyPending(target: OutboxKeys.appRecord(kind, event.row.id))
         case .other(let verb):
             return ignored("ignored: \(verb)")
         }

@@ -153,6 +153,9 @@ struct LocalOverlay<Custom: ChatCustomData> {
             member.eTag = remote.objectValue?["eTag"]?.stringValue
             try tx.upsert(member: member, force: true)
             snapshot = try tx.snapshot(member)
+        case .setAppRecord, .removeAppRecord:
+            guard let target = entry.operation.appRecord else { return nil }
+            snapshot = try storeServerRecord(remote, of: target)
         case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .setMuteList, .invite, .push,
              .readPositions:
             return nil
@@ -212,6 +215,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
                 if member.eTag != mark.eTag { member.eTag = nil }
                 try tx.upsert(member: member, force: true)
             }
+        case .setAppRecord, .removeAppRecord:
+            try revert(record: entry)
         }
         try reapplyPending(of: entry)
     }
@@ -225,7 +230,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
         case .readPositions(let positions):
             for channel in positions.channels { try reapplyPending(channel: channel, user: positions.user) }
         case .send, .addReaction, .removeReaction, .setUser, .removeUser, .setChannel, .removeChannel, .mention, .receipt,
-             .hardDelete, .report, .setMuteList, .invite, .push:
+             .hardDelete, .report, .setMuteList, .invite, .push, .setAppRecord, .removeAppRecord:
             try reapplyPending(target: entry.target)
         }
     }
@@ -261,7 +266,7 @@ struct LocalOverlay<Custom: ChatCustomData> {
     }
 
     /// Re-applies one queued op's optimistic change to the store.
-    private func apply(_ op: OutboxEntry) throws {
+    func apply(_ op: OutboxEntry) throws {
         switch op.operation {
         case .setUser(let id, let fields):
             try tx.upsert(user: try (try tx.user(id: id) ?? User(id: id)).applying(fields), force: true)
@@ -284,6 +289,8 @@ struct LocalOverlay<Custom: ChatCustomData> {
             // will be applied to the server's list when sent.
             let change = try tx.decodeSnapshot(MuteListChange.self, of: op)
             try tx.moderation.setShownMutes(owner: owner, change.map { $0.applied(to: try tx.moderation.shownMutes(owner: owner)) } ?? muted)
+        case .setAppRecord, .removeAppRecord:
+            try apply(record: op)
         case .send, .addReaction, .removeReaction, .mention, .receipt, .report, .invite, .push, .readPositions:
             // Nothing local, or (a batch of read positions) laid over each membership by ``reapplyPending(channel:user:)``.
             break

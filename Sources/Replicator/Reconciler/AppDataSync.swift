@@ -71,7 +71,9 @@ struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
         }
         guard !options.appData.classes.isEmpty else { return (results, errors, unreachable) }
         let now = ISOTimestamp(date: clock.now)
-        let expired = try await store.transaction { tx in try tx.appRecords.removeExpired(at: now) }
+        let expired = try await store.transaction { tx in
+            try tx.appRecords.removeExpired(at: now, keeping: try LocalOverlay(tx: tx).recordsWithPendingOps())
+        }
         for record in expired {
             results[record.className, default: AppClassPullResult()].removed += 1
             logger.notice("removed an expired record", metadata: ["record": "\(record.className)/\(record.id)"])
@@ -120,7 +122,8 @@ struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
         result.removed += try await store.transaction { [listed, newest] tx in
             var removed = 0
             if isFull {
-                removed = try tx.appRecords.prune(kind, className: type.name, listed: listed)
+                removed = try tx.appRecords.prune(
+                    kind, className: type.name, listed: listed, keeping: try LocalOverlay(tx: tx).recordsWithPendingOps())
                 try tx.write(SyncCheckpoint(scope: fullScope, updatedAt: now))
             }
             if let newest { try tx.write(SyncCheckpoint(scope: scope, cursor: newest.description, updatedAt: now)) }
@@ -132,7 +135,8 @@ struct AppDataSync<Custom: ChatCustomData>: ReconcilerPart {
     /// Writes one batch of records and adds what it did to `result`.
     private func commit(_ records: [AppRecord], into result: inout AppClassPullResult) async throws {
         guard !records.isEmpty else { return }
-        let outcome = try await store.transaction { tx in try tx.appRecords.apply(records) }
+        // The unsent local writes of these records are laid back over them.
+        let outcome = try await store.transaction { tx in try LocalOverlay(tx: tx).applyServer(records: records) }
         result.inserted += outcome.inserted
         result.updated += outcome.updated
         result.unchanged += outcome.unchanged

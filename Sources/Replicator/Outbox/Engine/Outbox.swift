@@ -166,6 +166,8 @@ public actor Outbox<Custom: ChatCustomData> {
     public nonisolated var moderation: ModerationWrites<Custom> { ModerationWrites(outbox: self) }
     /// Mobile push registration.
     public nonisolated var push: PushWrites<Custom> { PushWrites(outbox: self) }
+    /// The writes of records of the app's own DataSync classes (`docs/app-data.md`).
+    public nonisolated var appRecords: AppRecordWrites<Custom> { AppRecordWrites(outbox: self) }
 
     /// The current user: the author of sends and reactions.
     public nonisolated var userId: String { client.configuration.userId }

@@ -14,6 +14,8 @@ enum Completion {
     case memberships(written: Set<String>, [ChatMember<RawChatCustom>])
     /// A mute list's owner and the server's version of it.
     case muteList(owner: String, StoredMuteList)
+    /// An app record as the server answered its write (nil: a delete).
+    case appRecord(AppRecord?)
     case none
 }
 
@@ -232,7 +234,7 @@ extension OutboxAttempt {
                 return false
             }
         }
-        if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel {
+        if entry.rebase, entry.kind == .setUser || entry.kind == .setChannel || entry.operation.appRecord != nil {
             let eTag = try await outbox.probes.remoteETag(of: entry)
             entry.baseETag = eTag
             resolved.ifMatch = eTag
@@ -305,6 +307,8 @@ extension OutboxAttempt {
         case .objectWrite:
             // Object writes are answered by the object backend (``send(_:resolved:lane:)``).
             return .none
+        case .appRecord:
+            return .appRecord(try DataSyncAppRecordWrites.answer(response, to: entry.operation))
         }
     }
 
@@ -343,6 +347,7 @@ extension OutboxAttempt {
         case .memberships(let written, let memberships):
             result = .memberships(written: written, try memberships.map { try Self.member($0) })
         case .muteList(let owner, let list): result = .muteList(owner: owner, list)
+        case .appRecord(let record): result = .appRecord(record)
         case .none: result = .none
         }
         let now = outbox.clock.now

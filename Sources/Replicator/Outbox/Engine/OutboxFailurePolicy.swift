@@ -65,6 +65,14 @@ enum FailureDecision: Sendable, Hashable {
         }
         if case .service(let service) = error {
             if let decision = opRule(service, kind: kind) { return decision }
+            if kind == .setAppRecord, service.status == 409 {
+                // An app record's create met a record: its id exists (another device's create, or
+                // this one's whose answer was lost and was not probed) → the conflict policies
+                // compare the two; a relationship class's cardinality (one end is linked
+                // already) cannot be resolved by resending → a dead letter that says so.
+                if service.codes.contains(DataSyncErrors.cardinality) { return .dead(failure(error, .rejected)) }
+                return .conflict(failure(error, .conflict))
+            }
             // A stale If-Match (412), or a failed JSON Patch `test` (DataSync's 409 DS-0302).
             if service.status == 412 || service.reason == .preconditionFailed { return .conflict(failure(error, .conflict)) }
             switch service.reason {

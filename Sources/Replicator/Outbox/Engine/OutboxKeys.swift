@@ -48,6 +48,9 @@ enum OutboxKeys {
     static func invite(_ channel: String, _ user: String) -> String { "invite:\(channel)/\(user)" }
     /// A device's push registration changes share a lane (each is its own target).
     static func pushLane(_ token: String) -> String { "push:\(token)" }
+    /// A record of the app's own classes (an entity and a relationship may share an id); also
+    /// its lane: its writes reach the server in local order.
+    static func appRecord(_ kind: AppRecord.Kind, _ id: String) -> String { "app:\(kind.rawValue):\(id)" }
     /// The base eTag of a channel set or membership set that creates its object only where none
     /// exists (a conversation's channel, an invitation): before the write, the server's object is
     /// read, and one that exists finishes the op without a request, kept as the server has it.
@@ -89,6 +92,10 @@ enum OutboxKeys {
             return (pushLane(registration.token), "\(pushLane(registration.token))/\(opId)")
         case .readPositions(let positions):
             return (readPositions(positions.user), readPositions(positions.user))
+        case .setAppRecord(let write):
+            return (appRecord(write.kind, write.id), appRecord(write.kind, write.id))
+        case .removeAppRecord(let record):
+            return (appRecord(record.kind, record.id), appRecord(record.kind, record.id))
         }
     }
 }

@@ -26,6 +26,9 @@ struct OutboxKindTraits: Sendable, Hashable {
         case deleteHistory
         /// A device's push registration (`/v1/push`, `/v2/push`).
         case push
+        /// A record of the app's own DataSync classes (`/v1/datasync` entities and
+        /// relationships, whatever the object backend: ``DataSyncAppRecordWrites``).
+        case appRecord
     }
 
     /// What the drain looks up before the request can be built (nothing: it can go as it is).
@@ -51,7 +54,7 @@ struct OutboxKindTraits: Sendable, Hashable {
         case message
         /// The current user's message action.
         case action
-        /// A user, a channel or a membership.
+        /// A user, a channel, a membership or an app record.
         case object(ConflictEntity)
         /// The current user's mute list as shown.
         case muteList
@@ -167,6 +170,14 @@ extension OutboxKind {
             OutboxKindTraits(
                 route: .objectWrite, encryptsPayload: false, needsMessageTimetoken: false, preparation: .serverState,
                 localChange: .readPositions, isRemoval: false, replacesSet: nil, doneAnswer: nil)
+        case .setAppRecord:
+            OutboxKindTraits(
+                route: .appRecord, encryptsPayload: false, needsMessageTimetoken: false, preparation: .objectBase,
+                localChange: .object(.record), isRemoval: false, replacesSet: nil, doneAnswer: nil)
+        case .removeAppRecord:
+            OutboxKindTraits(
+                route: .appRecord, encryptsPayload: false, needsMessageTimetoken: false, preparation: .objectBase,
+                localChange: .object(.record), isRemoval: true, replacesSet: .setAppRecord, doneAnswer: .notFound404)
         }
     }
 }

@@ -65,13 +65,17 @@ extension OutboxProbes {
             case .applied(let membership): return .applied(membership.map { .membership($0) } ?? .none)
             case .changed(let message): return .changedElsewhere(message)
             }
-        case .addReaction, .removeReaction, .removeUser, .removeChannel, .receipt, .hardDelete, .setMuteList, .push, .readPositions:
+        case .setAppRecord(let write):
+            return try await probeRecord(entry, write)
+        case .addReaction, .removeReaction, .removeUser, .removeChannel, .receipt, .hardDelete, .setMuteList, .push, .readPositions,
+             .removeAppRecord:
             // A resent add answers 409 when it had arrived; a resent removal finds nothing to
             // remove; delete requests are idempotent. A signal is never stored, so
             // nothing can be looked up; a read receipt said twice means the same. Deleting a
             // history range twice deletes nothing more. A mute list is written whole: twice is once.
             // A push registration sets channels on a device: twice is once. A batch of read
-            // positions reads the server's first and writes only the ones that still move.
+            // positions reads the server's first and writes only the ones that still move. A
+            // record's delete that arrived answers 404 when resent: done.
             return .resend
         }
     }
@@ -218,7 +222,26 @@ extension OutboxProbes {
         return nil
     }
 
+    /// Compares the server's record with the state an app record write wants: it holds it →
+    /// done (an earlier attempt arrived); a create that finds none, or an edit that finds its
+    /// base's eTag → send; anything else → a conflict.
+    private func probeRecord(_ entry: OutboxEntry, _ write: AppRecordWrite) async throws -> ProbeVerdict {
+        let target = AppRecordTarget(kind: write.kind, className: write.className, id: write.id)
+        guard let remote = try await DataSyncAppRecordWrites.fetch(target, client: client) else {
+            return write.mode == .create ? .notApplied : .changedElsewhere("the record was deleted on the server")
+        }
+        if AppRecordWrite.state(of: remote) == write.state { return .applied(.appRecord(remote)) }
+        // A patch guarded by tests of its touched members is resent: its tests decide.
+        if write.mode != .create, entry.baseETag == nil || remote.eTag == entry.baseETag || write.concurrency == .touchedFields {
+            return .notApplied
+        }
+        return .changedElsewhere("the server's record differs from the write's base (eTag \(remote.eTag ?? "none"))")
+    }
+
     func remoteETag(of entry: OutboxEntry) async throws -> String? {
+        if let target = entry.operation.appRecord {
+            return try await DataSyncAppRecordWrites.fetch(target, client: client)?.eTag
+        }
         if entry.kind == .setUser {
             return try await objects.user(id: entry.operation.user ?? "", as: JSONValue.self)?.eTag
         }

@@ -121,6 +121,12 @@ enum OutboxRequests {
             case .receipt(let channel, let timetoken):
                 return try client.signalRequest(
                     SignalRequest(channel: channel, message: ChatSDKFormat.receiptSignal(messageTimetoken: timetoken)))
+            case .setAppRecord, .removeAppRecord:
+                // Computed against the op's base: its snapshot's state and its eTag.
+                let base = entry.baseSnapshot.flatMap { JSONValue.parse(text: $0)?.objectValue }
+                return try DataSyncAppRecordWrites.request(
+                    for: entry.operation, baseState: base.flatMap { ThreeWayMerge.normalize(.object($0), entity: .record) },
+                    ifMatch: resolved.ifMatch, client: client)
             case .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .setMuteList, .readPositions:
                 throw Problem.missing("an object write (\(entry.kind)) goes to the object backend")
             }
@@ -174,7 +180,8 @@ extension OutboxRequests {
                 throw .missing("the server's memberships of the batch (read just before the write)")
             }
             return .setMemberships(user: positions.user, sets, answering: positions.channels)
-        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .invite, .push:
+        case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .invite, .push, .setAppRecord,
+             .removeAppRecord:
             return nil
         }
     }

@@ -214,6 +214,17 @@ final class OpTransaction<Custom: ChatCustomData> {
         case .muteList(let owner, let list):
             // The op has left the table: the later unsent writes of the list are laid over the answer.
             try overlay.applyServer(muteList: list, owner: owner)
+        case .appRecord(let record):
+            // The op has left the table: the server's record (or its deletion), then the later
+            // unsent writes of it, based on the version this op produced.
+            guard let target = entry.operation.appRecord else { break }
+            if let record {
+                try overlay.storeAnswer(record: record)
+                try rebaseLaterOps(target: OutboxKeys.appRecord(target.kind, target.id), onRecord: record)
+            } else {
+                // Every version up to the one the delete was based on is kept out from now on.
+                try overlay.storeRemoval(of: target, base: entry.baseUpdated.flatMap { try? ISOTimestamp(parsing: $0) })
+            }
         case .none:
             if case .hardDelete(let channel, let messageId, let timetoken, let preserveFiles) = entry.operation {
                 if preserveFiles {
@@ -263,6 +274,18 @@ final class OpTransaction<Custom: ChatCustomData> {
         for var op in try tx.outbox.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
             op.baseETag = server.eTag
             op.baseUpdated = server.updated?.description
+            op.baseSnapshot = snapshot
+            try tx.outbox.save(op)
+            if op.kind.traits.isRemoval { break }
+        }
+    }
+
+    /// ``rebaseLaterOps(target:on:)`` for an app record: its later writes are based on `record`.
+    private func rebaseLaterOps(target: String, onRecord record: AppRecord) throws {
+        let snapshot = try AppRecordSnapshot.text(of: record)
+        for var op in try tx.outbox.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
+            op.baseETag = record.eTag
+            op.baseUpdated = record.updatedAt?.description
             op.baseSnapshot = snapshot
             try tx.outbox.save(op)
             if op.kind.traits.isRemoval { break }
@@ -439,6 +462,12 @@ final class OpTransaction<Custom: ChatCustomData> {
         case .resend(let fields):
             entry.rebase = false
             if let fields { entry.operation = entry.operation.with(fields: fields) }
+            if case .setAppRecord(var write) = entry.operation {
+                // An app record is made again when the server has none (it was deleted there), and
+                // a create that met one (the same id) becomes a patch over the server's version.
+                write.mode = remote == nil ? .create : write.mode == .create ? .patch : write.mode
+                entry.operation = .setAppRecord(write)
+            }
             entry.state = .pending
             entry.baseETag = remote?.objectValue?["eTag"]?.stringValue
             entry.baseUpdated = remote?.objectValue?["updated"]?.stringValue
@@ -477,5 +506,7 @@ enum OpResult<Custom: ChatCustomData> {
     /// A batch of read positions: the channels it wrote and the server's memberships of its channels.
     case memberships(written: Set<String>, [ChatMember<Custom>])
     case muteList(owner: String, StoredMuteList)
+    /// An app record as the server answered its write (nil: a delete).
+    case appRecord(AppRecord?)
     case none
 }

@@ -19,7 +19,8 @@ extension OpTransaction {
         case .setUser(let id, _), .removeUser(let id), .setMembership(_, let id, _), .removeMembership(_, let id):
             if ChatModeration.isHidden(user: id) { throw OutboxError.hiddenUser(id) }
         case .send, .addReaction, .removeReaction, .setChannel, .removeChannel, .mention, .receipt, .hardDelete, .report,
-             .setMuteList, .invite, .push, .readPositions:
+             .setMuteList, .invite, .push, .readPositions, .setAppRecord, .removeAppRecord:
+            // An app record names no chat channel or user: no moderation restriction applies.
             break
         }
         guard let channel = operation.channel else { return }
@@ -35,7 +36,7 @@ extension OpTransaction {
         case .send: refused = restriction.mute || restriction.ban
         case .addReaction(let target): refused = restriction.ban || (restriction.mute && target.type == ChatSDKFormat.editedType)
         case .removeReaction, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel, .removeChannel, .mention,
-             .receipt, .hardDelete, .setMuteList, .invite, .push, .readPositions:
+             .receipt, .hardDelete, .setMuteList, .invite, .push, .readPositions, .setAppRecord, .removeAppRecord:
             refused = restriction.ban
         }
         if refused { throw OutboxError.restricted(restriction) }

@@ -203,6 +203,10 @@ extension OpTransaction {
         case .setMuteList(let owner, _): ids = [("user.id", ChatModeration.muteListId(of: owner))]
         case .send, .addReaction, .removeReaction, .mention, .receipt, .hardDelete, .report, .invite, .push, .readPositions:
             ids = []
+        case .setAppRecord, .removeAppRecord:
+            // DataSync's own id rule, whatever the object backend (an app record always goes to
+            // DataSync): checked with the class's rules before queueing (`AppRecordEnqueue`).
+            ids = []
         }
         for (field, id) in ids {
             if let reason = objects.identifierProblem(id) {
