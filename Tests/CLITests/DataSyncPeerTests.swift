@@ -451,6 +451,29 @@ struct AppDataCommandTests {
         let undeclared = try await CLI.run(["entity", "list", "--class", "Ticket"], environment: env)
         #expect(undeclared.status != 0 && undeclared.stderr.contains("Ticket is not declared"), "\(undeclared.stderr)")
 
+        // Written offline: a patch queued, its exact JSON Patch shown by the dry run, sent by sync.
+        let patch = try await CLI.run(["entity", "patch", "--class", "Poll", "--id", "poll.1", "--set", "closed=true"], environment: env)
+        #expect(patch.status == 0 && patch.stdout.contains("enqueued"), "\(patch.stdout)\(patch.stderr)")
+        let created = try await CLI.run(
+            ["entity", "create", "--class", "Poll", "--id", "poll.3", "--payload", #"{"closed":false,"question":"Q poll.3"}"#, "--json"],
+            environment: env)
+        #expect(created.status == 0, "\(created.stderr)")
+        let wrong = try await CLI.run(["entity", "patch", "--class", "Poll", "--id", "poll.2", "--set", "closed=\"no\""], environment: env)
+        #expect(wrong.status != 0 && wrong.stderr.contains("Poll.closed must be a boolean"), "\(wrong.status) \(wrong.stderr)")
+        let plan = try await CLI.run(["sync", "--dry-run"], environment: env)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("PATCH") && plan.stdout.contains(#"[{"op":"add","path":"/payload/closed","value":true}]"#), "\(plan.stdout)")
+        #expect(plan.stdout.contains("If-Match"), "\(plan.stdout)")
+        let pushed = try await CLI.run(["sync"], environment: env)
+        #expect(pushed.status == 0, "\(pushed.stdout)\(pushed.stderr)")
+        let server = try await peer.run(["raw", "GET", "/v1/datasync/subkeys/demo/entities/poll.1"])
+        let body = server?["body"] as? [String: Any] ?? server
+        #expect(((body?["data"] as? [String: Any])?["payload"] as? [String: Any])?["closed"] as? Bool == true, "\(String(describing: server))")
+        let shown = try await CLI.run(["entity", "list", "--class", "Poll", "--where", "closed=false", "--json"], environment: env)
+        #expect((try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [[String: Any]])?.map { $0["id"] as? String } == ["poll.3"])
+        let deleted = try await CLI.run(["entity", "delete", "--class", "Poll", "--id", "poll.3"], environment: env)
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+
         try #"[{"entity":"User"}]"#.write(toFile: classes, atomically: true, encoding: .utf8)
         let refused = try await CLI.run(["sync"], environment: env)
         #expect(refused.status == 64 && refused.stderr.contains("built-in class"), "\(refused.status) \(refused.stderr)")

@@ -57,7 +57,7 @@ struct ReplicaAppDataTests {
 
         // Written offline through the front door: shown at once, sent by the next sync, and a
         // property of the wrong kind refused before anything is stored.
-        let made = try await replica.appData.create("Poll", Poll(question: "Q9", closed: false))
+        let made = try #require(try await replica.appData.create("Poll", Poll(question: "Q9", closed: false)).value)
         #expect(made.id.hasPrefix("poll."), "an id under the class's wildcard: \(made.id)")
         #expect(try await observed.next()?.map(\.id) == ["poll.0", "poll.2", made.id])
         try await replica.appData.update("Poll", id: "poll.0", as: Poll.self) { $0.closed = true }

@@ -14,9 +14,9 @@ import Replicator
 ///
 /// ```swift
 /// struct Poll: Codable { var question: String; var options: [String]; var closed: Bool }
-/// let poll = try await replica.appData.create("Poll", Poll(question: "Lunch?", options: ["pizza"], closed: false))
-/// try await replica.appData.update("Poll", id: poll.id, as: Poll.self) { $0.closed = true }
-/// try await replica.appData.link("Vote", from: poll.id, to: "alice", id: "vote.\(poll.id).alice", ["choice": 0])
+/// let poll = try await replica.appData.create("Poll", Poll(question: "Lunch?", options: ["pizza"], closed: false)).id
+/// try await replica.appData.update("Poll", id: poll, as: Poll.self) { $0.closed = true }
+/// try await replica.appData.link("Vote", from: poll, to: "alice", id: "vote.\(poll).alice", ["choice": 0])
 /// ```
 ///
 /// Reached through ``Replica/appData``: a value made per access, holding only the replica.
@@ -24,16 +24,16 @@ public struct ReplicaAppData<Custom: ChatCustomData>: Sendable {
     /// The replica these calls go through.
     let replica: Replica<Custom>
 
-    /// Creates an entity of class `className` whose payload is `value` encoded as JSON, and
-    /// returns it as shown locally. Without an `id` one is made on the device (`<prefix>.<uuid>`
-    /// for a class routed on a wildcard).
+    /// Creates an entity of class `className` whose payload is `value` encoded as JSON (a
+    /// `[String: JSONValue]` is taken as it is). Without an `id` one is made on the device
+    /// (`<prefix>.<uuid>` for a class routed on a wildcard). Returns the record as shown
+    /// (``OutboxReceipt/value``) and its op.
     @discardableResult
     public func create(
         _ className: String, _ value: some Encodable & Sendable, id: String? = nil, status: String? = nil
-    ) async throws -> AppRecord {
+    ) async throws -> OutboxReceipt<AppRecord> {
         let payload = try Self.payload(value, className: className)
-        let receipt = try await replica.write { try await $0.appRecords.create(className, id: id, status: status, payload: payload) }
-        return try Self.shown(receipt, className: className)
+        return try await replica.write { try await $0.appRecords.create(className, id: id, status: status, payload: payload) }
     }
 
     /// Links entity `a` to entity `b` with a relationship of class `className` and payload
@@ -41,9 +41,8 @@ public struct ReplicaAppData<Custom: ChatCustomData>: Sendable {
     @discardableResult
     public func link(
         _ className: String, from a: String, to b: String, id: String? = nil, _ payload: [String: JSONValue] = [:]
-    ) async throws -> AppRecord {
-        let receipt = try await replica.write { try await $0.appRecords.link(className, from: a, to: b, id: id, payload: payload) }
-        return try Self.shown(receipt, className: className)
+    ) async throws -> OutboxReceipt<AppRecord> {
+        try await replica.write { try await $0.appRecords.link(className, from: a, to: b, id: id, payload: payload) }
     }
 
     /// Edits a stored record's payload as the app's own type: `change` edits it decoded, and the
@@ -57,7 +56,7 @@ public struct ReplicaAppData<Custom: ChatCustomData>: Sendable {
     public func update<Payload: Codable & Sendable>(
         _ className: String, id: String, kind: AppRecord.Kind = .entity, as type: Payload.Type,
         _ change: @escaping @Sendable (inout Payload) throws -> Void
-    ) async throws -> AppRecord {
+    ) async throws -> OutboxReceipt<AppRecord> {
         try await update(className, id: id, kind: kind) { record in
             var value = try record.decoded(as: Payload.self)
             try change(&value)
@@ -70,9 +69,17 @@ public struct ReplicaAppData<Custom: ChatCustomData>: Sendable {
     @discardableResult
     public func update(
         _ className: String, id: String, kind: AppRecord.Kind = .entity, _ change: @escaping @Sendable (inout AppRecord) throws -> Void
-    ) async throws -> AppRecord {
-        let receipt = try await replica.write { try await $0.appRecords.update(className, id: id, kind: kind, change) }
-        return try Self.shown(receipt, className: className)
+    ) async throws -> OutboxReceipt<AppRecord> {
+        try await replica.write { try await $0.appRecords.update(className, id: id, kind: kind, change) }
+    }
+
+    /// Replaces a stored record's status and payload whole (`PUT`, `If-Match`): a payload member
+    /// left out is removed on the server.
+    @discardableResult
+    public func replace(
+        _ className: String, id: String, kind: AppRecord.Kind = .entity, status: String? = nil, payload: [String: JSONValue]
+    ) async throws -> OutboxReceipt<AppRecord> {
+        try await replica.write { try await $0.appRecords.replace(className, id: id, kind: kind, status: status, payload: payload) }
     }
 
     /// Upgrades a stored record to class version `version` (DataSync keeps records of both
@@ -81,15 +88,15 @@ public struct ReplicaAppData<Custom: ChatCustomData>: Sendable {
     public func upgrade(
         _ className: String, id: String, to version: Int,
         transform: @escaping @Sendable ([String: JSONValue]) throws -> [String: JSONValue] = { $0 }
-    ) async throws -> AppRecord {
-        let receipt = try await replica.write { try await $0.appRecords.upgrade(className, id: id, to: version, transform: transform) }
-        return try Self.shown(receipt, className: className)
+    ) async throws -> OutboxReceipt<AppRecord> {
+        try await replica.write { try await $0.appRecords.upgrade(className, id: id, to: version, transform: transform) }
     }
 
     /// Deletes a stored record (a relationship: unlinks it). A record whose create was never
     /// sent is simply withdrawn.
-    public func delete(_ className: String, id: String, kind: AppRecord.Kind = .entity) async throws {
-        _ = try await replica.write { try await $0.appRecords.delete(className, id: id, kind: kind) }
+    @discardableResult
+    public func delete(_ className: String, id: String, kind: AppRecord.Kind = .entity) async throws -> OutboxReceipt<AppRecord> {
+        try await replica.write { try await $0.appRecords.delete(className, id: id, kind: kind) }
     }
 
     /// `value` as a JSON object, or ``AppDataError/invalidRecord(className:id:reason:)``.
@@ -98,12 +105,6 @@ public struct ReplicaAppData<Custom: ChatCustomData>: Sendable {
             throw AppDataError.invalidRecord(className: className, id: "", reason: "a payload is a JSON object")
         }
         return object
-    }
-
-    /// The record a write leaves shown.
-    static func shown(_ receipt: OutboxReceipt<AppRecord>, className: String) throws -> AppRecord {
-        guard let record = receipt.value else { throw AppDataError.recordNotFound(className: className, id: "") }
-        return record
     }
 }
 

@@ -61,15 +61,139 @@ enum AppClassesFile {
     }
 }
 
-/// `pnreplicate entity` and `pnreplicate relationship`: the stored records of an app's own
-/// DataSync classes (reads only; `sync --app-classes FILE` pulls them).
+/// `pnreplicate entity` and `pnreplicate relationship`: the records of an app's own DataSync
+/// classes, read from the store and written offline through the outbox (`sync --app-classes FILE`
+/// pulls them and sends the writes; `sync --dry-run` shows each write's exact request).
 struct AppRecordCommand<Kind: AppRecordKindName>: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: Kind.kind == .entity ? "entity" : "relationship",
-            abstract: "The stored records of an app's own DataSync \(Kind.kind == .entity ? "entity" : "relationship") class (reads only).",
-            discussion: "Pulled by `sync` with --app-classes FILE (docs/app-data.md).",
-            subcommands: [AppRecordList<Kind>.self, AppRecordGet<Kind>.self])
+            abstract: "The records of an app's own DataSync \(Kind.kind == .entity ? "entity" : "relationship") class: read, or written offline.",
+            discussion: """
+                Pulled by `sync` with --app-classes FILE (docs/app-data.md). A write is checked against \
+                the class first (exit 64, nothing stored), queued, and sent by the next `sync`; \
+                `pnreplicate sync --dry-run` prints its exact request (a PATCH's JSON Patch body).
+                """,
+            subcommands: [
+                AppRecordList<Kind>.self, AppRecordGet<Kind>.self, AppRecordCreate<Kind>.self, AppRecordPatch<Kind>.self,
+                AppRecordReplace<Kind>.self, AppRecordDelete<Kind>.self,
+            ])
+    }
+}
+
+/// A JSON value given on the command line: JSON, or else the text as a string.
+func commandLineJSON(_ text: String) -> JSONValue { JSONValue.parse(Data(text.utf8)) ?? .string(text) }
+
+/// `--payload JSON`: a JSON object, or a usage error.
+func payloadObject(_ text: String) throws -> [String: JSONValue] {
+    guard let object = JSONValue.parse(Data(text.utf8))?.objectValue else { throw ValidationError("--payload must be a JSON object") }
+    return object
+}
+
+/// A payload path given as `a/b` (or `/payload/a/b`), as its member names.
+func payloadPath(_ text: String) throws -> [String] {
+    var path = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    if text.hasPrefix("/payload/") { path.removeFirst() }
+    guard !path.isEmpty else { throw ValidationError("\(text): name a payload member (a/b)") }
+    return path
+}
+
+/// `entity create --class C --payload JSON`: a new record, queued.
+struct AppRecordCreate<Kind: AppRecordKindName>: ReportingCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "create",
+            abstract: Kind.kind == .entity ? "Create an entity (POST), offline." : "Link two entities (POST a relationship), offline.")
+    }
+    @OptionGroup var options: SessionOptions
+    @Option(name: .customLong("class"), help: "The class.") var className: String
+    @Option(help: "The id (default: one made here, <prefix>.<uuid> under a wildcard class).") var id: String?
+    @Option(help: "The payload, a JSON object.") var payload = "{}"
+    @Option(help: "The status (1-100 characters).") var status: String?
+    @Option(help: "The first end's id (relationships).") var a: String?
+    @Option(help: "The second end's id (relationships).") var b: String?
+
+    func perform() async throws {
+        let payload = try payloadObject(payload)
+        if Kind.kind == .relationship {
+            guard let a, let b else { throw ValidationError("a relationship needs --a and --b") }
+            try await Session.enqueue(options, id: { $0.value?.id }) {
+                try await $0.appData.link(className, from: a, to: b, id: id, payload)
+            }
+        } else {
+            try await Session.enqueue(options, id: { $0.value?.id }) {
+                try await $0.appData.create(className, payload, id: id, status: status)
+            }
+        }
+    }
+}
+
+/// `entity patch --class C --id ID --set a/b=JSON --remove c`: an edit of a stored record,
+/// queued as the JSON Patch of what changed.
+struct AppRecordPatch<Kind: AppRecordKindName>: ReportingCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "patch", abstract: "Edit a stored record (a JSON Patch with If-Match), offline.")
+    }
+    @OptionGroup var options: SessionOptions
+    @Option(name: .customLong("class"), help: "The class.") var className: String
+    @Option(help: "The record's id.") var id: String
+    @Option(name: .customLong("set"), help: ArgumentHelp("PATH=JSON: a payload member's new value (repeatable).", valueName: "change"))
+    var sets: [String] = []
+    @Option(name: .customLong("remove"), help: ArgumentHelp("PATH: a payload member removed (repeatable).", valueName: "path"))
+    var removals: [String] = []
+    @Option(help: "The new status.") var status: String?
+    @Option(help: "Upgrade to this class version.") var version: Int?
+
+    func perform() async throws {
+        var changes: [JSONChange] = try sets.map { text in
+            guard let equals = text.firstIndex(of: "=") else { throw ValidationError("--set \(text): give PATH=JSON") }
+            return JSONChange(path: try payloadPath(String(text[..<equals])), edit: .set(commandLineJSON(String(text[text.index(after: equals)...]))))
+        }
+        changes += try removals.map { JSONChange(path: try payloadPath($0), edit: .remove) }
+        guard !changes.isEmpty || status != nil || version != nil else {
+            throw ValidationError("give what changes: --set, --remove, --status or --version")
+        }
+        let (status, version, edits) = (status, version, changes)
+        try await Session.enqueue(options, id: { _ in id }) {
+            try await $0.appData.update(className, id: id, kind: Kind.kind) { record in
+                record.payload = JSONDiff.apply(edits, to: record.payload)
+                if let status { record.status = status }
+                if let version { record.classVersion = version }
+            }
+        }
+    }
+}
+
+/// `entity replace --class C --id ID --payload JSON`: a stored record's payload replaced whole.
+struct AppRecordReplace<Kind: AppRecordKindName>: ReportingCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "replace", abstract: "Replace a stored record's payload whole (PUT with If-Match), offline.")
+    }
+    @OptionGroup var options: SessionOptions
+    @Option(name: .customLong("class"), help: "The class.") var className: String
+    @Option(help: "The record's id.") var id: String
+    @Option(help: "The payload, a JSON object.") var payload: String
+    @Option(help: "The status (none: removed).") var status: String?
+
+    func perform() async throws {
+        let payload = try payloadObject(payload)
+        try await Session.enqueue(options, id: { _ in id }) {
+            try await $0.appData.replace(className, id: id, kind: Kind.kind, status: status, payload: payload)
+        }
+    }
+}
+
+/// `entity delete --class C --id ID`: a stored record deleted, offline.
+struct AppRecordDelete<Kind: AppRecordKindName>: ReportingCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "delete", abstract: "Delete a stored record (DELETE with If-Match), offline.")
+    }
+    @OptionGroup var options: SessionOptions
+    @Option(name: .customLong("class"), help: "The class.") var className: String
+    @Option(help: "The record's id.") var id: String
+
+    func perform() async throws {
+        try await Session.enqueue(options, id: { _ in id }) { try await $0.appData.delete(className, id: id, kind: Kind.kind) }
     }
 }
 
