@@ -479,3 +479,102 @@ struct AppDataCommandTests {
         #expect(refused.status == 64 && refused.stderr.contains("built-in class"), "\(refused.status) \(refused.stderr)")
     }
 }
+
+@Suite("App data: pnreplicate sync survives SIGKILL")
+struct AppDataKillTests {
+    /// Rounds of kill-and-restart: 6 in `swift test`; `scripts/soak app-data-kill N`
+    /// (`PNREPLICATE_KILL_ROUNDS`) for a long run.
+    static var rounds: Int { max(2, Int(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_ROUNDS"] ?? "") ?? 6) }
+
+    @Test("records of an app's own classes created, patched and linked offline, synced through a flaky simulator killed at random moments: each record once, at its last edit, no conflict, nothing left queued",
+          .timeLimit(.minutes(10)))
+    func killAndRestart() async throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["PNREPLICATE_KILL_SEED"] ?? "") ?? 7
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pnr-app-kill-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tokenFile = directory.appendingPathComponent("token").path
+        let simulator = try await SimulatorProcess(faults: "flaky", seed: seed, arguments: [
+            "--secret-key", DataSyncPeer.secretKey, "--keyset-channels", "1", "--keyset-messages", "0", "--keyset-users", "1",
+            "--member-token-file", tokenFile,
+        ])
+        defer { simulator.stop() }
+        let peer = try DataSyncPeer(simulator)
+        try #require(try await peer.run(["define-class", "entity", "Poll", "1",
+            #"{"properties":[{"name":"closed","path":"/payload/closed","valueKind":"boolean","filtering":"simple"},{"name":"votes","path":"/payload/votes","valueKind":"number","filtering":"simple"}]}"#,
+            "--exists-ok"], attempts: 30) != nil)
+        try #require(try await peer.run(["define-class", "entity", "Person", "1", "{}", "--exists-ok"], attempts: 30) != nil)
+        try #require(try await peer.run(
+            ["define-class", "relationship", "Vote", "1", #"{"entityAClass":"Poll","entityBClass":"Person"}"#, "--exists-ok"], attempts: 30) != nil)
+        let classes = directory.appendingPathComponent("classes.json").path
+        try #"[{"entity":"Poll","properties":{"closed":"boolean","votes":"number"},"wildcard":"poll"},{"entity":"Person"},{"relationship":"Vote","from":"Poll","to":"Person"}]"#
+            .write(toFile: classes, atomically: true, encoding: .utf8)
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let env = [
+            "PUBNUB_USER_ID": "me", "PUBNUB_ORIGIN": simulator.origin, "PNREPLICATE_STORE": directory.appendingPathComponent("me.sqlite").path,
+            "PUBNUB_AUTH_TOKEN": token, "PNREPLICATE_APP_CLASSES": classes,
+        ]
+        func run(_ arguments: [String]) async throws -> CLI.Result {
+            try await offPool { try CLI.runBlocking(arguments, environment: env) }
+        }
+        func queue(_ arguments: [String]) async throws {
+            let result = try await run(arguments)
+            try #require(result.status == 0, "seed \(seed): \(arguments): \(result.stderr)")
+        }
+        func syncUntilDone() async throws {
+            var result = try await run(["sync", "--timeout", "120"])
+            for _ in 0..<5 where result.status != 0 { result = try await run(["sync", "--timeout", "120"]) }
+            try #require(result.status == 0, "seed \(seed): \(result.stdout) \(result.stderr)")
+        }
+        try await queue(["entity", "create", "--class", "Person", "--id", "voter"])
+        try await queue(["entity", "create", "--class", "Poll", "--id", "poll.0", "--payload", #"{"closed":false,"votes":0}"#])
+        try await syncUntilDone()
+
+        var random = SystemRandomNumberGenerator()
+        var killedWithWorkLeft = 0
+        for round in 1...Self.rounds {
+            try await queue(["entity", "create", "--class", "Poll", "--id", "poll.r\(round)", "--payload", #"{"closed":false,"votes":\#(round)}"#])
+            try await queue(["relationship", "create", "--class", "Vote", "--id", "vote.r\(round)", "--a", "poll.r\(round)", "--b", "voter"])
+            try await queue(["entity", "patch", "--class", "Poll", "--id", "poll.0", "--set", "votes=\(round)"])
+            if round > 1 { try await queue(["entity", "patch", "--class", "Poll", "--id", "poll.r\(round - 1)", "--set", "closed=true"]) }
+            let sync = try ChildProcess(
+                CLI.binary.path, ["sync", "--timeout", "30"], environment: env, stdout: .nullDevice, stderr: .nullDevice)
+            // The kill moment is what is random here; nothing is asserted about timing.
+            let pause = UInt32.random(in: 20_000...400_000, using: &random)
+            let ended = try await offPool {
+                usleep(pause)
+                sync.signal(SIGKILL)
+                return sync.wait()
+            }
+            #expect(ended.reason == .uncaughtSignal || ended.status == 0 || ended.status == 3, "round \(round): \(ended)")
+            let plan = try await run(["--dry-run", "--json"])
+            if (try CLI.json(plan.stdout)["ops"] as? [Any])?.isEmpty == false { killedWithWorkLeft += 1 }
+        }
+        #expect(killedWithWorkLeft >= Self.rounds / 2, "only \(killedWithWorkLeft) kills left work behind")
+        try await syncUntilDone()
+
+        let plan = try await run(["--dry-run", "--json"])
+        #expect((try CLI.json(plan.stdout)["ops"] as? [Any])?.isEmpty == true, "nothing left queued: \(plan.stdout)")
+        let conflicts = try await run(["conflicts", "list", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(conflicts.stdout.utf8)) as? [Any])?.isEmpty == true,
+                "no create met itself: \(conflicts.stdout)")
+        func listed(_ resource: String, _ query: String) async throws -> [[String: Any]] {
+            let page = try await peer.run(
+                ["raw", "GET", "/v1/datasync/subkeys/demo/\(resource)", "--query", query, "--query", "limit=100"], attempts: 30)
+            return (page?["data"] as? [[String: Any]]) ?? []
+        }
+        let polls = try await listed("entities", "entity_class=Poll")
+        #expect(Set(polls.compactMap { $0["id"] as? String }) == Set(["poll.0"] + (1...Self.rounds).map { "poll.r\($0)" }), "seed \(seed)")
+        #expect(polls.count == Self.rounds + 1, "each poll once")
+        let payloads = Dictionary(polls.compactMap { row in (row["id"] as? String).map { ($0, row["payload"] as? [String: Any] ?? [:]) } }) { a, _ in a }
+        #expect(payloads["poll.0"]?["votes"] as? Int == Self.rounds, "poll.0 at its last edit: \(String(describing: payloads["poll.0"]))")
+        for round in 1..<Self.rounds {
+            #expect(payloads["poll.r\(round)"]?["closed"] as? Bool == true, "seed \(seed): poll.r\(round) closed")
+        }
+        let votes = try await listed("relationships", "relationship_class=Vote")
+        #expect(votes.count == Self.rounds && Set(votes.compactMap { $0["entityAId"] as? String }).count == Self.rounds, "each vote once: \(votes.count)")
+        // What the store shows is what the server holds.
+        let shown = try await run(["entity", "list", "--class", "Poll", "--json", "--limit", "1000"])
+        let rows = (try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [[String: Any]]) ?? []
+        #expect(Set(rows.compactMap { $0["id"] as? String }) == Set(payloads.keys), "\(shown.stdout)")
+    }
+}
