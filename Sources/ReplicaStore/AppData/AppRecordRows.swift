@@ -197,27 +197,21 @@ public enum AppRecordIngest {
     /// One `INSERT … VALUES`: an `INSERT … SELECT` may write many rows, so SQLite would keep a
     /// statement journal (a temporary file of every page it touches) for each execution, which
     /// cost more than the rows (measured: 26 writes a record). Tombstones are read once per call.
-    static let recordUpsert: String = {
-        let columns = AppRecordColumns.written
-        let updates = columns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        return """
-            INSERT INTO app_records (\(columns.joined(separator: ", ")))
-            VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
-            ON CONFLICT(resource, id) DO UPDATE SET \(updates)
-            WHERE \(VersionDecision.sqlApplies(table: "app_records"))
-            """
-    }()
+    static let recordUpsert = upsert(where: VersionDecision.sqlApplies(table: "app_records"))
 
     /// The forced write of one row (``AppRecordTable/put(_:)``): the upsert without its version rule.
-    static let recordPut: String = {
+    static let recordPut = upsert(where: nil)
+
+    /// One row's `INSERT … ON CONFLICT DO UPDATE`, the update only where `condition` holds.
+    private static func upsert(where condition: String?) -> String {
         let columns = AppRecordColumns.written
         let updates = columns.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         return """
             INSERT INTO app_records (\(columns.joined(separator: ", ")))
             VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
             ON CONFLICT(resource, id) DO UPDATE SET \(updates)
-            """
-    }()
+            """ + (condition.map { "\nWHERE \($0)" } ?? "")
+    }
 
     /// When each of `records` that has a tombstone was deleted, by kind and id: one indexed read
     /// per 500 records, none when no tombstone is stored.

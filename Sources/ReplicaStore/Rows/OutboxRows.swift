@@ -90,6 +90,14 @@ extension OutboxTable {
     }
 
     /// The ops of the given kinds, in enqueue order.
+    /// The ops whose target starts with `prefix`, oldest first: one range of the target index
+    /// (`outbox_target`), however many other ops wait.
+    package func ops(targetPrefix prefix: String) throws -> [OutboxEntry] {
+        guard let last = prefix.unicodeScalars.last, let next = Unicode.Scalar(last.value + 1) else { return [] }
+        let end = String(prefix.unicodeScalars.dropLast()) + String(next)
+        return try OutboxEntry.fetchAll(db, where: "target >= ? AND target < ?", arguments: [prefix, end])
+    }
+
     package func ops(kinds: Set<OutboxKind>) throws -> [OutboxEntry] {
         let list = kinds.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
         return try OutboxEntry.fetchAll(db, where: "kind IN (\(list))")

@@ -123,8 +123,8 @@ extension LocalOverlay {
         }
     }
 
-    /// Every queued app record op, oldest first.
+    /// Every queued app record op, oldest first (one range of the target index).
     private func pendingRecordOps() throws -> [OutboxEntry] {
-        try tx.outbox.ops(kinds: [.setAppRecord, .removeAppRecord]).sorted { $0.seq < $1.seq }
+        try tx.outbox.ops(targetPrefix: OutboxKeys.appRecordPrefix)
     }
 }

@@ -50,7 +50,9 @@ enum OutboxKeys {
     static func pushLane(_ token: String) -> String { "push:\(token)" }
     /// A record of the app's own classes (an entity and a relationship may share an id); also
     /// its lane: its writes reach the server in local order.
-    static func appRecord(_ kind: AppRecord.Kind, _ id: String) -> String { "app:\(kind.rawValue):\(id)" }
+    static func appRecord(_ kind: AppRecord.Kind, _ id: String) -> String { appRecordPrefix + "\(kind.rawValue):\(id)" }
+    /// What every app record's target starts with.
+    static let appRecordPrefix = "app:"
     /// The base eTag of a channel set or membership set that creates its object only where none
     /// exists (a conversation's channel, an invitation): before the write, the server's object is
     /// read, and one that exists finishes the op without a request, kept as the server has it.

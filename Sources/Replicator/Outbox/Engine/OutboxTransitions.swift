@@ -270,22 +270,18 @@ final class OpTransaction<Custom: ChatCustomData> {
     /// is "none"), and basing it on a version the removal deletes would make it see its own
     /// removal as someone else's.
     private func rebaseLaterOps<Object: VersionedObject & Encodable>(target: String, on server: Object) throws {
-        let snapshot = try tx.snapshot(server)
-        for var op in try tx.outbox.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
-            op.baseETag = server.eTag
-            op.baseUpdated = server.updated?.description
-            op.baseSnapshot = snapshot
-            try tx.outbox.save(op)
-            if op.kind.traits.isRemoval { break }
-        }
+        try rebaseLaterOps(target: target, eTag: server.eTag, updated: server.updated, snapshot: try tx.snapshot(server))
     }
 
     /// ``rebaseLaterOps(target:on:)`` for an app record: its later writes are based on `record`.
     private func rebaseLaterOps(target: String, onRecord record: AppRecord) throws {
-        let snapshot = try AppRecordSnapshot.text(of: record)
+        try rebaseLaterOps(target: target, eTag: record.eTag, updated: record.updatedAt, snapshot: try AppRecordSnapshot.text(of: record))
+    }
+
+    private func rebaseLaterOps(target: String, eTag: String?, updated: ISOTimestamp?, snapshot: String?) throws {
         for var op in try tx.outbox.ops(target: target).sorted(by: { $0.seq < $1.seq }) {
-            op.baseETag = record.eTag
-            op.baseUpdated = record.updatedAt?.description
+            op.baseETag = eTag
+            op.baseUpdated = updated?.description
             op.baseSnapshot = snapshot
             try tx.outbox.save(op)
             if op.kind.traits.isRemoval { break }
