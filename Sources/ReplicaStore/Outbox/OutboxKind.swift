@@ -39,7 +39,7 @@ public enum OutboxKind: String, Codable, Sendable, CaseIterable {
     /// all read), as the Chat SDK's `markAllMessagesAsRead` does.
     case readPositions
     /// Create, replace or patch a record of one of the app's own DataSync classes
-    /// (``AppRecordWrite``).
+    /// (`AppRecordWrite`).
     case setAppRecord
     /// Delete a record of one of the app's own DataSync classes.
     case removeAppRecord

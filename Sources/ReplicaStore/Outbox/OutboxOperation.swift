@@ -65,7 +65,7 @@ public enum OutboxOperation: Sendable, Hashable {
     /// Chat SDK's `markAllMessagesAsRead` writes them. Laid over each membership until it is sent.
     case readPositions(ReadPositions)
     /// Create, replace or patch a record of one of the app's own DataSync classes: the record as
-    /// this device wants it (``AppRecordWrite``); its request is computed against the op's base
+    /// this device wants it (`AppRecordWrite`); its request is computed against the op's base
     /// when it is sent.
     case setAppRecord(AppRecordWrite)
     /// Delete a record of one of the app's own DataSync classes (`If-Match` its base's eTag).
@@ -97,7 +97,7 @@ public enum OutboxOperation: Sendable, Hashable {
     }
 
     /// The fields an edit sets (user, channel and membership sets; an app record's wanted state,
-    /// ``AppRecordWrite/state``); nil for other operations.
+    /// `AppRecordWrite.state`); nil for other operations.
     public var fields: [String: JSONValue]? {
         switch self {
         case .setMembership(_, _, let fields), .setUser(_, let fields), .setChannel(_, let fields): fields

@@ -119,7 +119,7 @@ public enum AppDataError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The record's id, status or payload breaks DataSync's rules (`reason` says which).
     case invalidRecord(className: String, id: String, reason: String)
     /// An edit or delete of a record the store does not hold (read it first: a pull, or
-    /// ``AppRecordWrites/create(_:id:status:payload:)``).
+    /// `replica.appData.create`).
     case recordNotFound(className: String, id: String)
     /// A create of an id the store already holds.
     case recordExists(className: String, id: String)

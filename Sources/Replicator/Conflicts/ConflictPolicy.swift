@@ -11,7 +11,7 @@ public enum ConflictEntity: String, Sendable, Hashable, Codable, CaseIterable {
     case membership
     /// A record of one of the app's own DataSync classes (`If-Match` on the wire; its fields
     /// are `classVersion`, `status` and `payload`, and the payload is merged member by member,
-    /// ``ThreeWayMerge/mergeJSON(base:local:remote:preferLocal:)``).
+    /// `ThreeWayMerge.mergeJSON`).
     case record
 }
 
