@@ -198,10 +198,10 @@ struct StoreRulesTests {
                 ReadMark(channel: "lobby", timetoken: Timetoken(rawValue: UInt64.max), previous: Timetoken(rawValue: 9_007_199_254_740_993), eTag: "AbC"),
             ])),
             .setAppRecord(AppRecordWrite(
-                kind: .entity, className: "Poll", id: "poll.1", mode: .patch, classVersion: 2, status: "open",
+                kind: .entity, className: "Poll", id: "poll.1", replacesWhole: true, classVersion: 2, status: "open",
                 payload: ["question": "Lunch?", "options": ["a", "b"], "closesAt": .null, "votes": 1.5], concurrency: .touchedFields)),
             .setAppRecord(AppRecordWrite(
-                kind: .relationship, className: "Vote", id: "vote.1.me", mode: .create, classVersion: 1, payload: [:],
+                kind: .relationship, className: "Vote", id: "vote.1.me", classVersion: 1, payload: [:],
                 endA: "poll.1", endB: "me")),
             .removeAppRecord(AppRecordTarget(kind: .relationship, className: "Vote", id: "vote.1.me")),
         ]

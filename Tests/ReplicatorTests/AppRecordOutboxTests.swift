@@ -127,7 +127,7 @@ struct AppRecordOutboxTests {
         let wildcard = AppClass(entity: "Note", routing: .wildcard(prefix: "note"))
         #expect(throws: AppDataError.self) {
             try OpEnqueue<DefaultChatCustom>.check(
-                AppRecordWrite(kind: .entity, className: "Note", id: "elsewhere.1", mode: .create, classVersion: 1, payload: [:]),
+                AppRecordWrite(kind: .entity, className: "Note", id: "elsewhere.1", classVersion: 1, payload: [:]),
                 against: wildcard)
         }
         #expect(AppRecordWrites<DefaultChatCustom>.newId(for: wildcard).hasPrefix("note."))
@@ -183,7 +183,7 @@ struct AppRecordOutboxTests {
         let entries = try await world.outboxEntries()
         #expect(entries.count == 1)
         guard case .setAppRecord(let write)? = entries.first?.operation else { Issue.record("\(entries)"); return }
-        #expect(write.mode == .create && write.payload["votes"] == 5)
+        #expect(entries.first?.baseSnapshot == nil && write.payload["votes"] == 5, "still a create (no base), with the edit")
 
         let start = world.transport.requests.count
         let removed = try await writes.delete("Poll", id: "poll.c")

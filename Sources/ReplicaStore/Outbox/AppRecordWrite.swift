@@ -2,46 +2,40 @@ import Foundation
 import ReplicaModel
 
 /// A write of one record of an app's own DataSync class (`docs/app-data.md`, "Writes"): the
-/// record as this device wants it, and how it is to reach the server.
+/// record as this device wants it.
 ///
 /// The op holds the whole wanted state (class version, status, payload), never a list of edits:
-/// its request is computed when it is sent, against the version it was based on (the op's base
-/// snapshot and eTag). A patch is then exactly the difference, pinned by `If-Match`; a later edit
-/// of the same record merged into an unsent op simply replaces the wanted state.
+/// its request is computed when it is sent, from the op's base (its snapshot and eTag). An op
+/// without a base (the server never had the record as far as this device knows) is a create
+/// (`POST`); one with a base is a JSON Patch of the difference (`PATCH`, pinned by `If-Match`), or
+/// the whole record (`PUT`) when ``replacesWhole``. So a conflict settled over the server's
+/// version, or a create that met the id, needs no special case: the new base decides the verb. A
+/// later edit merged into an unsent op simply replaces the wanted state.
 ///
 /// ```swift
 /// let write = AppRecordWrite(
-///     kind: .entity, className: "Poll", id: "poll.1", mode: .create, classVersion: 1,
+///     kind: .entity, className: "Poll", id: "poll.1", classVersion: 1,
 ///     payload: ["question": "Lunch?", "options": ["pizza", "sushi"], "closed": false])
 /// ```
 public struct AppRecordWrite: Sendable, Hashable, Codable {
-    /// How the write reaches the server.
-    public enum Mode: String, Sendable, Hashable, Codable, CaseIterable {
-        /// `POST`: a new record (409 when the id exists).
-        case create
-        /// `PUT` with `If-Match`: every mutable field replaced (a payload member left out goes).
-        case replace
-        /// `PATCH` with `If-Match`: a JSON Patch of what changed since the base.
-        case patch
-    }
-
     /// Entity or relationship.
     public var kind: AppRecord.Kind
     /// The record's class.
     public var className: String
     /// The record's id.
     public var id: String
-    /// How it is sent.
-    public var mode: Mode
+    /// Whether an edit replaces the record whole (`PUT`: a payload member left out goes) rather
+    /// than patching what changed.
+    public var replacesWhole: Bool
     /// The class version the record is to have (a patch that changes it is an upgrade).
     public var classVersion: Int
     /// The status the record is to have (nil: none).
     public var status: String?
     /// The payload the record is to have.
     public var payload: [String: JSONValue]
-    /// A relationship's first end (creates only).
+    /// A relationship's first end (sent by a create).
     public var endA: String?
-    /// A relationship's second end (creates only).
+    /// A relationship's second end (sent by a create).
     public var endB: String?
     /// How a patch is guarded (its class's ``ReplicaModel/AppConcurrency``): `If-Match` the base's
     /// eTag, or a JSON Patch `test` of each touched member's base value.
@@ -49,35 +43,20 @@ public struct AppRecordWrite: Sendable, Hashable, Codable {
 
     /// A write.
     public init(
-        kind: AppRecord.Kind, className: String, id: String, mode: Mode, classVersion: Int, status: String? = nil,
-        payload: [String: JSONValue], endA: String? = nil, endB: String? = nil, concurrency: AppConcurrency = .eTag
+        kind: AppRecord.Kind, className: String, id: String, replacesWhole: Bool = false, classVersion: Int,
+        status: String? = nil, payload: [String: JSONValue], endA: String? = nil, endB: String? = nil,
+        concurrency: AppConcurrency = .eTag
     ) {
-        self.concurrency = concurrency
         self.kind = kind
         self.className = className
         self.id = id
-        self.mode = mode
+        self.replacesWhole = replacesWhole
         self.classVersion = classVersion
         self.status = status
         self.payload = payload
         self.endA = endA
         self.endB = endB
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case kind, className, id, mode, classVersion, status, payload, endA, endB, concurrency
-    }
-
-    /// Reads a write from its row form (a row written before ``concurrency`` existed guards by eTag).
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            kind: try c.decode(AppRecord.Kind.self, forKey: .kind), className: try c.decode(String.self, forKey: .className),
-            id: try c.decode(String.self, forKey: .id), mode: try c.decode(Mode.self, forKey: .mode),
-            classVersion: try c.decode(Int.self, forKey: .classVersion), status: try c.decodeIfPresent(String.self, forKey: .status),
-            payload: try c.decode([String: JSONValue].self, forKey: .payload), endA: try c.decodeIfPresent(String.self, forKey: .endA),
-            endB: try c.decodeIfPresent(String.self, forKey: .endB),
-            concurrency: try c.decodeIfPresent(AppConcurrency.self, forKey: .concurrency) ?? .eTag)
+        self.concurrency = concurrency
     }
 
     /// The record's mutable state as one JSON object: `classVersion`, `status` (`null` when none)

@@ -30,7 +30,7 @@ enum AppRecordSnapshot {
         func time(_ key: String) -> ISOTimestamp? { object[key]?.stringValue.flatMap { try? ISOTimestamp(parsing: $0) } }
         var record = stored ?? AppRecord(kind: target.kind, id: target.id, className: target.className)
         record = AppRecordWrite(
-            kind: record.kind, className: record.className, id: record.id, mode: .patch, classVersion: record.classVersion,
+            kind: record.kind, className: record.className, id: record.id, classVersion: record.classVersion,
             status: record.status, payload: record.payload
         ).with(state: object).applied(to: record)
         record.eTag = object["eTag"]?.stringValue

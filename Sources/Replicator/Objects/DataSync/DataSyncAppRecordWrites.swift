@@ -57,7 +57,7 @@ enum DataSyncAppRecordWrites {
     }
 
     /// The request of a record op: `baseState` is the state the op was based on (the op's base
-    /// snapshot), `ifMatch` the eTag it expects. Throws ``PubNubWire/WireError/invalidArgument(_:)``
+    /// snapshot; none: a create), `ifMatch` the eTag it expects. Throws ``PubNubWire/WireError/invalidArgument(_:)``
     /// for what cannot be sent (a patch that changes nothing, a status outside 1-100 characters).
     static func request(
         for operation: OutboxOperation, baseState: [String: JSONValue]?, ifMatch: String?, client: PubNubClient
@@ -66,21 +66,16 @@ enum DataSyncAppRecordWrites {
         switch operation {
         case .setAppRecord(let write):
             let resource = AppRecord.resource(write.kind)
-            switch write.mode {
-            case .create:
-                return try sync.createRequest(resource, object(of: write))
-            case .replace:
-                return try sync.replaceRequest(resource, id: write.id, object(of: write), ifMatch: ifMatch)
-            case .patch:
-                // A patch of a record never read from the server (no base) sets every member it wants.
-                let operations = patch(from: baseState ?? [:], to: write.state, kind: write.kind)
-                guard write.concurrency == .touchedFields, let baseState else {
-                    return try sync.patchRequest(resource, id: write.id, operations, ifMatch: ifMatch)
-                }
-                // Each touched member's base value is tested instead: another device's edit of
-                // other members merges on the server; one of the same member fails the test (409).
-                return try sync.patchRequest(resource, id: write.id, tests(of: operations, in: baseState, kind: write.kind) + operations)
+            // No base: the server never had the record as far as this device knows.
+            guard let baseState else { return try sync.createRequest(resource, object(of: write)) }
+            if write.replacesWhole { return try sync.replaceRequest(resource, id: write.id, object(of: write), ifMatch: ifMatch) }
+            let operations = patch(from: baseState, to: write.state, kind: write.kind)
+            guard write.concurrency == .touchedFields else {
+                return try sync.patchRequest(resource, id: write.id, operations, ifMatch: ifMatch)
             }
+            // Each touched member's base value is tested instead: another device's edit of
+            // other members merges on the server; one of the same member fails the test (409).
+            return try sync.patchRequest(resource, id: write.id, tests(of: operations, in: baseState, kind: write.kind) + operations)
         case .removeAppRecord(let target):
             return try sync.deleteRequest(AppRecord.resource(target.kind), id: target.id, ifMatch: ifMatch)
         case .send, .addReaction, .removeReaction, .setMembership, .removeMembership, .setUser, .removeUser, .setChannel,

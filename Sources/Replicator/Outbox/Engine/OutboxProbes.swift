@@ -228,11 +228,11 @@ extension OutboxProbes {
     private func probeRecord(_ entry: OutboxEntry, _ write: AppRecordWrite) async throws -> ProbeVerdict {
         let target = AppRecordTarget(kind: write.kind, className: write.className, id: write.id)
         guard let remote = try await DataSyncAppRecordWrites.fetch(target, client: client) else {
-            return write.mode == .create ? .notApplied : .changedElsewhere("the record was deleted on the server")
+            return entry.baseSnapshot == nil ? .notApplied : .changedElsewhere("the record was deleted on the server")
         }
         if AppRecordWrite.state(of: remote) == write.state { return .applied(.appRecord(remote)) }
         // A patch guarded by tests of its touched members is resent: its tests decide.
-        if write.mode != .create, entry.baseETag == nil || remote.eTag == entry.baseETag || write.concurrency == .touchedFields {
+        if entry.baseSnapshot != nil, entry.baseETag == nil || remote.eTag == entry.baseETag || write.concurrency == .touchedFields {
             return .notApplied
         }
         return .changedElsewhere("the server's record differs from the write's base (eTag \(remote.eTag ?? "none"))")

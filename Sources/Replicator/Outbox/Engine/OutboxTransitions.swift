@@ -458,12 +458,6 @@ final class OpTransaction<Custom: ChatCustomData> {
         case .resend(let fields):
             entry.rebase = false
             if let fields { entry.operation = entry.operation.with(fields: fields) }
-            if case .setAppRecord(var write) = entry.operation {
-                // An app record is made again when the server has none (it was deleted there), and
-                // a create that met one (the same id) becomes a patch over the server's version.
-                write.mode = remote == nil ? .create : write.mode == .create ? .patch : write.mode
-                entry.operation = .setAppRecord(write)
-            }
             entry.state = .pending
             entry.baseETag = remote?.objectValue?["eTag"]?.stringValue
             entry.baseUpdated = remote?.objectValue?["updated"]?.stringValue

@@ -7,11 +7,12 @@ import ReplicaStore
 // its base, and the checks the server would otherwise fail it for, made before anything is
 // stored (a typed ``AppDataError``; nothing is written).
 extension OpEnqueue {
-    /// Writes `write` locally and queues it: a create (the record must not be stored), or a
-    /// replace or patch of the stored record, based on it (its eTag is the `If-Match`). A patch
+    /// Writes `write` locally and queues it: a create when `creating` (the record must not be
+    /// stored; the op has no base), or an edit of the stored record, based on it (its eTag is the
+    /// `If-Match`). A patch
     /// or replace that changes nothing queues nothing (``OutboxDisposition/unchanged``). An
     /// edit of a record whose create is still unsent is merged into that create.
-    func setAppRecord(opId: String, write: AppRecordWrite, now: Date) throws -> OutboxReceipt<AppRecord> {
+    func setAppRecord(opId: String, write: AppRecordWrite, creating: Bool, now: Date) throws -> OutboxReceipt<AppRecord> {
         let declaration = try checkedClass(write.className, kind: write.kind)
         var write = write
         write.concurrency = declaration.concurrency
@@ -22,13 +23,12 @@ extension OpEnqueue {
                 className: write.className, id: write.id, reason: "the stored record of this id is of class \(stored.className)")
         }
         var dependsOn: String?
-        switch write.mode {
-        case .create:
+        if creating {
             if stored != nil { throw AppDataError.recordExists(className: write.className, id: write.id) }
             if case .relationship(let a, let b) = declaration.kind {
                 dependsOn = try checkEnds(write, classes: (a, b))
             }
-        case .replace, .patch:
+        } else {
             guard let stored else { throw AppDataError.recordNotFound(className: write.className, id: write.id) }
             if AppRecordWrite.state(of: stored) == write.state { return OutboxReceipt(value: stored, opId: nil, disposition: .unchanged) }
         }
@@ -113,7 +113,8 @@ extension OpEnqueue {
             if let stored = try tx.appRecords.record(.entity, id: end), stored.className != endClass {
                 throw AppDataError.invalidEnd(className: write.className, end: end, reason: "it is a \(stored.className), not a \(endClass)")
             }
-            if let create = ops.first(where: { if case .setAppRecord(let w) = $0.operation { w.mode == .create } else { false } }) {
+            // A create is the write without a base.
+            if let create = ops.first(where: { $0.kind == .setAppRecord && $0.baseSnapshot == nil }) {
                 waitsFor = create.id
             }
         }

@@ -52,7 +52,7 @@ public struct AppRecordWrites<Custom: ChatCustomData>: OutboxWriter {
     public func update(
         _ className: String, id: String, kind: AppRecord.Kind = .entity, _ change: @escaping @Sendable (inout AppRecord) throws -> Void
     ) async throws -> OutboxReceipt<AppRecord> {
-        try await edit(className, id: id, kind: kind, mode: .patch, change)
+        try await edit(className, id: id, kind: kind, replacesWhole: false, change)
     }
 
     /// Replaces a stored record's status and payload whole (`PUT`, `If-Match`): a payload
@@ -61,7 +61,7 @@ public struct AppRecordWrites<Custom: ChatCustomData>: OutboxWriter {
     public func replace(
         _ className: String, id: String, kind: AppRecord.Kind = .entity, status: String? = nil, payload: [String: JSONValue]
     ) async throws -> OutboxReceipt<AppRecord> {
-        try await edit(className, id: id, kind: kind, mode: .replace) { record in
+        try await edit(className, id: id, kind: kind, replacesWhole: true) { record in
             record.status = status
             record.payload = payload
         }
@@ -74,7 +74,7 @@ public struct AppRecordWrites<Custom: ChatCustomData>: OutboxWriter {
         _ className: String, id: String, kind: AppRecord.Kind = .entity, to version: Int,
         transform: @escaping @Sendable ([String: JSONValue]) throws -> [String: JSONValue] = { $0 }
     ) async throws -> OutboxReceipt<AppRecord> {
-        try await edit(className, id: id, kind: kind, mode: .patch) { record in
+        try await edit(className, id: id, kind: kind, replacesWhole: false) { record in
             record.classVersion = version
             record.payload = try transform(record.payload)
         }
@@ -97,14 +97,14 @@ public struct AppRecordWrites<Custom: ChatCustomData>: OutboxWriter {
             guard let declaration = try ops.tx.appRecords.declaration(of: className) else { throw AppDataError.undeclaredClass(className) }
             let made = id ?? Self.newId(for: declaration)
             let write = AppRecordWrite(
-                kind: kind, className: className, id: made, mode: .create, classVersion: version ?? declaration.currentVersion,
+                kind: kind, className: className, id: made, classVersion: version ?? declaration.currentVersion,
                 status: status, payload: payload, endA: ends.0, endB: ends.1)
-            return try ops.enqueue.setAppRecord(opId: opId, write: write, now: now)
+            return try ops.enqueue.setAppRecord(opId: opId, write: write, creating: true, now: now)
         }
     }
 
     private func edit(
-        _ className: String, id: String, kind: AppRecord.Kind, mode: AppRecordWrite.Mode,
+        _ className: String, id: String, kind: AppRecord.Kind, replacesWhole: Bool,
         _ change: @escaping @Sendable (inout AppRecord) throws -> Void
     ) async throws -> OutboxReceipt<AppRecord> {
         let opId = Outbox<Custom>.newOpId(), now = clock.now
@@ -115,9 +115,9 @@ public struct AppRecordWrites<Custom: ChatCustomData>: OutboxWriter {
             }
             try change(&record)
             let write = AppRecordWrite(
-                kind: kind, className: className, id: id, mode: mode, classVersion: record.classVersion, status: record.status,
-                payload: record.payload, endA: record.endA, endB: record.endB)
-            return try ops.enqueue.setAppRecord(opId: opId, write: write, now: now)
+                kind: kind, className: className, id: id, replacesWhole: replacesWhole, classVersion: record.classVersion,
+                status: record.status, payload: record.payload, endA: record.endA, endB: record.endB)
+            return try ops.enqueue.setAppRecord(opId: opId, write: write, creating: false, now: now)
         }
     }
 
