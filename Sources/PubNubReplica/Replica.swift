@@ -172,6 +172,17 @@ public actor Replica<Custom: ChatCustomData> {
         await ReplicaTasks<Custom>.end(tasks.live)
         tasks.live = nil
         await ReplicaTasks.finishSends(parts.outbox, within: configuration.suspendBudget, clock: clock.base)
+        await closeStore()
+    }
+
+    /// Stops every task and closes the store now, waiting for the accesses under way (the search
+    /// indexer's batch among them): what ``suspend()`` ends with, and what a command line tool
+    /// calls before it exits, so that the store's last connection closes (taking the `-wal` with
+    /// it) in this process rather than whenever the last reference goes.
+    package func closeStore() async {
+        guard let parts else { return }
+        await ReplicaTasks<Custom>.end(tasks.live)
+        tasks.live = nil
         await ReplicaTasks.halt(on: self)
         await ReplicaTasks<Custom>.end(tasks.counter)
         tasks.counter = nil

@@ -188,6 +188,10 @@ public final class ChatStore<Custom: ChatCustomData>: Sendable {
         guard path != nil else { return }
         searchIndexer?.close()
         do {
+            // The readers go first, so that the writer is the last connection to close: only the
+            // last one checkpoints and removes the -wal, and a pool's `close()` closes its writer
+            // before its readers (GRDB issue 739), which would leave the -wal behind.
+            (writer as? DatabasePool)?.releaseMemory()
             try writer.close()
         } catch let error as DatabaseError {
             throw StoreError.database(message: "cannot close \(path ?? "-"): \(error.message ?? "\(error)")")

@@ -119,6 +119,8 @@ struct ReplicaTests {
         #expect(await replica.status.connection == .suspended)
         #expect(await replica.status.lastError == nil)
         #expect(try locksHeld(on: files) == [], "a suspended replica holds no lock on its files")
+        // Its writer closed last, so the store was checkpointed and its -wal removed.
+        #expect(!FileManager.default.fileExists(atPath: world.path + "-wal"), "the -wal is left after suspend")
         await #expect(throws: ReplicaError.suspended) { try await replica.messages.send(text: "refused", to: "general") }
         await #expect(throws: (any Error).self) { try await kept.fetch(kept.queries.outbox()) }
 

@@ -122,7 +122,12 @@ struct ListenCommand: ReportingCommand {
             }
         }
         // A stop that interrupts a store access is a clean stop: `Replica.listen()` owns that rule.
-        try await running.value
+        let ended = await running.result
+        // Closed here, not when the last reference goes: a background task (the search indexer
+        // in the middle of a batch) may hold the store past this function, and a process that
+        // exits before it lets go leaves the -wal behind.
+        await replica.closeStore()
+        try ended.get()
     }
 }
 
