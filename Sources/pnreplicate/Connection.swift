@@ -312,14 +312,38 @@ extension Session {
     /// ```swift
     /// try await Session.enqueue(options, existing: true) { try await $0.messages.pin(id: message, in: channel) }
     /// ```
+    ///
+    /// With `dryRun` the write is rehearsed (`ReplicaOutbox.rehearsing`): checked as it would be,
+    /// nothing kept, and the request of each op it would queue printed as `sync --dry-run`
+    /// prints it.
     static func enqueue<Value: Sendable>(
-        _ options: SessionOptions, existing: Bool = false,
+        _ options: SessionOptions, existing: Bool = false, dryRun: Bool = false,
         id: (OutboxReceipt<Value>) -> String? = { _ in nil },
         _ write: (Replica<DefaultChatCustom>) async throws -> OutboxReceipt<Value>
     ) async throws {
         let replica = try await Session(options, existing: existing).replica
-        let receipt = try await write(replica)
-        try EnqueueOutput(receipt, id: id(receipt)).print(json: options.json)
+        guard dryRun else {
+            let receipt = try await write(replica)
+            return try EnqueueOutput(receipt, id: id(receipt)).print(json: options.json)
+        }
+        let rehearsal = try await replica.outbox.rehearsing { try await write(replica) }
+        let output = RehearsalOutput(write: EnqueueOutput(rehearsal.value, id: id(rehearsal.value)), ops: rehearsal.plan)
+        try output.print(json: options.json)
+    }
+}
+
+/// What an enqueue command prints with `--dry-run`: its receipt as it would have been, and the
+/// ops it would have queued, each with its request.
+struct RehearsalOutput: Encodable {
+    var dryRun = true
+    var write: EnqueueOutput
+    var ops: [OutboxPlanEntry]
+
+    func print(json: Bool) throws {
+        if json { return try Output.json(self) }
+        Swift.print("dry run: nothing stored, nothing sent")
+        write.print()
+        for entry in ops { Swift.print(SyncCommand.planText(entry), terminator: "") }
     }
 }
 
@@ -342,6 +366,11 @@ struct EnqueueOutput: Encodable {
 
     func print(json: Bool) throws {
         if json { return try Output.json(self) }
+        print()
+    }
+
+    /// The receipt as a table.
+    func print() {
         var rows = [("op", opId ?? "-"), ("outbox", disposition)]
         if let id { rows.insert(("id", id), at: 0) }
         Output.table(rows)

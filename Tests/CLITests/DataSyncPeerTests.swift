@@ -451,6 +451,35 @@ struct AppDataCommandTests {
         let undeclared = try await CLI.run(["entity", "list", "--class", "Ticket"], environment: env)
         #expect(undeclared.status != 0 && undeclared.stderr.contains("Ticket is not declared"), "\(undeclared.stderr)")
 
+        // A write's dry run: checked as the write would be, its exact request shown, nothing kept.
+        let eTag = try #require(record?["eTag"] as? String)
+        let rehearsed = try await CLI.run(
+            ["entity", "patch", "--class", "Poll", "--id", "poll.2", "--set", "closed=false", "--dry-run", "--json"], environment: env)
+        #expect(rehearsed.status == 0, "\(rehearsed.stdout)\(rehearsed.stderr)")
+        let rehearsal = try JSONSerialization.jsonObject(with: Data(rehearsed.stdout.utf8)) as? [String: Any]
+        let rehearsedOps = rehearsal?["ops"] as? [[String: Any]] ?? []
+        let rehearsedRequest = rehearsedOps.first?["request"] as? [String: Any]
+        #expect(rehearsedOps.count == 1 && rehearsedOps.first?["kind"] as? String == "setAppRecord", "\(rehearsed.stdout)")
+        #expect(rehearsedRequest?["method"] as? String == "PATCH" && rehearsedRequest?["path"] as? String == "/v1/datasync/subkeys/demo/entities/poll.2",
+                "\(rehearsed.stdout)")
+        #expect(rehearsedRequest?["body"] as? String == #"[{"op":"add","path":"/payload/closed","value":false}]"#, "\(rehearsed.stdout)")
+        #expect(rehearsedRequest?["ifMatch"] as? String == eTag, "\(rehearsed.stdout)")
+        let rehearsedCreate = try await CLI.run(
+            ["entity", "create", "--class", "Poll", "--id", "poll.4", "--payload", #"{"closed":true,"question":"Q poll.4"}"#, "--dry-run"],
+            environment: env)
+        #expect(rehearsedCreate.status == 0 && rehearsedCreate.stdout.hasPrefix("dry run: nothing stored, nothing sent\n"), "\(rehearsedCreate.stdout)")
+        #expect(rehearsedCreate.stdout.contains("POST /v1/datasync/subkeys/demo/entities"), "\(rehearsedCreate.stdout)")
+        let rehearsedWrong = try await CLI.run(
+            ["entity", "patch", "--class", "Poll", "--id", "poll.2", "--set", "closed=\"no\"", "--dry-run"], environment: env)
+        #expect(rehearsedWrong.status != 0 && rehearsedWrong.stderr.contains("Poll.closed must be a boolean"), "\(rehearsedWrong.stderr)")
+        let nothingKept = try await CLI.run(["sync", "--dry-run"], environment: env)
+        #expect(nothingKept.stdout.hasPrefix("dry run: 0 ops in the outbox"), "\(nothingKept.stdout)")
+        let unchanged = try await CLI.run(["entity", "get", "poll.2"], environment: env)
+        let stored = try JSONSerialization.jsonObject(with: Data(unchanged.stdout.utf8)) as? [String: Any]
+        #expect((stored?["payload"] as? [String: Any])?["closed"] as? Bool == true && stored?["eTag"] as? String == eTag, "\(unchanged.stdout)")
+        let noPoll4 = try await CLI.run(["entity", "get", "poll.4"], environment: env)
+        #expect(noPoll4.status != 0, "\(noPoll4.stdout)")
+
         // Written offline: a patch queued, its exact JSON Patch shown by the dry run, sent by sync.
         let patch = try await CLI.run(["entity", "patch", "--class", "Poll", "--id", "poll.1", "--set", "closed=true"], environment: env)
         #expect(patch.status == 0 && patch.stdout.contains("enqueued"), "\(patch.stdout)\(patch.stderr)")

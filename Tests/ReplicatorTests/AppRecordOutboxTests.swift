@@ -194,6 +194,39 @@ struct AppRecordOutboxTests {
         #expect(try await world.store.fetch(AppRecordQueries.record(.entity, id: "poll.c")) == nil)
     }
 
+    @Test("a rehearsed write is checked and planned but nothing is kept: an edit of an unsent create shows the merged POST, an edit of a synced record its PATCH and If-Match, a refused one throws")
+    func rehearsal() async throws {
+        let (_, world) = try await Self.device()
+        let outbox = world.outbox, writes = world.outbox.appRecords
+        let created = try await writes.create("Poll", id: "poll.r", payload: ["question": "Q", "closed": false, "votes": 0])
+        let before = try await world.outboxEntries()
+        let synced = try #require(try await world.store.fetch(AppRecordQueries.record(.entity, id: "poll.1")))
+
+        let merged = try await outbox.rehearsing { try await writes.update("Poll", id: "poll.r") { $0.payload["votes"] = 5 } }
+        #expect(merged.value.disposition == .merged(into: try #require(created.opId)))
+        let create = try #require(merged.plan.first)
+        #expect(merged.plan.count == 1 && create.opId == created.opId && create.request?.method == "POST")
+        let createBody = try #require(create.request?.body.flatMap { (text: String) -> JSONValue? in JSONValue.parse(Data(text.utf8)) })
+        #expect(createBody.objectValue?["data"]?.objectValue?["payload"]?.objectValue?["votes"] == 5, "the edit, merged")
+
+        let patched = try await outbox.rehearsing { try await writes.update("Poll", id: "poll.1") { $0.payload["closed"] = true } }
+        let patch = try #require(patched.plan.first)
+        #expect(patch.request?.method == "PATCH" && patch.request?.ifMatch == synced.eTag && patch.position == before.count + 1)
+        #expect(patch.request?.body == #"[{"op":"add","path":"/payload/closed","value":true}]"#)
+        #expect(patch.waiting == "ready")
+
+        await #expect(throws: AppDataError.self) {
+            try await outbox.rehearsing { try await writes.update("Poll", id: "poll.1") { $0.payload["closed"] = "no" } }
+        }
+        let deleted = try await outbox.rehearsing { try await writes.delete("Poll", id: "poll.r") }
+        #expect(deleted.plan.isEmpty, "a delete of an unsent create cancels it: nothing to send")
+
+        // Nothing was kept: the same ops, the records as they were.
+        #expect(try await world.outboxEntries() == before)
+        #expect(try await world.store.fetch(AppRecordQueries.record(.entity, id: "poll.r"))?.payload["votes"] == 0)
+        #expect(try await world.store.fetch(AppRecordQueries.record(.entity, id: "poll.1")) == synced)
+    }
+
     @Test("a vote links a poll created offline: it waits for the poll's create; an end of another class or known deleted is refused; a 404 end is a visible dead letter")
     func relationships() async throws {
         let (keyset, world) = try await Self.device()

@@ -91,6 +91,13 @@ public struct ReplicaOutbox<Custom: ChatCustomData>: Sendable {
     public func planned(pageSize: Int = 500) async throws -> PlannedSends<Custom> {
         PlannedSends(entries: try await replica.currentParts().outbox.planEntries(pageSize: pageSize))
     }
+
+    /// Runs `write` (one write through this replica, e.g. `replica.appData.update(…)`) with
+    /// nothing kept: the ops it would queue, each with the exact request it would send
+    /// (``Replicator/Outbox/rehearsing(_:)``). What a write command's `--dry-run` prints.
+    package func rehearsing<Value: Sendable>(_ write: () async throws -> Value) async throws -> OutboxRehearsal<Value> {
+        try await replica.currentParts().outbox.rehearsing(write)
+    }
 }
 
 extension Replica {

@@ -89,7 +89,6 @@ extension OutboxTable {
         try OutboxEntry.fetchAll(db, where: "state IN (\(Self.list(states)))")
     }
 
-    /// The ops of the given kinds, in enqueue order.
     /// The ops whose target starts with `prefix`, oldest first: one range of the target index
     /// (`outbox_target`), however many other ops wait.
     package func ops(targetPrefix prefix: String) throws -> [OutboxEntry] {
@@ -98,6 +97,7 @@ extension OutboxTable {
         return try OutboxEntry.fetchAll(db, where: "target >= ? AND target < ?", arguments: [prefix, end])
     }
 
+    /// The ops of the given kinds, in enqueue order.
     package func ops(kinds: Set<OutboxKind>) throws -> [OutboxEntry] {
         let list = kinds.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
         return try OutboxEntry.fetchAll(db, where: "kind IN (\(list))")
@@ -124,6 +124,12 @@ extension OutboxTable {
             db, where: "seq = (SELECT min(seq) FROM outbox WHERE lane = ? AND seq > ? AND state IN (\(Self.list(states))))",
             arguments: [lane, seq]
         ).first
+    }
+
+    /// The place in the outbox of the op at `seq` (1 = first): how many ops, in any state, were
+    /// queued up to it.
+    package func position(ofSeq seq: Int64) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM outbox WHERE seq <= ?"), arguments: [seq]) ?? 0
     }
 
     /// The state of the op with `id`, or nil when it is not in the outbox.

@@ -71,8 +71,10 @@ struct AppRecordCommand<Kind: AppRecordKindName>: ParsableCommand {
             abstract: "The records of an app's own DataSync \(Kind.kind == .entity ? "entity" : "relationship") class: read, or written offline.",
             discussion: """
                 Pulled by `sync` with --app-classes FILE (docs/app-data.md). A write is checked against \
-                the class first (exit 64, nothing stored), queued, and sent by the next `sync`; \
-                `pnreplicate sync --dry-run` prints its exact request (a PATCH's JSON Patch body).
+                the class first (exit 64, nothing stored), queued, and sent by the next `sync`. \
+                --dry-run on a write prints the exact request it would queue (a PATCH's JSON Patch \
+                body and If-Match) and keeps nothing; `pnreplicate sync --dry-run` prints every \
+                queued write's.
                 """,
             subcommands: [
                 AppRecordList<Kind>.self, AppRecordGet<Kind>.self, AppRecordCreate<Kind>.self, AppRecordPatch<Kind>.self,
@@ -106,6 +108,7 @@ struct AppRecordCreate<Kind: AppRecordKindName>: ReportingCommand {
             abstract: Kind.kind == .entity ? "Create an entity (POST), offline." : "Link two entities (POST a relationship), offline.")
     }
     @OptionGroup var options: SessionOptions
+    @OptionGroup var rehearsal: DryRunFlag
     @Option(name: .customLong("class"), help: "The class.") var className: String
     @Option(help: "The id (default: one made here, <prefix>.<uuid> under a wildcard class).") var id: String?
     @Option(help: "The payload, a JSON object.") var payload = "{}"
@@ -117,11 +120,11 @@ struct AppRecordCreate<Kind: AppRecordKindName>: ReportingCommand {
         let payload = try payloadObject(payload)
         if Kind.kind == .relationship {
             guard let a, let b else { throw ValidationError("a relationship needs --a and --b") }
-            try await Session.enqueue(options, id: { $0.value?.id }) {
+            try await Session.enqueue(options, dryRun: rehearsal.dryRun, id: { $0.value?.id }) {
                 try await $0.appData.link(className, from: a, to: b, id: id, payload)
             }
         } else {
-            try await Session.enqueue(options, id: { $0.value?.id }) {
+            try await Session.enqueue(options, dryRun: rehearsal.dryRun, id: { $0.value?.id }) {
                 try await $0.appData.create(className, payload, id: id, status: status)
             }
         }
@@ -135,6 +138,7 @@ struct AppRecordPatch<Kind: AppRecordKindName>: ReportingCommand {
         CommandConfiguration(commandName: "patch", abstract: "Edit a stored record (a JSON Patch with If-Match), offline.")
     }
     @OptionGroup var options: SessionOptions
+    @OptionGroup var rehearsal: DryRunFlag
     @Option(name: .customLong("class"), help: "The class.") var className: String
     @Option(help: "The record's id.") var id: String
     @Option(name: .customLong("set"), help: ArgumentHelp("PATH=JSON: a payload member's new value (repeatable).", valueName: "change"))
@@ -154,7 +158,7 @@ struct AppRecordPatch<Kind: AppRecordKindName>: ReportingCommand {
             throw ValidationError("give what changes: --set, --remove, --status or --version")
         }
         let (status, version, edits) = (status, version, changes)
-        try await Session.enqueue(options, id: { _ in id }) {
+        try await Session.enqueue(options, dryRun: rehearsal.dryRun, id: { _ in id }) {
             try await $0.appData.update(className, id: id, kind: Kind.kind) { record in
                 record.payload = JSONDiff.apply(edits, to: record.payload)
                 if let status { record.status = status }
@@ -170,6 +174,7 @@ struct AppRecordReplace<Kind: AppRecordKindName>: ReportingCommand {
         CommandConfiguration(commandName: "replace", abstract: "Replace a stored record's payload whole (PUT with If-Match), offline.")
     }
     @OptionGroup var options: SessionOptions
+    @OptionGroup var rehearsal: DryRunFlag
     @Option(name: .customLong("class"), help: "The class.") var className: String
     @Option(help: "The record's id.") var id: String
     @Option(help: "The payload, a JSON object.") var payload: String
@@ -177,7 +182,7 @@ struct AppRecordReplace<Kind: AppRecordKindName>: ReportingCommand {
 
     func perform() async throws {
         let payload = try payloadObject(payload)
-        try await Session.enqueue(options, id: { _ in id }) {
+        try await Session.enqueue(options, dryRun: rehearsal.dryRun, id: { _ in id }) {
             try await $0.appData.replace(className, id: id, kind: Kind.kind, status: status, payload: payload)
         }
     }
@@ -189,12 +194,19 @@ struct AppRecordDelete<Kind: AppRecordKindName>: ReportingCommand {
         CommandConfiguration(commandName: "delete", abstract: "Delete a stored record (DELETE with If-Match), offline.")
     }
     @OptionGroup var options: SessionOptions
+    @OptionGroup var rehearsal: DryRunFlag
     @Option(name: .customLong("class"), help: "The class.") var className: String
     @Option(help: "The record's id.") var id: String
 
     func perform() async throws {
-        try await Session.enqueue(options, id: { _ in id }) { try await $0.appData.delete(className, id: id, kind: Kind.kind) }
+        try await Session.enqueue(options, dryRun: rehearsal.dryRun, id: { _ in id }) { try await $0.appData.delete(className, id: id, kind: Kind.kind) }
     }
+}
+
+/// `--dry-run` of a write command: check the write, keep nothing, print the request it would send.
+struct DryRunFlag: ParsableArguments {
+    @Flag(name: .long, help: "Check the write and print the exact request it would queue (a PATCH's JSON Patch, If-Match); store nothing, send nothing.")
+    var dryRun = false
 }
 
 /// Names the record kind a command lists.

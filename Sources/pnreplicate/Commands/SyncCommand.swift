@@ -203,32 +203,35 @@ struct SyncCommand: ReportingCommand {
         }
         let count = try await replica.fetch(replica.queries.outboxCount())
         print("dry run: \(count) op\(count == 1 ? "" : "s") in the outbox; no request made, nothing changed")
-        for try await entry in entries {
-            var text = "\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) "
-                + "state=\(entry.state.rawValue) attempts=\(entry.attempts)\n"
-            var rows: [(String, String)] = [("   waiting", entry.waiting)]
-            if let next = entry.nextAttemptAt {
-                rows.append(("   next attempt", ISOTimestamp(date: next, fractionDigits: 3).description))
-            }
-            for note in entry.coalesced { rows.append(("   coalesced", note)) }
-            for (index, step) in (entry.steps ?? []).enumerated() {
-                rows.append(("   step \(index + 1)", (step.done ? "done: " : "") + step.step))
-                if let request = step.request, !step.done {
-                    let query = request.query.isEmpty ? "" : "?" + request.query.joined(separator: "&")
-                    rows.append(("     request", "\(request.method) \(request.path)\(query)"))
-                }
-            }
-            if let request = entry.request {
-                let query = request.query.isEmpty ? "" : "?" + request.query.joined(separator: "&")
-                rows.append(("   request", "\(request.method) \(request.path)\(query)"))
-                if let ifMatch = request.ifMatch { rows.append(("   If-Match", ifMatch)) }
-                if let body = request.body { rows.append(("   body", body)) }
-                if let encryption = entry.encryption { rows.append(("   encrypted", "the payload, with \(encryption)")) }
-            }
-            if let note = entry.requestNote { rows.append(("   request", "(\(note))")) }
-            text += Output.tableText(rows)
-            print(text, terminator: "")
+        for try await entry in entries { print(Self.planText(entry), terminator: "") }
+    }
+
+    /// One op of a dry run as text: its place, state, why it waits and its exact request.
+    static func planText(_ entry: OutboxPlanEntry) -> String {
+        var text = "\(entry.position). \(entry.opId) \(entry.kind.rawValue) lane=\(entry.lane) "
+            + "state=\(entry.state.rawValue) attempts=\(entry.attempts)\n"
+        var rows: [(String, String)] = [("   waiting", entry.waiting)]
+        if let next = entry.nextAttemptAt {
+            rows.append(("   next attempt", ISOTimestamp(date: next, fractionDigits: 3).description))
         }
+        for note in entry.coalesced { rows.append(("   coalesced", note)) }
+        for (index, step) in (entry.steps ?? []).enumerated() {
+            rows.append(("   step \(index + 1)", (step.done ? "done: " : "") + step.step))
+            if let request = step.request, !step.done {
+                let query = request.query.isEmpty ? "" : "?" + request.query.joined(separator: "&")
+                rows.append(("     request", "\(request.method) \(request.path)\(query)"))
+            }
+        }
+        if let request = entry.request {
+            let query = request.query.isEmpty ? "" : "?" + request.query.joined(separator: "&")
+            rows.append(("   request", "\(request.method) \(request.path)\(query)"))
+            if let ifMatch = request.ifMatch { rows.append(("   If-Match", ifMatch)) }
+            if let body = request.body { rows.append(("   body", body)) }
+            if let encryption = entry.encryption { rows.append(("   encrypted", "the payload, with \(encryption)")) }
+        }
+        if let note = entry.requestNote { rows.append(("   request", "(\(note))")) }
+        text += Output.tableText(rows)
+        return text
     }
 }
 

@@ -318,6 +318,7 @@ public actor Outbox<Custom: ChatCustomData> {
     /// discard, conflict settlement, publishes a pull proved), so no transition goes unannounced.
     @discardableResult
     func commit<T: Sendable>(_ body: @escaping @Sendable (OpTransaction<Custom>) throws -> T) async throws -> T {
+        if let rehearsal = RehearsalLog.current { return try await rehearse(body, into: rehearsal) }
         commitsInFlight += 1
         defer {
             commitsInFlight -= 1

@@ -168,44 +168,53 @@ extension Outbox {
                     waiting = "waiting for a token (\(need == .missing ? "none yet" : "the token \(need.rawValue)"))"
                 }
                 if entry.state == .ambiguous, waiting == "ready" { waiting = "ready (probe first: may have arrived)" }
-                var request: PlannedRequest?
-                var note: String?
+                var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
                 var steps: [PlannedStep]?
-                do {
-                    var resolved = OutboxRequests.Resolved(ifMatch: entry.baseETag)
-                    if let shape = entry.operation.send?.files {
-                        (steps, resolved.files) = try await Self.fileSteps(entry, shape: shape, outbox: outbox)
-                    }
-                    if entry.kind.traits.needsMessageTimetoken {
-                        if let known = entry.operation.messageTimetoken {
-                            resolved.messageTimetoken = known
-                        } else {
-                            resolved.messageTimetoken = try await OutboxProbes.storedTimetoken(
-                                ofMessage: entry.operation.messageId ?? "", in: store)
-                        }
-                    }
-                    resolved.actionTimetoken = entry.operation.actionTimetoken
-                    if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
-                        note = "the action's timetoken is looked up on the server first"
-                    } else {
-                        let wire = try OutboxRequests.request(for: entry, resolved: resolved, client: client, objects: outbox.objects)
-                        request = PlannedRequest(wire)
-                        // The pre-check a drain makes: an op the parsed token cannot allow is reported here.
-                        if waiting == "ready", case .notGranted(let missing)? = client.access.preview(wire, at: now) {
-                            waiting = "not granted by the token: \(missing.map(\.description).joined(separator: ", "))"
-                        }
-                    }
-                } catch let problem as OutboxRequests.Problem {
-                    note = problem.description
+                if let shape = entry.operation.send?.files {
+                    (steps, resolved.files) = try await Self.fileSteps(entry, shape: shape, outbox: outbox)
                 }
-                plan.append(OutboxPlanEntry(
-                    opId: entry.id, position: position, kind: entry.kind, lane: entry.lane, state: entry.state,
-                    attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
-                    coalesced: entry.coalesced, request: request, requestNote: note,
-                    encryption: request != nil && entry.kind.traits.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil,
-                    steps: steps))
+                if entry.kind.traits.needsMessageTimetoken, entry.operation.messageTimetoken == nil {
+                    resolved.messageTimetoken = try await OutboxProbes.storedTimetoken(ofMessage: entry.operation.messageId ?? "", in: store)
+                }
+                var planned = Self.entry(entry, position: position, waiting: waiting, resolved: resolved, outbox: outbox, now: now)
+                planned.steps = steps
+                plan.append(planned)
             }
             return plan
+        }
+
+        /// One op's entry, its request built from what `resolved` holds (the op's own message and
+        /// action timetokens are added here): the planner's and a rehearsal's
+        /// (``Outbox/rehearsing(_:)``) one way of showing an op.
+        static func entry(
+            _ entry: OutboxEntry, position: Int, waiting: String, resolved: OutboxRequests.Resolved, outbox: Outbox, now: Date
+        ) -> OutboxPlanEntry {
+            let client = outbox.client
+            var resolved = resolved, waiting = waiting
+            var request: PlannedRequest?
+            var note: String?
+            if entry.kind.traits.needsMessageTimetoken, let known = entry.operation.messageTimetoken { resolved.messageTimetoken = known }
+            resolved.actionTimetoken = entry.operation.actionTimetoken
+            if entry.kind == .removeReaction, resolved.actionTimetoken == nil, resolved.messageTimetoken != nil {
+                note = "the action's timetoken is looked up on the server first"
+            } else {
+                do {
+                    let wire = try OutboxRequests.request(for: entry, resolved: resolved, client: client, objects: outbox.objects)
+                    request = PlannedRequest(wire)
+                    // The pre-check a drain makes: an op the parsed token cannot allow is reported here.
+                    if waiting == "ready", case .notGranted(let missing)? = client.access.preview(wire, at: now) {
+                        waiting = "not granted by the token: \(missing.map(\.description).joined(separator: ", "))"
+                    }
+                } catch {
+                    note = error.description
+                }
+            }
+            return OutboxPlanEntry(
+                opId: entry.id, position: position, kind: entry.kind, lane: entry.lane, state: entry.state,
+                attempts: entry.attempts, nextAttemptAt: entry.nextAttemptAt, waiting: waiting,
+                coalesced: entry.coalesced, request: request, requestNote: note,
+                encryption: request != nil && entry.kind.traits.encryptsPayload ? client.crypto.map { "\($0.encryptor)" } : nil,
+                steps: nil)
         }
 
         /// The upload steps of a send with files and the files its publish would name.
