@@ -260,6 +260,38 @@ struct AppRecordOutboxTests {
         #expect(try await world.store.fetch(AppRecordQueries.record(.relationship, id: "vote.ghost.alice")) == nil)
     }
 
+    @Test("a link of two entities both created offline waits for both creates: its recorded parent sent first, it still waits for the other end's, then goes once")
+    func linkWaitsForBothEnds() async throws {
+        let (keyset, world) = try await Self.device()
+        let writes = world.outbox.appRecords
+        let bob = try #require(try await writes.create("Person", id: "bob", payload: [:]).opId)
+        let poll = try #require(try await writes.create("Poll", id: "poll.both", payload: ["question": "Q", "closed": false, "votes": 0]).opId)
+        let vote = try #require(try await writes.link("Vote", from: "poll.both", to: "bob", id: "vote.both.bob").opId)
+        #expect(try await world.outboxEntries().first { $0.id == vote }?.dependsOn == poll, "end A's create is its recorded parent")
+
+        // Bob's create is held in flight while the poll's goes through.
+        let gate = RequestGate { request in
+            request.method == .post && request.body.map { String(decoding: $0, as: UTF8.self).contains(#""id":"bob""#) } == true
+        }
+        world.transport.onRequest { await gate.pass($0) }
+        let outbox = world.outbox
+        let drain = Task { try await outbox.drain() }
+        await gate.waitUntilHolding()
+        _ = await outbox.completion(of: poll)
+        let waiting = try await outbox.plan().first { $0.opId == vote }?.waiting
+        #expect(waiting == "parent \(bob) inflight", "\(waiting ?? "-")")
+        let linkPosts = { world.transport.requests.filter { $0.method == .post && $0.pathSegments.last == "relationships" } }
+        #expect(linkPosts().isEmpty, "not sent while an end's create is unanswered")
+
+        await gate.open()
+        let report = try await drain.value
+        #expect(report.deadLetters == 0 && report.conflicts == 0, "\(report)")
+        #expect(linkPosts().count == 1)
+        let server = try #require(try await Self.serverRecord(keyset, .relationships, "vote.both.bob"))
+        #expect(server.entityAId == "poll.both" && server.entityBId == "bob")
+        #expect(try await world.outboxEntries().isEmpty)
+    }
+
     @Test("an upgrade patches the record's class version with its payload's new shape; records of both versions are kept side by side")
     func upgrade() async throws {
         let keyset = try await Keyset(polls: 2)

@@ -59,7 +59,7 @@ public enum OutboxWait: Sendable, Hashable {
         case .pending, .ambiguous: break
         }
         if entry.waitsForToken { return .token }
-        if let parent = entry.dependsOn, let state = head.parentState { return .parent(opId: parent, state: state) }
+        if let parent = head.parentId, let state = head.parentState { return .parent(opId: parent, state: state) }
         if let next = entry.nextAttemptAt, next > now { return .backoff(until: next) }
         return .ready
     }
@@ -69,12 +69,24 @@ public enum OutboxWait: Sendable, Hashable {
 struct LaneHead: Sendable {
     /// The op.
     var entry: OutboxEntry
-    /// The state of ``ReplicaStore/OutboxEntry/dependsOn`` while that op is still in the outbox.
+    /// The state of the op it waits for while that op is still in the outbox.
     var parentState: OutboxState?
+    /// The op it waits for: ``ReplicaStore/OutboxEntry/dependsOn``, or for a relationship's
+    /// create the create of either end still in the outbox (``AppRecordEnds``).
+    var parentId: String?
+
+    init(entry: OutboxEntry, parentState: OutboxState?, parentId: String? = nil) {
+        self.entry = entry
+        self.parentState = parentState
+        self.parentId = parentId ?? entry.dependsOn
+    }
 
     /// Reads the head's parent state in `tx`.
     static func of<C: ChatCustomData>(_ entry: OutboxEntry, in tx: StoreTransaction<C>) throws -> LaneHead {
-        LaneHead(entry: entry, parentState: try entry.dependsOn.flatMap { try tx.outbox.opState(id: $0) })
+        if let create = try AppRecordEnds.unsentCreate(waitedOnBy: entry, in: tx) {
+            return LaneHead(entry: entry, parentState: create.state, parentId: create.id)
+        }
+        return LaneHead(entry: entry, parentState: try entry.dependsOn.flatMap { try tx.outbox.opState(id: $0) })
     }
 }
 

@@ -161,7 +161,11 @@ extension Outbox {
                     waiting = "behind \(head)"
                 } else {
                     if Self.live.contains(entry.state) { laneHeads[entry.lane] = entry.id }
-                    let head = LaneHead(entry: entry, parentState: entry.dependsOn.flatMap { parents[$0] })
+                    var head = LaneHead(entry: entry, parentState: entry.dependsOn.flatMap { parents[$0] })
+                    if entry.kind == .setAppRecord, entry.baseSnapshot == nil {
+                        // A relationship's create also waits for its other end's create: read as the drain reads it.
+                        head = try await store.reading { try LaneHead.of(entry, in: $0) }
+                    }
                     waiting = Outbox.describe(OutboxWait.of(head: head, now: now), entry: entry)
                 }
                 if waiting == "ready", let need = client.access.wouldWait(at: now) {

@@ -93,9 +93,8 @@ extension OpEnqueue {
     /// A relationship create's ends: each a valid id, not known deleted (a tombstone, or an
     /// unsent delete), and not stored as an entity of another class than declared. An end merely
     /// missing locally may exist on the server: the create goes (a 404 becomes a visible dead
-    /// letter). Returns the unsent create of an end, which the relationship waits for.
+    /// letter). Returns the unsent create of an end, recorded as the relationship's parent.
     private func checkEnds(_ write: AppRecordWrite, classes: (a: String, b: String)) throws -> String? {
-        var waitsFor: String?
         for (end, endClass) in [(write.endA, classes.a), (write.endB, classes.b)] {
             guard let end else {
                 throw AppDataError.invalidRecord(className: write.className, id: write.id, reason: "a relationship needs both ends")
@@ -113,11 +112,35 @@ extension OpEnqueue {
             if let stored = try tx.appRecords.record(.entity, id: end), stored.className != endClass {
                 throw AppDataError.invalidEnd(className: write.className, end: end, reason: "it is a \(stored.className), not a \(endClass)")
             }
-            // A create is the write without a base.
-            if let create = ops.first(where: { $0.kind == .setAppRecord && $0.baseSnapshot == nil }) {
-                waitsFor = create.id
-            }
         }
-        return waitsFor
+        // Recorded as the op's parent, so that a withdrawn end create takes the link with it;
+        // the drain waits for the other end's too (``AppRecordEnds/unsentCreate(waitedOnBy:in:)``).
+        return try AppRecordEnds.unsentCreates(of: write, in: tx).first?.id
+    }
+}
+
+/// Which ops a relationship's create waits for: the creates of its ends still in the outbox. Read
+/// when the link is queued (its ``ReplicaStore/OutboxEntry/dependsOn``, one of them) and again
+/// each time the drain looks at it, so that a link of two entities both created offline goes
+/// after both, whichever is sent first.
+enum AppRecordEnds {
+    /// The creates (writes without a base) of `write`'s ends still in the outbox, in any state,
+    /// end A's first.
+    static func unsentCreates<C: ChatCustomData>(of write: AppRecordWrite, in tx: StoreTransaction<C>) throws -> [OutboxEntry] {
+        var creates: [OutboxEntry] = []
+        for end in [write.endA, write.endB].compactMap({ $0 }) {
+            let ops = try tx.outbox.ops(target: OutboxKeys.appRecord(.entity, end))
+            if let create = ops.first(where: { $0.kind == .setAppRecord && $0.baseSnapshot == nil }) { creates.append(create) }
+        }
+        return creates
+    }
+
+    /// The end create `entry` still waits for, when it is a relationship's create: nil for any
+    /// other op, and once both ends' creates have left the outbox.
+    static func unsentCreate<C: ChatCustomData>(waitedOnBy entry: OutboxEntry, in tx: StoreTransaction<C>) throws -> OutboxEntry? {
+        guard entry.kind == .setAppRecord, entry.baseSnapshot == nil, case .setAppRecord(let write) = entry.operation,
+              write.kind == .relationship
+        else { return nil }
+        return try unsentCreates(of: write, in: tx).first
     }
 }
