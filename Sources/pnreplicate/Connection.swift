@@ -277,6 +277,34 @@ struct Session {
         configuration.transport = CommandTransport.make(timeout: requestTimeout)
         configuration.live = live
         replica = try Replica<DefaultChatCustom>(configuration)
+        Self.opened.append(replica)
+    }
+
+    /// The replicas this process opened, closed by ``closeAll()`` before it exits.
+    private static let opened = OpenedReplicas()
+
+    /// A locked list (the CLI builds on macOS 14 too, without `Mutex`).
+    private final class OpenedReplicas: @unchecked Sendable {
+        private let lock = NSLock()
+        private var replicas: [Replica<DefaultChatCustom>] = []
+
+        func append(_ replica: Replica<DefaultChatCustom>) { lock.withLock { replicas.append(replica) } }
+
+        func takeAll() -> [Replica<DefaultChatCustom>] {
+            lock.withLock {
+                defer { replicas = [] }
+                return replicas
+            }
+        }
+    }
+
+    /// Closes the store of every replica the command opened (`runReportingErrors` calls it when
+    /// the command ends, however it ends). A store left to close when its last reference goes may
+    /// still be held by a background task (the search indexer's batch) when the process exits,
+    /// and then its -wal stays behind; closed here, its writer closes last and takes the -wal
+    /// with it.
+    static func closeAll() async {
+        for replica in opened.takeAll() { await replica.closeStore() }
     }
 }
 

@@ -154,13 +154,17 @@ extension ReportingCommand {
 }
 
 /// Runs a command body; any error becomes one line on stderr and exit status 1.
+/// Either way, the stores the command opened are closed first (``Session/closeAll()``).
 func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as ExitCode {
+        await Session.closeAll()
         throw error
     } catch {
+        await Session.closeAll()
         Output.error(error)
         throw ExitCode(1)
     }
+    await Session.closeAll()
 }

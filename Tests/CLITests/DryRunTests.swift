@@ -102,13 +102,16 @@ struct DryRunTests {
         _ = try await cli(["channel", "remove", "--id", "old"])
 
         let files = try FileManager.default.contentsOfDirectory(atPath: (store as NSString).deletingLastPathComponent).sorted()
+        // Each write command closed its store before it exited: nothing of SQLite's is left open.
+        #expect(!files.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }, "\(files)")
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let silent = try SilentPort()
         let result = try await CLI.run(["--dry-run", "--store", store, "--origin", "http://127.0.0.1:\(silent.port)"], environment: env)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!silent.wasContacted)
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: (store as NSString).deletingLastPathComponent).sorted() == files)
+        let after = try FileManager.default.contentsOfDirectory(atPath: (store as NSString).deletingLastPathComponent).sorted()
+        #expect(after == files, "before: \(files), after: \(after)")
         let expected = """
             dry run: 9 ops in the outbox; no request made, nothing changed
             1. <id1> send lane=send:general state=pending attempts=0
