@@ -189,6 +189,11 @@ def main():
     define.add_argument("--admin-key", help="the Admin API key (default: the secret key)")
     define.add_argument("--exists-ok", action="store_true",
                         help="a 409 (the class exists: a retry whose first answer was lost) is success")
+    seed = commands.add_parser("seed-entities", help="create COUNT entities of CLASS, ids PREFIX.0 ... (one request each)")
+    seed.add_argument("entity_class")
+    seed.add_argument("prefix")
+    seed.add_argument("count", type=int)
+    seed.add_argument("payload", help="a JSON object; {i} in a string is replaced by the record's number")
     raw = commands.add_parser("raw", help="any signed request; prints the answer's body")
     raw.add_argument("method", choices=["GET", "POST", "PATCH", "PUT", "DELETE"])
     raw.add_argument("path", help="the path as sent, escaped")
@@ -205,6 +210,17 @@ def main():
             if not 200 <= status < 300:
                 fail(status, body)
             print(json.dumps(body) if not isinstance(body, str) else body, flush=True)
+            return 0
+        if args.command == "seed-entities":
+            path = f"/v1/datasync/subkeys/{peer.subscribe_key}/entities"
+            for number in range(args.count):
+                payload = json.loads(args.payload.replace("{i}", str(number)))
+                body = {"data": {"id": f"{args.prefix}.{number}", "entityClass": args.entity_class,
+                                 "entityClassVersion": 1, "payload": payload}}
+                status, answer = peer.send("POST", path, {}, json.dumps(body, separators=(",", ":")),
+                                           "application/vnd.pubnub.objects.entity+json;version=1")
+                expect(status, 201, answer)
+            print(json.dumps({"created": args.count}), flush=True)
             return 0
         if args.command == "define-class":
             status, body = peer.define_class(args.kind, args.name, args.version, json.loads(args.definition),
