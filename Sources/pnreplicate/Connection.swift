@@ -370,7 +370,9 @@ struct RehearsalOutput: Encodable {
     func print(json: Bool) throws {
         if json { return try Output.json(self) }
         Swift.print("dry run: nothing stored, nothing sent")
-        write.print()
+        var shown = write
+        shown.disposition = "not kept (would be \(write.disposition))"
+        shown.print()
         for entry in ops { Swift.print(SyncCommand.planText(entry), terminator: "") }
     }
 }

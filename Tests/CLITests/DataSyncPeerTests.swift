@@ -469,6 +469,7 @@ struct AppDataCommandTests {
             environment: env)
         #expect(rehearsedCreate.status == 0 && rehearsedCreate.stdout.hasPrefix("dry run: nothing stored, nothing sent\n"), "\(rehearsedCreate.stdout)")
         #expect(rehearsedCreate.stdout.contains("POST /v1/datasync/subkeys/demo/entities"), "\(rehearsedCreate.stdout)")
+        #expect(rehearsedCreate.stdout.contains("not kept (would be enqueued)"), "\(rehearsedCreate.stdout)")
         let rehearsedWrong = try await CLI.run(
             ["entity", "patch", "--class", "Poll", "--id", "poll.2", "--set", "closed=\"no\"", "--dry-run"], environment: env)
         #expect(rehearsedWrong.status != 0 && rehearsedWrong.stderr.contains("Poll.closed must be a boolean"), "\(rehearsedWrong.stderr)")
