@@ -292,6 +292,28 @@ struct AppRecordOutboxTests {
         #expect(try await world.outboxEntries().isEmpty)
     }
 
+    @Test("an entity deleted before its create was sent takes the unsent links to it along, from the outbox and from the store, whichever end it is")
+    func deletedEndWithdrawsLinks() async throws {
+        let (_, world) = try await Self.device()
+        let writes = world.outbox.appRecords
+        _ = try await writes.create("Person", id: "bob", payload: [:])
+        _ = try await writes.create("Poll", id: "poll.gone", payload: ["question": "Q", "closed": false, "votes": 0])
+        _ = try await writes.link("Vote", from: "poll.gone", to: "bob", id: "vote.gone.bob")
+        _ = try await writes.link("Vote", from: "poll.1", to: "bob", id: "vote.1.bob")
+        _ = try await writes.delete("Person", id: "bob")
+        #expect(try await world.outboxEntries().map(\.target).sorted() == [OutboxKeys.appRecord(.entity, "poll.gone")],
+                "bob's create and both links to bob withdrawn")
+        #expect(try await world.store.fetch(AppRecordQueries.record(.relationship, id: "vote.gone.bob")) == nil)
+        #expect(try await world.store.fetch(AppRecordQueries.record(.relationship, id: "vote.1.bob")) == nil)
+        _ = try await writes.link("Vote", from: "poll.gone", to: "alice", id: "vote.gone.alice")
+        _ = try await writes.delete("Poll", id: "poll.gone")
+        #expect(try await world.outboxEntries().isEmpty)
+        #expect(try await world.store.fetch(AppRecordQueries.record(.relationship, id: "vote.gone.alice")) == nil,
+                "the link to the poll (end A, its recorded parent) leaves the store too")
+        let report = try await world.outbox.drain()
+        #expect(report.deadLetters == 0 && report.attempts == 0, "\(report)")
+    }
+
     @Test("an upgrade patches the record's class version with its payload's new shape; records of both versions are kept side by side")
     func upgrade() async throws {
         let keyset = try await Keyset(polls: 2)

@@ -48,11 +48,21 @@ extension OpEnqueue {
         guard let stored = try tx.appRecords.record(target.kind, id: target.id), stored.className == target.className else {
             throw AppDataError.recordNotFound(className: target.className, id: target.id)
         }
-        try tx.appRecords.delete(target.kind, id: target.id)
         let op = NewOutboxRow(
             .removeAppRecord(target), opId: opId, baseETag: stored.eTag, baseUpdated: stored.updatedAt?.description,
             baseSnapshot: try AppRecordSnapshot.text(of: stored))
+        // An entity that never reached the server takes the unsent links to it along, from the
+        // outbox and from the store: they could never be made.
+        var links: [String] = []
+        if target.kind == .entity, try transaction.unsentCreate(cancelledBy: op) != nil {
+            for link in try AppRecordEnds.unsentLinks(to: target.id, in: tx) {
+                links += try transaction.withdraw(link, undo: .revert)
+            }
+            if !links.isEmpty { transaction.changes.events.append(.coalesced(into: nil, cancelled: links)) }
+        }
+        try tx.appRecords.delete(target.kind, id: target.id)
         let (id, disposition) = try transaction.insertOrReplace(op, id: opId, now: now)
+        if case .cancelled(let ids) = disposition { return OutboxReceipt(value: nil, opId: id, disposition: .cancelled(ids + links)) }
         return OutboxReceipt(value: nil, opId: id, disposition: disposition)
     }
 
@@ -133,6 +143,17 @@ enum AppRecordEnds {
             if let create = ops.first(where: { $0.kind == .setAppRecord && $0.baseSnapshot == nil }) { creates.append(create) }
         }
         return creates
+    }
+
+    /// The relationship creates still in the outbox, unsent for certain, that name entity `id`
+    /// as an end (one range of the target index over the queued relationship ops).
+    static func unsentLinks<C: ChatCustomData>(to id: String, in tx: StoreTransaction<C>) throws -> [OutboxEntry] {
+        try tx.outbox.ops(targetPrefix: OutboxKeys.appRecordPrefix + "\(AppRecord.Kind.relationship.rawValue):").filter { entry in
+            guard entry.kind == .setAppRecord, entry.baseSnapshot == nil, entry.isCertainlyUnsent,
+                  case .setAppRecord(let write) = entry.operation
+            else { return false }
+            return write.endA == id || write.endB == id
+        }
     }
 
     /// The end create `entry` still waits for, when it is a relationship's create: nil for any

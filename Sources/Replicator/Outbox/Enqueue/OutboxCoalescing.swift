@@ -83,20 +83,32 @@ extension OpTransaction {
     /// it there), otherwise the set becomes the removal.
     func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
         try checkRestrictions(op.operation)
+        if let create = try unsentCreate(cancelledBy: op) {
+            // The removal writes the local rows itself.
+            let removed = try withdraw(create, undo: .keep)
+            changes.events.append(.coalesced(into: nil, cancelled: removed))
+            return (nil, .cancelled(removed))
+        }
         if var latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent,
            let setKind = op.operation.kind.traits.replacesSet, latest.kind == setKind
         {
-            if latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase, try tx.outbox.ops(target: op.target).count == 1 {
-                // The removal writes the local rows itself.
-                let removed = try withdraw(latest, undo: .keep)
-                changes.events.append(.coalesced(into: nil, cancelled: removed))
-                return (nil, .cancelled(removed))
-            }
             latest.rebase = false
             return try replace(latest, with: op.operation, note: "replaced by removal \(id)", now: now)
         }
         try insert(op, id: id, now: now)
         return (id, .enqueued)
+    }
+
+    /// The create that removal `op` cancels: the only op of its target, certainly unsent, and a
+    /// create (no base, or a create-only one). Then the object never reached the server, and
+    /// the removal withdraws the create instead of being queued.
+    func unsentCreate(cancelledBy op: NewOutboxRow) throws -> OutboxEntry? {
+        guard let latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent,
+              let setKind = op.operation.kind.traits.replacesSet, latest.kind == setKind,
+              latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase,
+              try tx.outbox.ops(target: op.target).count == 1
+        else { return nil }
+        return latest
     }
 
     /// A write of a whole value (a mute list) after an unsent write of the same target: the
