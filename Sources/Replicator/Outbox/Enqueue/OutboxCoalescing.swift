@@ -83,15 +83,15 @@ extension OpTransaction {
     /// it there), otherwise the set becomes the removal.
     func insertOrReplace(_ op: NewOutboxRow, id: String, now: Date) throws -> (String?, OutboxDisposition) {
         try checkRestrictions(op.operation)
-        if let create = try unsentCreate(cancelledBy: op) {
-            // The removal writes the local rows itself.
-            let removed = try withdraw(create, undo: .keep)
-            changes.events.append(.coalesced(into: nil, cancelled: removed))
-            return (nil, .cancelled(removed))
-        }
         if var latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent,
            let setKind = op.operation.kind.traits.replacesSet, latest.kind == setKind
         {
+            if try isUnsentCreate(latest, cancelledBy: op) {
+                // The removal writes the local rows itself.
+                let removed = try withdraw(latest, undo: .keep)
+                changes.events.append(.coalesced(into: nil, cancelled: removed))
+                return (nil, .cancelled(removed))
+            }
             latest.rebase = false
             return try replace(latest, with: op.operation, note: "replaced by removal \(id)", now: now)
         }
@@ -105,10 +105,16 @@ extension OpTransaction {
     func unsentCreate(cancelledBy op: NewOutboxRow) throws -> OutboxEntry? {
         guard let latest = try tx.outbox.latestOp(target: op.target), latest.isCertainlyUnsent,
               let setKind = op.operation.kind.traits.replacesSet, latest.kind == setKind,
-              latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase,
-              try tx.outbox.ops(target: op.target).count == 1
+              try isUnsentCreate(latest, cancelledBy: op)
         else { return nil }
         return latest
+    }
+
+    /// Whether `latest`, an unsent set of removal `op`'s target (its newest op), is a create the
+    /// removal cancels: no base (or a create-only one), and the target's only op.
+    private func isUnsentCreate(_ latest: OutboxEntry, cancelledBy op: NewOutboxRow) throws -> Bool {
+        guard latest.baseETag == nil || latest.baseETag == OutboxKeys.createOnlyBase else { return false }
+        return try tx.outbox.ops(target: op.target).count == 1
     }
 
     /// A write of a whole value (a mute list) after an unsent write of the same target: the
